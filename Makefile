@@ -1,0 +1,38 @@
+# deskmate — two commands: `make run` (install + serve with the sample KB) and `make test`.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+# Extra pip arguments for the torch install, e.g. TORCH_PIP_ARGS="--index-url https://download.pytorch.org/whl/cpu"
+# on a machine where PyPI's torch would be the multi-GB CUDA build.
+TORCH_PIP_ARGS ?=
+HOST ?= 127.0.0.1
+PORT ?= 8000
+PYTEST_ARGS ?=
+
+.PHONY: install run test test-fast bench lint clean
+
+$(BIN)/.installed: pyproject.toml constraints.txt
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	# torch first, pinned to the CPU build, so nothing later resolves a CUDA wheel
+	$(BIN)/pip install --quiet torch==2.13.0 $(TORCH_PIP_ARGS)
+	$(BIN)/pip install --quiet -c constraints.txt -e '.[dev]'
+	touch $@
+
+install: $(BIN)/.installed
+
+run: install
+	$(BIN)/deskmate serve --host $(HOST) --port $(PORT)
+
+test: install
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+test-fast: install
+	$(BIN)/python -m pytest -m "not slow" $(PYTEST_ARGS)
+
+bench: install
+	$(BIN)/python bench/indexing.py
+	$(BIN)/python bench/chat_latency.py
+
+clean:
+	rm -rf $(VENV) data .pytest_cache

@@ -1,0 +1,1 @@
+"""The only doors to the outside world; each implements a protocol from graphs/ports.py."""

@@ -1,0 +1,82 @@
+"""LLM adapters behind the ChatModel port: none (default), Groq, or any OpenAI-compatible server.
+
+LangChain chat models are used underneath so that Langfuse's LangChain callback records every
+generation (prompt, reply, token counts) inside the graph run that made it.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Sequence
+
+from app.settings import Settings
+from graphs.errors import LLMError
+from graphs.ports import ChatMessage, ChatModel
+
+log = logging.getLogger(__name__)
+
+
+def _to_langchain(messages: Sequence[ChatMessage]):
+    from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
+
+    kinds = {"system": SystemMessage, "user": HumanMessage, "assistant": AIMessage}
+    return [kinds[m.role](content=m.content) for m in messages]
+
+
+class LangChainChatModel:
+    """Wraps a LangChain BaseChatModel; every failure becomes LLMError so callers can fall back."""
+
+    def __init__(self, model, name: str, *, max_tokens_in_body: bool = False) -> None:
+        self._model = model
+        self.name = name
+        # langchain-openai sends `max_completion_tokens`; llama.cpp, Ollama and older vLLM read `max_tokens`
+        self._max_tokens_in_body = max_tokens_in_body
+
+    def complete(self, messages: Sequence[ChatMessage], *, max_tokens: int | None = None) -> str:
+        if not max_tokens:
+            model = self._model
+        elif self._max_tokens_in_body:
+            model = self._model.bind(extra_body={"max_tokens": max_tokens})
+        else:
+            model = self._model.bind(max_tokens=max_tokens)
+        try:
+            reply = model.invoke(_to_langchain(messages))
+        except Exception as exc:  # HTTP errors, timeouts, bad JSON from the server: all mean "no answer"
+            raise LLMError(f"{self.name}: {type(exc).__name__}: {exc}") from exc
+        content = reply.content if isinstance(reply.content, str) else "".join(
+            part.get("text", "") if isinstance(part, dict) else str(part) for part in reply.content)
+        if not content.strip():
+            raise LLMError(f"{self.name}: empty reply")
+        return content
+
+
+def build_chat_model(settings: Settings) -> ChatModel | None:
+    """The configured LLM, or None for the offline default."""
+    provider = settings.resolved_llm_provider
+    if provider == "none":
+        return None
+    if provider == "groq":
+        from langchain_groq import ChatGroq
+
+        model = ChatGroq(
+            model=settings.groq_model,
+            api_key=settings.groq_api_key.get_secret_value() if settings.groq_api_key else None,
+            base_url=settings.groq_base_url,
+            timeout=settings.llm_timeout_s,
+            max_retries=1,
+            temperature=0.1,
+        )
+        return LangChainChatModel(model, name=f"groq:{settings.groq_model}")
+    from langchain_openai import ChatOpenAI
+
+    model_name = settings.llm_model or "default"
+    model = ChatOpenAI(
+        model=model_name,
+        base_url=settings.llm_base_url,
+        # local servers (Ollama, llama.cpp) need no key, but the client insists on one
+        api_key=settings.llm_api_key.get_secret_value() if settings.llm_api_key else "not-needed",
+        timeout=settings.llm_timeout_s,
+        max_retries=1,
+        temperature=0.1,
+    )
+    return LangChainChatModel(model, name=f"openai:{model_name}", max_tokens_in_body=True)

@@ -1,0 +1,152 @@
+"""ChromaDB vector index (embedded PersistentClient or a Chroma server), with atomic document versions.
+
+Chroma has no transactions, so a document's chunks are written under a new version first and
+a one-record manifest (collection `<name>_documents`) is then switched to that version. Queries
+only return chunks of a document's active version, so readers see the old or the new text,
+never both and never neither. Leftovers of a crash are swept by `reconcile()` at start-up.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from typing import Any, Sequence
+
+from graphs.errors import IndexUnavailable
+from graphs.records import ChunkRecord, DocumentInfo, RetrievedChunk
+
+log = logging.getLogger(__name__)
+_MANIFEST_VECTOR = [1.0]  # Chroma insists on an embedding; the manifest is never searched
+_CHUNK_META = ("doc_id", "version", "title", "source", "section", "os", "chunk_index", "content_hash")
+MANIFEST_TTL_S = 2.0  # other replicas' writes become visible within this time
+OVERFETCH = 2
+
+
+def make_client(mode: str, *, path: str | None = None, host: str = "127.0.0.1", port: int = 8001,
+                ssl: bool = False):
+    import chromadb
+    from chromadb.config import Settings as ChromaSettings
+
+    chroma_settings = ChromaSettings(anonymized_telemetry=False)
+    try:
+        if mode == "server":
+            return chromadb.HttpClient(host=host, port=port, ssl=ssl, settings=chroma_settings)
+        return chromadb.PersistentClient(path=path, settings=chroma_settings)
+    except Exception as exc:  # refused connection, bad path, incompatible server version …
+        where = f"{'https' if ssl else 'http'}://{host}:{port}" if mode == "server" else path
+        raise IndexUnavailable(f"cannot open Chroma collection store at {where}: {exc}") from exc
+
+
+class ChromaVectorIndex:
+    def __init__(self, client, collection: str = "deskmate_chunks") -> None:
+        self._client = client
+        try:
+            self._chunks = client.get_or_create_collection(
+                collection, embedding_function=None, configuration={"hnsw": {"space": "cosine"}})
+            self._manifest = client.get_or_create_collection(f"{collection}_documents", embedding_function=None)
+            self._batch = max(1, min(int(client.get_max_batch_size()), 1000))
+        except Exception as exc:  # connection refused, bad host, incompatible server …
+            raise IndexUnavailable(f"cannot open Chroma collection {collection!r}: {exc}") from exc
+        self._write_lock = threading.Lock()
+        self._active: dict[str, str] = {}
+        self._active_loaded_at = 0.0
+
+    # --- manifest ---------------------------------------------------------------------------
+    def _active_versions(self) -> dict[str, str]:
+        if time.monotonic() - self._active_loaded_at > MANIFEST_TTL_S:
+            records = self._manifest.get(include=["metadatas"])
+            self._active = {i: m["version"] for i, m in zip(records["ids"], records["metadatas"])}
+            self._active_loaded_at = time.monotonic()
+        return self._active
+
+    def _forget_manifest_cache(self) -> None:
+        self._active_loaded_at = 0.0
+
+    def get_document(self, doc_id: str) -> DocumentInfo | None:
+        records = self._manifest.get(ids=[doc_id], include=["metadatas"])
+        return DocumentInfo(**records["metadatas"][0]) if records["ids"] else None
+
+    def list_documents(self) -> list[DocumentInfo]:
+        records = self._manifest.get(include=["metadatas"])
+        docs = [DocumentInfo(**m) for m in records["metadatas"]]
+        return sorted(docs, key=lambda d: (d["source"], d["doc_id"]))
+
+    # --- writes -----------------------------------------------------------------------------
+    def replace_document(self, info: DocumentInfo, chunks: Sequence[ChunkRecord],
+                         embeddings: Sequence[Sequence[float]]) -> None:
+        if len(chunks) != len(embeddings):
+            raise ValueError(f"{len(chunks)} chunks but {len(embeddings)} embeddings")
+        with self._write_lock:
+            for start in range(0, len(chunks), self._batch):
+                part = chunks[start:start + self._batch]
+                self._chunks.upsert(
+                    ids=[c["chunk_id"] for c in part],
+                    embeddings=[list(e) for e in embeddings[start:start + self._batch]],
+                    documents=[c["text"] for c in part],
+                    metadatas=[{k: c[k] for k in _CHUNK_META} for c in part],
+                )
+            # the switch: one record, one write
+            self._manifest.upsert(ids=[info["doc_id"]], embeddings=[_MANIFEST_VECTOR],
+                                  documents=[info["source"]], metadatas=[dict(info)])
+            self._forget_manifest_cache()
+            self._chunks.delete(where={"$and": [{"doc_id": info["doc_id"]}, {"version": {"$ne": info["version"]}}]})
+
+    def delete_document(self, doc_id: str) -> bool:
+        with self._write_lock:
+            if not self._manifest.get(ids=[doc_id])["ids"]:
+                return False
+            self._manifest.delete(ids=[doc_id])  # invisible from here on
+            self._forget_manifest_cache()
+            self._chunks.delete(where={"doc_id": doc_id})
+            return True
+
+    def reconcile(self) -> int:
+        """Delete chunks that belong to no active version (a crash between write and switch)."""
+        self._forget_manifest_cache()
+        active = self._active_versions()
+        removed = 0
+        offset = 0
+        stale: list[str] = []
+        while True:
+            page = self._chunks.get(include=["metadatas"], limit=1000, offset=offset)
+            if not page["ids"]:
+                break
+            for chunk_id, meta in zip(page["ids"], page["metadatas"]):
+                if active.get(meta.get("doc_id")) != meta.get("version"):
+                    stale.append(chunk_id)
+            offset += len(page["ids"])
+        with self._write_lock:
+            for start in range(0, len(stale), self._batch):
+                self._chunks.delete(ids=stale[start:start + self._batch])
+                removed += len(stale[start:start + self._batch])
+        if removed:
+            log.info("reconcile: removed %d chunk(s) left over from interrupted indexing", removed)
+        return removed
+
+    # --- reads ------------------------------------------------------------------------------
+    def query(self, embedding: Sequence[float], k: int, where: dict[str, Any] | None = None) -> list[RetrievedChunk]:
+        active = self._active_versions()
+        if not active:
+            return []
+        result = self._chunks.query(query_embeddings=[list(embedding)], n_results=k * OVERFETCH, where=where,
+                                    include=["documents", "metadatas", "distances"])
+        hits: list[RetrievedChunk] = []
+        for chunk_id, text, meta, distance in zip(result["ids"][0], result["documents"][0],
+                                                  result["metadatas"][0], result["distances"][0]):
+            if active.get(meta["doc_id"]) != meta["version"]:
+                continue  # an older or not-yet-active version
+            hits.append(RetrievedChunk(
+                chunk_id=chunk_id, doc_id=meta["doc_id"], title=meta["title"], source=meta["source"],
+                section=meta["section"], os=meta["os"], chunk_index=int(meta["chunk_index"]),
+                text=text, score=round(1.0 - float(distance), 4),
+            ))
+            if len(hits) == k:
+                break
+        return hits
+
+    def count(self) -> int:
+        try:
+            return int(self._chunks.count())
+        except Exception as exc:
+            raise IndexUnavailable(f"Chroma is not reachable: {exc}") from exc

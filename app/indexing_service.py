@@ -1,0 +1,84 @@
+"""Indexing entry points for uploads, the CLI and the start-up sync of the bundled knowledge base."""
+
+from __future__ import annotations
+
+import logging
+import threading
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Iterable
+
+from app.adapters.parsers import SUPPORTED_EXTENSIONS
+from app.adapters.tracing import run_config
+from graphs.context import IndexingContext
+from graphs.errors import DocumentRejected
+from graphs.records import DocumentInfo
+from graphs.ports import VectorIndex
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class IndexResult:
+    source: str
+    status: str  # new | replaced | unchanged | failed
+    document: DocumentInfo | None = None
+    error: str | None = None
+
+
+def supported_files(root: Path) -> list[Path]:
+    if root.is_file():
+        return [root]
+    return sorted(p for p in root.rglob("*") if p.is_file() and p.suffix.lower() in SUPPORTED_EXTENSIONS
+                  and not any(part.startswith(".") for part in p.relative_to(root).parts))
+
+
+class IndexingService:
+    def __init__(self, graph, context: IndexingContext, tracer) -> None:
+        self._graph = graph
+        self._context = context
+        self._tracer = tracer
+        self._lock = threading.Lock()  # one writer at a time keeps version switches simple to reason about
+
+    @property
+    def index(self) -> VectorIndex:
+        return self._context.index
+
+    def index_bytes(self, source: str, data: bytes) -> IndexResult:
+        """Index one document; raises DocumentRejected (index untouched) when it cannot be used."""
+        trace_id = uuid.uuid4().hex
+        config = run_config(tracer=self._tracer, trace_id=trace_id, run_name="indexing", tags=["indexing"])
+        with self._lock:
+            out = self._graph.invoke({"source": source, "data": data}, config, context=self._context)
+        return IndexResult(source=source, status=out["status"], document=out.get("document_info"))
+
+    def index_paths(self, paths: Iterable[Path], *, root: Path, prefix: str,
+                    progress: Callable[[IndexResult], None] | None = None) -> list[IndexResult]:
+        results = []
+        for path in paths:
+            source = f"{prefix}/{path.relative_to(root).as_posix()}" if path != root else f"{prefix}/{path.name}"
+            try:
+                result = self.index_bytes(source, path.read_bytes())
+            except DocumentRejected as exc:
+                log.warning("skipped %s: %s", source, exc.reason)
+                result = IndexResult(source=source, status="failed", error=exc.reason)
+            results.append(result)
+            if progress:
+                progress(result)
+        return results
+
+    def sync_directory(self, root: Path, prefix: str = "kb") -> list[IndexResult]:
+        """Make the index hold exactly the folder's files under `prefix/`: add, replace, remove."""
+        files = supported_files(root)
+        results = self.index_paths(files, root=root, prefix=prefix)
+        present = {r.source for r in results}
+        for doc in self.index.list_documents():
+            if doc["source"].startswith(f"{prefix}/") and doc["source"] not in present:
+                self.delete(doc["doc_id"])
+                results.append(IndexResult(source=doc["source"], status="removed", document=doc))
+        return results
+
+    def delete(self, doc_id: str) -> bool:
+        with self._lock:
+            return self.index.delete_document(doc_id)

@@ -1,0 +1,1 @@
+"""deskmate's flows: typed state, ports to the outside world, and the compiled LangGraph graphs."""

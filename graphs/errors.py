@@ -1,0 +1,31 @@
+"""Domain exceptions raised by nodes and adapters; the app turns them into HTTP/CLI errors at the edge."""
+
+from __future__ import annotations
+
+
+class DeskmateError(Exception):
+    """Base class for every error deskmate raises on purpose."""
+
+
+class LLMError(DeskmateError):
+    """The configured LLM failed, timed out or replied with something unusable."""
+
+
+class EmbeddingError(DeskmateError):
+    """The embedding model could not embed the text."""
+
+
+class DocumentRejected(DeskmateError):
+    """An uploaded document cannot be indexed; `reason` says why in words a person can act on.
+
+    kind: 'unsupported_type' (415), 'too_large' (413), 'unparseable' (422), 'empty' (422).
+    """
+
+    def __init__(self, reason: str, *, kind: str = "unparseable") -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.kind = kind
+
+
+class IndexUnavailable(DeskmateError):
+    """The vector store cannot be reached."""

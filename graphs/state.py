@@ -1,0 +1,125 @@
+"""Typed state of the support conversation graph.
+
+Two lifetimes live here: per-turn keys (reset by `turn_input` at the start of every user
+message) and session keys (`messages`, `active_topic`, `user_os`, counters) that the SQLite
+checkpointer carries from turn to turn. Every list names its reducer.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal, TypedDict
+
+from langchain_core.messages import AnyMessage
+from langgraph.graph.message import add_messages
+
+from graphs.records import OperatingSystem, RetrievedChunk, Source
+
+Intent = Literal["informative", "troubleshooting"]
+SmallTalk = Literal["", "greeting", "thanks", "farewell"]
+Action = Literal[
+    "answer", "clarify", "search_kb",
+    # the agentic branches (troubleshooting, status, tickets) plug in here
+    "troubleshoot", "check_status", "create_ticket", "search_tickets",
+]
+
+
+def replace(_old: list, new: list) -> list:
+    """Reducer for per-turn lists: the newest value wins."""
+    return new
+
+
+class SupportInput(TypedDict, total=False):
+    """What one invocation receives: the message, the caller's OS, and a reset of every per-turn key."""
+
+    # --- input ---
+    query: str  # raw user text; the redact node overwrites it before anything else reads it
+    user_os: OperatingSystem | None  # stated once, remembered for the session
+    # --- redact ---
+    redaction_notice: str | None
+    redacted_kinds: Annotated[list[str], replace]
+    # --- classify ---
+    intent: Intent
+    small_talk: SmallTalk
+    keywords: Annotated[list[str], replace]
+    is_vague: bool
+    # --- embed_query ---
+    search_query: str
+    is_follow_up: bool
+    tried_queries: Annotated[list[str], replace]
+    query_embedding: Annotated[list[float], replace]
+    # --- retrieve ---
+    retrieved_chunks: Annotated[list[RetrievedChunk], replace]
+    search_count: int
+    # --- decide ---
+    action: Action
+    decision_reasoning: str
+    decided_by: Literal["policy", "llm"]
+    # --- answer / clarify ---
+    answer: str
+    sources: Annotated[list[Source], replace]
+    needs_input: bool
+    is_clarifying: bool
+    fallback_notice: str | None
+
+
+class SupportState(SupportInput, total=False):
+    """Per-turn keys plus the session memory the checkpointer carries between turns."""
+
+    messages: Annotated[list[AnyMessage], add_messages]
+    active_topic: str | None
+    clarify_streak: int
+    turn_count: int
+
+
+class SupportOutput(TypedDict, total=False):
+    """What the API and CLI read back after a turn."""
+
+    query: str
+    answer: str
+    action: Action
+    needs_input: bool
+    is_clarifying: bool
+    sources: list[Source]
+    redaction_notice: str | None
+    redacted_kinds: list[str]
+    fallback_notice: str | None
+    decision_reasoning: str
+    decided_by: str
+    user_os: OperatingSystem | None
+    intent: Intent
+    search_count: int
+    retrieved_chunks: list[RetrievedChunk]
+    turn_count: int
+
+
+def turn_input(query: str, user_os: OperatingSystem | None = None) -> dict:
+    """The graph input for one user message: the message plus a reset of every per-turn key.
+
+    Session keys are left out so the checkpointer's values carry over; `user_os` is only
+    overwritten when the caller states it.
+    """
+    update: dict = {
+        "query": query,
+        "redaction_notice": None,
+        "redacted_kinds": [],
+        "small_talk": "",
+        "keywords": [],
+        "is_vague": False,
+        "search_query": "",
+        "is_follow_up": False,
+        "tried_queries": [],
+        "query_embedding": [],
+        "retrieved_chunks": [],
+        "search_count": 0,
+        "action": "answer",
+        "decision_reasoning": "",
+        "decided_by": "policy",
+        "answer": "",
+        "sources": [],
+        "needs_input": False,
+        "is_clarifying": False,
+        "fallback_notice": None,
+    }
+    if user_os:
+        update["user_os"] = user_os
+    return update

@@ -1,0 +1,29 @@
+"""Typed state of the indexing graph: one source file per run."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal, TypedDict
+
+from graphs.records import ChunkRecord, DocumentInfo, ParsedDocument
+from graphs.state import replace
+
+
+class IndexingInput(TypedDict):
+    source: str  # stable name: "kb/vpn-setup.md", "uploads/guide.pdf"
+    data: bytes
+
+
+class IndexingState(IndexingInput, total=False):
+    doc_id: str
+    version: str
+    status: Literal["new", "replaced", "unchanged"]
+    document: ParsedDocument
+    chunks: Annotated[list[ChunkRecord], replace]
+    embeddings: Annotated[list[list[float]], replace]
+    document_info: DocumentInfo
+
+
+class IndexingOutput(TypedDict, total=False):
+    doc_id: str
+    status: Literal["new", "replaced", "unchanged"]
+    document_info: DocumentInfo

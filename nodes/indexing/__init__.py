@@ -1,0 +1,1 @@
+"""The indexing flow's phases: load → parse → chunk → embed → store."""

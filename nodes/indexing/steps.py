@@ -1,0 +1,72 @@
+"""The five indexing nodes. Each reads what it needs and returns only its own keys."""
+
+from __future__ import annotations
+
+import hashlib
+from datetime import datetime, timezone
+
+from langgraph.runtime import Runtime
+
+from graphs.context import IndexingContext
+from graphs.errors import DocumentRejected
+from graphs.records import DocumentInfo
+from graphs.state_indexing import IndexingState
+from nodes.indexing.chunking import chunk_document
+
+
+def document_id(source: str) -> str:
+    """A document is its source name: uploading the same name again replaces it."""
+    return hashlib.sha256(source.encode("utf-8")).hexdigest()[:16]
+
+
+def content_version(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()[:16]
+
+
+def load(state: IndexingState, runtime: Runtime[IndexingContext]) -> dict:
+    """Identify the document and its version; unchanged content is skipped (content-hash IDs)."""
+    doc_id, version = document_id(state["source"]), content_version(state["data"])
+    existing = runtime.context.index.get_document(doc_id)
+    if existing and existing["version"] == version:
+        return {"doc_id": doc_id, "version": version, "status": "unchanged", "document_info": existing}
+    return {"doc_id": doc_id, "version": version, "status": "replaced" if existing else "new"}
+
+
+def parse(state: IndexingState, runtime: Runtime[IndexingContext]) -> dict:
+    document = runtime.context.parser.parse(state["source"], state["data"])
+    if not document.blocks or document.text_length() == 0:
+        raise DocumentRejected(
+            f"No text could be extracted from {state['source'].rsplit('/', 1)[-1]} "
+            "(a scanned PDF or an empty file?). Upload a file with selectable text.", kind="empty")
+    return {"document": document}
+
+
+def chunk(state: IndexingState, runtime: Runtime[IndexingContext]) -> dict:
+    ctx = runtime.context
+    chunks = chunk_document(state["document"], doc_id=state["doc_id"], version=state["version"],
+                            source=state["source"], max_tokens=ctx.chunk_max_tokens,
+                            count=ctx.embedder.count_tokens)
+    if not chunks:
+        raise DocumentRejected(f"{state['source'].rsplit('/', 1)[-1]} has no indexable text.", kind="empty")
+    return {"chunks": chunks}
+
+
+def embed(state: IndexingState, runtime: Runtime[IndexingContext]) -> dict:
+    ctx = runtime.context
+    texts = [c["embed_text"] for c in state["chunks"]]
+    embeddings: list[list[float]] = []
+    for start in range(0, len(texts), ctx.embed_batch_size):
+        embeddings.extend(ctx.embedder.embed_documents(texts[start:start + ctx.embed_batch_size]))
+    return {"embeddings": embeddings}
+
+
+def store(state: IndexingState, runtime: Runtime[IndexingContext]) -> dict:
+    """Switch the document to its new version in one step: readers never see a mix."""
+    document = state["document"]
+    info = DocumentInfo(
+        doc_id=state["doc_id"], version=state["version"], title=document.title, source=state["source"],
+        content_type=document.content_type, chunk_count=len(state["chunks"]), size_bytes=len(state["data"]),
+        indexed_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+    )
+    runtime.context.index.replace_document(info, state["chunks"], state["embeddings"])
+    return {"document_info": info}

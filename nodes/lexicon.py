@@ -1,0 +1,169 @@
+"""Small, deterministic text helpers shared by the nodes: OS detection, IT topics, word lists.
+
+Rule-based on purpose: they run on every message in well under a millisecond and behave the
+same on every machine, with or without an LLM.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+from graphs.records import OperatingSystem
+
+# "mac address" is a network term, not an operating system.
+_OS_PATTERNS: tuple[tuple[OperatingSystem, re.Pattern[str]], ...] = (
+    ("macos", re.compile(r"\b(mac\s?os|os\s?x|macbook\w*|imac|mac(?!\s*-?\s*address)(?:\s*mini)?)\b", re.I)),
+    ("windows", re.compile(r"\b(windows|win\s?1[01]|win\s?7|win\s?8)\b", re.I)),
+    ("linux", re.compile(r"\b(linux|ubuntu|debian|fedora|mint|centos|rhel|red\s?hat|arch\s?linux|kubuntu|pop!?_?os)\b", re.I)),
+)
+
+
+def detect_os(text: str) -> OperatingSystem | None:
+    """The single operating system a text names, or None when it names none (or several)."""
+    found = {os_name for os_name, pattern in _OS_PATTERNS if pattern.search(text)}
+    return found.pop() if len(found) == 1 else None
+
+
+def detect_os_in_path(headings: list[str]) -> OperatingSystem | None:
+    """OS of a section from its heading path; the deepest heading naming one OS wins."""
+    for heading in reversed(headings):
+        found = detect_os(heading)
+        if found:
+            return found
+    return None
+
+
+OS_LABELS: dict[str, str] = {"windows": "Windows", "macos": "macOS", "linux": "Linux"}
+
+# canonical IT topic -> pattern. Canonical names double as search keywords.
+IT_TOPICS: dict[str, re.Pattern[str]] = {name: re.compile(pattern, re.I) for name, pattern in {
+    "vpn": r"\b(vpn|anyconnect|secure client|openconnect|globalprotect|tunnel)\b",
+    "wi-fi": r"\b(wi-?fi|wireless|wlan|ssid|hotspot)\b",
+    "network": r"\b(network|internet|ethernet|dns|proxy|connection|offline|online)\b",
+    "printer": r"\b(print\w*|scanner|scan|toner|paper jam|cartridge)\b",
+    "e-mail": r"\b(e-?mails?|outlook|mailbox|inbox|outbox|calendar|exchange)\b",
+    "password": r"\b(passwords?|passcode|passphrase|log\s?-?in|sign\s?-?in|locked out|lockout|credentials?|account)\b",
+    "mfa": r"\b(mfa|2fa|two[- ]factor|multi[- ]factor|authenticator|verification code|one[- ]time code|otp)\b",
+    "video call": r"\b(teams|zoom|webex|meet(ing)?s?|video call|calls?|screen ?shar\w*)\b",
+    "audio": r"\b(audio|sound|microphone|mic|headset|headphones?|speakers?|camera|webcam|echo)\b",
+    "shared drive": r"\b(shared drive|network drive|file share|shares?|file server|smb|mapped drive|folders?)\b",
+    "encryption": r"\b(bitlocker|filevault|luks|encrypt\w*|recovery key)\b",
+    "software": r"\b(software|install\w*|apps?|applications?|licen[cs]es?|admin rights|company portal|self service)\b",
+    "phishing": r"\b(phish\w*|spam|suspicious|scam|malware|virus)\b",
+    "onboarding": r"\b(onboard\w*|new starter|first day|new hire|joiner)\b",
+    "remote desktop": r"\b(remote desktop|rdp|remote access|work from home|office pc)\b",
+    "mac address": r"\b(mac address|ip address|hardware address|ipconfig|ifconfig)\b",
+    "laptop": r"\b(laptop|computer|pc|desktop|disk|storage|hard drive|ssd|slow|battery|screen|monitor|keyboard|mouse)\b",
+    "phone": r"\b(phone|mobile|iphone|android|tablet|ipad|intune)\b",
+    "browser": r"\b(browser|certificate|chrome|edge|firefox|safari|website)\b",
+}.items()}
+
+_TROUBLE = re.compile(
+    r"not work|n'?t work|doesnt|wont|won'?t|can'?t|cannot|unable|error|fail|broke|stuck|keeps?\b|"
+    r"disconnect|drops?\b|dropping|crash|freez|frozen|hang|slow|no sound|can'?t hear|problem|issue|"
+    r"\bdown\b|outage|blink|jam|locked|forgot|lost|stopped|denied|invalid|expired|missing|wrong|"
+    r"not (connect|print|load|open|sync|send|receiv|start|show|turn|charg|respond)\w*|"
+    r"help me fix|trouble|weird|strange|glitch",
+    re.I,
+)
+_INFO = re.compile(
+    r"^(how|what|where|when|which|who|why|can i|could i|do i|does|is there|are there|should i)\b|"
+    r"\bhow (do|can|to|should)\b|\b(set ?up|request|enrol|enroll|configure|get access|policy)\b",
+    re.I,
+)
+
+_SMALL_TALK: dict[str, re.Pattern[str]] = {
+    "greeting": re.compile(r"^(hi+|hello+|hey+|hiya|yo|good (morning|afternoon|evening)|greetings|howdy)\b[\s!.,]*(there|deskmate|team|all)?[\s!.,]*$", re.I),
+    "thanks": re.compile(r"^(thanks?( you)?|thx|ty|cheers|many thanks|thank you( so much| very much)?|great,? thanks?|perfect,? thanks?|ok,? thanks?)[\s!.,]*$", re.I),
+    "farewell": re.compile(r"^(bye+|goodbye|see you|see ya|that'?s all|that is all|nothing else|no,? thanks?|no thank you)[\s!.,]*$", re.I),
+}
+
+STOPWORDS = frozenset(
+    "a an the and or but if then so to of in on at by for with from into onto about as is are was were be "
+    "been being am i me my mine we our us you your it its it's this that these those there here do does did "
+    "doing done have has had having can could should would will shall may might must not no nor yes ok okay "
+    "please pls hi hello hey what how why when where which who whom whose im i'm ive i've dont don't doesnt "
+    "doesn't cant can't wont won't just also very really still again any some all get got getting need want "
+    "like know tell help thing things something anything stuff way use using used now today up down out off "
+    "over under one two new way".split()
+)
+# words that carry no topic on their own ("it's not working" says nothing about *what*)
+_GENERIC = frozenset(
+    "working work works worked broken broke problem problems issue issues error errors fix fixed wrong "
+    "trouble help stopped stop failing failed fail fails happening happen going weird strange again anymore "
+    "sure thanks thank".split()
+)
+
+_WORD = re.compile(r"[a-z0-9][a-z0-9'\-\.]*[a-z0-9]|[a-z0-9]", re.I)
+
+_FOLLOW_UP_MARKERS = re.compile(
+    r"\b(what about|how about|and (on|for|with)|same (for|on)|instead|also|yes|yeah|yep|no|nope|ok|okay|"
+    r"version|\d{1,2}(\.\d+)?|sonoma|ventura|monterey|sequoia|jammy|noble|win ?1[01])\b",
+    re.I,
+)
+
+
+_PLACEHOLDER = re.compile(r"\[REDACTED:[A-Z_]+(?:_\d+)?\]")
+
+
+def strip_placeholders(text: str) -> str:
+    """Redaction placeholders say nothing about the topic; keep them out of searches."""
+    return re.sub(r"\s{2,}", " ", _PLACEHOLDER.sub(" ", text)).strip()
+
+
+def words(text: str) -> list[str]:
+    return [w.lower() for w in _WORD.findall(text)]
+
+
+def content_words(text: str) -> list[str]:
+    """Words that could name a topic: no stopwords, no generic complaint words."""
+    return [w for w in words(text) if w not in STOPWORDS and w not in _GENERIC and len(w) > 1]
+
+
+def it_topics(text: str) -> list[str]:
+    """Canonical IT topics a text mentions, in the lexicon's order."""
+    return [name for name, pattern in IT_TOPICS.items() if pattern.search(text)]
+
+
+def is_troubleshooting(text: str) -> bool:
+    return bool(_TROUBLE.search(text))
+
+
+def is_question(text: str) -> bool:
+    return bool(_INFO.search(text.strip())) or text.strip().endswith("?")
+
+
+def small_talk_kind(text: str) -> str:
+    cleaned = text.strip()
+    if len(words(cleaned)) > 6:
+        return ""
+    for kind, pattern in _SMALL_TALK.items():
+        if pattern.match(cleaned):
+            return kind
+    return ""
+
+
+def looks_like_follow_up(text: str, has_topic_words: bool) -> bool:
+    """A short reply that only makes sense with the previous topic ("im on linux", "what about windows 11")."""
+    n = len(words(text))
+    if n == 0 or n > 5:
+        return False
+    if detect_os(text) or _FOLLOW_UP_MARKERS.search(text):
+        return True
+    return not has_topic_words
+
+
+@lru_cache(maxsize=4096)
+def _normalise(term: str) -> str:
+    return term.lower().strip(" .,!?:;'\"()[]")
+
+
+def overlap_score(query: str, passage: str) -> float:
+    """Share of the query's content words found in the passage (cheap lexical relevance)."""
+    q = {_normalise(w) for w in content_words(query)}
+    if not q:
+        return 0.0
+    p = {_normalise(w) for w in words(passage)}
+    hits = sum(1 for w in q if w in p or (len(w) > 4 and any(x.startswith(w[:5]) for x in p)))
+    return hits / len(q)

@@ -1,0 +1,29 @@
+"""respond: final envelope text, and the turn saved to bounded session memory."""
+
+from __future__ import annotations
+
+from langchain_core.messages import AIMessage, HumanMessage, RemoveMessage
+from langgraph.runtime import Runtime
+
+from graphs.context import SupportContext
+from graphs.state import SupportState
+
+
+def respond(state: SupportState, runtime: Runtime[SupportContext]) -> dict:
+    text = state.get("answer", "")
+    notices = [n for n in (state.get("redaction_notice"), state.get("fallback_notice")) if n]
+    if notices:
+        text = "\n".join(f"⚠️ {n}" for n in notices) + "\n\n" + text
+    history = list(state.get("messages", []))
+    keep = 2 * runtime.context.history_turns - 2  # room for this turn's two messages
+    removals = [RemoveMessage(id=m.id) for m in history[: max(0, len(history) - keep)] if m.id]
+    answered = state.get("action") == "answer" and bool(state.get("sources"))
+    return {
+        "answer": text,
+        "messages": removals + [HumanMessage(content=state["query"]), AIMessage(content=text)],
+        # the topic a short follow-up ("im on linux") refers to: what was last answered from the KB
+        "active_topic": state["query"] if answered and not state.get("is_follow_up") else state.get("active_topic"),
+        "clarify_streak": state.get("clarify_streak", 0) + 1 if state.get("is_clarifying") else 0,
+        "turn_count": state.get("turn_count", 0) + 1,
+        "query_embedding": [],  # not worth keeping in the checkpoint
+    }

@@ -1,0 +1,83 @@
+"""Shared fixtures. Tests never need the network or ../shared: fixtures live in tests/fixtures/."""
+
+from __future__ import annotations
+
+import os
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+
+import app  # noqa: F401  (sets the offline environment defaults before any model library loads)
+from app.adapters.parsers import FileParser
+from app.adapters.redactor import PatternRedactor
+from app.settings import Settings
+from graphs.context import IndexingContext, SupportContext
+from graphs.indexing import build_indexing_graph
+from tests.fakes import HashingEmbedder, InMemoryIndex
+
+FIXTURES = Path(__file__).parent / "fixtures"
+FIXTURE_KB = FIXTURES / "kb"
+REPO = Path(__file__).resolve().parent.parent
+_CONFIG_PREFIXES = ("DESKMATE_", "GROQ_", "LANGFUSE_", "CHROMA_", "OPENAI_")
+
+
+@pytest.fixture(autouse=True)
+def _isolated_config(monkeypatch):
+    """A developer's or CI's own configuration must not leak into tests."""
+    for name in list(os.environ):
+        if name.startswith(_CONFIG_PREFIXES):
+            monkeypatch.delenv(name, raising=False)
+
+
+@pytest.fixture
+def make_settings(tmp_path):
+    def factory(**overrides) -> Settings:
+        values = {"data_dir": tmp_path / "data", "kb_dir": FIXTURE_KB}
+        values.update(overrides)
+        return Settings(_env_file=None, **values)
+
+    return factory
+
+
+@pytest.fixture(scope="session")
+def real_embedder():
+    from app.adapters.embeddings import SentenceTransformerEmbedder
+
+    return SentenceTransformerEmbedder()
+
+
+def index_fixture_kb(embedder, index, kb_dir: Path = FIXTURE_KB) -> None:
+    graph = build_indexing_graph()
+    context = IndexingContext(embedder=embedder, index=index, parser=FileParser(), chunk_max_tokens=120)
+    for path in sorted(kb_dir.iterdir()):
+        graph.invoke({"source": f"kb/{path.name}", "data": path.read_bytes()}, context=context)
+
+
+@pytest.fixture
+def fake_kb_context():
+    """A SupportContext over the fixture KB with fake embedder and in-memory index (fast, deterministic)."""
+    embedder, index = HashingEmbedder(), InMemoryIndex()
+    index_fixture_kb(embedder, index)
+
+    def factory(**overrides) -> SupportContext:
+        values = dict(embedder=embedder, index=index, redactor=PatternRedactor(), min_score=0.25)
+        values.update(overrides)
+        return SupportContext(**values)
+
+    return factory
+
+
+@pytest.fixture
+def serve(make_settings):
+    """`with serve(**settings) as client:` runs the real app (lifespan included) on real adapters."""
+    from app.main import create_app
+
+    @contextmanager
+    def run(settings=None, **overrides):
+        application = create_app(settings or make_settings(**overrides))
+        with TestClient(application) as client:
+            yield client
+
+    return run

@@ -1,0 +1,129 @@
+"""Small real HTTP servers on 127.0.0.1 that speak the protocols of services that cannot run here.
+
+- OpenAICompatibleServer: POST /v1/chat/completions (and Groq's /openai/v1/chat/completions), the
+  OpenAI chat-completions wire format; replies are scripted, requests are recorded.
+- RecordingServer: accepts anything (Langfuse's OTLP/ingestion endpoints), records bodies.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Callable
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+class _Server:
+    def __init__(self, handler_cls) -> None:
+        self.requests: list[dict[str, Any]] = []
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler_cls)
+        self._httpd.owner = self  # type: ignore[attr-defined]
+        self._httpd.daemon_threads = True
+        self.port = self._httpd.server_address[1]
+        self.url = f"http://127.0.0.1:{self.port}"
+        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
+
+    def __enter__(self):
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._httpd.shutdown()
+        self._httpd.server_close()
+
+
+class _Handler(BaseHTTPRequestHandler):
+    def log_message(self, *args) -> None:  # keep test output clean
+        pass
+
+    @property
+    def owner(self):
+        return self.server.owner  # type: ignore[attr-defined]
+
+    def _body(self) -> bytes:
+        length = int(self.headers.get("content-length") or 0)
+        return self.rfile.read(length) if length else b""
+
+    def _send(self, status: int, payload: bytes, content_type: str = "application/json") -> None:
+        self.send_response(status)
+        self.send_header("content-type", content_type)
+        self.send_header("content-length", str(len(payload)))
+        self.end_headers()
+        self.wfile.write(payload)
+
+
+def completion(content: str, model: str = "stub-model") -> dict:
+    return {
+        "id": "chatcmpl-stub", "object": "chat.completion", "created": int(time.time()), "model": model,
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
+    }
+
+
+class OpenAICompatibleServer(_Server):
+    """Each reply is a string (assistant content), an int (HTTP error status) or a callable(request)->str."""
+
+    def __init__(self, replies: list[str | int | Callable[[dict], str]] | None = None, delay_s: float = 0.0) -> None:
+        self.replies = list(replies or [])
+        self.delay_s = delay_s
+        self.default_reply: str | int | None = None
+        super().__init__(_OpenAIHandler)
+
+    def next_reply(self, request: dict):
+        if self.replies:
+            reply = self.replies.pop(0)
+        elif self.default_reply is not None:
+            reply = self.default_reply
+        else:
+            return 500
+        return reply(request) if callable(reply) else reply
+
+
+class _OpenAIHandler(_Handler):
+    def do_GET(self) -> None:
+        if self.path.rstrip("/").endswith("/models"):
+            self._send(200, json.dumps({"object": "list", "data": [{"id": "stub-model", "object": "model"}]}).encode())
+        else:
+            self._send(404, b'{"error": "not found"}')
+
+    def do_POST(self) -> None:
+        body = json.loads(self._body() or b"{}")
+        record = {"path": self.path, "headers": {k.lower(): v for k, v in self.headers.items()}, "body": body}
+        self.owner.requests.append(record)
+        if not self.path.endswith("/chat/completions"):
+            self._send(404, b'{"error": {"message": "unknown endpoint"}}')
+            return
+        if self.owner.delay_s:
+            time.sleep(self.owner.delay_s)
+        reply = self.owner.next_reply(record)
+        if isinstance(reply, int):
+            self._send(reply, json.dumps({"error": {"message": f"scripted {reply}", "type": "server_error"}}).encode())
+        elif reply == "<<not json>>":
+            self._send(200, b"<html>502 Bad Gateway</html>", "text/html")
+        else:
+            self._send(200, json.dumps(completion(reply, body.get("model", "stub-model"))).encode())
+
+
+class RecordingServer(_Server):
+    """Answers 200 {} to everything and records path, headers and raw body."""
+
+    def __init__(self) -> None:
+        super().__init__(_RecordingHandler)
+
+
+class _RecordingHandler(_Handler):
+    def _record(self) -> None:
+        self.owner.requests.append({"method": self.command, "path": self.path,
+                                    "headers": {k.lower(): v for k, v in self.headers.items()},
+                                    "body": self._body()})
+        self._send(200, b"{}")
+
+    do_POST = do_PUT = do_GET = do_PATCH = _record  # noqa: N815

@@ -1,0 +1,124 @@
+"""Scripted test doubles implementing the ports in graphs/ports.py.
+
+- HashingEmbedder: deterministic bag-of-words vectors (shared words → similar vectors).
+- InMemoryIndex: the VectorIndex protocol over a dict, cosine similarity in numpy.
+- ScriptedChatModel: replies from a queue and records every call (`history`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import re
+from typing import Any, Sequence
+
+from graphs.errors import LLMError
+from graphs.ports import ChatMessage
+from graphs.records import ChunkRecord, DocumentInfo, RetrievedChunk
+from nodes.lexicon import STOPWORDS
+
+_WORD = re.compile(r"[a-z0-9]+")
+
+
+class HashingEmbedder:
+    """Content words hashed into a fixed number of buckets, L2-normalised. Ranks by word overlap."""
+
+    def __init__(self, dimension: int = 256) -> None:
+        self.dimension = dimension
+        self.calls: list[list[str]] = []
+        self.fail_next = 0
+
+    def _vector(self, text: str) -> list[float]:
+        vector = [0.0] * self.dimension
+        for word in _WORD.findall(text.lower()):
+            if word in STOPWORDS:
+                continue
+            bucket = int(hashlib.md5(word.encode()).hexdigest(), 16) % self.dimension
+            vector[bucket] += 1.0
+        norm = math.sqrt(sum(v * v for v in vector)) or 1.0
+        return [v / norm for v in vector]
+
+    def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
+        self.calls.append(list(texts))
+        if self.fail_next:
+            self.fail_next -= 1
+            raise RuntimeError("scripted embedding failure")
+        return [self._vector(t) for t in texts]
+
+    def embed_query(self, text: str) -> list[float]:
+        return self.embed_documents([text])[0]
+
+    def count_tokens(self, text: str) -> int:
+        return len(text.split()) + 2
+
+
+class InMemoryIndex:
+    def __init__(self) -> None:
+        self.chunks: dict[str, tuple[ChunkRecord, list[float]]] = {}
+        self.documents: dict[str, DocumentInfo] = {}
+        self.queries: list[dict[str, Any]] = []
+
+    def query(self, embedding: Sequence[float], k: int, where: dict[str, Any] | None = None) -> list[RetrievedChunk]:
+        self.queries.append({"k": k, "where": where})
+        scored = []
+        for record, vector in self.chunks.values():
+            if self.documents.get(record["doc_id"], {}).get("version") != record["version"]:
+                continue
+            score = sum(a * b for a, b in zip(embedding, vector))
+            scored.append((score, record))
+        scored.sort(key=lambda item: item[0], reverse=True)
+        return [RetrievedChunk(chunk_id=r["chunk_id"], doc_id=r["doc_id"], title=r["title"], source=r["source"],
+                               section=r["section"], os=r["os"], chunk_index=r["chunk_index"], text=r["text"],
+                               score=round(s, 4)) for s, r in scored[:k]]
+
+    def get_document(self, doc_id: str) -> DocumentInfo | None:
+        return self.documents.get(doc_id)
+
+    def list_documents(self) -> list[DocumentInfo]:
+        return sorted(self.documents.values(), key=lambda d: d["source"])
+
+    def replace_document(self, info: DocumentInfo, chunks: Sequence[ChunkRecord],
+                         embeddings: Sequence[Sequence[float]]) -> None:
+        for chunk, vector in zip(chunks, embeddings):
+            self.chunks[chunk["chunk_id"]] = (chunk, list(vector))
+        self.documents[info["doc_id"]] = info
+        self.chunks = {cid: (c, v) for cid, (c, v) in self.chunks.items()
+                       if c["doc_id"] != info["doc_id"] or c["version"] == info["version"]}
+
+    def delete_document(self, doc_id: str) -> bool:
+        existed = self.documents.pop(doc_id, None) is not None
+        self.chunks = {cid: (c, v) for cid, (c, v) in self.chunks.items() if c["doc_id"] != doc_id}
+        return existed
+
+    def count(self) -> int:
+        return len(self.chunks)
+
+
+class ScriptedChatModel:
+    """Replies come from `enqueue`d strings (or exceptions); every call is recorded in `history`."""
+
+    name = "scripted"
+
+    def __init__(self, replies: Sequence[str | Exception] = ()) -> None:
+        self._queue: list[str | Exception] = list(replies)
+        self.history: list[list[ChatMessage]] = []
+
+    def enqueue(self, *replies: str | Exception) -> None:
+        self._queue.extend(replies)
+
+    def complete(self, messages: Sequence[ChatMessage], *, max_tokens: int | None = None) -> str:
+        self.history.append(list(messages))
+        if not self._queue:
+            raise LLMError("scripted model has no reply queued")
+        reply = self._queue.pop(0)
+        if isinstance(reply, Exception):
+            raise reply
+        return reply
+
+
+def chunk(text: str, *, title: str = "Doc", section: str = "", os: str = "", score: float = 0.8,
+          doc_id: str = "d1", chunk_index: int = 0, source: str = "kb/doc.md", chunk_id: str | None = None
+          ) -> RetrievedChunk:
+    """A retrieved chunk for node unit tests."""
+    return RetrievedChunk(chunk_id=chunk_id or f"{doc_id}-{chunk_index}", doc_id=doc_id, title=title, source=source,
+                          section=section, os=os, chunk_index=chunk_index, text=text, score=score)

@@ -1,0 +1,80 @@
+"""The Chroma adapter on a real embedded Chroma: versions switch atomically, crashes are recoverable."""
+
+import pytest
+
+from app.adapters.vector_index import ChromaVectorIndex, make_client
+from graphs.records import ChunkRecord, DocumentInfo
+
+
+def _doc(version, texts, doc_id="doc1"):
+    info = DocumentInfo(doc_id=doc_id, version=version, title="Guide", source="kb/guide.md", content_type="markdown",
+                        chunk_count=len(texts), size_bytes=10, indexed_at="2026-01-01T00:00:00+00:00")
+    chunks = [ChunkRecord(chunk_id=f"{doc_id}-{version}-{i}", doc_id=doc_id, version=version, title="Guide",
+                          source="kb/guide.md", section="", os="", chunk_index=i, content_hash=str(i), text=t,
+                          embed_text=t) for i, t in enumerate(texts)]
+    vectors = [[1.0, float(i), 0.0] for i in range(len(texts))]
+    return info, chunks, vectors
+
+
+@pytest.fixture
+def index(tmp_path):
+    return ChromaVectorIndex(make_client("persistent", path=str(tmp_path / "chroma")), "test_chunks")
+
+
+def _texts(index):
+    return sorted(h["text"] for h in index.query([1.0, 0.0, 0.0], k=10))
+
+
+def test_replace_switches_every_reader_to_the_new_version(index):
+    index.replace_document(*_doc("v1", ["old a", "old b"]))
+    index.replace_document(*_doc("v2", ["new a"]))
+    assert _texts(index) == ["new a"]
+    assert index.count() == 1
+    assert index.get_document("doc1")["version"] == "v2"
+
+
+def test_readers_see_the_old_version_until_the_switch(index, monkeypatch):
+    index.replace_document(*_doc("v1", ["old a"]))
+    seen = {}
+    real_upsert = index._manifest.upsert
+
+    def observe_then_switch(**kwargs):
+        seen["before_switch"] = _texts(index)  # new chunks are written, the manifest not yet
+        return real_upsert(**kwargs)
+
+    monkeypatch.setattr(index._manifest, "upsert", observe_then_switch)
+    index.replace_document(*_doc("v2", ["new a"]))
+    assert seen["before_switch"] == ["old a"]
+    assert _texts(index) == ["new a"]
+
+
+def test_a_crash_before_the_switch_keeps_the_old_version_and_reconcile_cleans_up(index, monkeypatch):
+    index.replace_document(*_doc("v1", ["old a"]))
+
+    def crash(**kwargs):
+        raise RuntimeError("power cut")
+
+    monkeypatch.setattr(index._manifest, "upsert", crash)
+    with pytest.raises(RuntimeError):
+        index.replace_document(*_doc("v2", ["new a", "new b"]))
+    monkeypatch.undo()
+    assert _texts(index) == ["old a"]  # readers never noticed
+    assert index.reconcile() == 2  # the orphaned new chunks
+    index.replace_document(*_doc("v2", ["new a", "new b"]))  # re-running completes the job
+    assert _texts(index) == ["new a", "new b"]
+
+
+def test_delete_removes_document_and_chunks(index):
+    index.replace_document(*_doc("v1", ["a"]))
+    index.replace_document(*_doc("v1", ["b"], doc_id="doc2"))
+    assert index.delete_document("doc1") is True
+    assert index.delete_document("doc1") is False
+    assert _texts(index) == ["b"]
+    assert [d["doc_id"] for d in index.list_documents()] == ["doc2"]
+
+
+def test_the_index_survives_reopening(tmp_path):
+    first = ChromaVectorIndex(make_client("persistent", path=str(tmp_path / "c")), "test_chunks")
+    first.replace_document(*_doc("v1", ["kept"]))
+    reopened = ChromaVectorIndex(make_client("persistent", path=str(tmp_path / "c")), "test_chunks")
+    assert _texts(reopened) == ["kept"]

@@ -1,0 +1,58 @@
+from graphs.records import Block, ParsedDocument
+from nodes.indexing.chunking import chunk_document
+
+count = lambda text: len(text.split())  # noqa: E731  (a word is a token here)
+
+
+def _chunks(doc, max_tokens=60):
+    return chunk_document(doc, doc_id="d", version="v1", source="kb/x.md", max_tokens=max_tokens, count=count)
+
+
+def test_each_chunk_carries_its_heading_path_and_os():
+    doc = ParsedDocument("VPN", "markdown", [
+        Block("heading", "VPN", 1), Block("paragraph", "Use the client to connect from home to internal sites."),
+        Block("heading", "macOS", 2), Block("list_item", "Open the client.", ordered=True),
+        Block("list_item", "Click Connect.", ordered=True),
+    ])
+    chunks = _chunks(doc, max_tokens=30)
+    mac = [c for c in chunks if c["section"] == "macOS"]
+    assert mac and mac[0]["os"] == "macos"
+    assert mac[0]["text"].splitlines()[-2:] == ["1. Open the client.", "2. Click Connect."]
+    assert mac[0]["embed_text"].startswith("VPN > macOS\n")
+
+
+def test_chunks_respect_the_token_budget_including_the_heading_prefix():
+    long_para = " ".join(f"word{i}." for i in range(500))
+    doc = ParsedDocument("Title", "text", [Block("heading", "Section", 2), Block("paragraph", long_para)])
+    chunks = _chunks(doc, max_tokens=50)
+    assert len(chunks) > 5
+    assert all(count(c["embed_text"]) <= 50 for c in chunks)
+    assert " ".join(c["text"] for c in chunks).split() == long_para.split()  # nothing lost
+
+
+def test_a_tiny_parent_section_is_glued_to_its_first_child():
+    doc = ParsedDocument("Printers", "markdown", [
+        Block("heading", "Windows", 2), Block("paragraph", "Short intro."),
+        Block("heading", "Add the printer", 3), Block("list_item", "Open Settings.", ordered=True),
+    ])
+    chunks = _chunks(doc)
+    assert len(chunks) == 1
+    assert chunks[0]["section"] == "Windows > Add the printer"
+    assert chunks[0]["text"].startswith("Short intro.")
+
+
+def test_ids_are_content_hashes_stable_across_runs_and_new_for_new_versions():
+    doc = ParsedDocument("T", "text", [Block("paragraph", "alpha beta gamma")])
+    first, again = _chunks(doc), _chunks(doc)
+    assert [c["chunk_id"] for c in first] == [c["chunk_id"] for c in again]
+    other_version = chunk_document(doc, doc_id="d", version="v2", source="kb/x.md", max_tokens=60, count=count)
+    assert first[0]["chunk_id"] != other_version[0]["chunk_id"]
+    assert first[0]["content_hash"] == other_version[0]["content_hash"]
+
+
+def test_numbering_restarts_for_each_list():
+    doc = ParsedDocument("T", "markdown", [
+        Block("list_item", "a", ordered=True), Block("list_item", "b", ordered=True),
+        Block("paragraph", "between"), Block("list_item", "c", ordered=True),
+    ])
+    assert _chunks(doc)[0]["text"].splitlines() == ["1. a", "2. b", "between", "1. c"]
