@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import hmac
+import ipaddress
+
 from fastapi import HTTPException, Request
 
 from app.resources import Resources
@@ -12,3 +15,40 @@ def get_resources(request: Request) -> Resources:
     if resources is None:
         raise HTTPException(status_code=503, detail="deskmate is still starting up; try again in a few seconds.")
     return resources
+
+
+def _is_loopback(host: str) -> bool:
+    if host in ("testclient", "localhost"):  # Starlette's TestClient; a name only a local client can have
+        return True
+    try:
+        address = ipaddress.ip_address(host.split("%")[0])
+    except ValueError:
+        return False
+    mapped = getattr(address, "ipv4_mapped", None)  # ::ffff:127.0.0.1
+    return address.is_loopback or bool(mapped and mapped.is_loopback)
+
+
+def require_admin(request: Request) -> None:
+    """Admin access, in one place (issue 4 extends it): with DESKMATE_ADMIN_KEY set, the request must carry
+    `Authorization: Bearer <key>`; without it, only clients on this machine are admins.
+
+    Behind a reverse proxy every client looks local: set DESKMATE_ADMIN_KEY there.
+    """
+    key = request.app.state.settings.admin_key
+    if key is not None:
+        scheme, _, token = request.headers.get("authorization", "").partition(" ")
+        if scheme.lower() != "bearer" or not hmac.compare_digest(token.strip().encode(),
+                                                                  key.get_secret_value().encode()):
+            raise HTTPException(status_code=401, headers={"WWW-Authenticate": "Bearer"},
+                                detail="This needs the admin key: send 'Authorization: Bearer <DESKMATE_ADMIN_KEY>'.")
+        return
+    host = request.client.host if request.client else ""
+    if not _is_loopback(host):
+        raise HTTPException(status_code=403, detail="Admin pages are open only on this machine while "
+                                                    "DESKMATE_ADMIN_KEY is not set; set it to administer deskmate "
+                                                    "from elsewhere (sent as 'Authorization: Bearer <key>').")
+
+
+def admin_key_required(request: Request) -> bool:
+    """Whether admin requests must carry the admin key (the admin page then asks for it)."""
+    return request.app.state.settings.admin_key is not None

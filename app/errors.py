@@ -5,14 +5,23 @@ from __future__ import annotations
 import logging
 
 from fastapi import FastAPI, Request
+from fastapi.exception_handlers import http_exception_handler
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from graphs.errors import DocumentRejected, EmbeddingError, IndexUnavailable
+from graphs.errors import DocumentRejected, EmbeddingError, IndexUnavailable, TicketStoreError
+from graphs.errors import InvalidFilter, UnknownMessage
 
 log = logging.getLogger(__name__)
 
-_REJECTION_STATUS = {"unsupported_type": 415, "too_large": 413, "unparseable": 422, "empty": 422}
+_REJECTION_STATUS = {"unsupported_type": 415, "too_large": 413, "unparseable": 422, "empty": 422, "busy": 503}
+# FastAPI answers a body it cannot decode with a bare 400 "There was an error parsing the body"; say why instead
+_UNDECODABLE_BODY = {
+    UnicodeDecodeError: "The request body is not valid UTF-8. Send JSON encoded as UTF-8 "
+                        "(Content-Type: application/json; charset=utf-8).",
+    RecursionError: "The request body is nested too deeply to read. Send a flat JSON object.",
+}
 
 
 def _describe(error: dict) -> str:
@@ -32,6 +41,26 @@ def register_error_handlers(app: FastAPI) -> None:
         detail = " ".join(_describe(e) for e in errors[:5])
         return JSONResponse(status_code=422, content={"detail": detail})
 
+    @app.exception_handler(StarletteHTTPException)
+    async def _http(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        detail = _UNDECODABLE_BODY.get(type(exc.__cause__)) if exc.status_code == 400 else None
+        if exc.status_code == 413 and exc.detail == "Content Too Large":  # FastAPI's streaming body limit
+            limit = request.app.state.settings.max_upload_bytes
+            return JSONResponse(status_code=413, content={
+                "detail": f"The request is larger than the {limit:,}-byte upload limit; split the document or "
+                          "compress its images and try again."})
+        if detail:
+            return JSONResponse(status_code=422, content={"detail": detail})
+        return await http_exception_handler(request, exc)
+
+    @app.exception_handler(InvalidFilter)
+    async def _invalid_filter(_: Request, exc: InvalidFilter) -> JSONResponse:
+        return JSONResponse(status_code=422, content={"detail": str(exc)})
+
+    @app.exception_handler(UnknownMessage)
+    async def _unknown_message(_: Request, exc: UnknownMessage) -> JSONResponse:
+        return JSONResponse(status_code=404, content={"detail": str(exc)})
+
     @app.exception_handler(DocumentRejected)
     async def _rejected(_: Request, exc: DocumentRejected) -> JSONResponse:
         return JSONResponse(status_code=_REJECTION_STATUS.get(exc.kind, 422), content={"detail": exc.reason})
@@ -47,3 +76,9 @@ def register_error_handlers(app: FastAPI) -> None:
         log.error("embedding failed: %s", exc)
         return JSONResponse(status_code=503, content={"detail": "The language model for search failed; "
                                                                  "please try again."})
+
+    @app.exception_handler(TicketStoreError)
+    async def _ticket_store(_: Request, exc: TicketStoreError) -> JSONResponse:
+        log.error("ticket store failed: %s", exc)
+        return JSONResponse(status_code=503, content={"detail": "The ticket store cannot be read right now; "
+                                                                 "please try again in a minute."})

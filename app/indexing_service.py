@@ -42,15 +42,21 @@ class IndexingService:
         self._lock = threading.Lock()  # one writer at a time keeps version switches simple to reason about
 
     @property
+    def graph(self):
+        """The compiled indexing graph (GET /graphs draws it)."""
+        return self._graph
+
+    @property
     def index(self) -> VectorIndex:
         return self._context.index
 
-    def index_bytes(self, source: str, data: bytes) -> IndexResult:
+    def index_bytes(self, source: str, data: bytes, document_context: dict | None = None) -> IndexResult:
         """Index one document; raises DocumentRejected (index untouched) when it cannot be used."""
         trace_id = uuid.uuid4().hex
         config = run_config(tracer=self._tracer, trace_id=trace_id, run_name="indexing", tags=["indexing"])
         with self._lock:
-            out = self._graph.invoke({"source": source, "data": data}, config, context=self._context)
+            out = self._graph.invoke({"source": source, "data": data, "document_context": document_context or {}},
+                                     config, context=self._context)
         return IndexResult(source=source, status=out["status"], document=out.get("document_info"))
 
     def index_paths(self, paths: Iterable[Path], *, root: Path, prefix: str,

@@ -1,8 +1,17 @@
-"""Logging configuration: one line per event, with the logger name; no print() in library code."""
+"""Logging configuration: one line per event, with the logger name; no print() in library code.
+
+Every log record passes the `log` destination's redactor (install_log_redaction): message, arguments,
+exception text and stack. It is installed through the record factory rather than on one handler, so
+records of every logger reach every handler (uvicorn's own, pytest's capture) already redacted.
+"""
 
 from __future__ import annotations
 
 import logging
+import threading
+
+from app.adapters.redaction.engine import redacting_in_this_thread
+from graphs.ports import Redactor
 
 
 def configure_logging(level: str = "INFO") -> None:
@@ -13,5 +22,68 @@ def configure_logging(level: str = "INFO") -> None:
         handler._deskmate = True  # type: ignore[attr-defined]
         root.addHandler(handler)
     root.setLevel(level.upper())
-    for noisy in ("httpx", "chromadb", "sentence_transformers", "urllib3", "opentelemetry"):
+    for noisy in ("httpx", "chromadb", "sentence_transformers", "urllib3", "opentelemetry", "presidio-analyzer"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
+
+
+class RedactingFilter(logging.Filter):
+    """Applies a redactor to a record's message and arguments (merged: an argument may be the secret),
+    its exception text and its stack; the record then carries only redacted text."""
+
+    REENTRANT_MESSAGE = "[log record emitted while redacting another; not shown]"
+
+    def __init__(self, redactor: Redactor) -> None:
+        super().__init__()
+        self.redactor = redactor
+        self._busy = threading.local()
+
+    def _clean(self, text: str) -> str:
+        return self.redactor.redact(text).text
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if getattr(record, "_deskmate_redacted", False):
+            return True
+        record._deskmate_redacted = True  # type: ignore[attr-defined]
+        if getattr(self._busy, "active", False) or redacting_in_this_thread():  # a library logging from inside a redactor
+            record.msg, record.args, record.exc_info, record.exc_text = self.REENTRANT_MESSAGE, (), None, None
+            return True
+        self._busy.active = True
+        try:
+            try:
+                message = record.getMessage()
+            except Exception:  # a broken format string must not hide the record; show its parts
+                message = f"{record.msg} {record.args!r}"
+            record.msg, record.args = self._clean(message), ()
+            if record.exc_info and not record.exc_text:
+                record.exc_text = logging.Formatter().formatException(record.exc_info)
+            if record.exc_text:
+                record.exc_text = self._clean(record.exc_text)
+            if record.stack_info:
+                record.stack_info = self._clean(record.stack_info)
+        finally:
+            self._busy.active = False
+        return True
+
+
+_filter: RedactingFilter | None = None
+_filter_guard = threading.Lock()
+
+
+def install_log_redaction(redactor: Redactor) -> RedactingFilter:
+    """Redact every log record created from now on with `redactor` (a second call swaps the redactor)."""
+    global _filter
+    with _filter_guard:
+        if _filter is not None:
+            _filter.redactor = redactor
+            return _filter
+        _filter = RedactingFilter(redactor)
+        installed = _filter
+        make_record = logging.getLogRecordFactory()
+
+        def redacted_record(*args, **kwargs) -> logging.LogRecord:
+            record = make_record(*args, **kwargs)
+            installed.filter(record)
+            return record
+
+        logging.setLogRecordFactory(redacted_record)
+        return installed

@@ -13,7 +13,14 @@ from fastapi.responses import JSONResponse
 from app.errors import register_error_handlers
 from app.logging_setup import configure_logging
 from app.resources import build_resources, sync_bundled_kb
-from app.routers import chat, documents, health
+from app.routers import chat, documents, health, tickets
+from app.routers import status as status_router
+from app.routers import feedback as feedback_router
+from app.routers import search as search_router
+from app.routers import graphs as graphs_router
+from app.routers import stream as stream_router
+from app.routers import traces as traces_router
+from app.routers import ui as ui_router
 from app.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -38,7 +45,9 @@ def create_app(settings: Settings | None = None, **overrides: Any) -> FastAPI:
             resources.close()
 
     app = FastAPI(title="deskmate", version="0.1.0", lifespan=lifespan,
-                  description="Agentic IT-support assistant: cited answers from your own documentation.")
+                  description="Agentic IT-support assistant: cited answers from your own documentation.",
+                  # counts the bytes as they arrive, so a chunked upload without Content-Length stops at the limit
+                  max_body_size=settings.max_upload_bytes + MULTIPART_OVERHEAD)
     app.state.settings = settings
     app.state.resources = None
 
@@ -56,4 +65,12 @@ def create_app(settings: Settings | None = None, **overrides: Any) -> FastAPI:
     app.include_router(health.router)
     app.include_router(chat.router)
     app.include_router(documents.router)
+    app.include_router(search_router.router)
+    app.include_router(feedback_router.router)
+    app.include_router(status_router.router)
+    app.include_router(tickets.router)
+    app.include_router(stream_router.router)
+    app.include_router(traces_router.router)
+    app.include_router(graphs_router.router)
+    app.include_router(ui_router.router)
     return app

@@ -3,21 +3,28 @@
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from app.adapters.embeddings import SentenceTransformerEmbedder
-from app.adapters.llm import build_chat_model
+from app.adapters.feedback import FeedbackStore
+from app.adapters.lexical_index import HybridIndex
+from app.adapters.llm import RedactingChatModel, build_chat_model
 from app.adapters.memory import SessionStore
+from app.adapters.parse_sandbox import SandboxedParser
 from app.adapters.parsers import FileParser
-from app.adapters.redactor import PatternRedactor
+from app.adapters.redactor import redactors_from_settings
+from app.adapters.status_page import build_status_checker
+from app.adapters.tickets import TicketService, build_ticket_desk
+from app.adapters.traces import RecordingTracer, TraceStore
 from app.adapters.tracing import build_tracer
 from app.adapters.vector_index import ChromaVectorIndex, make_client
 from app.chat_service import ChatService
 from app.indexing_service import IndexingService
+from app.logging_setup import install_log_redaction
 from app.settings import Settings
-from graphs.context import IndexingContext, SupportContext
+from graphs.context import IndexingContext, RetrievalConfig, SupportContext
 from graphs.indexing import build_indexing_graph
-from graphs.ports import ChatModel, Embedder, Redactor
+from graphs.ports import ChatModel, DocumentParser, Embedder, Redactor, Reranker, StatusChecker
 from graphs.support import build_support_graph
 
 log = logging.getLogger(__name__)
@@ -27,45 +34,111 @@ log = logging.getLogger(__name__)
 class Resources:
     settings: Settings
     embedder: Embedder
-    index: ChromaVectorIndex
+    index: HybridIndex  # implements VectorIndex and LexicalIndex
     redactor: Redactor
     llm: ChatModel | None
     sessions: SessionStore
     tracer: object
     chat: ChatService
     indexer: IndexingService
+    status: StatusChecker  # the company status page, cached; never raises
+    tickets: TicketService  # implements graphs.ports.TicketDesk
+    parser: DocumentParser | None = None  # the sandboxed parser: uploads, the CLI and the KB sync all use it
+    feedback: FeedbackStore | None = None  # votes on answers (POST /feedback); adjusts retrieval when enabled
+    retrieval_context: SupportContext | None = None  # what /search runs the retrieval pipeline with
+    # one redactor per destination (memory, llm, ticket, trace, log, documents); `redactor` is memory's
+    redactors: dict[str, Redactor] = field(default_factory=dict)
+    traces: TraceStore | None = None  # the local trace store (GET /traces); None when DESKMATE_LOCAL_TRACES=false
+
+    def redactor_for(self, destination: str) -> Redactor:
+        """The redactor whose policy fits `destination`: ticket and feedback text, for instance."""
+        if destination not in self.redactors:
+            raise ValueError(f"unknown redaction destination {destination!r}; known: {', '.join(self.redactors)}")
+        return self.redactors[destination]
 
     def close(self) -> None:
         self.tracer.shutdown()
         self.sessions.close()
+        self.tickets.shutdown()
+        if hasattr(self.parser, "close"):
+            self.parser.close()  # stops the parse worker processes
+        if self.feedback is not None:
+            self.feedback.close()
+
+
+def retrieval_config(settings: Settings) -> RetrievalConfig:
+    """The retrieval pipeline's knobs from the settings (the benchmark builds the same)."""
+    return RetrievalConfig(
+        lexical=settings.lexical_enabled, fusion=settings.fusion, dense_weight=settings.dense_weight,
+        rrf_k=settings.rrf_k, aggregate_sections=settings.section_aggregation,
+        max_chunks_per_section=settings.max_chunks_per_section, neighbour_radius=settings.neighbour_radius,
+        rerank_top_n=settings.rerank_top_n, feedback=settings.feedback_adjustment,
+        secondary_boost=settings.filter_secondary_boost)
+
+
+def build_reranker(settings: Settings) -> Reranker | None:
+    if not settings.reranker_model:
+        return None
+    from app.adapters.reranker import CrossEncoderReranker
+
+    return CrossEncoderReranker(settings.reranker_model)
 
 
 def build_resources(settings: Settings, *, embedder: Embedder | None = None, llm: ChatModel | None = None,
-                    redactor: Redactor | None = None) -> Resources:
+                    redactor: Redactor | None = None, parser: DocumentParser | None = None) -> Resources:
     """Everything the service needs. Keyword overrides let tests swap one adapter for a double."""
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     embedder = embedder or SentenceTransformerEmbedder(settings.embedding_model_path)
     client = make_client(settings.chroma_mode, path=str(settings.chroma_dir), host=settings.chroma_host,
                          port=settings.chroma_port, ssl=settings.chroma_ssl)
-    index = ChromaVectorIndex(client, settings.chroma_collection)
+    # Chroma holds the vectors and the documents; BM25 beside it is rebuilt from Chroma here (start-up)
+    # and kept in step on every write (app/adapters/lexical_index.py)
+    index = HybridIndex(ChromaVectorIndex(client, settings.chroma_collection))
     index.reconcile()
-    redactor = redactor or PatternRedactor()
+    feedback = FeedbackStore(settings.data_dir / "feedback.sqlite", embed=embedder.embed_query,
+                             min_votes=settings.feedback_min_votes, max_multiplier=settings.feedback_max_multiplier,
+                             similarity=settings.feedback_similarity, cache_s=settings.feedback_cache_s)
+    # secrets always, personal data per destination (DESKMATE_REDACT_*); memory is what the redact node
+    # applies, so it is the base every other destination starts from
     llm = llm if llm is not None else build_chat_model(settings)
+    in_use = ("memory", "ticket", "log") + (("llm",) if llm is not None else ()) + \
+        (("trace",) if settings.langfuse_enabled or settings.local_traces else ())  # Langfuse, the local store
+    redactors = redactors_from_settings(settings, override=redactor, in_use=in_use)
+    redactor = redactors["memory"]
+    install_log_redaction(redactors["log"])
+    if llm is not None:
+        llm = RedactingChatModel(llm, redactors["llm"])  # every outgoing message, whoever builds the prompt
     sessions = SessionStore(settings.sessions_db)
-    tracer = build_tracer(settings, redactor)
+    tracer = build_tracer(settings, redactors["trace"])
+    # every graph run is also recorded locally; its writer thread redacts with the trace policy
+    traces = TraceStore(settings.traces_db, redactor=redactors["trace"], document_redactor=redactors["documents"],
+                        retention_days=settings.trace_retention_days,
+                        max_runs=settings.trace_max_runs) if settings.local_traces else None
+    tracer = RecordingTracer(tracer, traces)
+    status = build_status_checker(settings, tracer)
+    tickets = build_ticket_desk(settings)
     support_context = SupportContext(
         embedder=embedder, index=index, redactor=redactor, llm=llm, top_k=settings.top_k,
         candidate_k=settings.candidate_k, min_score=settings.min_score, max_searches=settings.max_searches,
+        # the graph checks the status page only when there is one; "is there an outage?" is answered either way
+        status=status if settings.status_page_url else None, tickets=tickets,
         history_turns=settings.history_turns, llm_max_tokens=settings.llm_max_tokens,
+        lexical=index, reranker=build_reranker(settings), retrieval=retrieval_config(settings),
+        feedback=feedback if settings.feedback_adjustment else None,
     )
-    indexing_context = IndexingContext(embedder=embedder, index=index, parser=FileParser(),
+    # parsing untrusted files happens in time- and memory-limited worker processes (app/adapters/parse_sandbox.py)
+    parser = parser or SandboxedParser(FileParser, timeout_s=settings.parse_timeout_s,
+                                       memory_mb=settings.parse_memory_mb, workers=settings.parse_workers)
+    indexing_context = IndexingContext(embedder=embedder, index=index, parser=parser,
                                        chunk_max_tokens=settings.chunk_max_tokens)
     chat = ChatService(build_support_graph(sessions.checkpointer), support_context, sessions, tracer)
     indexer = IndexingService(build_indexing_graph(), indexing_context, tracer)
     log.info("deskmate ready: llm=%s, chroma=%s, tracing=%s", llm.name if llm else "none (extractive answers)",
              settings.chroma_mode, "langfuse" if tracer.enabled else "off")
     return Resources(settings=settings, embedder=embedder, index=index, redactor=redactor, llm=llm,
-                     sessions=sessions, tracer=tracer, chat=chat, indexer=indexer)
+                     sessions=sessions, tracer=tracer, chat=chat, indexer=indexer, status=status,
+                     tickets=tickets, parser=parser, feedback=feedback, retrieval_context=support_context,
+                     redactors=redactors, traces=traces)
 
 
 def sync_bundled_kb(resources: Resources) -> None:

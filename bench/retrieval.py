@@ -1,19 +1,28 @@
-"""Retrieval quality and latency on the e-manual tech-support benchmark, through deskmate's own indexing graph.
+"""Retrieval quality and latency on the e-manual tech-support benchmark, through deskmate's own pipeline.
 
     python bench/retrieval.py --data ../shared/data/techsupport_qa_emanual --split tv-dev
-    python bench/retrieval.py --data ../shared/data/techsupport_qa_emanual --split tv-test
-    python bench/retrieval.py --data ../shared/data/techsupport_qa_emanual --split s10
+    python bench/retrieval.py --data ../shared/data/techsupport_qa_emanual --split tv-test --compare
+    python bench/retrieval.py --data ../shared/data/techsupport_qa_emanual --split s10 --compare --json
 
-Each manual section is indexed as one text document (title + body) by the indexing graph into a
-fresh embedded Chroma; each query is embedded and searched exactly as the support graph does.
-Relevance is section-level (qrels); a section's rank is the rank of its first chunk.
-Prints hit@1, hit@5, MRR@10, nDCG@10 and p50/p95 retrieval latency (embed + search). Tune on tv-dev only.
+Each manual section is indexed as one text document (title + body) by the indexing graph into a fresh
+embedded Chroma with BM25 beside it (app.adapters.lexical_index.HybridIndex, as the app builds it);
+each query is embedded and searched by nodes.retrieval.search_chunks with the settings' defaults —
+exactly what the `retrieve` node runs. Relevance is section-level (qrels); a section's rank is the
+rank of its first chunk. Prints hit@1, hit@5, MRR@10, nDCG@10, ans@5 (the answer section is among
+the top-5 chunks handed to the answer step) and p50/p95 retrieval latency (embed + search).
+
+--compare adds, on the same chunks in the same process: the peers a user would otherwise pick
+("langchain": LangChain's Chroma vector store over the same MiniLM embeddings, similarity search;
+"bm25": bm25s with its defaults) and one ablation row per pipeline stage. The "+feedback" row
+(tv splits only) first simulates votes on tv-dev (bench/feedback.py), then searches with them.
+Tune only on tv-dev.
 """
 
 from __future__ import annotations
 
 import argparse
 import csv
+import dataclasses
 import json
 import math
 import statistics
@@ -22,6 +31,7 @@ import tempfile
 import time
 from collections import defaultdict
 from pathlib import Path
+from typing import Callable
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -32,6 +42,9 @@ SPLITS = {
     "tv-test": ("smart_tv_remote_corpus.jsonl", "smart_tv_remote_queries.jsonl", "smart_tv_remote_qrels.tsv", "test"),
     "s10": ("s10_corpus.jsonl", "s10_queries.jsonl", "s10_qrels.tsv", None),
 }
+METRICS = ("hit@1", "hit@5", "mrr@10", "ndcg@10", "ans@5")
+ANSWER_K = 5  # chunks the retrieve node hands to the answer step (DESKMATE_TOP_K)
+POOL_K = 100  # chunks the benchmark reads from the pipeline (enough for 10 distinct sections)
 
 
 def load_split(data: Path, split: str):
@@ -59,12 +72,18 @@ def section_document(doc: dict) -> bytes:
     return f"{title}\n{'=' * len(title)}\n\n{body}\n".encode("utf-8")
 
 
-def metrics(ranked: list[str], relevant: set[str]) -> dict[str, float]:
+def section_of(source: str) -> str:
+    return source.removeprefix("bench/").removesuffix(".txt")
+
+
+def metrics(ranked: list[str], relevant: set[str], answer_sections: list[str] | None = None) -> dict[str, float]:
     first = next((i for i, sid in enumerate(ranked[:10]) if sid in relevant), None)
     dcg = sum(1 / math.log2(i + 2) for i, sid in enumerate(ranked[:10]) if sid in relevant)
     ideal = sum(1 / math.log2(i + 2) for i in range(min(len(relevant), 10)))
+    answer_sections = ranked[:ANSWER_K] if answer_sections is None else answer_sections
     return {"hit@1": float(first == 0), "hit@5": float(first is not None and first < 5),
-            "mrr@10": 1 / (first + 1) if first is not None else 0.0, "ndcg@10": dcg / ideal if ideal else 0.0}
+            "mrr@10": 1 / (first + 1) if first is not None else 0.0, "ndcg@10": dcg / ideal if ideal else 0.0,
+            "ans@5": float(any(s in relevant for s in answer_sections))}
 
 
 def percentile(values: list[float], p: float) -> float:
@@ -72,56 +91,201 @@ def percentile(values: list[float], p: float) -> float:
     return ordered[min(len(ordered) - 1, int(round(p / 100 * (len(ordered) - 1))))]
 
 
+# one system = a function query text → (ranked section ids, section ids of the answer's top-5 chunks)
+System = Callable[[str], tuple[list[str], list[str]]]
+
+
+def evaluate(system: System, queries: dict[str, str], qrels) -> dict[str, float]:
+    totals: dict[str, float] = defaultdict(float)
+    latencies: list[float] = []
+    for qid, text in queries.items():
+        started = time.perf_counter()
+        ranked, answer_sections = system(text)
+        latencies.append((time.perf_counter() - started) * 1000)
+        for name, value in metrics(ranked, qrels[qid], answer_sections).items():
+            totals[name] += value
+    result = {name: round(totals[name] / len(queries), 4) for name in METRICS}
+    result.update(p50_ms=round(statistics.median(latencies), 1), p95_ms=round(percentile(latencies, 95), 1))
+    return result
+
+
+def deskmate_system(context, embedder) -> System:
+    from nodes.retrieval import search_chunks
+
+    def run(text: str):
+        hits = search_chunks(context, text, embedder.embed_query(text), k=POOL_K)
+        sections = list(dict.fromkeys(section_of(h["source"]) for h in hits))
+        return sections, [section_of(h["source"]) for h in hits[:ANSWER_K]]
+
+    return run
+
+
+def stored_chunks(chroma_index):
+    """(chunk id, text as embedded, embedding, section id) of every stored chunk: the peers' input."""
+    records = chroma_index._chunks.get(include=["documents", "metadatas", "embeddings"])
+    rows = []
+    for chunk_id, text, meta, vector in zip(records["ids"], records["documents"], records["metadatas"],
+                                            records["embeddings"]):
+        heading = " > ".join(p for p in (meta["title"], meta["section"]) if p)
+        rows.append((chunk_id, f"{heading}\n{text}", list(vector), section_of(meta["source"])))
+    return rows
+
+
+def langchain_system(client, embedder, rows) -> System:
+    """The naive pipeline: LangChain's Chroma vector store, MiniLM, similarity_search, first chunk per section."""
+    from langchain_chroma import Chroma
+    from langchain_core.embeddings import Embeddings
+
+    known = {text: vector for _, text, vector, _ in rows}
+
+    class MiniLM(Embeddings):  # the same model; stored chunks reuse their vectors instead of re-encoding
+        def embed_documents(self, texts):
+            return [known.get(t) or embedder.embed_query(t) for t in texts]
+
+        def embed_query(self, text):
+            return embedder.embed_query(text)
+
+    store = Chroma(collection_name="langchain_peer", embedding_function=MiniLM(), client=client)
+    store.add_texts([text for _, text, _, _ in rows], metadatas=[{"section": s} for *_, s in rows],
+                    ids=[cid for cid, *_ in rows])
+
+    def run(text: str):
+        docs = store.similarity_search(text, k=POOL_K)
+        sections = [d.metadata["section"] for d in docs]
+        return list(dict.fromkeys(sections)), sections[:ANSWER_K]
+
+    return run
+
+
+def bm25_system(rows) -> System:
+    """Plain BM25: bm25s with its defaults (English stop words, no stemming) on the same chunk texts."""
+    import bm25s
+
+    sections = [s for *_, s in rows]
+    retriever = bm25s.BM25()
+    retriever.index(bm25s.tokenize([text for _, text, _, _ in rows], stopwords="en", show_progress=False),
+                    show_progress=False)
+
+    def run(text: str):
+        tokens = bm25s.tokenize([text], stopwords="en", show_progress=False)
+        if not tokens.vocab:
+            return [], []
+        found, _ = retriever.retrieve(tokens, k=min(POOL_K, len(rows)), show_progress=False)
+        ranked = [sections[i] for i in found[0]]
+        return list(dict.fromkeys(ranked)), ranked[:ANSWER_K]
+
+    return run
+
+
+def build_index(corpus: list[dict], settings, embedder, folder: str):
+    """Index every section through the indexing graph into Chroma + BM25, as the app does."""
+    from app.adapters.lexical_index import HybridIndex
+    from app.adapters.parsers import FileParser
+    from app.adapters.vector_index import ChromaVectorIndex, make_client
+    from graphs.context import IndexingContext
+    from graphs.indexing import build_indexing_graph
+
+    client = make_client("persistent", path=folder)
+    index = HybridIndex(ChromaVectorIndex(client, "bench_chunks"))
+    graph = build_indexing_graph()
+    indexing = IndexingContext(embedder=embedder, index=index, parser=FileParser(),
+                               chunk_max_tokens=settings.chunk_max_tokens)
+    for doc in corpus:
+        graph.invoke({"source": f"bench/{doc['_id']}.txt", "data": section_document(doc)}, context=indexing)
+    return client, index
+
+
+def base_context(index, embedder, settings, candidates: int | None = None):
+    """The SupportContext the app builds, minus what retrieval does not use."""
+    from app.resources import retrieval_config
+    from graphs.context import SupportContext
+
+    return SupportContext(embedder=embedder, index=index, redactor=None, lexical=index, top_k=settings.top_k,
+                          candidate_k=candidates or settings.candidate_k, min_score=settings.min_score,
+                          retrieval=retrieval_config(settings))
+
+
+def print_table(title: str, rows: list[tuple[str, dict[str, float] | None]]) -> None:
+    print(title)
+    print(f"{'system':<40} {'hit@1':>6} {'hit@5':>6} {'MRR@10':>7} {'nDCG@10':>8} {'ans@5':>6} {'p50 ms':>7} "
+          f"{'p95 ms':>7}")
+    for name, r in rows:
+        if r is None:
+            print(f"{name:<40} {'n/a (no votes for this corpus)':>40}")
+            continue
+        print(f"{name:<40} {r['hit@1']:>6.3f} {r['hit@5']:>6.3f} {r['mrr@10']:>7.3f} {r['ndcg@10']:>8.3f} "
+              f"{r['ans@5']:>6.3f} {r['p50_ms']:>7.1f} {r['p95_ms']:>7.1f}")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data", type=Path, required=True, help="folder of techsupport_qa_emanual")
     parser.add_argument("--split", choices=sorted(SPLITS), default="tv-dev")
-    parser.add_argument("--candidates", type=int, default=60, help="chunks fetched per query before section dedupe")
-    parser.add_argument("--json", action="store_true", help="also print the figures as one JSON line")
+    parser.add_argument("--compare", action="store_true", help="also run the peers and one ablation row per stage")
+    parser.add_argument("--json", action="store_true", help="also print the figures as one last line of JSON")
+    parser.add_argument("--candidates", type=int, default=None, help="override DESKMATE_CANDIDATE_K")
     args = parser.parse_args()
 
     from app.adapters.embeddings import SentenceTransformerEmbedder
-    from app.adapters.parsers import FileParser
-    from app.adapters.vector_index import ChromaVectorIndex, make_client
     from app.settings import Settings
-    from graphs.context import IndexingContext
-    from graphs.indexing import build_indexing_graph
 
     corpus, queries, qrels = load_split(args.data, args.split)
     settings = Settings(_env_file=None)
     embedder = SentenceTransformerEmbedder()
     with tempfile.TemporaryDirectory() as tmp:
-        index = ChromaVectorIndex(make_client("persistent", path=tmp), "bench_chunks")
-        context = IndexingContext(embedder=embedder, index=index, parser=FileParser(),
-                                  chunk_max_tokens=settings.chunk_max_tokens)
-        graph = build_indexing_graph()
         started = time.perf_counter()
-        for doc in corpus:
-            graph.invoke({"source": f"bench/{doc['_id']}.txt", "data": section_document(doc)}, context=context)
+        client, index = build_index(corpus, settings, embedder, tmp)
         index_seconds = time.perf_counter() - started
-        chunk_count = index.count()
+        started = time.perf_counter()
+        index.rebuild_lexical()  # what a restart does: measured, then searched exactly as after indexing
+        rebuild_ms = (time.perf_counter() - started) * 1000
 
+        base = base_context(index, embedder, settings, args.candidates)
         embedder.embed_query("warm up")
-        totals: dict[str, float] = defaultdict(float)
-        latencies: list[float] = []
-        for qid, text in queries.items():
-            t0 = time.perf_counter()
-            hits = index.query(embedder.embed_query(text), k=args.candidates)
-            latencies.append((time.perf_counter() - t0) * 1000)
-            ranked = list(dict.fromkeys(h["source"].removeprefix("bench/").removesuffix(".txt") for h in hits))
-            for name, value in metrics(ranked, qrels[qid]).items():
-                totals[name] += value
+        results: dict[str, dict[str, float] | None] = {"deskmate": evaluate(deskmate_system(base, embedder),
+                                                                            queries, qrels)}
+        rows = [("deskmate (default pipeline)", results["deskmate"])]
+        if args.compare:
+            chunk_rows = stored_chunks(index.vector)
+            results["langchain"] = evaluate(langchain_system(client, embedder, chunk_rows), queries, qrels)
+            results["bm25"] = evaluate(bm25_system(chunk_rows), queries, qrels)
+            rows += [("peer: langchain+chroma+minilm", results["langchain"]), ("peer: bm25 (bm25s)", results["bm25"])]
+            cfg = base.retrieval
+            off = dataclasses.replace(cfg, lexical=False, aggregate_sections=False, neighbour_radius=0, feedback=False)
+            steps = [
+                ("dense only", off),
+                ("BM25 only (deskmate's lexical index)", dataclasses.replace(off, lexical=True, dense_weight=0.0)),
+                ("+ BM25, reciprocal-rank fusion", dataclasses.replace(off, lexical=True, fusion="rrf")),
+                ("+ BM25, weighted fusion", dataclasses.replace(off, lexical=True)),
+                ("+ section aggregation", dataclasses.replace(off, lexical=True, aggregate_sections=True)),
+                ("+ neighbour expansion", dataclasses.replace(
+                    off, lexical=True, aggregate_sections=True, neighbour_radius=cfg.neighbour_radius)),
+            ]
+            ablation = {}
+            for name, config in steps:
+                ablation[name] = evaluate(deskmate_system(dataclasses.replace(base, retrieval=config), embedder),
+                                          queries, qrels)
+                rows.append((f"  {name}", ablation[name]))
+            feedback_row = None
+            if args.split.startswith("tv"):
+                from feedback import simulate_votes  # bench/feedback.py (this script's folder is on sys.path)
 
-    n = len(queries)
-    result = {name: round(value / n, 4) for name, value in totals.items()}
-    result.update(p50_ms=round(statistics.median(latencies), 1), p95_ms=round(percentile(latencies, 95), 1))
-    print(f"split={args.split} queries={n} sections={len(corpus)} chunks={chunk_count} "
-          f"(indexed in {index_seconds:.1f} s)")
-    print(f"{'system':<10} {'hit@1':>6} {'hit@5':>6} {'MRR@10':>7} {'nDCG@10':>8} {'p50 ms':>7} {'p95 ms':>7}")
-    print(f"{'deskmate':<10} {result['hit@1']:>6.3f} {result['hit@5']:>6.3f} {result['mrr@10']:>7.3f} "
-          f"{result['ndcg@10']:>8.3f} {result['p50_ms']:>7.1f} {result['p95_ms']:>7.1f}")
+                with tempfile.TemporaryDirectory() as votes_dir:
+                    store, summary = simulate_votes(args.data, base, embedder, Path(votes_dir) / "feedback.sqlite",
+                                                    settings)
+                    with_votes = dataclasses.replace(base, feedback=store)
+                    feedback_row = evaluate(deskmate_system(with_votes, embedder), queries, qrels)
+                    store.close()
+                print(f"feedback: {summary}")
+            ablation["+ feedback (votes simulated on tv-dev)"] = feedback_row
+            rows.append(("  + feedback (votes on tv-dev)", feedback_row))
+            results["ablation"] = ablation  # type: ignore[assignment]
+
+    print(f"split={args.split} queries={len(queries)} sections={len(corpus)} chunks={index.count()} "
+          f"(indexed in {index_seconds:.1f} s; BM25 rebuilt from Chroma in {rebuild_ms:.0f} ms)")
+    print_table("", rows)
     if args.json:
-        print(json.dumps({"deskmate": result}))
+        print(json.dumps(results))
     return 0
 
 

@@ -6,9 +6,30 @@ read from the environment by a node.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Literal
 
-from graphs.ports import ChatModel, DocumentParser, Embedder, Redactor, VectorIndex
+from graphs.ports import (ChatModel, DocumentParser, Embedder, FeedbackSource, LexicalIndex, Redactor, Reranker,
+                          StatusChecker, TicketDesk, VectorIndex)
+
+
+@dataclass(frozen=True)
+class RetrievalConfig:
+    """Knobs of the retrieval pipeline (nodes/retrieval.py). Every stage can be switched off, which is
+    how bench/retrieval.py measures what each one buys. Defaults were tuned on tv-dev only."""
+
+    lexical: bool = True  # BM25 beside the dense index (needs SupportContext.lexical)
+    fusion: Literal["weighted", "rrf"] = "weighted"  # how the two rankings are merged
+    dense_weight: float = 0.3  # score = w·cosine + (1 − w)·BM25 share; also the confidence under rrf
+    rrf_k: int = 60  # reciprocal-rank constant (fusion="rrf")
+    aggregate_sections: bool = True  # rank sections by their best chunk; cap chunks per section
+    max_chunks_per_section: int = 2
+    section_bonus: float = 0.0  # + bonus × the section's second-best chunk score (0: max only)
+    neighbour_radius: int = 1  # chunks either side of a confident top hit added for context (0: off)
+    neighbour_decay: float = 0.9  # a neighbour's score = top score × decay
+    rerank_top_n: int = 30  # candidates a configured cross-encoder rescores
+    feedback: bool = True  # apply learned per-chunk multipliers (needs SupportContext.feedback)
+    secondary_boost: float = 0.1  # filters: score × (1 + boost × share of secondary fields matched)
 
 
 @dataclass(frozen=True)
@@ -17,12 +38,20 @@ class SupportContext:
     index: VectorIndex
     redactor: Redactor
     llm: ChatModel | None = None
+    status: StatusChecker | None = None  # None: no status page configured
+    tickets: TicketDesk | None = None  # None: tickets cannot be created (offered as contact info instead)
+    lexical: LexicalIndex | None = None  # None: dense retrieval only
+    reranker: Reranker | None = None  # None (default): no cross-encoder
+    feedback: FeedbackSource | None = None  # None: votes do not adjust retrieval
+    retrieval: RetrievalConfig = field(default_factory=RetrievalConfig)
     top_k: int = 5
     candidate_k: int = 20
     min_score: float = 0.40
     max_searches: int = 3
     history_turns: int = 10
     llm_max_tokens: int = 1024
+    max_turns: int = 20  # past this, a still-unresolved conversation is offered a ticket
+    max_failed_steps: int = 3  # troubleshooting escalates after this many failed steps
 
 
 @dataclass(frozen=True)

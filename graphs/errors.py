@@ -29,3 +29,32 @@ class DocumentRejected(DeskmateError):
 
 class IndexUnavailable(DeskmateError):
     """The vector store cannot be reached."""
+
+
+class TicketStoreError(DeskmateError):
+    """The local ticket store (SQLite) could not be read or written — a real failure, unlike Jira's."""
+
+
+class JiraError(DeskmateError):
+    """Jira refused or failed a call; `status` is the HTTP status (None when Jira could not be reached)."""
+
+    def __init__(self, reason: str, *, status: int | None = None) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.status = status
+
+
+class StatusUnavailable(DeskmateError):
+    """The status page could not be fetched or read; `reason` says why in words a person understands."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+class InvalidFilter(DeskmateError):
+    """A search filter or a document context names an unknown field or carries unusable values (422)."""
+
+
+class UnknownMessage(DeskmateError):
+    """Feedback names an assistant message that this session never received (404)."""

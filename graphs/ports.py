@@ -9,7 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, Sequence, runtime_checkable
 
-from graphs.records import ChunkRecord, DocumentInfo, ParsedDocument, RetrievedChunk
+from graphs.records import (ChunkRecord, DocumentInfo, ParsedDocument, RetrievedChunk, StatusReport, Ticket,
+                            TicketDraft)
 
 
 @runtime_checkable
@@ -33,6 +34,10 @@ class VectorIndex(Protocol):
 
     def query(self, embedding: Sequence[float], k: int,
               where: dict[str, Any] | None = None) -> list[RetrievedChunk]: ...
+
+    def similarities(self, embedding: Sequence[float], chunk_ids: Sequence[str]) -> dict[str, float]:
+        """Cosine similarity of the query to each given chunk (ids not found are left out)."""
+        ...
 
     def get_document(self, doc_id: str) -> DocumentInfo | None: ...
 
@@ -66,6 +71,11 @@ class ChatModel(Protocol):
     name: str
 
     def complete(self, messages: Sequence[ChatMessage], *, max_tokens: int | None = None) -> str: ...
+
+
+# Finding kinds that are personal data (policy decides where they go); every other kind is a secret
+# (PASSWORD, API_KEY, PRIVATE_KEY, …), removed for every destination.
+PERSONAL_DATA_KINDS = frozenset({"EMAIL", "PHONE", "CREDIT_CARD", "IBAN", "US_SSN", "IP_ADDRESS", "PERSON"})
 
 
 @dataclass(frozen=True)
@@ -102,3 +112,76 @@ class DocumentParser(Protocol):
     """Bytes of an uploaded or bundled file → structured blocks. Raises DocumentRejected."""
 
     def parse(self, name: str, data: bytes) -> ParsedDocument: ...
+
+
+@runtime_checkable
+class StatusChecker(Protocol):
+    """The company status page, parsed and cached. Never raises: failures come back as ok=False."""
+
+    def current(self) -> "StatusReport": ...
+
+
+@runtime_checkable
+class StatusSource(Protocol):
+    """The raw status page: Atlassian Statuspage's `/api/v2/summary.json`, decoded.
+
+    `page_url` is the page people can open. `fetch_summary` raises graphs.errors.StatusUnavailable
+    (with a reason a person understands) when the page cannot be reached or is not JSON.
+    """
+
+    page_url: str
+
+    def fetch_summary(self) -> dict: ...
+
+
+@runtime_checkable
+class TicketDesk(Protocol):
+    """Tickets: the local store is written first and always; Jira (when configured) is best-effort."""
+
+    def find_open(self, *, session_id: str, user_id: str, topic: str) -> "Ticket | None":
+        """An open ticket for this session, or for this user on the same topic (de-duplication)."""
+        ...
+
+    def create(self, draft: "TicketDraft", *, session_id: str, user_id: str) -> "Ticket": ...
+
+    def close(self, ticket_id: str, comment: str) -> "Ticket | None": ...
+
+    def list_for(self, *, user_id: str | None = None, session_id: str | None = None) -> "list[Ticket]": ...
+
+    def get(self, ticket_id: str) -> "Ticket | None": ...
+
+
+@runtime_checkable
+class LexicalIndex(Protocol):
+    """BM25 over the active chunks, kept in step with the vector index (same versions, same filters)."""
+
+    def search(self, text: str, k: int, where: dict[str, Any] | None = None) -> list[RetrievedChunk]:
+        """Best chunks by BM25; `score` (and `lexical_score`) is BM25 as a 0..1 share of the query's maximum."""
+        ...
+
+    def lexical_scores(self, text: str, chunk_ids: Sequence[str]) -> dict[str, float]:
+        """The same 0..1 BM25 share for given chunks (dense-only candidates get their lexical evidence)."""
+        ...
+
+    def neighbours(self, chunk_id: str, radius: int) -> list[RetrievedChunk]:
+        """Chunks within `radius` positions of `chunk_id` in the same document section, in order (score 0)."""
+        ...
+
+
+@runtime_checkable
+class Reranker(Protocol):
+    """A cross-encoder: relevance of each passage to the query as a 0..1 probability."""
+
+    name: str
+
+    def score(self, query: str, passages: Sequence[str]) -> list[float]: ...
+
+
+@runtime_checkable
+class FeedbackSource(Protocol):
+    """Votes on answers, turned into bounded per-chunk score multipliers (1.0 = no adjustment)."""
+
+    def multipliers(self, keys: Sequence[str], query_embedding: Sequence[float] | None = None) -> dict[str, float]:
+        """Multiplier for each key that has one, from the votes on questions like this one; keys with too
+        few such votes are left out."""
+        ...

@@ -7,7 +7,7 @@ checkpointer can store them; parser output is a dataclass because it never enter
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal, TypedDict
+from typing import Literal, NotRequired, TypedDict
 
 OperatingSystem = Literal["windows", "macos", "linux"]
 OPERATING_SYSTEMS: tuple[OperatingSystem, ...] = ("windows", "macos", "linux")
@@ -47,6 +47,11 @@ class ChunkRecord(TypedDict):
     content_hash: str
     text: str  # the body shown to users when quoted
     embed_text: str  # what is embedded: title and section path + body
+    # document context (seed 001), present only when the document was uploaded with one
+    context_type: NotRequired[list[str]]
+    content_domain: NotRequired[list[str]]
+    document_category: NotRequired[list[str]]
+    relevance_tags: NotRequired[list[str]]
 
 
 class RetrievedChunk(TypedDict):
@@ -60,7 +65,19 @@ class RetrievedChunk(TypedDict):
     os: str
     chunk_index: int
     text: str
-    score: float
+    score: float  # calibrated 0..1 confidence: cosine when dense-only, else the fused/reranked score
+    # how the score came about (hybrid retrieval); absent from plain vector-index hits
+    dense_score: NotRequired[float]  # cosine similarity to the query
+    lexical_score: NotRequired[float]  # BM25 as a share of the query's best possible BM25 (0..1)
+    rerank_score: NotRequired[float]  # cross-encoder probability, when a reranker is configured
+    feedback_multiplier: NotRequired[float]  # learned from votes; 1.0 when there are not enough
+    origin: NotRequired[str]  # dense | lexical | both | neighbour
+    content_hash: NotRequired[str]  # the body's hash: feedback follows it across document versions
+    # the document's context (seed 001) when it has one: filters match it, secondary fields rank by it
+    context_type: NotRequired[list[str]]
+    content_domain: NotRequired[list[str]]
+    document_category: NotRequired[list[str]]
+    relevance_tags: NotRequired[list[str]]
 
 
 class DocumentInfo(TypedDict):
@@ -74,6 +91,12 @@ class DocumentInfo(TypedDict):
     chunk_count: int
     size_bytes: int
     indexed_at: str
+    # document context (seed 001), present only when the document was uploaded with one
+    context_type: NotRequired[list[str]]
+    content_domain: NotRequired[list[str]]
+    document_category: NotRequired[list[str]]
+    relevance_tags: NotRequired[list[str]]
+    description: NotRequired[str]
 
 
 class Source(TypedDict):
@@ -85,3 +108,66 @@ class Source(TypedDict):
     section: str
     chunk_id: str
     score: float
+
+
+# --- status page -------------------------------------------------------------------------------
+class StatusComponent(TypedDict):
+    name: str
+    status: str  # operational | degraded_performance | partial_outage | major_outage | under_maintenance
+
+
+class StatusIncident(TypedDict):
+    id: str
+    name: str
+    status: str  # investigating | identified | monitoring | resolved | postmortem | scheduled | in_progress | …
+    impact: str  # none | minor | major | critical | maintenance
+    components: list[str]  # names of the affected components
+    updated_at: str
+    shortlink: str
+    latest_update: str  # body of the newest incident update, "" if none
+
+
+class StatusReport(TypedDict):
+    """The parsed company status page; `ok` False means it could not be checked (see `error`)."""
+
+    ok: bool
+    page_url: str
+    indicator: str  # none | minor | major | critical | maintenance | unknown
+    description: str
+    components: list[StatusComponent]  # every component with its state
+    incidents: list[StatusIncident]  # unresolved incidents
+    maintenances: list[StatusIncident]  # scheduled or in-progress maintenance
+    checked_at: str
+    error: str | None
+
+
+# --- tickets -------------------------------------------------------------------------------------
+class TroubleshootingStep(TypedDict):
+    step: str
+    outcome: str  # pending | failed | resolved | skipped
+
+
+class TicketDraft(TypedDict):
+    """What the user is shown before confirming; everything in it is already redacted."""
+
+    summary: str
+    description: str
+    priority: str  # low | medium | high | critical
+    topic: str  # the issue in a few words, used for de-duplication
+    os: str
+    steps_tried: list[TroubleshootingStep]
+    conversation: list[dict]  # [{role, content}], redacted
+
+
+class Ticket(TicketDraft):
+    id: str  # local id, e.g. "DM-1A2B3C"
+    status: str  # open | closed
+    session_id: str
+    user_id: str
+    created_at: str
+    updated_at: str
+    jira_key: str | None
+    jira_url: str | None
+    jira_error: str | None  # why Jira was not updated, when it was not
+    jira_status: str | None  # the linked issue's status name in Jira when last seen ("In Progress")
+    comments: list[str]

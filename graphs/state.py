@@ -12,15 +12,41 @@ from typing import Annotated, Literal, TypedDict
 from langchain_core.messages import AnyMessage
 from langgraph.graph.message import add_messages
 
-from graphs.records import OperatingSystem, RetrievedChunk, Source
+from graphs.records import (OperatingSystem, RetrievedChunk, Source, StatusIncident, TicketDraft,
+                            TroubleshootingStep)
 
 Intent = Literal["informative", "troubleshooting"]
-SmallTalk = Literal["", "greeting", "thanks", "farewell"]
+SmallTalk = Literal["", "greeting", "thanks", "farewell", "resolved"]
 Action = Literal[
     "answer", "clarify", "search_kb",
     # the agentic branches (troubleshooting, status, tickets) plug in here
     "troubleshoot", "check_status", "create_ticket", "search_tickets",
 ]
+
+
+ReplyKind = Literal["", "resolved", "failed", "exit", "affirm", "deny", "resume", "done"]
+TicketEvent = Literal["", "offered", "edited", "declined", "created", "existing", "closed"]
+
+
+class Troubleshooting(TypedDict):
+    """An interactive troubleshooting workflow; lives in the session until resolved, exited or escalated."""
+
+    issue: str
+    topic: str
+    steps: list[TroubleshootingStep]
+    current: int  # index of the step the user is on
+    failed: int
+    asked_outcome: bool  # the outcome of the current step was already asked for once
+    status: Literal["in_progress", "paused", "resolved", "exited", "escalated"]
+    source: dict  # {title, source, chunk_id} the steps came from
+    os: str
+
+
+class TicketRef(TypedDict):
+    id: str
+    url: str | None
+    status: str
+    jira_key: str | None
 
 
 def replace(_old: list, new: list) -> list:
@@ -34,9 +60,12 @@ class SupportInput(TypedDict, total=False):
     # --- input ---
     query: str  # raw user text; the redact node overwrites it before anything else reads it
     user_os: OperatingSystem | None  # stated once, remembered for the session
+    search_filters: dict | None  # document-context filter of this turn (graphs/filters.py), validated by the API
     # --- redact ---
     redaction_notice: str | None
     redacted_kinds: Annotated[list[str], replace]
+    injection_suspected: bool  # the message tries to override the assistant's instructions (flag, not refusal)
+    injection_signals: Annotated[list[str], replace]  # which patterns matched, e.g. "override:ignore-instructions"
     # --- classify ---
     intent: Intent
     small_talk: SmallTalk
@@ -60,6 +89,13 @@ class SupportInput(TypedDict, total=False):
     needs_input: bool
     is_clarifying: bool
     fallback_notice: str | None
+    # --- agentic branches, per turn ---
+    reply_kind: ReplyKind
+    status_checked: bool
+    status_ok: bool
+    status_summary: str  # the status page, formatted for the user ("" when not checked)
+    incidents: Annotated[list[StatusIncident], replace]  # incidents relevant to this message
+    ticket_event: TicketEvent
 
 
 class SupportState(SupportInput, total=False):
@@ -69,12 +105,16 @@ class SupportState(SupportInput, total=False):
     active_topic: str | None
     clarify_streak: int
     turn_count: int
+    troubleshooting: Troubleshooting | None
+    ticket_offer: TicketDraft | None  # drafted, shown, waiting for the user's yes / edit / no
+    ticket: TicketRef | None  # the ticket raised in this session
 
 
 class SupportOutput(TypedDict, total=False):
     """What the API and CLI read back after a turn."""
 
     query: str
+    search_query: str  # the wording last searched (follow-ups enriched with their topic); feedback keys on it
     answer: str
     action: Action
     needs_input: bool
@@ -82,6 +122,8 @@ class SupportOutput(TypedDict, total=False):
     sources: list[Source]
     redaction_notice: str | None
     redacted_kinds: list[str]
+    injection_suspected: bool
+    injection_signals: list[str]
     fallback_notice: str | None
     decision_reasoning: str
     decided_by: str
@@ -90,9 +132,16 @@ class SupportOutput(TypedDict, total=False):
     search_count: int
     retrieved_chunks: list[RetrievedChunk]
     turn_count: int
+    troubleshooting: Troubleshooting | None
+    ticket_offer: TicketDraft | None
+    ticket: TicketRef | None
+    ticket_event: TicketEvent
+    incidents: list[StatusIncident]
+    status_checked: bool
+    status_ok: bool
 
 
-def turn_input(query: str, user_os: OperatingSystem | None = None) -> dict:
+def turn_input(query: str, user_os: OperatingSystem | None = None, search_filters: dict | None = None) -> dict:
     """The graph input for one user message: the message plus a reset of every per-turn key.
 
     Session keys are left out so the checkpointer's values carry over; `user_os` is only
@@ -100,8 +149,11 @@ def turn_input(query: str, user_os: OperatingSystem | None = None) -> dict:
     """
     update: dict = {
         "query": query,
+        "search_filters": search_filters or None,
         "redaction_notice": None,
         "redacted_kinds": [],
+        "injection_suspected": False,
+        "injection_signals": [],
         "small_talk": "",
         "keywords": [],
         "is_vague": False,
@@ -119,6 +171,12 @@ def turn_input(query: str, user_os: OperatingSystem | None = None) -> dict:
         "needs_input": False,
         "is_clarifying": False,
         "fallback_notice": None,
+        "reply_kind": "",
+        "status_checked": False,
+        "status_ok": True,
+        "status_summary": "",
+        "incidents": [],
+        "ticket_event": "",
     }
     if user_os:
         update["user_os"] = user_os

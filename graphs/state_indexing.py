@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal, TypedDict
+from typing import Annotated, Literal, NotRequired, TypedDict
 
 from graphs.records import ChunkRecord, DocumentInfo, ParsedDocument
 from graphs.state import replace
@@ -11,6 +11,7 @@ from graphs.state import replace
 class IndexingInput(TypedDict):
     source: str  # stable name: "kb/vpn-setup.md", "uploads/guide.pdf"
     data: bytes
+    document_context: NotRequired[dict]  # seed 001 context (graphs/filters.validate_context); {} or absent: none
 
 
 class IndexingState(IndexingInput, total=False):

@@ -1,11 +1,11 @@
 """The support conversation graph, readable top to bottom.
 
-    redact → classify ─┬─ (small talk) ─────────────────────────────┐
-                       └→ embed_query → retrieve → decide ──────────┤
-                              ↑                      │              │
-                              └──── search_kb ───────┤              ↓
-                                                     ├→ answer  ─→ respond → END
-                                                     └→ clarify ─→ respond
+    redact → classify ─┬─ (small talk, or a reply to deskmate's own question) ──────┐
+                       └→ embed_query → retrieve ──────────────────────────→ decide ┤
+                              ↑                          check_status ⇄ decide      │
+                              └──────── search_kb ─────────────────────────────────┤
+                                  answer | clarify | search_tickets ─→ respond → END
+                                  troubleshoot ─(escalate)→ ticket ─→ respond
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from langgraph.graph import END, START, StateGraph
 from graphs.context import SupportContext
 from graphs.state import SupportInput, SupportOutput, SupportState
 from nodes.answer import answer
+from nodes.check_status import check_status
 from nodes.clarify import clarify
 from nodes.classify import classify
 from nodes.decide import decide
@@ -25,23 +26,47 @@ from nodes.embed_query import embed_query
 from nodes.redact import redact
 from nodes.respond import respond
 from nodes.retrieve import retrieve
+from nodes.search_tickets import search_tickets
+from nodes.ticket import ticket
+from nodes.troubleshoot import troubleshoot
+
+ACTION_NODES = {
+    "answer": "answer",
+    "clarify": "clarify",
+    "search_kb": "embed_query",
+    "troubleshoot": "troubleshoot",
+    "check_status": "check_status",
+    "create_ticket": "ticket",
+    "search_tickets": "search_tickets",
+}
+
+
+def awaits_reply(state: SupportState) -> bool:
+    """deskmate asked something last turn: a ticket offer, or a troubleshooting step."""
+    flow = state.get("troubleshooting") or {}
+    return bool(state.get("ticket_offer")) or flow.get("status") in ("in_progress", "paused")
 
 
 def route_after_classify(state: SupportState) -> Literal["embed_query", "decide"]:
-    """Greetings and thanks need no search."""
-    return "decide" if state.get("small_talk") else "embed_query"
+    """Small talk, and replies like "yes" or "still broken" to deskmate's own question, need no search."""
+    if state.get("small_talk") or (state.get("reply_kind") and awaits_reply(state)):
+        return "decide"
+    return "embed_query"
 
 
-def route_decision(state: SupportState) -> Literal["answer", "clarify", "embed_query"]:
+def route_decision(state: SupportState) -> Literal["answer", "clarify", "embed_query", "troubleshoot", "check_status",
+                                                    "ticket", "search_tickets"]:
     """Map the decided action to the node that carries it out."""
     action = state.get("action")
-    if action == "answer":
-        return "answer"
-    if action == "clarify":
-        return "clarify"
-    if action == "search_kb":
-        return "embed_query"
-    raise ValueError(f"decide produced an action this graph cannot route: {action!r}")
+    if action not in ACTION_NODES:
+        raise ValueError(f"decide produced an action this graph cannot route: {action!r}")
+    return ACTION_NODES[action]
+
+
+def route_after_troubleshoot(state: SupportState) -> Literal["ticket", "respond"]:
+    """Too many failed steps: hand over to the ticket offer."""
+    flow = state.get("troubleshooting") or {}
+    return "ticket" if flow.get("status") == "escalated" else "respond"
 
 
 def build_support_graph(checkpointer: BaseCheckpointSaver | None = None):
@@ -53,8 +78,12 @@ def build_support_graph(checkpointer: BaseCheckpointSaver | None = None):
     builder.add_node("embed_query", embed_query)
     builder.add_node("retrieve", retrieve)
     builder.add_node("decide", decide)
+    builder.add_node("check_status", check_status)
     builder.add_node("answer", answer)
     builder.add_node("clarify", clarify)
+    builder.add_node("troubleshoot", troubleshoot)
+    builder.add_node("ticket", ticket)
+    builder.add_node("search_tickets", search_tickets)
     builder.add_node("respond", respond)
 
     builder.add_edge(START, "redact")
@@ -63,7 +92,11 @@ def build_support_graph(checkpointer: BaseCheckpointSaver | None = None):
     builder.add_edge("embed_query", "retrieve")
     builder.add_edge("retrieve", "decide")
     builder.add_conditional_edges("decide", route_decision)
+    builder.add_edge("check_status", "decide")  # bounded: decide never asks for a second check in a turn
+    builder.add_conditional_edges("troubleshoot", route_after_troubleshoot)
     builder.add_edge("answer", "respond")
     builder.add_edge("clarify", "respond")
+    builder.add_edge("ticket", "respond")
+    builder.add_edge("search_tickets", "respond")
     builder.add_edge("respond", END)
     return builder.compile(checkpointer=checkpointer, name="support")

@@ -15,7 +15,7 @@ from graphs.ports import ChatMessage
 from graphs.records import RetrievedChunk, Source
 from graphs.state import SupportState
 from nodes.extractive import cite, compose_answer, label, to_source
-from nodes.lexicon import OS_LABELS
+from nodes.lexicon import OS_LABELS, asks_status
 from nodes.replies import (LLM_FALLBACK_NOTICE, NOT_FOUND, NOT_FOUND_CLOSEST, NOT_FOUND_NEXT,
                            SMALL_TALK_REPLIES)
 from nodes.retrieve import confident_chunks
@@ -79,20 +79,44 @@ def llm_answer(state: SupportState, ctx: SupportContext, chunks: list[RetrievedC
     return reply, sources
 
 
+def knowledge_answer(state: SupportState, ctx: SupportContext, update: dict) -> tuple[str, list[Source]]:
+    """The cited answer from the knowledge base (LLM-written when configured), or the honest not-found."""
+    chunks = confident_chunks(state, ctx.min_score)
+    if not chunks:
+        return not_found_reply(state), []
+    if ctx.llm is not None and not state.get("fallback_notice") and not update.get("fallback_notice"):
+        try:
+            return llm_answer(state, ctx, chunks)
+        except LLMError as exc:
+            log.warning("answer LLM failed, answering extractively: %s", exc)
+            update["fallback_notice"] = LLM_FALLBACK_NOTICE
+    return compose_answer(state.get("search_query") or state["query"], chunks, state.get("user_os"))
+
+
+def with_status(state: SupportState, text: str) -> str:
+    """Known incidents go first ("VPN is down" → the VPN incident); a failed status check is said plainly."""
+    note = state.get("status_summary") if state.get("status_checked") else ""
+    if not note:
+        return text
+    if state.get("incidents"):
+        return f"{note}\n\nIT already knows about this and is working on it, so it may not be something you can " \
+               f"fix yourself. In the meantime, here is what the knowledge base says:\n\n{text}"
+    return f"{text}\n\n{note}"
+
+
+def resume_hint(state: SupportState) -> str:
+    flow = state.get("troubleshooting")
+    if flow and flow["status"] == "paused":
+        return f'\n\n(When you\'re ready, say "continue" to get back to: {flow["issue"]})'
+    return ""
+
+
 def answer(state: SupportState, runtime: Runtime[SupportContext]) -> dict:
     ctx = runtime.context
     update: dict = {"needs_input": False, "is_clarifying": False}
     if state.get("small_talk"):
         return update | {"answer": SMALL_TALK_REPLIES[state["small_talk"]], "sources": []}
-    chunks = confident_chunks(state, ctx.min_score)
-    if not chunks:
-        return update | {"answer": not_found_reply(state), "sources": []}
-    if ctx.llm is not None and not state.get("fallback_notice"):
-        try:
-            text, sources = llm_answer(state, ctx, chunks)
-            return update | {"answer": text, "sources": sources}
-        except LLMError as exc:
-            log.warning("answer LLM failed, answering extractively: %s", exc)
-            update["fallback_notice"] = LLM_FALLBACK_NOTICE
-    text, sources = compose_answer(state.get("search_query") or state["query"], chunks, state.get("user_os"))
-    return update | {"answer": text, "sources": sources}
+    if asks_status(state["query"]) and state.get("status_checked"):
+        return update | {"answer": state.get("status_summary", "") + resume_hint(state), "sources": []}
+    text, sources = knowledge_answer(state, ctx, update)
+    return update | {"answer": with_status(state, text) + resume_hint(state), "sources": sources}

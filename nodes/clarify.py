@@ -31,8 +31,10 @@ def _last_assistant_text(state: SupportState) -> str:
 
 
 def offline_question(state: SupportState, min_score: float) -> str:
-    # only offer articles that really match: for a vague message, weak matches are noise
-    titles = list(dict.fromkeys(c["title"] for c in state.get("retrieved_chunks", []) if c["score"] >= min_score))
+    # only offer articles for a message that names something: for "it's not working", whatever the
+    # search returned matched filler words, and offering it would be noise
+    titles = [] if state.get("is_vague") else list(dict.fromkeys(
+        c["title"] for c in state.get("retrieved_chunks", []) if c["score"] >= min_score))
     if len(titles) >= 2:
         options = titles[:3]
         question = CLARIFY_OPTIONS.format(options=", ".join(options[:-1]) + f" or {options[-1]}")

@@ -1,5 +1,12 @@
 """decide: choose the next action. The policy in code decides alone offline; with an LLM, the LLM
-proposes and the same policy disposes (invalid, unavailable or unsafe choices are overridden)."""
+proposes and the same policy disposes (invalid, unavailable or unsafe choices are overridden).
+
+Order of authority:
+1. forced rules — replies to an open question (ticket offer, troubleshooting step), auto-close,
+   the turn limit — that no LLM may override;
+2. the LLM's proposal, when one is configured, kept only if the policy allows it here and now;
+3. the policy rules, top to bottom, the first that holds deciding.
+"""
 
 from __future__ import annotations
 
@@ -16,13 +23,15 @@ from graphs.errors import LLMError
 from graphs.ports import ChatMessage
 from graphs.state import SupportState
 from nodes.embed_query import is_follow_up, search_variants
+from nodes.lexicon import asks_status, asks_ticket_status, is_question, is_troubleshooting, it_topics, wants_ticket
 from nodes.replies import LLM_FALLBACK_NOTICE
 from nodes.retrieve import confident_chunks
+from nodes.troubleshoot import candidate_steps, workflow_reply
 
 log = logging.getLogger(__name__)
 
-# The actions this graph can route to; the agentic branches extend this tuple.
-ACTIONS: tuple[str, ...] = ("answer", "clarify", "search_kb")
+ACTIONS: tuple[str, ...] = ("answer", "clarify", "search_kb", "troubleshoot", "check_status", "create_ticket",
+                            "search_tickets")
 MAX_CLARIFY_STREAK = 2  # never ask more than two clarifying questions in a row
 
 
@@ -38,19 +47,92 @@ def _untried_variants(state: SupportState) -> list[str]:
     return [v for v in search_variants(state) if v not in tried]
 
 
+def offer_reply(state: SupportState) -> str:
+    """How the message answers a pending ticket offer: confirm, decline, edit or '' (not an answer)."""
+    from nodes.lexicon import priority_in
+
+    kind = state.get("reply_kind", "")
+    text = state["query"].strip()
+    if kind == "affirm":
+        return "confirm"
+    if kind in ("deny", "exit") or re.match(r"^(no|nope|nah)\b", text, re.I):
+        return "decline"
+    if priority_in(text) or re.search(r"\b(change|add|mention|include|summary|title|priority|say that)\b", text, re.I):
+        return "edit"
+    return ""
+
+
+def is_topic_switch(state: SupportState) -> bool:
+    """A message during troubleshooting that is about something else, not a reply to the step."""
+    if state.get("reply_kind"):
+        return False
+    text = state["query"]
+    if wants_ticket(text) or asks_ticket_status(text) or asks_status(text):
+        return True
+    flow = state.get("troubleshooting") or {}
+    new_topics = set(it_topics(text)) - set((flow.get("topic") or "").split(", "))
+    # a question, or a different problem ("also my printer won't print"); a plain report of what the
+    # user saw ("I opened a website and it loaded") is a reply to the step, whatever words it uses
+    return (is_question(text) and len(text.split()) > 3) or (bool(new_topics) and is_troubleshooting(text))
+
+
+def _open_ticket(state: SupportState) -> bool:
+    ticket = state.get("ticket")
+    return bool(ticket and ticket.get("status") == "open")
+
+
+def forced_decision(state: SupportState, ctx: SupportContext) -> Decision | None:
+    """Rules no LLM may override: they answer a question deskmate itself asked, or enforce a bound."""
+    if state.get("ticket_offer") and offer_reply(state):
+        return Decision("create_ticket", f"the message answers the pending ticket offer ({offer_reply(state)})")
+    flow = state.get("troubleshooting")
+    if flow and flow["status"] == "in_progress" and not is_topic_switch(state):
+        return Decision("troubleshoot", f"reply to troubleshooting step {flow['current'] + 1}: "
+                                        f"{workflow_reply(state) or 'unclear'}")
+    if flow and flow["status"] == "paused" and state.get("reply_kind") == "resume":
+        return Decision("troubleshoot", "the user asked to resume the paused troubleshooting")
+    if state.get("reply_kind") == "resolved" and _open_ticket(state):
+        return Decision("create_ticket", "the user reports the problem solved; close the open ticket")
+    if (state.get("turn_count", 0) >= ctx.max_turns and not state.get("ticket")
+            and not state.get("ticket_offer") and ctx.tickets is not None):
+        return Decision("create_ticket", f"{ctx.max_turns} turns without a resolution: offer a ticket")
+    return None
+
+
 def policy_decision(state: SupportState, ctx: SupportContext) -> Decision:
     """The rules, in order. Readable top to bottom; the first that holds decides."""
+    forced = forced_decision(state, ctx)
+    if forced:
+        return forced
+    text = state["query"]
     if state.get("small_talk"):
         return Decision("answer", f"small talk ({state['small_talk']}): reply without the knowledge base")
+    if asks_ticket_status(text):
+        return Decision("search_tickets", "the user asks about their tickets")
+    if wants_ticket(text):
+        return Decision("create_ticket", "the user asks for a ticket or a person")
+    troubleshooting = state.get("intent") == "troubleshooting"
+    if not state.get("status_checked") and (asks_status(text) or (troubleshooting and ctx.status is not None)):
+        return Decision("check_status", "an outage question, or a problem that a known incident may explain")
+    if state.get("incidents") and (troubleshooting or asks_status(text)):
+        return Decision("answer", f"{len(state['incidents'])} known incident(s) match the message: tell the user")
+    if asks_status(text):
+        return Decision("answer", "status question: report the status page")
     if state.get("is_vague") and not is_follow_up(state) and state.get("clarify_streak", 0) < MAX_CLARIFY_STREAK:
         return Decision("clarify", "the message names no system or symptom to search for")
     confident = confident_chunks(state, ctx.min_score)
     if confident:
+        if troubleshooting and len(candidate_steps(confident, state.get("user_os"))) >= 2:
+            return Decision("troubleshoot", f"a problem, and the knowledge base has steps for it "
+                                            f"(best {confident[0]['score']:.2f})")
         return Decision("answer", f"{len(confident)} passage(s) at or above the answer threshold "
                                   f"(best {confident[0]['score']:.2f})")
     searches = state.get("search_count", 0)
     if searches < ctx.max_searches and _untried_variants(state):
         return Decision("search_kb", f"no confident passage after {searches} search(es); trying another wording")
+    if troubleshooting and ctx.tickets is not None and not state.get("is_vague"):
+        return Decision("create_ticket", f"a problem the knowledge base does not cover after {searches} "
+                                         "search(es): offer a ticket")
     return Decision("answer", f"no confident passage after {searches} search(es); answer honestly that the "
                               "knowledge base does not cover it")
 
@@ -58,16 +140,27 @@ def policy_decision(state: SupportState, ctx: SupportContext) -> Decision:
 def enforce_policy(proposed: Decision, state: SupportState, ctx: SupportContext) -> Decision:
     """Code disposes: keep the LLM's choice only when the policy allows it here and now."""
     fallback = policy_decision(state, ctx)
+    forced = forced_decision(state, ctx)
+    if forced:
+        return forced if proposed.action == forced.action else Decision(
+            forced.action, f"LLM proposed '{proposed.action}', overridden: {forced.reasoning}")
+    veto = None
     if proposed.action not in ACTIONS:
-        return Decision(fallback.action, f"LLM proposed '{proposed.action}', which is not available; "
-                                         f"policy: {fallback.reasoning}")
-    if proposed.action == "search_kb" and (
-        state.get("search_count", 0) >= ctx.max_searches or not _untried_variants(state)
-    ):
-        return Decision(fallback.action, f"LLM asked to search again, but the search budget is spent; "
-                                         f"policy: {fallback.reasoning}")
-    if proposed.action == "clarify" and state.get("clarify_streak", 0) >= MAX_CLARIFY_STREAK:
-        return Decision("answer", "LLM asked another clarifying question, but two were already asked")
+        veto = f"LLM proposed '{proposed.action}', which is not available"
+    elif proposed.action == "search_kb" and (state.get("search_count", 0) >= ctx.max_searches
+                                             or not _untried_variants(state)):
+        veto = "LLM asked to search again, but the search budget is spent"
+    elif proposed.action == "clarify" and state.get("clarify_streak", 0) >= MAX_CLARIFY_STREAK:
+        veto = "LLM asked another clarifying question, but two were already asked"
+    elif proposed.action == "check_status" and state.get("status_checked"):
+        veto = "LLM asked to check the status page again in the same turn"
+    elif proposed.action == "troubleshoot" and len(candidate_steps(confident_chunks(state, ctx.min_score),
+                                                                   state.get("user_os"))) < 2:
+        veto = "LLM chose troubleshooting, but the knowledge base has no steps for this"
+    elif (proposed.action == "answer" and fallback.action == "troubleshoot"):
+        veto = "troubleshooting intent and documented steps: guide step by step instead of answering at once"
+    if veto:
+        return Decision(fallback.action, f"{veto}; policy: {fallback.reasoning}")
     return proposed
 
 
@@ -83,6 +176,8 @@ def parse_decision(reply: str) -> Decision:
         data = json.loads(match.group(0))
     except json.JSONDecodeError as exc:
         raise LLMError(f"decision reply was not valid JSON: {exc}") from exc
+    if not isinstance(data, dict):
+        raise LLMError("decision reply was not a JSON object")
     action = str(data.get("action", "")).strip().lower()
     if not action:
         raise LLMError("decision reply named no action")
@@ -96,6 +191,23 @@ def _doc_summaries(state: SupportState) -> str:
     return "\n".join(f"- {c['title']} > {c['section'] or 'overview'} (score {c['score']:.2f})" for c in chunks)
 
 
+def _situation(state: SupportState) -> str:
+    lines = []
+    flow = state.get("troubleshooting")
+    if flow:
+        lines.append(f"Troubleshooting '{flow['issue']}': step {flow['current'] + 1} of {len(flow['steps'])}, "
+                     f"{flow['failed']} failed, status {flow['status']}")
+    if state.get("ticket_offer"):
+        lines.append("A ticket draft was offered and awaits the user's answer")
+    if state.get("ticket"):
+        lines.append(f"Ticket {state['ticket']['id']} exists in this conversation ({state['ticket']['status']})")
+    if state.get("status_checked"):
+        incidents = state.get("incidents", [])
+        lines.append(f"Status page checked: {len(incidents)} relevant incident(s)" if state.get("status_ok")
+                     else "Status page could not be checked")
+    return "\n".join(lines) or "(nothing in progress)"
+
+
 def _ask_llm(state: SupportState, ctx: SupportContext) -> Decision:
     prompt = prompts.render(
         "decide",
@@ -105,6 +217,7 @@ def _ask_llm(state: SupportState, ctx: SupportContext) -> Decision:
         search_count=state.get("search_count", 0),
         max_searches=ctx.max_searches,
         doc_summaries=_doc_summaries(state),
+        situation=_situation(state),
         actions=", ".join(ACTIONS),
     )
     reply = ctx.llm.complete([ChatMessage("system", prompts.render("system")), ChatMessage("user", prompt)],
@@ -115,8 +228,9 @@ def _ask_llm(state: SupportState, ctx: SupportContext) -> Decision:
 def decide(state: SupportState, runtime: Runtime[SupportContext]) -> dict:
     ctx = runtime.context
     update: dict = {}
-    if ctx.llm is None or state.get("small_talk") or state.get("fallback_notice"):
-        decision = policy_decision(state, ctx)
+    forced = forced_decision(state, ctx)
+    if forced or ctx.llm is None or state.get("small_talk") or state.get("fallback_notice"):
+        decision = forced or policy_decision(state, ctx)
     else:
         try:
             decision = enforce_policy(_ask_llm(state, ctx), state, ctx)
@@ -125,5 +239,8 @@ def decide(state: SupportState, runtime: Runtime[SupportContext]) -> dict:
             decision = policy_decision(state, ctx)
             decision = Decision(decision.action, f"LLM unavailable ({exc}); policy: {decision.reasoning}")
             update["fallback_notice"] = LLM_FALLBACK_NOTICE
+    flow = state.get("troubleshooting")
+    if flow and flow["status"] == "in_progress" and decision.action != "troubleshoot":
+        update["troubleshooting"] = {**flow, "status": "paused"}  # a topic switch: keep it to resume later
     update.update(action=decision.action, decision_reasoning=decision.reasoning, decided_by=decision.decided_by)
     return update

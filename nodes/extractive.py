@@ -65,7 +65,7 @@ def best_passage(query: str, text: str, limit: int = MAX_PASSAGE_CHARS) -> str:
     return passage
 
 
-def _same_section_continuation(primary: RetrievedChunk, chunks: list[RetrievedChunk]) -> list[RetrievedChunk]:
+def same_section_run(primary: RetrievedChunk, chunks: list[RetrievedChunk]) -> list[RetrievedChunk]:
     siblings = [c for c in chunks if c["doc_id"] == primary["doc_id"] and c["section"] == primary["section"]]
     siblings.sort(key=lambda c: c["chunk_index"])
     start = next(i for i, c in enumerate(siblings) if c["chunk_id"] == primary["chunk_id"])
@@ -80,7 +80,7 @@ def _same_section_continuation(primary: RetrievedChunk, chunks: list[RetrievedCh
 def compose_answer(query: str, chunks: list[RetrievedChunk], user_os: str | None) -> tuple[str, list[Source]]:
     """Quote the best passage (and its section's continuation), cite it, and point at a close second."""
     primary = chunks[0]
-    run = _same_section_continuation(primary, chunks)
+    run = same_section_run(primary, chunks)
     body = "\n".join(best_passage(query, c["text"]) for c in run)
     sources = [to_source(1, primary)]
     lines = [f"From **{label(primary)}** [1]:", "", body]

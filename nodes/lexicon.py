@@ -35,6 +35,13 @@ def detect_os_in_path(headings: list[str]) -> OperatingSystem | None:
 
 
 OS_LABELS: dict[str, str] = {"windows": "Windows", "macos": "macOS", "linux": "Linux"}
+TOPIC_LABELS: dict[str, str] = {"vpn": "VPN", "wi-fi": "Wi-Fi", "e-mail": "E-mail", "mfa": "MFA",
+                                "mac address": "MAC address"}
+
+
+def topic_label(topic: str) -> str:
+    """How a topic is written in a sentence or a ticket summary ("vpn" → "VPN")."""
+    return TOPIC_LABELS.get(topic, topic[:1].upper() + topic[1:])
 
 # canonical IT topic -> pattern. Canonical names double as search keywords.
 IT_TOPICS: dict[str, re.Pattern[str]] = {name: re.compile(pattern, re.I) for name, pattern in {
@@ -167,3 +174,76 @@ def overlap_score(query: str, passage: str) -> float:
     p = {_normalise(w) for w in words(passage)}
     hits = sum(1 for w in q if w in p or (len(w) > 4 and any(x.startswith(w[:5]) for x in p)))
     return hits / len(q)
+
+
+# --- replies inside a workflow ("it works", "still broken", "stop", "yes") -----------------------
+_RESOLVED = re.compile(
+    r"\b(it|that|this|everything|all)?\s*(works?|worked|is working|'s working|working) (now|again|fine|great)\b|"
+    r"^(it )?works( now| again)?[!. ]*$|\b(fixed|solved|resolved|sorted)\b(?! yet)|\bthat did it\b|\ball good\b|"
+    r"\bproblem (is )?gone\b|\bno longer (a problem|broken)\b|^(yay|great|perfect|excellent)[!. ]*(it works)?",
+    re.I)
+_FAILED = re.compile(
+    r"\b(still|same)\b.*\b(broken|not|no|doesn'?t|won'?t|can'?t|fail\w*|problem|issue|error)\b|"
+    r"\b(didn'?t|did not|doesn'?t|does not) (work|help|fix|change)\b|\bno luck\b|\bno change\b|\bnothing changed\b|"
+    r"\bnot (fixed|working|solved|resolved)\b|\bstill\b|^(nope|no)[!. ]*$|\bsame (thing|result|error|problem)\b",
+    re.I)
+_EXIT = re.compile(r"^(stop|cancel|quit|exit|never ?mind|nevermind|forget it|leave it|skip it|abort)\b|"
+                   r"\b(stop troubleshooting|let'?s stop|i'?ll (call|ring|phone) (it|the service desk))\b", re.I)
+_AFFIRM = re.compile(r"^(yes|yeah|yep|yup|sure|ok|okay|please|please do|go ahead|do it|sounds good|create it|"
+                     r"open it|y|correct|confirm(ed)?)\b[\s!.,]*(please|thanks?|thank you)?[\s!.]*$", re.I)
+_DENY = re.compile(r"^(no|nope|nah|no thanks?|no thank you|don'?t|do not|not now|not needed|no need)\b", re.I)
+_RESUME = re.compile(r"^(continue|resume|go on|back to (it|that|the \w+)|let'?s continue|next( step)?)\b", re.I)
+_DONE = re.compile(r"^(done|did (it|that)|tried (it|that)|ok,? done|finished)\b", re.I)
+
+
+def reply_kind(text: str) -> str:
+    """How a short reply relates to an open question: resolved, failed, exit, affirm, deny, resume, done or ''."""
+    cleaned = text.strip()
+    if len(words(cleaned)) > 14:
+        return ""
+    for kind, pattern in (("exit", _EXIT), ("resume", _RESUME), ("resolved", _RESOLVED), ("failed", _FAILED),
+                          ("deny", _DENY), ("affirm", _AFFIRM), ("done", _DONE)):
+        if pattern.search(cleaned):
+            return kind
+    return ""
+
+
+_WANTS_TICKET = re.compile(
+    r"\b(open|create|raise|log|file|submit|make|start)\b.{0,20}\b(a |an )?(ticket|case|incident|request)\b|"
+    r"\b(talk|speak|chat) (to|with) (a |an )?(human|person|agent|someone|technician)\b|\bescalate\b|"
+    r"\b(need|want) (a |an )?(ticket|technician|human)\b", re.I)
+_TICKET_STATUS = re.compile(
+    r"\b(status|update|progress|news)\b.{0,30}\b(my |the |our )?(ticket|case|request|incident)s?\b|"
+    r"\b(my|our) (open )?(tickets?|cases?|requests?)\b|\bticket (status|number)\b|\bDM-[A-Z0-9]{6}\b", re.I)
+_STATUS_QUESTION = re.compile(
+    r"\b(outage|outages|incident|status page|service status|system status|known (issue|problem)s?)\b|"
+    r"\bis (\w+ ){0,3}(down|up|working for (everyone|others))\b|\b(anything|everything|something) down\b|"
+    r"\b(down for everyone|is it just me)\b", re.I)
+
+
+def wants_ticket(text: str) -> bool:
+    return bool(_WANTS_TICKET.search(text))
+
+
+def asks_ticket_status(text: str) -> bool:
+    return bool(_TICKET_STATUS.search(text)) and not wants_ticket(text)
+
+
+def asks_status(text: str) -> bool:
+    return bool(_STATUS_QUESTION.search(text)) and not asks_ticket_status(text)
+
+
+_PRIORITY_WORDS = (
+    ("critical", re.compile(r"\b(critical|p1|highest|emergency|everyone is (affected|down))\b", re.I)),
+    ("high", re.compile(r"\b(high|urgent|p2|asap|important|can'?t work|cannot work|blocked)\b", re.I)),
+    ("low", re.compile(r"\b(low|p4|whenever|not urgent|no rush)\b", re.I)),
+    ("medium", re.compile(r"\b(medium|normal|p3)\b", re.I)),
+)
+
+
+def priority_in(text: str) -> str | None:
+    """A priority the text asks for ("make it high priority", "this is urgent"), if any."""
+    for level, pattern in _PRIORITY_WORDS:
+        if pattern.search(text):
+            return level
+    return None

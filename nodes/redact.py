@@ -1,23 +1,43 @@
-"""redact: the first node. Secrets and personal data are replaced before any other node sees the text."""
+"""redact: the first node. Secrets and personal data are replaced before any other node sees the text,
+and a message that tries to override the assistant's instructions is flagged (not refused)."""
 
 from __future__ import annotations
+
+import logging
 
 from langgraph.runtime import Runtime
 
 from graphs.context import SupportContext
+from graphs.ports import PERSONAL_DATA_KINDS
 from graphs.state import SupportState
+from nodes.injection import injection_signals, neutralise_delimiters
+
+log = logging.getLogger(__name__)
 
 REDACTION_NOTICE = (
     "Your message contained sensitive information ({kinds}); it was removed before processing "
-    "and is not stored. Please change any password or key you shared."
+    "and is not stored."
 )
+CHANGE_SECRET_ADVICE = " Please change any password or key you shared."
+
+
+def redaction_notice(kinds: list[str]) -> str | None:
+    """What the user is told when something was removed; secrets also get the advice to rotate them."""
+    if not kinds:
+        return None
+    notice = REDACTION_NOTICE.format(kinds=", ".join(k.lower().replace("_", " ") for k in kinds))
+    if any(kind not in PERSONAL_DATA_KINDS for kind in kinds):
+        notice += CHANGE_SECRET_ADVICE
+    return notice
 
 
 def redact(state: SupportState, runtime: Runtime[SupportContext]) -> dict:
     """Overwrite `query` with its redacted form; the raw text never leaves this node."""
     result = runtime.context.redactor.redact(state["query"])
-    if not result.changed:
-        return {"query": result.text, "redaction_notice": None, "redacted_kinds": []}
-    kinds = result.kinds
-    notice = REDACTION_NOTICE.format(kinds=", ".join(k.lower().replace("_", " ") for k in kinds))
-    return {"query": result.text, "redaction_notice": notice, "redacted_kinds": kinds}
+    # a typed "</source>" must not be able to close the data blocks the LLM prompts are built from
+    query = neutralise_delimiters(result.text)
+    signals = injection_signals(query)
+    if signals:
+        log.warning("possible prompt injection in the user's message: %s", ", ".join(signals))
+    return {"query": query, "redaction_notice": redaction_notice(result.kinds), "redacted_kinds": result.kinds,
+            "injection_suspected": bool(signals), "injection_signals": signals}

@@ -11,6 +11,7 @@ SMALL_TALK_REPLIES = {
                 "the VPN?\" or describe a problem you're having, and I'll help.",
     "thanks": "You're welcome! Is there anything else I can help with?",
     "farewell": "Glad I could help. If anything else comes up, just ask. Bye for now!",
+    "resolved": "Great, glad it's working! Is there anything else I can help with?",
 }
 
 NOT_FOUND = (

@@ -1,30 +1,31 @@
-"""retrieve: top-k chunks for the current search, OS-aware, merged with earlier searches this turn."""
+"""retrieve: top-k chunks for the current search through the retrieval pipeline (nodes/retrieval.py),
+OS-aware and filtered by the request's document-context filters, merged with earlier searches this turn."""
 
 from __future__ import annotations
 
 from langgraph.runtime import Runtime
 
 from graphs.context import SupportContext
+from graphs.filters import parse_filter
 from graphs.records import RetrievedChunk
 from graphs.state import SupportState
+from nodes.retrieval import fits_os, search_chunks
+
+__all__ = ["retrieve", "confident_chunks", "fits_os", "CANDIDATE_FLOOR"]
 
 # Chunks a little below the answer threshold are kept: the decision and clarification steps
 # use them ("did you mean …"), the answer step never quotes them.
 CANDIDATE_FLOOR = 0.75
 
 
-def fits_os(chunk: RetrievedChunk, user_os: str | None) -> bool:
-    """A chunk written for another OS than the user's is not an answer for them."""
-    return not user_os or not chunk["os"] or chunk["os"] == user_os
-
-
 def retrieve(state: SupportState, runtime: Runtime[SupportContext]) -> dict:
     ctx = runtime.context
-    hits = ctx.index.query(state["query_embedding"], k=ctx.candidate_k)
-    user_os = state.get("user_os")
+    query = state.get("search_query") or state.get("query", "")
+    hits = search_chunks(ctx, query, state["query_embedding"], k=ctx.candidate_k,
+                         search_filter=parse_filter(state.get("search_filters")), user_os=state.get("user_os"))
     best: dict[str, RetrievedChunk] = {c["chunk_id"]: c for c in state.get("retrieved_chunks", [])}
     for hit in hits:
-        if not fits_os(hit, user_os) or hit["score"] < ctx.min_score * CANDIDATE_FLOOR:
+        if hit["score"] < ctx.min_score * CANDIDATE_FLOOR:
             continue
         if hit["chunk_id"] not in best or hit["score"] > best[hit["chunk_id"]]["score"]:
             best[hit["chunk_id"]] = hit

@@ -20,7 +20,7 @@ from tests.fakes import HashingEmbedder, InMemoryIndex
 FIXTURES = Path(__file__).parent / "fixtures"
 FIXTURE_KB = FIXTURES / "kb"
 REPO = Path(__file__).resolve().parent.parent
-_CONFIG_PREFIXES = ("DESKMATE_", "GROQ_", "LANGFUSE_", "CHROMA_", "OPENAI_")
+_CONFIG_PREFIXES = ("DESKMATE_", "GROQ_", "LANGFUSE_", "CHROMA_", "OPENAI_", "JIRA_")
 
 
 @pytest.fixture(autouse=True)

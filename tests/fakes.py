@@ -13,6 +13,7 @@ import re
 from typing import Any, Sequence
 
 from graphs.errors import LLMError
+from graphs.filters import matches_where
 from graphs.ports import ChatMessage
 from graphs.records import ChunkRecord, DocumentInfo, RetrievedChunk
 from nodes.lexicon import STOPWORDS
@@ -64,12 +65,18 @@ class InMemoryIndex:
         for record, vector in self.chunks.values():
             if self.documents.get(record["doc_id"], {}).get("version") != record["version"]:
                 continue
+            if where and not matches_where(record, where):
+                continue
             score = sum(a * b for a, b in zip(embedding, vector))
             scored.append((score, record))
         scored.sort(key=lambda item: item[0], reverse=True)
         return [RetrievedChunk(chunk_id=r["chunk_id"], doc_id=r["doc_id"], title=r["title"], source=r["source"],
                                section=r["section"], os=r["os"], chunk_index=r["chunk_index"], text=r["text"],
                                score=round(s, 4)) for s, r in scored[:k]]
+
+    def similarities(self, embedding: Sequence[float], chunk_ids: Sequence[str]) -> dict[str, float]:
+        return {cid: round(sum(a * b for a, b in zip(embedding, self.chunks[cid][1])), 4)
+                for cid in chunk_ids if cid in self.chunks}
 
     def get_document(self, doc_id: str) -> DocumentInfo | None:
         return self.documents.get(doc_id)
@@ -122,3 +129,69 @@ def chunk(text: str, *, title: str = "Doc", section: str = "", os: str = "", sco
     """A retrieved chunk for node unit tests."""
     return RetrievedChunk(chunk_id=chunk_id or f"{doc_id}-{chunk_index}", doc_id=doc_id, title=title, source=source,
                           section=section, os=os, chunk_index=chunk_index, text=text, score=score)
+
+
+class FakeTicketDesk:
+    """In-memory TicketDesk with the same de-duplication contract as the real one."""
+
+    def __init__(self) -> None:
+        self.tickets: dict[str, dict] = {}
+        self.closed_with: dict[str, str] = {}
+
+    def find_open(self, *, session_id: str, user_id: str, topic: str):
+        for t in self.tickets.values():
+            if t["status"] == "open" and (t["session_id"] == session_id or
+                                          (t["user_id"] == user_id and user_id != "anonymous" and t["topic"] == topic)):
+                return dict(t)
+        return None
+
+    def create(self, draft, *, session_id: str, user_id: str):
+        ticket_id = f"DM-{len(self.tickets) + 1:06d}"
+        ticket = dict(draft, id=ticket_id, status="open", session_id=session_id, user_id=user_id,
+                      created_at="2026-11-22T10:00:00+00:00", updated_at="2026-11-22T10:00:00+00:00",
+                      jira_key=None, jira_url=None, jira_error=None, comments=[])
+        self.tickets[ticket_id] = ticket
+        return dict(ticket)
+
+    def close(self, ticket_id: str, comment: str):
+        ticket = self.tickets.get(ticket_id)
+        if not ticket:
+            return None
+        ticket.update(status="closed", comments=ticket["comments"] + [comment])
+        self.closed_with[ticket_id] = comment
+        return dict(ticket)
+
+    def list_for(self, *, user_id=None, session_id=None):
+        return [dict(t) for t in reversed(list(self.tickets.values()))
+                if (user_id and t["user_id"] == user_id) or (session_id and t["session_id"] == session_id)]
+
+    def get(self, ticket_id: str):
+        ticket = self.tickets.get(ticket_id)
+        return dict(ticket) if ticket else None
+
+
+class FakeStatusChecker:
+    """Returns a fixed StatusReport and counts the calls."""
+
+    def __init__(self, report: dict) -> None:
+        self.report = report
+        self.calls = 0
+
+    def current(self) -> dict:
+        self.calls += 1
+        return self.report
+
+
+def status_report(*, ok: bool = True, incidents: list[dict] | None = None, components: list[dict] | None = None,
+                  error: str | None = None) -> dict:
+    incidents = incidents or []
+    return {"ok": ok, "page_url": "http://status.example.test", "indicator": "major" if incidents else "none",
+            "description": "Partial outage" if incidents else "All Systems Operational",
+            "components": components or [], "incidents": incidents, "maintenances": [],
+            "checked_at": "2026-11-22T10:00:00+00:00", "error": error}
+
+
+def incident(name: str, components: list[str], status: str = "investigating", update: str = "") -> dict:
+    return {"id": name.lower().replace(" ", "-"), "name": name, "status": status, "impact": "major",
+            "components": components, "updated_at": "2026-11-22T09:55:00+00:00",
+            "shortlink": "http://stspg.example/x", "latest_update": update}

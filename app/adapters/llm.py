@@ -7,11 +7,13 @@ generation (prompt, reply, token counts) inside the graph run that made it.
 from __future__ import annotations
 
 import logging
+import re
 from typing import Sequence
 
+from app.adapters.redaction.engine import PolicyRedactor
 from app.settings import Settings
 from graphs.errors import LLMError
-from graphs.ports import ChatMessage, ChatModel
+from graphs.ports import ChatMessage, ChatModel, Redactor
 
 log = logging.getLogger(__name__)
 
@@ -80,3 +82,32 @@ def build_chat_model(settings: Settings) -> ChatModel | None:
         temperature=0.1,
     )
     return LangChainChatModel(model, name=f"openai:{model_name}", max_tokens_in_body=True)
+
+
+# Company documents are quoted to the LLM inside <source …> … </source> (nodes/answer.py); they keep the
+# contacts they publish (servicedesk@…), so only secrets are removed there. Everything else in a prompt
+# (the user's words, the conversation) gets the full LLM policy.
+_DATA_BLOCK = re.compile(r"<source\b[^>]*>(.*?)</source>", re.S)
+
+
+class RedactingChatModel:
+    """The LLM behind the redactor: every outgoing message passes the `llm` destination policy."""
+
+    def __init__(self, inner: ChatModel, redactor: Redactor) -> None:
+        self._inner = inner
+        self._redactor = redactor
+        self.name = inner.name
+
+    @property
+    def inner(self) -> ChatModel:
+        return self._inner
+
+    def _redact(self, content: str) -> str:
+        exempt = [m.span(1) for m in _DATA_BLOCK.finditer(content)]
+        if exempt and isinstance(self._redactor, PolicyRedactor):
+            return self._redactor.redact(content, pii_exempt=exempt).text
+        return self._redactor.redact(content).text
+
+    def complete(self, messages: Sequence[ChatMessage], *, max_tokens: int | None = None) -> str:
+        redacted = [ChatMessage(m.role, self._redact(m.content)) for m in messages]
+        return self._inner.complete(redacted, max_tokens=max_tokens)

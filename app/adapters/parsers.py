@@ -2,6 +2,12 @@
 
 The type is decided by the bytes, not by trusting the extension: a `.pdf` that does not start
 like a PDF, or a `.txt` full of binary, is refused with a message a person can act on.
+
+Everything here is bounded (pages, extracted text, decompressed stream size) and nothing executable
+survives into block text: scripts, event-handler attributes and `javascript:` URLs are dropped, so a
+later UI that renders chunk text cannot be made to run an uploader's code. The app runs these parsers
+in a resource-limited worker process (app/adapters/parse_sandbox.py); the limits here are the first
+line of defence, the worker's time and memory limits the second.
 """
 
 from __future__ import annotations
@@ -20,6 +26,9 @@ log = logging.getLogger(__name__)
 SUPPORTED_EXTENSIONS = {".pdf": "pdf", ".html": "html", ".htm": "html", ".md": "markdown",
                         ".markdown": "markdown", ".txt": "text", ".text": "text"}
 SUPPORTED_HUMAN = "PDF, HTML, Markdown (.md) or plain text (.txt)"
+MAX_PDF_PAGES = 2000
+MAX_TEXT_CHARS = 5_000_000  # ~2,500 pages of prose; more is not one help-desk article
+MAX_STREAM_BYTES = 32 * 1024 * 1024  # one PDF stream, once decompressed
 _HTML_SNIFF = re.compile(rb"<\s*(!doctype\s+html|html|head|body|h[1-6]|p|div|article|section|table|ul|ol)\b", re.I)
 
 
@@ -63,19 +72,134 @@ def sniff_type(name: str, data: bytes) -> str:
     return claimed
 
 
+# --- nothing executable in block text -----------------------------------------------------------
+# Markup can reach block text through HTML entities (&lt;script&gt;), raw HTML in Markdown, or plain
+# text and PDFs that contain it. Harmless angle brackets stay (`<username>`, `<BROADCAST,UP>`); what
+# goes: elements that run or load something, any tag carrying attributes (event handlers, hrefs),
+# comments, and script-scheme URLs.
+_CONTROL_CHARS = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff]")
+_RUNNABLE = ("script|style|iframe|frame|frameset|object|embed|applet|svg|math|template|noscript|noembed|noframes|"
+             "xmp|plaintext|textarea|base|meta|form|portal|marquee|bgsound|isindex|param")
+_LOADERS = "img|image|video|audio|source|track|input|link|a|area|body|button|select|option|details"
+_WITH_CONTENT = ("script", "style", "iframe", "template", "svg", "math", "object", "textarea", "xmp", "noembed",
+                 "noframes", "noscript", "applet", "select")
+# every pattern below runs in time linear in the text (bounded or non-overlapping repeats): hostile
+# input must not turn the sanitiser itself into the slow part
+_OPENER = re.compile(rf"<\s*({'|'.join(_WITH_CONTENT)})\b[^>]{{0,1024}}>", re.I)
+_RUNNABLE_TAG = re.compile(rf"<\s*/?\s*(?:{_RUNNABLE})\b[^<>]*>", re.I)
+_TAG_WITH_ATTRIBUTES = re.compile(r"<\s*/?\s*[a-zA-Z][\w:.-]*\s[^<>=]*=[^<>]*(?:>|$)")
+# what is left of a runnable element's tag (unclosed, or '<' inside an attribute value) loses its '<';
+# so does a loader's opener never closed in this text ("<img src=x onerror=…" at its end)
+_RUNNABLE_LEFTOVER = re.compile(rf"<(?=\s*/?\s*(?:{_RUNNABLE})\b)", re.I)
+_DANGLING_OPENER = re.compile(rf"<(?=\s*/?\s*(?:{_LOADERS})\b[^<>]*$)", re.I)
+_COMMENT = re.compile(r"<!--.*?(?:-->|$)|<!\[CDATA\[.*?(?:\]\]>|$)", re.S)
+_SCRIPT_URL = re.compile(r"\b(?:javascript|vbscript|livescript|mocha)\s*:(?=\S)[^\s<>\"'\]]*"
+                         r"|\bdata\s*:\s*(?:text/html|application/|image/svg)[^\s<>\"')\]]*", re.I)
+_UNSAFE_LINK = re.compile(r"^\s*(?:javascript|vbscript|livescript|mocha|data|file)\s*:", re.I)
+
+
+def remove_runnable_elements(text: str) -> str:
+    """Drop <script>…</script> and its kin with their content; linear in the text's length."""
+    if "<" not in text:
+        return text
+    out: list[str] = []
+    position = 0
+    unclosed: set[str] = set()  # element names with no closing tag after some point: never search again
+    for opener in _OPENER.finditer(text):
+        if opener.start() < position:
+            continue
+        element = opener.group(1).lower()
+        out.append(text[position:opener.start()])
+        closer = None if element in unclosed else re.compile(rf"<\s*/\s*{element}\s*>", re.I).search(text, opener.end())
+        if closer is None:
+            unclosed.add(element)
+            position = opener.end()  # drop the opener only; what follows is inert text
+        else:
+            position = closer.end()
+    out.append(text[position:])
+    return "".join(out)
+
+
+def strip_executable(text: str) -> str:
+    """Text with control characters, runnable markup and script URLs removed."""
+    text = _CONTROL_CHARS.sub("", text)
+    if "<" not in text and ":" not in text:
+        return text
+    for _ in range(5):  # nested tricks ("<scr<script>ipt>") need another pass after a removal
+        cleaned = remove_runnable_elements(text)
+        cleaned = _COMMENT.sub("", cleaned)
+        cleaned = _RUNNABLE_TAG.sub("", cleaned)
+        cleaned = _TAG_WITH_ATTRIBUTES.sub("", cleaned)
+        cleaned = _RUNNABLE_LEFTOVER.sub("", cleaned)
+        cleaned = _DANGLING_OPENER.sub("", cleaned)
+        cleaned = _SCRIPT_URL.sub("", cleaned)
+        if cleaned == text:
+            return text
+        text = cleaned
+    return text.replace("<", "").replace(">", "")  # still changing after 5 passes: hostile, flatten it
+
+
+def sanitise_document(document: ParsedDocument) -> ParsedDocument:
+    blocks = []
+    for block in document.blocks:
+        text = strip_executable(block.text)
+        if block.kind != "code":
+            text = re.sub(r"[ \t]{2,}", " ", text).strip()
+        if text.strip():
+            blocks.append(Block(block.kind, text, block.level, block.ordered))
+    title = re.sub(r"\s+", " ", strip_executable(document.title)).strip()[:300] or "Untitled"
+    return ParsedDocument(title=title, content_type=document.content_type, blocks=blocks)
+
+
+def render_plain_text(document: ParsedDocument) -> str:
+    """The document as readable plain text (headings as '#', steps numbered): safe to show anywhere."""
+    lines: list[str] = []
+    counters: dict[int, int] = {}
+    for block in document.blocks:
+        if block.kind != "list_item":
+            counters.clear()
+        if block.kind == "heading":
+            lines += ["", f"{'#' * max(1, block.level)} {block.text}", ""]
+        elif block.kind == "list_item":
+            for deeper in [lvl for lvl in counters if lvl > block.level]:
+                del counters[deeper]
+            counters[block.level] = counters.get(block.level, 0) + 1
+            marker = f"{counters[block.level]}." if block.ordered else "-"
+            lines.append(f"{'   ' * block.level}{marker} {block.text}")
+        elif block.kind == "code":
+            lines += ["", *("    " + line for line in block.text.splitlines()), ""]
+        else:
+            lines += [block.text, ""]
+    return re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip() + "\n"
+
+
 # --- Markdown and plain text ----------------------------------------------------------------------
 _MD_HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
 _ORDERED = re.compile(r"^(\s*)(\d+)[.)]\s+(.*)$")
 _BULLET = re.compile(r"^(\s*)[-*+•]\s+(.*)$")
 _TABLE_RULE = re.compile(r"^\s*\|?\s*:?-{3,}")
 _UNDERLINE = re.compile(r"^\s*(=+|-+)\s*$")
-_MD_INLINE = [(re.compile(r"!\[([^\]]*)\]\([^)]*\)"), r"\1"), (re.compile(r"\[([^\]]+)\]\(([^)]+)\)"), r"\1 (\2)"),
+_MD_LINK = re.compile(r"\[([^\]]+)\]\(((?:[^()]|\([^()]*\))+)\)")  # one level of (parens) in the target
+_MD_AUTOLINK = re.compile(r"<((?:[a-zA-Z][a-zA-Z0-9+.-]*):[^<>\s]*)>")
+_MD_INLINE = [(re.compile(r"!\[([^\]]*)\]\([^)]*\)"), r"\1"),
               (re.compile(r"(\*\*|__)(.+?)\1"), r"\2"), (re.compile(r"`([^`]+)`"), r"\1")]
+# inline HTML a Markdown reader never sees as text (<kbd>Ctrl</kbd> reads "Ctrl"); `<username>` is not one
+_MD_HTML_TAG = re.compile(r"</?(?:a|abbr|b|big|br|cite|code|del|dfn|div|em|font|i|ins|kbd|mark|p|q|s|samp|small|"
+                          r"span|strike|strong|sub|sup|tt|u|var|center|hr|details|summary)\s*/?>", re.I)
+
+
+def _link_text(match: re.Match) -> str:
+    label, target = match.group(1), match.group(2).strip()
+    return label if _UNSAFE_LINK.match(target) else f"{label} ({target})"
 
 
 def _clean_inline(text: str) -> str:
-    for pattern, repl in _MD_INLINE:
+    text = _MD_INLINE[0][0].sub(_MD_INLINE[0][1], text)  # images before links: ![alt](src) keeps only alt
+    text = _MD_LINK.sub(_link_text, text)
+    text = _MD_AUTOLINK.sub(lambda m: "" if _UNSAFE_LINK.match(m.group(1)) else m.group(1), text)
+    for pattern, repl in _MD_INLINE[1:]:
         text = pattern.sub(repl, text)
+    text = _MD_HTML_TAG.sub("", text)
     return re.sub(r"\s+", " ", text).strip()
 
 
@@ -162,13 +286,14 @@ def _title_from(blocks: list[Block], name: str) -> str:
 
 
 def parse_markdown(name: str, data: bytes) -> ParsedDocument:
-    text = _strip_front_matter(decode_text(data, name))
+    text = remove_runnable_elements(_strip_front_matter(decode_text(data, name)))
     blocks = parse_markdown_lines(text.splitlines(), underlined_headings=True)
     return ParsedDocument(title=_title_from(blocks, name), content_type="markdown", blocks=blocks)
 
 
 def parse_text(name: str, data: bytes) -> ParsedDocument:
-    blocks = parse_markdown_lines(decode_text(data, name).splitlines(), underlined_headings=True)
+    blocks = parse_markdown_lines(remove_runnable_elements(decode_text(data, name)).splitlines(),
+                                  underlined_headings=True)
     # plain text has no '#' syntax; a '#' line is content (a comment, a channel name), not a heading
     blocks = [Block("paragraph", b.text) if b.kind == "heading" and b.level > 2 else b for b in blocks]
     return ParsedDocument(title=_title_from(blocks, name), content_type="text", blocks=blocks)
@@ -176,7 +301,8 @@ def parse_text(name: str, data: bytes) -> ParsedDocument:
 
 # --- HTML ---------------------------------------------------------------------------------------
 _DROP_TAGS = ("script", "style", "noscript", "template", "iframe", "svg", "canvas", "nav", "footer",
-              "form", "button", "object", "embed", "head")
+              "form", "button", "object", "embed", "head", "math", "applet", "frameset", "frame", "noembed",
+              "noframes", "xmp", "textarea", "select", "input", "audio", "video", "link", "meta", "base")
 _SPACED_TAGS = {"p", "div", "br", "li", "ul", "ol", "pre", "table", "tr", "td", "th", "h1", "h2", "h3", "h4", "h5",
                 "h6", "section", "article", "blockquote", "dt", "dd"}
 _BLOCK_TAGS = {"p", "div", "section", "article", "main", "header", "aside", "blockquote", "figure",
@@ -275,37 +401,77 @@ def parse_html(name: str, data: bytes) -> ParsedDocument:
 
 
 # --- PDF ----------------------------------------------------------------------------------------
-def parse_pdf(name: str, data: bytes) -> ParsedDocument:
-    from pypdf import PdfReader
-    from pypdf.errors import PdfReadError
+def _pypdf_limits(max_stream_bytes: int) -> dict:
+    """pypdf's own decompression and structure limits, tightened for untrusted uploads."""
+    return dict(
+        maximum_declared_stream_length=max_stream_bytes, zlib_maximum_output_length=max_stream_bytes,
+        lzw_maximum_output_length=max_stream_bytes, run_length_maximum_output_length=max_stream_bytes,
+        brotli_maximum_output_length=max_stream_bytes, array_based_stream_maximum_output_length=max_stream_bytes,
+        jbig2_maximum_output_length=max_stream_bytes, image_maximum_buffer_size=max_stream_bytes,
+        zlib_maximum_recovery_input_length=1_000_000,  # byte-by-byte recovery of broken deflate data is slow
+        jbig2dec_binary=None,  # never start an external program because of an upload
+    )
+
+
+def parse_pdf(name: str, data: bytes, *, max_pages: int = MAX_PDF_PAGES, max_text_chars: int = MAX_TEXT_CHARS,
+              max_stream_bytes: int = MAX_STREAM_BYTES) -> ParsedDocument:
+    from pypdf import PdfReader, apply_configuration
+    from pypdf.errors import DependencyError, FileNotDecryptedError, LimitReachedError, PdfReadError
 
     filename = _filename(name)
-    try:
-        reader = PdfReader(io.BytesIO(data), strict=False)
-        if reader.is_encrypted:
-            try:
-                reader.decrypt("")
-            except Exception as exc:
-                raise DocumentRejected(f"{filename} is password-protected; upload an unprotected copy.",
-                                       kind="unparseable") from exc
-        lines: list[tuple[str, float]] = []
-        for page in reader.pages:
-            lines.extend(_pdf_page_lines(page))
-    except DocumentRejected:
-        raise
-    except (PdfReadError, ValueError, KeyError, TypeError, AttributeError, IndexError, RecursionError,
-            ZeroDivisionError, OSError, NotImplementedError, AssertionError) as exc:
-        raise DocumentRejected(f"{filename} could not be read as a PDF ({type(exc).__name__}: {exc}). "
-                               "Re-export it from the original application and upload again.",
-                               kind="unparseable") from exc
+    reexport = "Re-export it from the original application (or print it to a new PDF) and upload again."
+    with apply_configuration(**_pypdf_limits(max_stream_bytes)):
+        try:
+            reader = PdfReader(io.BytesIO(data), strict=False)
+            if reader.is_encrypted and not reader.decrypt(""):
+                raise FileNotDecryptedError("a password is needed")
+            page_count = len(reader.pages)
+            if page_count > max_pages:
+                raise DocumentRejected(f"{filename} has {page_count:,} pages; deskmate indexes at most {max_pages:,} "
+                                       "pages per PDF. Split it into smaller files and upload those.",
+                                       kind="too_large")
+            lines: list[tuple[str, float]] = []
+            text_chars = 0
+            for page in reader.pages:
+                page_lines = _pdf_page_lines(page)
+                text_chars += sum(len(text) for text, _ in page_lines)
+                if text_chars > max_text_chars:
+                    raise DocumentRejected(_too_much_text(filename, max_text_chars), kind="too_large")
+                lines.extend(page_lines)
+            meta_title = _pdf_meta_title(reader)
+        except DocumentRejected:
+            raise
+        except LimitReachedError as exc:
+            raise DocumentRejected(
+                f"{filename} expands to more data than deskmate reads from one PDF (over "
+                f"{max_stream_bytes // (1024 * 1024)} MB in a single stream once decompressed, or too many objects); "
+                f"it may be damaged or a decompression bomb. {reexport}", kind="unparseable") from exc
+        except (FileNotDecryptedError, DependencyError) as exc:
+            raise DocumentRejected(f"{filename} is password-protected or encrypted; upload an unprotected copy.",
+                                   kind="unparseable") from exc
+        except PdfReadError as exc:  # pypdf's own messages describe the damage ("startxref not found")
+            raise DocumentRejected(f"{filename} could not be read as a PDF ({str(exc)[:200]}). {reexport}",
+                                   kind="unparseable") from exc
+        except (ValueError, KeyError, TypeError, AttributeError, IndexError, RecursionError, ZeroDivisionError,
+                OSError, NotImplementedError, AssertionError, LookupError, ArithmeticError) as exc:
+            log.info("pdf %s unreadable: %s: %s", filename, type(exc).__name__, exc)
+            raise DocumentRejected(f"{filename} could not be read as a PDF: its internal structure is damaged "
+                                   f"({type(exc).__name__}). {reexport}", kind="unparseable") from exc
     blocks = _pdf_blocks(lines)
-    meta_title = ""
-    try:
-        meta_title = (reader.metadata.title or "").strip() if reader.metadata else ""
-    except Exception:  # broken info dictionaries are common and harmless
-        meta_title = ""
     title = next((b.text for b in blocks if b.kind == "heading"), "") or meta_title or _title_from([], name)
     return ParsedDocument(title=title, content_type="pdf", blocks=blocks)
+
+
+def _too_much_text(filename: str, limit: int) -> str:
+    return (f"{filename} holds more than {limit:,} characters of text, more than deskmate indexes as one "
+            "document. Split it into smaller files and upload those.")
+
+
+def _pdf_meta_title(reader) -> str:
+    try:
+        return (reader.metadata.title or "").strip() if reader.metadata else ""
+    except Exception:  # broken info dictionaries are common and harmless: fall back to the file name
+        return ""
 
 
 def _pdf_page_lines(page) -> list[tuple[str, float]]:
@@ -379,11 +545,28 @@ def _pdf_blocks(lines: list[tuple[str, float]]) -> list[Block]:
 
 
 class FileParser:
-    """Dispatches on the sniffed content type. Stateless; safe to share."""
+    """Dispatches on the sniffed content type, bounds the result and sanitises it. Stateless; safe to share."""
+
+    def __init__(self, *, max_pages: int = MAX_PDF_PAGES, max_text_chars: int = MAX_TEXT_CHARS,
+                 max_stream_bytes: int = MAX_STREAM_BYTES) -> None:
+        self.max_pages = max_pages
+        self.max_text_chars = max_text_chars
+        self.max_stream_bytes = max_stream_bytes
 
     def parse(self, name: str, data: bytes) -> ParsedDocument:
         if not data:
             raise DocumentRejected(f"{_filename(name)} is empty.", kind="empty")
         kind = sniff_type(name, data)
-        parser = {"pdf": parse_pdf, "html": parse_html, "markdown": parse_markdown, "text": parse_text}[kind]
-        return parser(name, data)
+        if kind == "pdf":
+            document = parse_pdf(name, data, max_pages=self.max_pages, max_text_chars=self.max_text_chars,
+                                 max_stream_bytes=self.max_stream_bytes)
+        else:
+            try:
+                document = {"html": parse_html, "markdown": parse_markdown, "text": parse_text}[kind](name, data)
+            except RecursionError:
+                raise DocumentRejected(f"{_filename(name)} is nested too deeply to read (thousands of elements "
+                                       "inside each other). Save it again from its editor, or as plain text, "
+                                       "and upload that.", kind="unparseable") from None
+        if document.text_length() > self.max_text_chars:
+            raise DocumentRejected(_too_much_text(_filename(name), self.max_text_chars), kind="too_large")
+        return sanitise_document(document)

@@ -1,122 +1,56 @@
-"""Rule-based redactor for what people paste into a support chat: passwords, keys, tokens, e-mails.
+"""The Redactor port's implementations: one composite redactor, one view of it per destination.
 
-Typed placeholders keep the sentence readable ("my password is [REDACTED:PASSWORD]"); personal
-data is numbered per distinct value ([REDACTED:EMAIL_1]) so a reader can tell two people apart.
+- `redactors_from_settings(settings)`: what the service uses — chat rules, vendor token formats and
+  detect-secrets' plugins for secrets; Presidio (and its spaCy names model, when a destination removes
+  names) for personal data; a redactor per destination (memory, llm, ticket, trace, log, documents).
+- `PatternRedactor()`: the same secret rules plus e-mail addresses by pattern, no models, nothing to
+  load: for tests and tools that need a redactor in microseconds.
+
+Typed placeholders keep the sentence readable ("my password is [REDACTED:PASSWORD]"); personal data
+is numbered per distinct value ([REDACTED:EMAIL_1]) so a reader can tell two people apart.
+See app/adapters/redaction/ for the detectors and the policy.
 """
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass
-from typing import Callable
+import logging
 
-from graphs.ports import Finding, Redaction
+from app.adapters.redaction.chat_rules import find_secrets
+from app.adapters.redaction.engine import PolicyRedactor, RedactionEngine
+from app.adapters.redaction.policy import DESTINATIONS, RedactionPolicy, build_engine, build_redactors
+from app.adapters.redaction.pii import email_addresses
+from app.adapters.redaction.spans import Span
+from graphs.ports import Redactor
 
-# Words that follow "password" in ordinary sentences and are not the password itself.
-_NOT_A_SECRET = frozenset(
-    "is was are be been expired expires expiring expiry wrong incorrect correct invalid not no reset resets "
-    "change changed changes locked lock unlock working works work doesnt doesn't didnt didn't won't wont "
-    "keeps keep isnt isn't still too the a an my your our their this that it for to on in at of with from "
-    "and or but if when policy portal page field box prompt manager managers requirement requirements rules "
-    "rule length history hint hints again anymore please help issue issues problem problems needs need "
-    "required case sensitive being getting has have had will would should can could any every new old "
-    "current same different temporary temp one expire expired. reset. set stopped fails failed failing "
-    "screen login prompt via by over through who what why how where which".split()
-)
-_SECRET_WORD = r"(?:password|passwort|passwd|passcode|passphrase|pwd|pw|pin)"
+log = logging.getLogger(__name__)
+class _EmailPattern:
+    kinds = frozenset({"EMAIL"})
+
+    def find(self, text: str, kinds: frozenset[str]) -> list[Span]:
+        return email_addresses(text)
 
 
-@dataclass(frozen=True)
-class Rule:
-    kind: str
-    pattern: re.Pattern[str]
-    group: str = "secret"  # the named group that is replaced; the rest of the match is kept
-    accept: Callable[[str], bool] | None = None
+class PatternRedactor(PolicyRedactor):
+    """Secrets by the chat rules and vendor formats, e-mail addresses by pattern; no models."""
+
+    def __init__(self) -> None:
+        super().__init__(RedactionEngine([find_secrets], [_EmailPattern()]), {"EMAIL"}, destination="pattern")
 
 
-def _looks_secret(value: str) -> bool:
-    v = value.strip(".,;:!?\"'()[]")
-    if not v or v.lower() in _NOT_A_SECRET or v.startswith("[REDACTED"):
-        return False
-    return True
+def redactors_from_settings(settings, override: Redactor | None = None, *,
+                            in_use: tuple[str, ...] = DESTINATIONS) -> dict[str, Redactor]:
+    """One redactor per destination from the settings' policy, sharing one engine (built once: the
+    names model takes seconds, and is loaded only when a destination `in_use` removes names).
+    `override` (tests) is used for every destination."""
+    if override is not None:
+        return {d: override for d in (*DESTINATIONS, "documents")}
+    policy = RedactionPolicy.from_settings(settings)
+    engine = build_engine(policy, max_chars=settings.redact_max_chars, names_model=settings.names_model,
+                          destinations=in_use)
+    log.info("redaction policy: %s", "; ".join(
+        f"{d} removes secrets{', ' + ', '.join(sorted(policy.kinds_for(d))) if policy.kinds_for(d) else ''}"
+        for d in DESTINATIONS))
+    return build_redactors(policy, engine)
 
 
-def _looks_secret_without_connector(value: str) -> bool:
-    """"password abc123": without 'is' or ':', only a token that is not a plain word counts."""
-    v = value.strip(".,;:!?\"'()[]")
-    return _looks_secret(v) and (bool(re.search(r"\d", v)) or bool(re.search(r"[^A-Za-z]", v))) and len(v) >= 3
-
-
-_RULES: tuple[Rule, ...] = (
-    Rule("PRIVATE_KEY", re.compile(
-        r"(?P<secret>-----BEGIN[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----.*?(?:-----END[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|\Z))",
-        re.S)),
-    Rule("URL_CREDENTIALS", re.compile(r"\b[a-z][a-z0-9+.\-]*://[^\s:/@]+:(?P<secret>[^\s@/]+)@", re.I)),
-    Rule("AWS_KEY", re.compile(r"(?P<secret>\b(?:AKIA|ASIA|AGPA|AIDA|AROA)[0-9A-Z]{16}\b)")),
-    Rule("GITHUB_TOKEN", re.compile(r"(?P<secret>\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{22,})\b)")),
-    Rule("GITLAB_TOKEN", re.compile(r"(?P<secret>\bglpat-[A-Za-z0-9_\-]{20,}\b)")),
-    Rule("SLACK_TOKEN", re.compile(r"(?P<secret>\bxox[abposr]-[A-Za-z0-9\-]{10,}\b)")),
-    Rule("API_KEY", re.compile(
-        r"(?P<secret>\b(?:sk-(?:proj-|ant-)?[A-Za-z0-9_\-]{16,}|gsk_[A-Za-z0-9]{20,}|"
-        r"(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,}|AIza[0-9A-Za-z_\-]{35}|SG\.[A-Za-z0-9_\-]{16,}\.[A-Za-z0-9_\-]{16,})\b)")),
-    Rule("JWT", re.compile(r"(?P<secret>\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,})")),
-    Rule("AUTH_HEADER", re.compile(
-        r"\b(?:authorization|proxy-authorization)\s*[:=]\s*(?:bearer|basic|token|digest|negotiate)?\s*(?P<secret>[^\s\"',;]+)",
-        re.I)),
-    Rule("TOKEN", re.compile(r"\bbearer\s+(?P<secret>[A-Za-z0-9._~+/=\-]{12,})", re.I)),
-    Rule("API_KEY", re.compile(
-        r"\b(?:[a-z0-9_]*(?:api[_\-]?key|apikey|secret|token|access[_\-]?key|client[_\-]?secret|private[_\-]?key|auth[_\-]?key))"
-        r"\s*[:=]\s*[\"']?(?P<secret>[^\s\"',;]{6,})", re.I)),
-    Rule("PASSWORD", re.compile(
-        rf"\b[a-z_]*{_SECRET_WORD}[a-z_]*\s*[:=]\s*[\"']?(?P<secret>[^\s\"';,]+)", re.I),
-        accept=_looks_secret),
-    Rule("PASSWORD", re.compile(
-        rf"\b{_SECRET_WORD}\s+(?:is|was|=|:|would be|should be|used to be|is now|now is)\s+[\"']?(?P<secret>[^\s\"']+)",
-        re.I), accept=_looks_secret),
-    Rule("PASSWORD", re.compile(rf"\b{_SECRET_WORD}\s+[\"']?(?P<secret>[^\s\"']+)", re.I),
-         accept=_looks_secret_without_connector),
-    Rule("EMAIL", re.compile(r"(?P<secret>\b[A-Za-z0-9._%+\-]+@[A-Za-z0-9.\-]+\.[A-Za-z]{2,}\b)")),
-)
-_NUMBERED_KINDS = frozenset({"EMAIL", "PHONE", "PERSON", "IP_ADDRESS"})
-
-
-class PatternRedactor:
-    """Regex rules, applied in order; earlier (more specific) rules win overlapping spans."""
-
-    def redact(self, text: str) -> Redaction:
-        spans: list[tuple[int, int, str]] = []
-        for rule in _RULES:
-            for match in rule.pattern.finditer(text):
-                start, end = match.span(rule.group)
-                value = match.group(rule.group)
-                if start == end or (rule.accept and not rule.accept(value)):
-                    continue
-                value_clean = value.rstrip(".,;:!?)")
-                end = start + len(value_clean)
-                if any(s < end and start < e for s, e, _ in spans):
-                    continue
-                spans.append((start, end, rule.kind))
-        if not spans:
-            return Redaction(text=text)
-        spans.sort()
-        numbers: dict[tuple[str, str], int] = {}
-        counters: dict[str, int] = {}
-        out: list[str] = []
-        findings: list[Finding] = []
-        cursor = 0
-        for start, end, kind in spans:
-            value = text[start:end]
-            if kind in _NUMBERED_KINDS:
-                key = (kind, value.lower())
-                if key not in numbers:
-                    counters[kind] = counters.get(kind, 0) + 1
-                    numbers[key] = counters[kind]
-                placeholder = f"[REDACTED:{kind}_{numbers[key]}]"
-            else:
-                placeholder = f"[REDACTED:{kind}]"
-            out.append(text[cursor:start])
-            out.append(placeholder)
-            findings.append(Finding(kind=kind, placeholder=placeholder))
-            cursor = end
-        out.append(text[cursor:])
-        return Redaction(text="".join(out), findings=tuple(findings))
+__all__ = ["PatternRedactor", "PolicyRedactor", "RedactionEngine", "RedactionPolicy", "redactors_from_settings"]

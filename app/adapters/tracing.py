@@ -6,6 +6,7 @@ so a secret that slipped past the redact node (or sits in an upload) never reach
 
 from __future__ import annotations
 
+import functools
 import logging
 from typing import Any
 
@@ -16,11 +17,21 @@ log = logging.getLogger(__name__)
 MAX_TRACED_CHARS = 4000
 
 
+def _shortened(text: str) -> str:
+    """At most MAX_TRACED_CHARS, cut at whitespace so no half token (half a key) is left at the end."""
+    if len(text) <= MAX_TRACED_CHARS:
+        return text
+    cut = max(text.rfind(" ", 0, MAX_TRACED_CHARS), text.rfind("\n", 0, MAX_TRACED_CHARS))
+    return text[:cut if cut > MAX_TRACED_CHARS // 2 else MAX_TRACED_CHARS] + f"… [{len(text)} chars]"
+
+
 def make_mask(redactor: Redactor):
+    """The Langfuse mask: the trace destination's redactor over every string. Long strings are cut
+    before redaction (bounded cost); a cut private key is still removed (BEGIN … to the end)."""
+
     def mask(*, data: Any, **_: Any) -> Any:
         if isinstance(data, str):
-            text = redactor.redact(data).text
-            return text if len(text) <= MAX_TRACED_CHARS else text[:MAX_TRACED_CHARS] + f"… [{len(text)} chars]"
+            return redactor.redact(_shortened(data)).text
         if isinstance(data, (bytes, bytearray, memoryview)):
             return f"<{len(data)} bytes>"
         if isinstance(data, dict):
@@ -30,6 +41,50 @@ def make_mask(redactor: Redactor):
         return data
 
     return mask
+
+
+def outcome_tags(outputs: Any) -> list[str]:
+    """Tags that say what a run did: the action taken and the intent (support), the result (indexing)."""
+    if not isinstance(outputs, dict):
+        return []
+    tags = [f"{key}:{outputs[key]}" for key in ("action", "intent") if isinstance(outputs.get(key), str)
+            and outputs[key]]
+    if outputs.get("ticket_event"):
+        tags.append(f"ticket:{outputs['ticket_event']}")
+    if isinstance(outputs.get("status"), str):
+        tags.append(f"result:{outputs['status']}")
+    return tags
+
+
+def _outcome_tagging_handler(**kwargs):
+    return _outcome_tagging_class()(**kwargs)
+
+
+@functools.lru_cache(maxsize=1)
+def _outcome_tagging_class():
+    """Langfuse's LangChain CallbackHandler, which also tags the trace with the run's outcome.
+
+    Trace tags are set when the root run starts, before the action and intent are known; this adds
+    them to the root span just before it ends (the SDK has no public call for that, hence the guard).
+    """
+    from langfuse._client.attributes import LangfuseOtelSpanAttributes
+    from langfuse.langchain import CallbackHandler
+
+    class OutcomeTaggingHandler(CallbackHandler):
+        def on_chain_end(self, outputs, *, run_id, parent_run_id=None, **kw):
+            if parent_run_id is None:
+                try:
+                    span = self._runs.get(run_id)
+                    otel = getattr(span, "_otel_span", None)
+                    if otel is not None and outcome_tags(outputs):
+                        key = LangfuseOtelSpanAttributes.TRACE_TAGS
+                        before = list((getattr(otel, "attributes", None) or {}).get(key) or [])
+                        otel.set_attribute(key, sorted(set(before) | set(outcome_tags(outputs))))
+                except Exception as exc:  # tags are a nicety: never let them break a run
+                    log.debug("could not tag the Langfuse trace with its outcome: %s", exc)
+            return super().on_chain_end(outputs, run_id=run_id, parent_run_id=parent_run_id, **kw)
+
+    return OutcomeTaggingHandler
 
 
 class NullTracer:
@@ -52,6 +107,7 @@ class LangfuseTracer:
         from langfuse import Langfuse
 
         self._public_key = settings.langfuse_public_key
+        self._redactor = redactor  # score comments do not pass the SDK's mask
         self._client = Langfuse(
             public_key=settings.langfuse_public_key,
             secret_key=settings.langfuse_secret_key.get_secret_value(),
@@ -62,9 +118,16 @@ class LangfuseTracer:
         )
 
     def callbacks(self, trace_id: str) -> list:
-        from langfuse.langchain import CallbackHandler
+        return [_outcome_tagging_handler(public_key=self._public_key, trace_context={"trace_id": trace_id})]
 
-        return [CallbackHandler(public_key=self._public_key, trace_context={"trace_id": trace_id})]
+    def score_feedback(self, trace_id: str, rating: str, reason: str | None = None) -> None:
+        """A user's thumbs up/down as a BOOLEAN score `user_feedback` on the trace; the reason as its comment."""
+        try:
+            self._client.create_score(name="user_feedback", value=1 if rating == "up" else 0, data_type="BOOLEAN",
+                                      trace_id=trace_id,
+                                      comment=self._redactor.redact(reason).text if reason else None)
+        except Exception as exc:  # the vote is stored locally either way
+            log.warning("could not send feedback for trace %s to Langfuse: %s", trace_id, exc)
 
     def flush(self) -> None:
         try:
@@ -82,7 +145,12 @@ class LangfuseTracer:
 def build_tracer(settings: Settings, redactor: Redactor) -> NullTracer | LangfuseTracer:
     if not settings.langfuse_enabled:
         return NullTracer()
-    return LangfuseTracer(settings, redactor)
+    try:
+        return LangfuseTracer(settings, redactor)
+    except Exception as exc:  # a misconfigured Langfuse must not keep the service from starting
+        log.error("Langfuse tracing is off: the client could not be created (%s: %s); check LANGFUSE_HOST "
+                  "and the keys", type(exc).__name__, exc)
+        return NullTracer()
 
 
 def run_config(*, tracer, trace_id: str, run_name: str, session_id: str | None = None,
@@ -91,11 +159,12 @@ def run_config(*, tracer, trace_id: str, run_name: str, session_id: str | None =
     metadata: dict[str, Any] = {"deskmate_trace_id": trace_id}
     if session_id:
         metadata["langfuse_session_id"] = session_id
-    if user_id:
-        metadata["langfuse_user_id"] = user_id
+    if user_id or session_id:  # a conversation always has a user: "anonymous" until people sign in
+        metadata["langfuse_user_id"] = user_id or "anonymous"
     if tags:
         metadata["langfuse_tags"] = tags
     config: dict[str, Any] = {"callbacks": tracer.callbacks(trace_id), "metadata": metadata, "run_name": run_name}
     if session_id:
-        config["configurable"] = {"thread_id": session_id}
+        # identity travels in the run's config, where nodes read it; never in the prompt or from the model
+        config["configurable"] = {"thread_id": session_id, "user_id": user_id or "anonymous"}
     return config

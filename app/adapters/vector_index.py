@@ -11,9 +11,10 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from typing import Any, Sequence
+from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 from graphs.errors import IndexUnavailable
+from graphs.filters import LIST_CONTEXT_FIELDS
 from graphs.records import ChunkRecord, DocumentInfo, RetrievedChunk
 
 log = logging.getLogger(__name__)
@@ -21,6 +22,19 @@ _MANIFEST_VECTOR = [1.0]  # Chroma insists on an embedding; the manifest is neve
 _CHUNK_META = ("doc_id", "version", "title", "source", "section", "os", "chunk_index", "content_hash")
 MANIFEST_TTL_S = 2.0  # other replicas' writes become visible within this time
 OVERFETCH = 2
+_PAGE = 1000
+
+
+def chunk_metadata(chunk: ChunkRecord) -> dict[str, Any]:
+    """Chroma metadata of a chunk: the fixed fields plus the document context lists it carries
+    (Chroma stores string lists and filters them with `$contains`; empty lists are left out)."""
+    meta = {k: chunk[k] for k in _CHUNK_META}
+    meta.update({f: list(chunk[f]) for f in LIST_CONTEXT_FIELDS if chunk.get(f)})
+    return meta
+
+
+def manifest_metadata(info: DocumentInfo) -> dict[str, Any]:
+    return {k: v for k, v in info.items() if v is not None and v != []}
 
 
 def make_client(mode: str, *, path: str | None = None, host: str = "127.0.0.1", port: int = 8001,
@@ -36,6 +50,22 @@ def make_client(mode: str, *, path: str | None = None, host: str = "127.0.0.1", 
     except Exception as exc:  # refused connection, bad path, incompatible server version …
         where = f"{'https' if ssl else 'http'}://{host}:{port}" if mode == "server" else path
         raise IndexUnavailable(f"cannot open Chroma collection store at {where}: {exc}") from exc
+
+
+def chunks_from_records(ids: Iterable[str], texts: Iterable[str], metadatas: Iterable[Mapping[str, Any]]
+                        ) -> list[ChunkRecord]:
+    """Chroma's stored chunks back as ChunkRecords (embed_text left empty: only the embedder reads it)."""
+    chunks = []
+    for chunk_id, text, meta in zip(ids, texts, metadatas):
+        record = ChunkRecord(chunk_id=chunk_id, doc_id=meta["doc_id"], version=meta["version"], title=meta["title"],
+                             source=meta["source"], section=meta["section"], os=meta["os"],
+                             chunk_index=int(meta["chunk_index"]), content_hash=meta.get("content_hash", ""),
+                             text=text, embed_text="")
+        for field in LIST_CONTEXT_FIELDS:
+            if meta.get(field):
+                record[field] = list(meta[field])
+        chunks.append(record)
+    return chunks
 
 
 class ChromaVectorIndex:
@@ -59,6 +89,10 @@ class ChromaVectorIndex:
             self._active = {i: m["version"] for i, m in zip(records["ids"], records["metadatas"])}
             self._active_loaded_at = time.monotonic()
         return self._active
+
+    def active_versions(self) -> dict[str, str]:
+        """doc_id → active version; the same object until the manifest is re-read (TTL or a local write)."""
+        return self._active_versions()
 
     def _forget_manifest_cache(self) -> None:
         self._active_loaded_at = 0.0
@@ -84,11 +118,11 @@ class ChromaVectorIndex:
                     ids=[c["chunk_id"] for c in part],
                     embeddings=[list(e) for e in embeddings[start:start + self._batch]],
                     documents=[c["text"] for c in part],
-                    metadatas=[{k: c[k] for k in _CHUNK_META} for c in part],
+                    metadatas=[chunk_metadata(c) for c in part],
                 )
             # the switch: one record, one write
             self._manifest.upsert(ids=[info["doc_id"]], embeddings=[_MANIFEST_VECTOR],
-                                  documents=[info["source"]], metadatas=[dict(info)])
+                                  documents=[info["source"]], metadatas=[manifest_metadata(info)])
             self._forget_manifest_cache()
             self._chunks.delete(where={"$and": [{"doc_id": info["doc_id"]}, {"version": {"$ne": info["version"]}}]})
 
@@ -136,14 +170,45 @@ class ChromaVectorIndex:
                                                   result["metadatas"][0], result["distances"][0]):
             if active.get(meta["doc_id"]) != meta["version"]:
                 continue  # an older or not-yet-active version
-            hits.append(RetrievedChunk(
+            hit = RetrievedChunk(
                 chunk_id=chunk_id, doc_id=meta["doc_id"], title=meta["title"], source=meta["source"],
                 section=meta["section"], os=meta["os"], chunk_index=int(meta["chunk_index"]),
                 text=text, score=round(1.0 - float(distance), 4),
-            ))
+            )
+            hit.update(dense_score=hit["score"], origin="dense", content_hash=meta.get("content_hash", ""))
+            hit.update({f: list(meta[f]) for f in LIST_CONTEXT_FIELDS if meta.get(f)})
+            hits.append(hit)
             if len(hits) == k:
                 break
         return hits
+
+    def similarities(self, embedding: Sequence[float], chunk_ids: Sequence[str]) -> dict[str, float]:
+        """Cosine similarity of the query to given chunks, from their stored embeddings (~1 ms for 20)."""
+        if not chunk_ids:
+            return {}
+        import numpy as np
+
+        records = self._chunks.get(ids=list(chunk_ids), include=["embeddings"])
+        if not records["ids"]:
+            return {}
+        matrix = np.asarray(records["embeddings"], dtype=np.float32)
+        query = np.asarray(embedding, dtype=np.float32)
+        norms = np.linalg.norm(matrix, axis=1) * (np.linalg.norm(query) or 1.0)
+        cosines = (matrix * query).sum(axis=1) / np.where(norms == 0, 1.0, norms)  # no BLAS threads for 20 rows
+        return {cid: round(float(c), 4) for cid, c in zip(records["ids"], cosines)}
+
+    def iter_chunks(self, doc_id: str | None = None, version: str | None = None) -> Iterator[ChunkRecord]:
+        """Stored chunks (all, or one document's version), page by page — for the lexical index."""
+        clauses = [{"doc_id": doc_id}] if doc_id else []
+        clauses += [{"version": version}] if version else []
+        where = clauses[0] if len(clauses) == 1 else ({"$and": clauses} if clauses else None)
+        offset = 0
+        while True:
+            page = self._chunks.get(where=where, include=["documents", "metadatas"], limit=_PAGE, offset=offset)
+            if not page["ids"]:
+                return
+            yield from chunks_from_records(page["ids"], page["documents"], page["metadatas"])
+            offset += len(page["ids"])
 
     def count(self) -> int:
         try:

@@ -5,8 +5,10 @@ from __future__ import annotations
 from fastapi import APIRouter, Depends, HTTPException
 
 from app.deps import get_resources
+from app.routers.feedback import remember_answer
 from app.resources import Resources
-from app.schemas import ChatRequest, ChatResponse, SourceOut, clean_message
+from app.schemas import (ChatRequest, ChatResponse, IncidentOut, SourceOut, StageTimingsOut, TicketOfferOut,
+                         TicketRefOut, TroubleshootingOut, clean_message)
 
 router = APIRouter(tags=["chat"])
 
@@ -21,8 +23,17 @@ def chat(request: ChatRequest, resources: Resources = Depends(get_resources)) ->
     if len(message) > limit:
         raise HTTPException(status_code=422, detail=f"'message' is {len(message):,} characters long; the limit "
                                                     f"is {limit:,}. Shorten it or attach a document instead.")
-    turn = resources.chat.ask(message, session_id=request.session_id, user_os=request.user_os)
+    turn = resources.chat.ask(message, session_id=request.session_id, user_os=request.user_os,
+                              search_filters=request.filters)
+    remember_answer(resources, turn)  # for POST /feedback: which chunks this message cited
+    return envelope(turn)
+
+
+def envelope(turn) -> ChatResponse:
+    """The graph's output as the API's response: what the UI needs to render this turn."""
     out = turn.output
+    flow = out.get("troubleshooting")
+    offer = out.get("ticket_offer")
     return ChatResponse(
         answer=out.get("answer", ""),
         session_id=turn.session_id,
@@ -33,5 +44,28 @@ def chat(request: ChatRequest, resources: Resources = Depends(get_resources)) ->
         redaction_notice=out.get("redaction_notice"),
         fallback_notice=out.get("fallback_notice"),
         user_os=out.get("user_os"),
+        troubleshooting=TroubleshootingOut(
+            issue=flow["issue"], step=min(flow["current"] + 1, len(flow["steps"])), total=len(flow["steps"]),
+            status=flow["status"], steps=flow["steps"]) if flow else None,
+        ticket=TicketRefOut(**out["ticket"]) if out.get("ticket") else None,
+        ticket_event=out.get("ticket_event", ""),
+        ticket_offer=TicketOfferOut(summary=offer["summary"], priority=offer["priority"],
+                                    description=offer["description"], steps_tried=len(offer["steps_tried"]))
+        if offer else None,
+        incidents=[IncidentOut(**{k: i[k] for k in IncidentOut.model_fields}) for i in out.get("incidents", [])],
         trace_id=turn.trace_id,
+        message_id=turn.trace_id,
+        timings=StageTimingsOut(**turn.timings) if getattr(turn, "timings", None) else None,
     )
+
+
+def checked_message(request: ChatRequest, resources: Resources) -> str:
+    """The request's message, cleaned; 422 when it is empty or too long (POST /chat/stream uses it)."""
+    message = clean_message(request.message)
+    if not message:
+        raise HTTPException(status_code=422, detail="'message' is empty; type a question or describe the problem.")
+    limit = resources.settings.max_message_chars
+    if len(message) > limit:
+        raise HTTPException(status_code=422, detail=f"'message' is {len(message):,} characters long; the limit "
+                                                    f"is {limit:,}. Shorten it or attach a document instead.")
+    return message

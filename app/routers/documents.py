@@ -6,12 +6,15 @@ import logging
 import re
 from pathlib import PurePosixPath
 
-from fastapi import APIRouter, Depends, File, HTTPException, Response, UploadFile
+from fastapi import APIRouter, Depends, File, Form, HTTPException, Response, UploadFile
 
+from app.adapters.parsers import FileParser, render_plain_text
 from app.deps import get_resources
 from app.resources import Resources
 from app.schemas import DocumentList, UploadResponse, document_out
 from graphs.errors import DocumentRejected
+from graphs.filters import validate_context
+from nodes.indexing.steps import content_version
 
 log = logging.getLogger(__name__)
 router = APIRouter(tags=["documents"])
@@ -28,7 +31,17 @@ def safe_filename(name: str | None) -> str:
 
 @router.post("/documents", response_model=UploadResponse, status_code=201)
 def upload_document(response: Response, file: UploadFile = File(..., description="PDF, HTML, Markdown or text"),
+                    context_type: list[str] | None = Form(None, description="e.g. technical, how-to (required "
+                                                          "with any other context field; comma-separated or repeated)"),
+                    content_domain: list[str] | None = Form(None, description="e.g. networking, accounts"),
+                    document_category: list[str] | None = Form(None, description="e.g. user_guide, policy"),
+                    relevance_tags: list[str] | None = Form(None, description="optional topics, e.g. vpn, mfa"),
+                    description: str | None = Form(None, description="optional one-line description"),
                     resources: Resources = Depends(get_resources)) -> UploadResponse:
+    # seed 001 document context: lower-cased lists; all three mandatory fields or none (422 otherwise)
+    document_context = validate_context({"context_type": context_type, "content_domain": content_domain,
+                                         "document_category": document_category,
+                                         "relevance_tags": relevance_tags, "description": description})
     limit = resources.settings.max_upload_bytes
     data = file.file.read(limit + 1)
     filename = safe_filename(file.filename)
@@ -36,7 +49,7 @@ def upload_document(response: Response, file: UploadFile = File(..., description
         raise DocumentRejected(f"{filename} is larger than the {limit // (1024 * 1024) or limit} "
                                f"{'MB' if limit >= 1024 * 1024 else 'bytes'} upload limit. Split it or compress "
                                "its images and try again.", kind="too_large")
-    result = resources.indexer.index_bytes(f"uploads/{filename}", data)
+    result = resources.indexer.index_bytes(f"uploads/{filename}", data, document_context)
     if result.status == "unchanged":
         response.status_code = 200
     else:
@@ -59,3 +72,64 @@ def delete_document(doc_id: str, resources: Resources = Depends(get_resources)) 
     for stored in resources.settings.uploads_dir.glob(f"{doc_id}-*"):
         stored.unlink(missing_ok=True)
     return Response(status_code=204)
+
+
+# --- the stored original, served so that it cannot run in the browser -----------------------------
+_ORIGINAL_MEDIA = {"pdf": "application/pdf", "text": "text/plain", "markdown": "text/markdown"}
+_DOWNLOAD_HEADERS = {"X-Content-Type-Options": "nosniff", "Content-Security-Policy": "default-src 'none'; sandbox",
+                     "Cache-Control": "private, no-store"}
+
+
+def _stored_original(resources: Resources, info: dict):
+    """The file this document was indexed from, if deskmate keeps it: uploads, and the bundled KB folder."""
+    prefix, _, rest = info["source"].partition("/")
+    if prefix == "uploads":
+        path = resources.settings.uploads_dir / f"{info['doc_id']}-{rest}"
+    elif prefix == "kb" and resources.settings.kb_dir:
+        root = resources.settings.kb_dir.resolve()
+        path = (root / rest).resolve()
+        if not path.is_relative_to(root):
+            return None
+    else:
+        return None
+    if not path.is_file():
+        return None
+    data = path.read_bytes()
+    return data if content_version(data) == info["version"] else None  # changed on disk since it was indexed
+
+
+@router.get("/documents/{doc_id}/content", response_class=Response, responses={
+    200: {"description": "The original file (PDF, text, Markdown) or, for HTML, its sanitised text; "
+                         "always sent as a download.",
+          "content": {"application/pdf": {}, "text/plain": {}, "text/markdown": {}}}})
+def document_content(doc_id: str, resources: Resources = Depends(get_resources)) -> Response:
+    info = resources.index.get_document(doc_id) if re.fullmatch(r"[0-9a-f]{16}", doc_id) else None
+    if info is None:
+        raise HTTPException(status_code=404, detail=f"No document with id '{doc_id}'. GET /documents lists the ids.")
+    data = _stored_original(resources, info)
+    if data is None:
+        raise HTTPException(status_code=404, detail=f"The original of '{info['title']}' is not kept by deskmate "
+                                                    "(it was indexed from the command line, or changed since). "
+                                                    "Upload it through POST /documents to make it downloadable.")
+    filename = safe_filename(PurePosixPath(info["source"]).name)
+    if info["content_type"] == "html":
+        # never hand out uploaded HTML: its scripts would run on deskmate's origin. Its text is enough.
+        document = (resources.parser or FileParser()).parse(filename, data)
+        body = render_plain_text(document).encode("utf-8")
+        media, filename = "text/plain; charset=utf-8", f"{filename.rsplit('.', 1)[0]}.txt"
+    elif info["content_type"] in _ORIGINAL_MEDIA:
+        body, media = data, _ORIGINAL_MEDIA[info["content_type"]]
+        if info["content_type"] != "pdf":
+            media += "; charset=" + ("utf-8" if _is_utf8(data) else "windows-1252")
+    else:
+        raise HTTPException(status_code=404, detail=f"Documents of type '{info['content_type']}' cannot be downloaded.")
+    headers = {**_DOWNLOAD_HEADERS, "Content-Disposition": f'attachment; filename="{filename}"'}
+    return Response(content=body, media_type=media, headers=headers)
+
+
+def _is_utf8(data: bytes) -> bool:
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True

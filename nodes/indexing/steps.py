@@ -9,6 +9,7 @@ from langgraph.runtime import Runtime
 
 from graphs.context import IndexingContext
 from graphs.errors import DocumentRejected
+from graphs.filters import LIST_CONTEXT_FIELDS
 from graphs.records import DocumentInfo
 from graphs.state_indexing import IndexingState
 from nodes.indexing.chunking import chunk_document
@@ -27,9 +28,14 @@ def load(state: IndexingState, runtime: Runtime[IndexingContext]) -> dict:
     """Identify the document and its version; unchanged content is skipped (content-hash IDs)."""
     doc_id, version = document_id(state["source"]), content_version(state["data"])
     existing = runtime.context.index.get_document(doc_id)
-    if existing and existing["version"] == version:
+    if existing and existing["version"] == version and _context_of(existing) == state.get("document_context", {}):
         return {"doc_id": doc_id, "version": version, "status": "unchanged", "document_info": existing}
     return {"doc_id": doc_id, "version": version, "status": "replaced" if existing else "new"}
+
+
+def _context_of(info: DocumentInfo) -> dict:
+    """The document context stored with an indexed document ({} when it has none)."""
+    return {k: info[k] for k in (*LIST_CONTEXT_FIELDS, "description") if info.get(k)}
 
 
 def parse(state: IndexingState, runtime: Runtime[IndexingContext]) -> dict:
@@ -48,6 +54,9 @@ def chunk(state: IndexingState, runtime: Runtime[IndexingContext]) -> dict:
                             count=ctx.embedder.count_tokens)
     if not chunks:
         raise DocumentRejected(f"{state['source'].rsplit('/', 1)[-1]} has no indexable text.", kind="empty")
+    context = state.get("document_context") or {}
+    for chunk_record in chunks:  # every chunk carries its document's context, so filters can match it
+        chunk_record.update({k: list(context[k]) for k in LIST_CONTEXT_FIELDS if context.get(k)})
     return {"chunks": chunks}
 
 
@@ -68,5 +77,6 @@ def store(state: IndexingState, runtime: Runtime[IndexingContext]) -> dict:
         content_type=document.content_type, chunk_count=len(state["chunks"]), size_bytes=len(state["data"]),
         indexed_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
     )
+    info.update(state.get("document_context") or {})  # listed by GET /documents; filters match the chunks' copy
     runtime.context.index.replace_document(info, state["chunks"], state["embeddings"])
     return {"document_info": info}

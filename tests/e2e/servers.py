@@ -3,6 +3,7 @@
 - OpenAICompatibleServer: POST /v1/chat/completions (and Groq's /openai/v1/chat/completions), the
   OpenAI chat-completions wire format; replies are scripted, requests are recorded.
 - RecordingServer: accepts anything (Langfuse's OTLP/ingestion endpoints), records bodies.
+- StatusPageServer: an Atlassian Statuspage page (GET /api/v2/summary.json) with a settable reply and delay.
 """
 
 from __future__ import annotations
@@ -127,3 +128,37 @@ class _RecordingHandler(_Handler):
         self._send(200, b"{}")
 
     do_POST = do_PUT = do_GET = do_PATCH = _record  # noqa: N815
+
+
+class StatusPageServer(_Server):
+    """A Statuspage page: GET /api/v2/summary.json answers with whatever the test set via `serve()`.
+
+    `delay_s` makes it slow (the reply comes after the sleep); every request is recorded.
+    """
+
+    SUMMARY_PATH = "/api/v2/summary.json"
+
+    def __init__(self, body: bytes = b"{}", *, status: int = 200, content_type: str = "application/json",
+                 delay_s: float = 0.0) -> None:
+        self.serve(body, status=status, content_type=content_type, delay_s=delay_s)
+        super().__init__(_StatusPageHandler)
+
+    def serve(self, body: bytes, *, status: int = 200, content_type: str = "application/json",
+              delay_s: float = 0.0) -> None:
+        self.reply = (status, body, content_type, delay_s)
+
+
+class _StatusPageHandler(_Handler):
+    def do_GET(self) -> None:
+        self.owner.requests.append({"method": "GET", "path": self.path,
+                                    "headers": {k.lower(): v for k, v in self.headers.items()}})
+        if self.path.split("?")[0] != StatusPageServer.SUMMARY_PATH:
+            self._send(404, b"<html>Not found</html>", "text/html")
+            return
+        status, body, content_type, delay_s = self.owner.reply
+        if delay_s:
+            time.sleep(delay_s)
+        try:
+            self._send(status, body, content_type)
+        except (BrokenPipeError, ConnectionResetError):  # the client gave up waiting, as it should
+            pass

@@ -2,6 +2,10 @@
 
 import base64
 import gzip
+import json
+import socket
+import threading
+import time
 
 import pytest
 
@@ -16,13 +20,15 @@ def decoded_spans(requests):
 
     spans = []
     for request in requests:
-        assert request["path"] == "/api/public/otel/v1/traces"
+        if request["path"] != "/api/public/otel/v1/traces":
+            continue  # scores go to /api/public/scores
         body = request["body"]
         body = gzip.decompress(body) if body[:2] == b"\x1f\x8b" else body
         for resource in ExportTraceServiceRequest.FromString(body).resource_spans:
             for scope in resource.scope_spans:
                 for span in scope.spans:
-                    attrs = {a.key: a.value.string_value for a in span.attributes}
+                    attrs = {a.key: [v.string_value for v in a.value.array_value.values]
+                             if a.value.HasField("array_value") else a.value.string_value for a in span.attributes}
                     spans.append({"name": span.name, "trace_id": span.trace_id.hex(), "attrs": attrs})
     return spans
 
@@ -41,7 +47,7 @@ def test_every_chat_and_indexing_run_is_traced_with_session_and_redacted_content
     spans = decoded_spans(langfuse.requests)
     chat = [s for s in spans if s["trace_id"] == reply["trace_id"]]
     names = {s["name"] for s in chat}
-    assert {"support", "redact", "classify", "embed_query", "retrieve", "decide", "answer", "respond"} <= names
+    assert {"support", "redact", "classify", "embed_query", "retrieve", "decide", "respond"} <= names
     assert all(s["attrs"].get("session.id") == "sess-42" for s in chat)
     root = next(s for s in chat if s["name"] == "support")
     assert "[REDACTED:PASSWORD]" in root["attrs"]["langfuse.observation.input"]
@@ -63,3 +69,116 @@ def test_an_unreachable_langfuse_does_not_break_the_chat(serve):
     with serve(langfuse_public_key="pk", langfuse_secret_key="sk", langfuse_host=dead) as client:
         response = client.post("/chat", json={"message": "how do I connect to the vpn"})
     assert response.status_code == 200 and response.json()["sources"]
+
+
+def _payload(span: dict, key: str):
+    return json.loads(span["attrs"][key])
+
+
+def test_a_chat_trace_carries_user_tags_redacted_io_retrieval_scores_and_the_users_vote(serve):
+    """What the Langfuse test asserts, over real HTTP on 127.0.0.1, decoding what the SDK sends:
+    session and user id on every span of the run; the trace tagged with the action taken and the intent;
+    the redacted message as input and the answer as output; the retrieved chunk ids with their scores on
+    the retrieve span; a thumbs-down with its (redacted) reason as a `user_feedback` score on the trace;
+    and, in no request at all, the typed password or the e-mail address."""
+    with RecordingServer() as langfuse:
+        with serve(langfuse_public_key="pk-lf-7", langfuse_secret_key="sk-lf-7", langfuse_host=langfuse.url) as client:
+            reply = client.post("/chat", json={"message": f"how do I connect to the vpn on linux? pw: {SECRET}",
+                                               "session_id": "sess-7"}).json()
+            vote = client.post("/feedback", json={"session_id": "sess-7", "message_id": reply["message_id"],
+                                                  "rating": "down", "reason": "wrong OS, mail me at pat@corp.example"})
+            assert vote.status_code == 201
+    bodies = b"".join(r["body"] for r in langfuse.requests)
+    assert SECRET.encode() not in bodies and b"pat@corp.example" not in bodies
+
+    spans = [s for s in decoded_spans(langfuse.requests) if s["trace_id"] == reply["trace_id"]]
+    assert spans and all(s["attrs"].get("session.id") == "sess-7" for s in spans)
+    assert all(s["attrs"].get("user.id") == "anonymous" for s in spans)
+    root = next(s for s in spans if s["name"] == "support")
+    assert {"chat", f"action:{reply['action']}", "intent:informative"} <= set(root["attrs"]["langfuse.trace.tags"])
+    assert "[REDACTED:PASSWORD]" in _payload(root, "langfuse.observation.input")["query"]
+    traced_answer = _payload(root, "langfuse.observation.output")["answer"]
+    assert "sudo openconnect vpn.example.test" in traced_answer and "sudo openconnect vpn.example.test" in reply["answer"]
+    retrieved = _payload(next(s for s in spans if s["name"] == "retrieve"),
+                         "langfuse.observation.output")["retrieved_chunks"]
+    scores = {c["chunk_id"]: c["score"] for c in retrieved}
+    assert {s["chunk_id"] for s in reply["sources"]} <= set(scores)
+    assert all(scores[s["chunk_id"]] == pytest.approx(s["score"], abs=1e-3) for s in reply["sources"])
+
+    score_posts = [json.loads(r["body"]) for r in langfuse.requests if r["path"] == "/api/public/scores"]
+    sent = [score for body in score_posts for score in (body if isinstance(body, list) else body.get("scores",
+                                                                                                    [body]))]
+    vote_score = next(s for s in sent if s.get("traceId") == reply["trace_id"])
+    assert vote_score["name"] == "user_feedback" and vote_score["value"] == 0 and vote_score["dataType"] == "BOOLEAN"
+    assert vote_score["comment"] == "wrong OS, mail me at [REDACTED:EMAIL_1]"
+
+
+def test_status_checks_are_traced_too(serve):
+    from tests.e2e.servers import StatusPageServer
+
+    page = json.dumps({"page": {"id": "p", "name": "Acme", "url": "https://status.acme.example",
+                                "updated_at": "2026-11-22T09:55:00Z"},
+                       "status": {"indicator": "none", "description": "All Systems Operational"},
+                       "components": [], "incidents": [], "scheduled_maintenances": []}).encode()
+    with RecordingServer() as langfuse, StatusPageServer(page) as status_page:
+        with serve(langfuse_public_key="pk-lf-status", langfuse_secret_key="sk", langfuse_host=langfuse.url,
+                   status_page_url=status_page.url) as client:
+            assert client.get("/status").json()["ok"] is True
+            local = client.get("/traces", params={"graph": "status"}).json()["traces"]
+    assert local and local[0]["path"][0] == "fetch"
+    status_roots = [s for s in decoded_spans(langfuse.requests) if s["name"] == "status"]
+    assert status_roots and status_roots[0]["trace_id"] == local[0]["trace_id"]
+    assert "status" in status_roots[0]["attrs"]["langfuse.trace.tags"]
+
+
+class BlackHole:
+    """Accepts connections on 127.0.0.1 and never answers: a Langfuse that hangs."""
+
+    def __init__(self) -> None:
+        self._sock = socket.socket()
+        self._sock.bind(("127.0.0.1", 0))
+        self._sock.listen(64)
+        self.url = f"http://127.0.0.1:{self._sock.getsockname()[1]}"
+        self._held: list[socket.socket] = []
+        self._stop = threading.Event()
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        self._sock.settimeout(0.2)
+        while not self._stop.is_set():
+            try:
+                self._held.append(self._sock.accept()[0])
+            except OSError:
+                continue
+
+    def close(self) -> None:
+        self._stop.set()
+        for conn in self._held:
+            conn.close()
+        self._sock.close()
+
+
+def test_a_hanging_langfuse_neither_slows_nor_breaks_the_chat(serve):
+    hole = BlackHole()
+    try:
+        # a public key no other test uses: the SDK keeps one client per public key in a process
+        with serve(langfuse_public_key="pk-lf-hole", langfuse_secret_key="sk", langfuse_host=hole.url) as client:
+            client.post("/chat", json={"message": "how do I connect to the vpn"})  # warm-up
+            durations = []
+            for _ in range(4):
+                started = time.perf_counter()
+                response = client.post("/chat", json={"message": "how do I connect to the vpn on linux"})
+                durations.append(time.perf_counter() - started)
+                assert response.status_code == 200 and response.json()["sources"]
+            # the SDK's export timeout is 5 s: a chat that waited on Langfuse would take at least that long
+            assert max(durations) < 2.5, durations
+            shutdown_started = time.perf_counter()
+        assert time.perf_counter() - shutdown_started < 30  # the final flush is bounded too
+    finally:
+        hole.close()
+
+
+def test_a_misconfigured_langfuse_host_leaves_tracing_off_and_the_chat_working(serve):
+    with serve(langfuse_public_key="pk-lf-bad", langfuse_secret_key="sk", langfuse_host="not a url at all") as client:
+        response = client.post("/chat", json={"message": "how do I connect to the vpn"})
+        assert response.status_code == 200 and response.json()["sources"]

@@ -126,7 +126,8 @@ def test_validate_citations():
 
 # --- clarify ---------------------------------------------------------------------------------
 def test_clarify_asks_one_specific_question_offline():
-    out = clarify({"query": "it's not working", "retrieved_chunks": []}, Runtime(context=_ctx()))
+    noise = [chunk("a", title="Ticket priorities", score=0.7), chunk("b", title="Wi-Fi", score=0.6, doc_id="d2")]
+    out = clarify({"query": "it's not working", "is_vague": True, "retrieved_chunks": noise}, Runtime(context=_ctx()))
     assert out["is_clarifying"] and out["needs_input"]
     assert out["answer"].endswith("?") and "VPN" in out["answer"]
 

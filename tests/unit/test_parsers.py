@@ -12,9 +12,10 @@ parser = FileParser()
 def test_markdown_keeps_headings_and_numbered_steps():
     doc = parser.parse("kb/vpn-connect.md", (FIXTURE_KB / "vpn-connect.md").read_bytes())
     assert doc.title == "Connecting to the VPN"
-    assert [b.text for b in doc.blocks if b.kind == "heading"] == ["Connecting to the VPN", "Windows", "macOS", "Linux"]
+    assert [b.text for b in doc.blocks if b.kind == "heading"] == [
+        "Connecting to the VPN", "Windows", "macOS", "Linux", "It keeps disconnecting"]
     steps = [b for b in doc.blocks if b.kind == "list_item"]
-    assert len(steps) == 9 and all(b.ordered for b in steps)
+    assert len(steps) == 13 and all(b.ordered for b in steps)
 
 
 def test_html_drops_scripts_styles_navigation_and_footer():

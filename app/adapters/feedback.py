@@ -1,0 +1,269 @@
+"""Votes on answers (SQLite at <data_dir>/feedback.sqlite), turned into bounded per-chunk multipliers.
+
+At chat time every assistant message is recorded with its (redacted) question and the chunks its
+answer cited. A vote (`up`/`down`, one per message — voting again replaces it) credits those chunks
+and stores the question's embedding. A vote says "this passage did (not) answer *this* question",
+so it only counts for searches whose question is similar to the voted one (cosine ≥ `similarity`):
+a passage that was the wrong answer to one question is often the right one to another, and a
+query-blind penalty measurably hurt (bench/feedback.py). For a search, a chunk's multiplier is
+max_multiplier ** ((up − down) / (up + down + 1)) over the similar votes: strictly inside
+[1/max, max] (0.5..2 by default) and 1.0 until `min_votes` similar votes exist. The vote table is
+cached in memory for `cache_s` seconds (a vote made here clears it at once).
+Implements graphs.ports.FeedbackSource. Votes attach to `doc_id:content_hash`
+(nodes.retrieval.feedback_key), so they survive a re-upload that leaves the passage unchanged.
+"""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+import threading
+import time
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any, Callable, Literal, Sequence
+
+import numpy as np
+
+from graphs.errors import UnknownMessage
+
+log = logging.getLogger(__name__)
+Rating = Literal["up", "down"]
+MAX_REASON_CHARS = 1000
+MAX_CITED = 20  # chunks recorded per answer
+MAX_QUERY_CHARS = 1000
+ANSWER_RETENTION_DAYS = 90  # answers nobody voted on are forgotten after this
+PRUNE_EVERY_S = 3600.0
+TOP_LIST = 10
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS answers (
+    message_id TEXT PRIMARY KEY,
+    session_id TEXT NOT NULL,
+    query TEXT NOT NULL,  -- the redacted question, embedded when the answer gets a vote
+    created_at TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS answer_chunks (
+    message_id TEXT NOT NULL REFERENCES answers(message_id) ON DELETE CASCADE,
+    key TEXT NOT NULL,
+    chunk_id TEXT NOT NULL,
+    label TEXT NOT NULL,
+    source TEXT NOT NULL,
+    PRIMARY KEY (message_id, key)
+);
+CREATE INDEX IF NOT EXISTS answer_chunks_key ON answer_chunks(key);
+CREATE TABLE IF NOT EXISTS votes (
+    message_id TEXT PRIMARY KEY REFERENCES answers(message_id) ON DELETE CASCADE,
+    rating TEXT NOT NULL CHECK (rating IN ('up', 'down')),
+    reason TEXT,
+    embedding BLOB,  -- float32 embedding of the answer's question
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL
+);
+"""
+
+
+@dataclass(frozen=True)
+class CitedChunk:
+    key: str  # nodes.retrieval.feedback_key
+    chunk_id: str
+    label: str  # "title › section", for the stats page
+    source: str
+
+
+@dataclass(frozen=True)
+class VoteResult:
+    status: Literal["recorded", "updated"]
+    message_id: str
+    rating: Rating
+    chunks: int  # chunks the vote credits
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+class FeedbackStore:
+    def __init__(self, path: Path | str, *, embed: Callable[[str], Sequence[float]], min_votes: int = 3,
+                 max_multiplier: float = 1.2, similarity: float = 0.85, cache_s: float = 60.0) -> None:
+        if max_multiplier < 1.0:
+            raise ValueError("max_multiplier must be at least 1.0")
+        self._embed = embed
+        self.similarity = similarity
+        self.min_votes = max(1, min_votes)
+        self.max_multiplier = max_multiplier
+        self.cache_s = cache_s
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        self._db = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA foreign_keys=ON")
+        self._db.executescript(_SCHEMA)
+        self._lock = threading.Lock()
+        self._cache: _VoteTable | None = None
+        self._cache_at = 0.0
+        self._pruned_at = 0.0
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+    # --- writes ---------------------------------------------------------------------------------
+    def record_answer(self, message_id: str, session_id: str, query: str, cited: Sequence[CitedChunk]) -> None:
+        """Remember an assistant message's (redacted) question and the chunks it cited, for a later vote."""
+        unique = list({c.key: c for c in cited[:MAX_CITED]}.values())
+        with self._lock, self._db:
+            self._db.execute("BEGIN")
+            self._db.execute("INSERT OR IGNORE INTO answers (message_id, session_id, query, created_at) "
+                             "VALUES (?, ?, ?, ?)", (message_id, session_id, query[:MAX_QUERY_CHARS], _now()))
+            self._db.executemany(
+                "INSERT OR IGNORE INTO answer_chunks (message_id, key, chunk_id, label, source) VALUES (?, ?, ?, ?, ?)",
+                [(message_id, c.key, c.chunk_id, c.label, c.source) for c in unique])
+        self._prune_if_due()
+
+    def vote(self, message_id: str, session_id: str, rating: Rating, reason: str | None = None) -> VoteResult:
+        """One vote per message; voting again replaces it. UnknownMessage if the session never got it."""
+        if rating not in ("up", "down"):
+            raise ValueError("rating must be 'up' or 'down'")
+        reason = (reason or "").strip()[:MAX_REASON_CHARS] or None
+        with self._lock:
+            row = self._db.execute("SELECT session_id, query FROM answers WHERE message_id = ?",
+                                   (message_id,)).fetchone()
+        if row is None or row[0] != session_id:
+            raise UnknownMessage(f"No assistant message '{message_id}' in session '{session_id}'. Use the "
+                                 "message_id and session_id of a /chat response.")
+        embedding = np.asarray(self._embed(row[1]), dtype=np.float32).tobytes()  # outside the lock: ~15 ms
+        with self._lock, self._db:
+            self._db.execute("BEGIN")
+            existed = self._db.execute("SELECT 1 FROM votes WHERE message_id = ?", (message_id,)).fetchone()
+            now = _now()
+            self._db.execute(
+                "INSERT INTO votes (message_id, rating, reason, embedding, created_at, updated_at) "
+                "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(message_id) DO UPDATE SET rating = excluded.rating, "
+                "reason = excluded.reason, updated_at = excluded.updated_at",
+                (message_id, rating, reason, embedding, now, now))
+            chunks = self._db.execute("SELECT COUNT(*) FROM answer_chunks WHERE message_id = ?",
+                                      (message_id,)).fetchone()[0]
+            self._cache = None  # the next search sees this vote
+        return VoteResult("updated" if existed else "recorded", message_id, rating, int(chunks))
+
+    def _prune_if_due(self) -> None:
+        if time.monotonic() - self._pruned_at < PRUNE_EVERY_S:
+            return
+        self._pruned_at = time.monotonic()
+        cutoff = (datetime.now(timezone.utc) - timedelta(days=ANSWER_RETENTION_DAYS)).isoformat(timespec="seconds")
+        with self._lock, self._db:
+            removed = self._db.execute(
+                "DELETE FROM answers WHERE created_at < ? AND message_id NOT IN (SELECT message_id FROM votes)",
+                (cutoff,)).rowcount
+        if removed:
+            log.info("feedback: forgot %d unrated answer(s) older than %d days", removed, ANSWER_RETENTION_DAYS)
+
+    # --- reads ----------------------------------------------------------------------------------
+    def multiplier(self, up: int, down: int) -> float:
+        """max ** ((up − down) / (up + down + 1)), or 1.0 below min_votes: always within [1/max, max]."""
+        if up + down < self.min_votes:
+            return 1.0
+        return round(self.max_multiplier ** ((up - down) / (up + down + 1)), 4)
+
+    def _tallies(self) -> list[tuple[str, int, int]]:
+        return self._db.execute(
+            "SELECT ac.key, SUM(v.rating = 'up'), SUM(v.rating = 'down') FROM votes v "
+            "JOIN answer_chunks ac ON ac.message_id = v.message_id GROUP BY ac.key").fetchall()
+
+    def _vote_table(self) -> "_VoteTable":
+        with self._lock:
+            if self._cache is not None and time.monotonic() - self._cache_at < self.cache_s:
+                return self._cache
+            rows = self._db.execute(
+                "SELECT ac.key, v.rating = 'up', v.embedding FROM votes v "
+                "JOIN answer_chunks ac ON ac.message_id = v.message_id WHERE v.embedding IS NOT NULL").fetchall()
+            self._cache, self._cache_at = _VoteTable.build(rows), time.monotonic()
+            return self._cache
+
+    def multipliers(self, keys: Sequence[str], query_embedding: Sequence[float] | None = None) -> dict[str, float]:
+        """Multipliers from the votes on questions similar to this one (all votes when no embedding is given)."""
+        table = self._vote_table()
+        wanted = [k for k in keys if k in table.rows_of]
+        if not wanted:
+            return {}
+        query = None if query_embedding is None else _unit(query_embedding)
+        out = {}
+        for key in wanted:
+            rows = table.rows_of[key]
+            # element-wise, not a BLAS mat-vec: a few hundred rows, and no thread pool fighting the embedder's
+            counted = (np.ones(len(rows), dtype=bool) if query is None else
+                       (table.embeddings[rows] * query).sum(axis=1) >= self.similarity)
+            up = int(table.up[rows][counted].sum())
+            factor = self.multiplier(up, int(counted.sum()) - up)
+            if factor != 1.0:
+                out[key] = factor
+        return out
+
+    def stats(self) -> dict[str, Any]:
+        with self._lock:
+            up, down = self._db.execute(
+                "SELECT COALESCE(SUM(rating = 'up'), 0), COALESCE(SUM(rating = 'down'), 0) FROM votes").fetchone()
+            answers = self._db.execute("SELECT COUNT(*) FROM answers").fetchone()[0]
+            tallies = self._tallies()
+            labels = {key: (chunk_id, label, source) for key, chunk_id, label, source in self._db.execute(
+                "SELECT key, chunk_id, label, source FROM answer_chunks GROUP BY key")}
+            reasons = self._db.execute(
+                "SELECT rating, reason, updated_at FROM votes WHERE reason IS NOT NULL ORDER BY updated_at DESC "
+                "LIMIT ?", (TOP_LIST,)).fetchall()
+        adjusted = [
+            {"key": key, "chunk_id": labels[key][0], "label": labels[key][1], "source": labels[key][2],
+             "up": int(u), "down": int(d), "multiplier": self.multiplier(u, d)}
+            for key, u, d in tallies if key in labels and u + d >= self.min_votes]
+        boosted = sorted((a for a in adjusted if a["multiplier"] > 1), key=lambda a: -a["multiplier"])
+        penalised = sorted((a for a in adjusted if a["multiplier"] < 1), key=lambda a: a["multiplier"])
+        return {
+            "votes": {"up": int(up), "down": int(down), "total": int(up + down)},
+            "answers_recorded": int(answers),
+            "min_votes": self.min_votes,
+            "multiplier_range": [round(1 / self.max_multiplier, 4), self.max_multiplier],
+            "chunks_with_votes": len(tallies),
+            "chunks_adjusted": len(boosted) + len(penalised),
+            "top_boosted": boosted[:TOP_LIST],
+            "top_penalised": penalised[:TOP_LIST],
+            "recent_reasons": [{"rating": r, "reason": text, "at": at} for r, text, at in reasons],
+        }
+
+
+def cited_chunks(sources: Sequence[dict], retrieved: Sequence[dict], key_of) -> list[CitedChunk]:
+    """The chunks an answer cited (its sources), with their feedback keys from the retrieved chunks."""
+    by_id = {c["chunk_id"]: c for c in retrieved}
+    cited = []
+    for source in sources:
+        chunk = by_id.get(source["chunk_id"])
+        key = key_of(chunk) if chunk else source["chunk_id"]
+        label = f"{source['title']} › {source['section']}" if source.get("section") else source["title"]
+        cited.append(CitedChunk(key=key, chunk_id=source["chunk_id"], label=label, source=source["source"]))
+    return cited
+
+
+
+def _unit(vector: Sequence[float]) -> np.ndarray:
+    array = np.asarray(vector, dtype=np.float32)
+    return array / (np.linalg.norm(array) or 1.0)
+
+
+@dataclass(frozen=True)
+class _VoteTable:
+    """Every (chunk key, vote) pair with the voted question's embedding, for fast per-search tallies."""
+
+    embeddings: np.ndarray  # one row per (key, vote) pair
+    up: np.ndarray  # bool per row
+    rows_of: dict[str, np.ndarray]  # key → row indices
+
+    @classmethod
+    def build(cls, rows: list[tuple[str, int, bytes]]) -> "_VoteTable":
+        if not rows:
+            return cls(np.zeros((0, 1), np.float32), np.zeros(0, bool), {})
+        embeddings = np.stack([np.frombuffer(blob, dtype=np.float32) for _, _, blob in rows])
+        norms = np.linalg.norm(embeddings, axis=1, keepdims=True)
+        grouped: dict[str, list[int]] = {}
+        for i, (key, _, _) in enumerate(rows):
+            grouped.setdefault(key, []).append(i)
+        return cls(embeddings / np.where(norms == 0, 1, norms), np.array([bool(up) for _, up, _ in rows]),
+                   {k: np.array(v) for k, v in grouped.items()})

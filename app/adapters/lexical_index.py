@@ -1,0 +1,351 @@
+"""BM25 beside Chroma: an in-process lexical index that follows the vector index's active versions.
+
+`BM25Index` is an incremental inverted index (postings per stemmed term, numpy arrays built per
+term on demand), so adding, replacing or deleting a document costs O(its tokens) and a query
+costs O(postings of the query's terms) — nothing is rebuilt per query. `HybridIndex` wraps the
+Chroma index: every write goes to Chroma first (the source of truth, with its atomic version
+switch) and then to BM25; at start-up BM25 is rebuilt from Chroma's active chunks; and when
+Chroma's manifest shows versions BM25 does not hold (another replica wrote, or a crash left a
+gap) the differing documents are re-read from Chroma. Lexical hits of a version that is not
+active are never returned, so readers see the old or the new document, never a mix.
+
+Measured choice (bench/retrieval.py, tv-dev): this BM25 with stemming and a stop list reached
+nDCG@10 .829 alone versus .766 for bm25s with its defaults; bm25s has no incremental updates (a
+full re-index per write) and Chroma's local full-text search (`$contains`) does not rank.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import re
+import threading
+import time
+from collections import Counter
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+
+from graphs.filters import LIST_CONTEXT_FIELDS, matches_where
+from graphs.records import ChunkRecord, RetrievedChunk
+
+log = logging.getLogger(__name__)
+
+K1 = 0.9  # term-frequency saturation; tuned on tv-dev (0.7–1.2 within .005 nDCG)
+B = 0.4  # length normalisation; manual sections vary a lot in length, so less than the usual 0.75
+_WORD = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
+STOPWORDS = frozenset(
+    "a an the and or but if then than so to of in on at by for with from into onto about as is are was were be "
+    "been being am i me my mine we our us you your it its this that these those there here do does did doing "
+    "done have has had having can could should would will shall may might must not no nor yes ok okay please "
+    "what how why when where which who whom whose im ive dont doesnt cant wont just also very really any some "
+    "each more most again up out off over under".split()
+)
+_CHUNK_FIELDS = ("chunk_id", "doc_id", "title", "source", "section", "os", "chunk_index", "text")
+
+
+class Tokenizer:
+    """Lower-case words, stop words and single letters dropped, Snowball (Porter 2) stems ('connecting' ~
+    'connection'); a hyphenated word also counts joined ('wi-fi' → wi, fi, wifi), so 'wifi' finds 'Wi-Fi'."""
+
+    def __init__(self) -> None:
+        import Stemmer  # PyStemmer: C Snowball stemmers with a built-in cache
+
+        self._stemmer = Stemmer.Stemmer("english")
+        self._lock = threading.Lock()  # the stemmer's cache is not thread-safe
+
+    def __call__(self, text: str) -> list[str]:
+        words = []
+        for word in _WORD.findall(text.lower()):
+            if "-" in word:
+                words.extend(word.split("-"))
+                word = word.replace("-", "")
+            words.append(word)
+        words = [w for w in words if len(w) > 1 and w not in STOPWORDS]
+        with self._lock:
+            return self._stemmer.stemWords(words)
+
+
+def chunk_text_for_bm25(chunk: Mapping[str, Any]) -> str:
+    """What BM25 indexes: the title and section path with the body (as embedded)."""
+    return f"{chunk['title']} {chunk.get('section') or ''} {chunk['text']}"
+
+
+class BM25Index:
+    """Okapi BM25 over chunks, one version per document; thread-safe, updated in place."""
+
+    def __init__(self, tokenizer: Tokenizer | None = None, *, k1: float = K1, b: float = B) -> None:
+        self._tokenize = tokenizer or Tokenizer()
+        self.k1, self.b = k1, b
+        self._lock = threading.RLock()
+        self._rows: list[dict[str, Any] | None] = []  # row → chunk fields + "version" + context lists
+        self._row_terms: list[Counter | None] = []
+        self._free: list[int] = []
+        self._lengths = np.zeros(64, dtype=np.float32)
+        self._total_length = 0
+        self._by_chunk: dict[str, int] = {}
+        self._by_doc: dict[str, list[int]] = {}
+        self._versions: dict[str, str] = {}
+        self._postings: dict[str, dict[int, int]] = {}
+        self._arrays: dict[str, tuple[np.ndarray, np.ndarray]] = {}  # per-term cache, dropped on change
+        self._values: dict[tuple[str, str], set[int]] = {}  # (context field, value) → rows
+
+    # --- writes -----------------------------------------------------------------------------
+    def replace_document(self, doc_id: str, version: str, chunks: Sequence[ChunkRecord]) -> None:
+        """Make `chunks` the document's only content (the new version)."""
+        prepared = [({k: v for k, v in c.items() if k != "embed_text"},
+                     Counter(self._tokenize(chunk_text_for_bm25(c)))) for c in chunks]
+        with self._lock:
+            self._remove(doc_id)
+            rows = [self._add(record, terms) for record, terms in prepared]
+            self._by_doc[doc_id] = rows
+            self._versions[doc_id] = version
+
+    def delete_document(self, doc_id: str) -> bool:
+        with self._lock:
+            return self._remove(doc_id)
+
+    def clear(self) -> None:
+        with self._lock:
+            for doc_id in list(self._by_doc):
+                self._remove(doc_id)
+
+    def _add(self, record: dict[str, Any], terms: Counter) -> int:
+        row = self._free.pop() if self._free else len(self._rows)
+        if row == len(self._rows):
+            self._rows.append(None)
+            self._row_terms.append(None)
+            if row >= len(self._lengths):
+                self._lengths = np.concatenate([self._lengths, np.zeros(len(self._lengths), np.float32)])
+        length = sum(terms.values())
+        self._rows[row], self._row_terms[row] = record, terms
+        self._lengths[row] = length
+        self._total_length += length
+        self._by_chunk[record["chunk_id"]] = row
+        for term, tf in terms.items():
+            self._postings.setdefault(term, {})[row] = tf
+            self._arrays.pop(term, None)
+        for field in LIST_CONTEXT_FIELDS:
+            for value in record.get(field) or ():
+                self._values.setdefault((field, value), set()).add(row)
+        return row
+
+    def _remove(self, doc_id: str) -> bool:
+        rows = self._by_doc.pop(doc_id, None)
+        self._versions.pop(doc_id, None)
+        if rows is None:
+            return False
+        for row in rows:
+            record, terms = self._rows[row], self._row_terms[row]
+            for term in terms:
+                postings = self._postings[term]
+                del postings[row]
+                if not postings:
+                    del self._postings[term]
+                self._arrays.pop(term, None)
+            for field in LIST_CONTEXT_FIELDS:
+                for value in record.get(field) or ():
+                    self._values[(field, value)].discard(row)
+            self._total_length -= int(self._lengths[row])
+            self._lengths[row] = 0
+            del self._by_chunk[record["chunk_id"]]
+            self._rows[row] = self._row_terms[row] = None
+            self._free.append(row)
+        return True
+
+    # --- reads ------------------------------------------------------------------------------
+    def versions(self) -> dict[str, str]:
+        with self._lock:
+            return dict(self._versions)
+
+    def count(self) -> int:
+        with self._lock:
+            return len(self._by_chunk)
+
+    def _term_arrays(self, term: str) -> tuple[np.ndarray, np.ndarray] | None:
+        cached = self._arrays.get(term)
+        if cached is None:
+            postings = self._postings.get(term)
+            if not postings:
+                return None
+            cached = (np.fromiter(postings.keys(), np.int64, len(postings)),
+                      np.fromiter(postings.values(), np.float32, len(postings)))
+            self._arrays[term] = cached
+        return cached
+
+    def _score_all(self, terms: list[str]) -> tuple[np.ndarray, float]:
+        """BM25 of every row, and the best score any chunk could reach for these terms (for 0..1)."""
+        n = len(self._by_chunk)
+        scores = np.zeros(len(self._rows), dtype=np.float32)
+        if n == 0:
+            return scores, 1.0
+        avg_length = self._total_length / n or 1.0
+        norm = self.k1 * (1 - self.b + self.b * self._lengths[: len(self._rows)] / avg_length)
+        best = 0.0
+        for term in dict.fromkeys(terms):
+            postings = self._postings.get(term)
+            df = len(postings) if postings else 0
+            idf = math.log(1 + (n - df + 0.5) / (df + 0.5))
+            best += idf * (self.k1 + 1)  # unknown words count too: a query only half found is half a match
+            arrays = self._term_arrays(term)
+            if arrays is not None:
+                rows, tfs = arrays
+                scores[rows] += idf * tfs * (self.k1 + 1) / (tfs + norm[rows])
+        return scores, best or 1.0
+
+    def _allowed_rows(self, where: Mapping[str, Any]) -> set[int]:
+        if "$and" in where:
+            sets = [self._allowed_rows(c) for c in where["$and"]]
+            return set.intersection(*sets) if sets else set()
+        if "$or" in where:
+            return set().union(*(self._allowed_rows(c) for c in where["$or"]))
+        ((field, condition),) = where.items()
+        if isinstance(condition, Mapping) and "$contains" in condition and field in LIST_CONTEXT_FIELDS:
+            return set(self._values.get((field, condition["$contains"]), ()))
+        return {row for row, record in enumerate(self._rows) if record and matches_where(record, where)}
+
+    def _hit(self, row: int, score: float) -> RetrievedChunk:
+        record = self._rows[row]
+        hit = RetrievedChunk(**{k: record[k] for k in _CHUNK_FIELDS}, score=round(score, 4))
+        hit["lexical_score"] = hit["score"]
+        hit["origin"] = "lexical"
+        hit["content_hash"] = record.get("content_hash", "")
+        for field in LIST_CONTEXT_FIELDS:
+            if record.get(field):
+                hit[field] = list(record[field])
+        return hit
+
+    def search(self, text: str, k: int, where: Mapping[str, Any] | None = None,
+               active: Mapping[str, str] | None = None) -> list[RetrievedChunk]:
+        """Top `k` chunks with a BM25 score above zero; `active` (doc → version) drops other versions."""
+        terms = self._tokenize(text)
+        if not terms or k <= 0:
+            return []
+        with self._lock:
+            scores, best = self._score_all(terms)
+            if where:
+                mask = np.zeros(len(scores), dtype=bool)
+                mask[list(self._allowed_rows(where))] = True
+                scores[~mask] = 0.0
+            candidates = np.flatnonzero(scores > 0)
+            if len(candidates) > k:
+                candidates = candidates[np.argpartition(-scores[candidates], k - 1)[:k]]
+            ordered = candidates[np.argsort(-scores[candidates], kind="stable")]
+            hits = [self._hit(int(row), float(scores[row]) / best) for row in ordered]
+        if active is not None:
+            hits = [h for h in hits if active.get(h["doc_id"]) == self._versions.get(h["doc_id"])]
+        return hits
+
+    def lexical_scores(self, text: str, chunk_ids: Sequence[str]) -> dict[str, float]:
+        terms = self._tokenize(text)
+        with self._lock:
+            rows = {cid: self._by_chunk[cid] for cid in chunk_ids if cid in self._by_chunk}
+            if not terms or not rows:
+                return {cid: 0.0 for cid in rows}
+            scores, best = self._score_all(terms)
+            return {cid: round(float(scores[row]) / best, 4) for cid, row in rows.items()}
+
+    def neighbours(self, chunk_id: str, radius: int) -> list[RetrievedChunk]:
+        with self._lock:
+            row = self._by_chunk.get(chunk_id)
+            if row is None or radius <= 0:
+                return []
+            record = self._rows[row]
+            siblings = [self._rows[r] for r in self._by_doc.get(record["doc_id"], ())]
+            wanted = range(record["chunk_index"] - radius, record["chunk_index"] + radius + 1)
+            found = [s for s in siblings if s["chunk_index"] in wanted and s["chunk_id"] != chunk_id
+                     and s["section"] == record["section"]]
+            return [self._hit(self._by_chunk[s["chunk_id"]], 0.0) for s in sorted(found, key=lambda s: s["chunk_index"])]
+
+
+class HybridIndex:
+    """Chroma (vectors, documents, the source of truth) with BM25 beside it, written through one door.
+
+    Implements graphs.ports.VectorIndex and graphs.ports.LexicalIndex.
+    """
+
+    def __init__(self, vector, lexical: BM25Index | None = None) -> None:
+        self.vector = vector
+        self.lexical = lexical or BM25Index()
+        self._write_lock = threading.RLock()
+        self._followed: object = None  # the manifest snapshot BM25 was last compared with
+
+    # --- VectorIndex: reads go to Chroma --------------------------------------------------------
+    def query(self, embedding, k: int, where: dict[str, Any] | None = None) -> list[RetrievedChunk]:
+        return self.vector.query(embedding, k, where)
+
+    def similarities(self, embedding, chunk_ids: Sequence[str]) -> dict[str, float]:
+        return self.vector.similarities(embedding, chunk_ids)
+
+    def get_document(self, doc_id: str):
+        return self.vector.get_document(doc_id)
+
+    def list_documents(self):
+        return self.vector.list_documents()
+
+    def count(self) -> int:
+        return self.vector.count()
+
+    # --- writes: Chroma first (its manifest switch is the commit), then BM25 ----------------------
+    def replace_document(self, info, chunks: Sequence[ChunkRecord], embeddings) -> None:
+        with self._write_lock:
+            self.vector.replace_document(info, chunks, embeddings)
+            self.lexical.replace_document(info["doc_id"], info["version"], chunks)
+
+    def delete_document(self, doc_id: str) -> bool:
+        with self._write_lock:
+            removed = self.vector.delete_document(doc_id)
+            self.lexical.delete_document(doc_id)
+            return removed
+
+    def reconcile(self) -> int:
+        """Sweep Chroma's leftovers, then rebuild BM25 from Chroma's active chunks (start-up)."""
+        removed = self.vector.reconcile()
+        self.rebuild_lexical()
+        return removed
+
+    def rebuild_lexical(self) -> None:
+        started = time.perf_counter()
+        with self._write_lock:
+            self.lexical.clear()
+            by_doc: dict[str, list[ChunkRecord]] = {}
+            for chunk in self.vector.iter_chunks():
+                by_doc.setdefault(chunk["doc_id"], []).append(chunk)
+            active = self.vector.active_versions()
+            for doc_id, chunks in by_doc.items():
+                if doc_id in active:
+                    self.lexical.replace_document(doc_id, active[doc_id], chunks)
+            self._followed = active
+        log.info("lexical index rebuilt from Chroma: %d chunks of %d documents in %.0f ms",
+                 self.lexical.count(), len(by_doc), (time.perf_counter() - started) * 1000)
+
+    def _follow_manifest(self) -> dict[str, str]:
+        """Bring BM25 to Chroma's active versions when the manifest changed under it (other replicas)."""
+        active = self.vector.active_versions()
+        if active is self._followed or not self._write_lock.acquire(blocking=False):
+            return active  # unchanged, or a local write is in progress and will update BM25 itself
+        try:
+            held = self.lexical.versions()
+            for doc_id in set(held) - set(active):
+                self.lexical.delete_document(doc_id)
+            for doc_id, version in active.items():
+                if held.get(doc_id) != version:
+                    chunks = list(self.vector.iter_chunks(doc_id=doc_id, version=version))
+                    self.lexical.replace_document(doc_id, version, chunks)
+                    log.info("lexical index followed %s to version %s (%d chunks)", doc_id, version, len(chunks))
+            self._followed = active
+        finally:
+            self._write_lock.release()
+        return active
+
+    # --- LexicalIndex ------------------------------------------------------------------------
+    def search(self, text: str, k: int, where: dict[str, Any] | None = None) -> list[RetrievedChunk]:
+        active = self._follow_manifest()
+        return self.lexical.search(text, k, where, active=active)
+
+    def lexical_scores(self, text: str, chunk_ids: Sequence[str]) -> dict[str, float]:
+        return self.lexical.lexical_scores(text, chunk_ids)
+
+    def neighbours(self, chunk_id: str, radius: int) -> list[RetrievedChunk]:
+        return self.lexical.neighbours(chunk_id, radius)
+

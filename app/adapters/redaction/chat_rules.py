@@ -1,0 +1,291 @@
+"""Secrets the way people type them into a support chat, or paste them from a terminal or config file.
+
+"my password is hunter2", "pw: Tr0ub4dor&3", "PIN 4821", `DB_PASSWORD=…` lines from a `.env`,
+connection strings, `Authorization:` headers, `curl -u user:pass`, SQL `IDENTIFIED BY '…'`,
+private-key blocks (one secret from BEGIN to END, or to the end of the text when END is missing),
+vendor tokens (vendor_tokens.py) and random strings a keyword points at ("the api key 8d7f…").
+Each rule yields the span of the secret value only, so the sentence around it stays readable.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+from typing import Callable, Iterator
+
+from app.adapters.redaction.heuristics import (is_code_reference, is_masked, is_plain_word, is_template,
+                                               looks_fake, looks_random)
+from app.adapters.redaction.spans import Span
+from app.adapters.redaction.vendor_tokens import TOKEN_RULES, azure_ai_keys, starts_token
+
+SOURCE = "chat_rules"
+
+# Words that follow "password" in ordinary sentences and are not the password itself.
+NOT_A_SECRET = frozenset(
+    "is was are be been expired expires expiring expiry wrong incorrect correct invalid not no reset resets "
+    "change changed changes changing locked lock unlock working works work doesnt doesn't didnt didn't won't wont "
+    "keeps keep isnt isn't still too the a an my your our their this that it for to on in at of with from "
+    "and or but if when policy portal page field box prompt manager managers requirement requirements rules "
+    "rule length history hint hints again anymore please help issue issues problem problems needs need "
+    "required case sensitive being getting has have had will would should can could any every new old "
+    "current same different temporary temp one expire set stopped fails failed failing fail screen login "
+    "prompt via by over through who what why how where which also just now then so did does do i me we you "
+    "they he she them us reminder reminders recovery protected protection manager. strength strong weak "
+    "complexity update updated updating sync synced entry entries dialog window popup pop-up request requests "
+    "requested sent expiration age rotation counter attempts attempt tries retry retries generator vault "
+    "store stored saved save forgot forgotten lost missing blank empty hidden masked redacted there here "
+    "number code digits digit characters chars letters bearer basic digest negotiate ntlm token".split()
+)
+_SECRET_WORD = r"(?:password|passwort|passwd|passcode|passphrase|pass\s?word|pwd|pw|pin(?:\s?(?:code|number))?)"
+
+
+def _clean(value: str) -> str:
+    return value.strip(".,;:!?\"'()[]{}<>`")
+
+
+_HTML_ENTITY = re.compile(r"&(?:lt|gt|amp|quot|apos|nbsp|#\d{1,5});")
+
+
+def value_looks_like_secret(value: str) -> bool:
+    """A value after a secret keyword: not an ordinary word, template, mask or code reference."""
+    value = _HTML_ENTITY.split(value)[0] or value
+    v = _clean(value)
+    if not v or v.lower() in NOT_A_SECRET or v.startswith("[REDACTED") or v.startswith("REDACTED"):
+        return False
+    return not (is_template(value) or is_masked(v) or is_code_reference(value) or is_plain_word(v))
+
+
+def _value_ok_without_connector(value: str) -> bool:
+    """"password abc123": without 'is' or ':', only a token that is not a plain word counts."""
+    v = _clean(value)
+    if value[:1] in "{([<":
+        return False  # "password {0x48, …}", "password (required)": code or prose, not a value
+    return value_looks_like_secret(value) and len(v) >= 3 and bool(re.search(r"[\d\W_]", v))
+
+
+# --- key names in assignments: DB_PASSWORD=…, "apiKey": "…", client-secret: … ----------------------
+_PASSWORD_PART = re.compile(r"pa?s+w(?:o?r)?s?d|pw|pwd|pass|passw|passwort|passphrase|passcode|pin|contrasena|mdp|"
+                            r"motdepasse|kennwort|wachtwoord|senha")
+_PASSWORD_INSIDE = re.compile(r"pa?s+wo?r?d|passwd|pwd$|pass$")
+_NOT_PASSWORD_WORDS = frozenset({"bypass", "compass", "surpass", "overpass", "underpass", "trespass", "passport",
+                                 "passenger", "passive", "spin", "pinned", "mapping", "shipping", "pinterest"})
+_KEY_PREFIXES = frozenset({"api", "access", "private", "secret", "client", "account", "master", "encryption",
+                           "signing", "auth", "service", "db", "database", "app", "consumer", "shared",
+                           "storage", "subscription", "x", "license", "licence", "product", "session", "ssh",
+                           "aes", "hmac", "crypt", "cipher", "jwt", "webhook", "recovery", "bitlocker"})
+_WEAK_SUFFIXES = frozenset({"id", "ids", "length", "len", "policy", "policies", "file", "path", "url", "uri",
+                            "field", "name", "mask", "hint", "expires", "expiry", "expiration", "timeout", "type",
+                            "reset", "label", "required", "min", "max", "regex", "pattern", "prompt", "enabled",
+                            "count", "endpoint", "header", "param", "mode", "format", "size", "age", "ttl",
+                            "rotation", "changed", "updated", "created", "at", "validity", "lifetime", "encoding",
+                            "placeholder", "input", "form", "attempts", "retries", "strength", "complexity",
+                            "confirmation", "manager", "storage", "provider", "location", "dir", "env", "var",
+                            "hash", "hashed", "algorithm", "algo", "version", "ver"})
+_PARTS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
+
+
+def key_name_kind(name: str) -> str | None:
+    """The secret kind a key name announces (DB_PASSWORD -> PASSWORD, apiKey -> API_KEY), or None."""
+    name = name.replace("ñ", "n").replace("Ñ", "N")
+    parts = [p.lower() for p in _PARTS.findall(name)]
+    if not parts or parts[-1] in _WEAK_SUFFIXES:
+        return None
+    for i, part in enumerate(parts):
+        if part in _NOT_PASSWORD_WORDS:
+            continue
+        if _PASSWORD_PART.fullmatch(part) or (len(part) > 6 and _PASSWORD_INSIDE.search(part)):
+            return "PASSWORD"  # DB_PASSWORD, PSSWRD, MYSQLPASS
+        if part in {"token", "tokens", "authorization"} or (len(part) > 6 and part.endswith("token")):
+            return "TOKEN"
+        if part == "apikey" or (part == "key" and i > 0 and parts[i - 1] in _KEY_PREFIXES) or \
+                any(part == prefix + "key" for prefix in _KEY_PREFIXES):
+            return "API_KEY"
+        if part in {"secret", "secrets", "credential", "credentials", "creds"} or \
+                (len(part) > 7 and part.endswith("secret")):
+            return "SECRET"
+    return None
+
+
+_OPERATOR = re.compile(r":=|=>|->|==|!=|=|:")
+_NAME_BEFORE = re.compile(r"(?<![A-Za-z0-9_])[-]{0,2}[A-Za-z_][A-Za-z0-9_.\-]{0,60}[\"'\]]{0,2}\s*$")
+_VALUE_AFTER = re.compile(
+    r"""\s*(?:\\?(?P<q>["'`])(?P<quoted>[^"'`\n\\]{1,200})\\?(?P=q)|(?P<bare>[^\s"'`,;&<>)\]}]{1,200}))""")
+
+
+def _assignments(text: str) -> Iterator[Span]:
+    """`NAME = value` / `"name": "value"` / `name: value` where NAME announces a secret. Each operator is
+    looked at on its own, so `value="pass: x"` and `ID:master/PASS:x` find the inner assignment too."""
+    for op in _OPERATOR.finditer(text):
+        before = _NAME_BEFORE.search(text, max(0, op.start() - 66), op.start())
+        if before is None:
+            continue
+        kind = key_name_kind(before.group(0).strip("\"'] \t-"))
+        if kind is None:
+            continue
+        m = _VALUE_AFTER.match(text, op.end())
+        if m is None:
+            continue
+        group = "quoted" if m.group("quoted") is not None else "bare"
+        value = m.group(group)
+        if group == "bare" and text[m.end(group):m.end(group) + 1] == "(":
+            continue  # password = getpass(…)
+        clean = _clean(value)
+        minimum = 4 if kind == "PASSWORD" else 6
+        if len(clean) < minimum or not value_looks_like_secret(value):
+            continue
+        if kind != "PASSWORD" and not re.search(r"\d", clean) and clean.isalpha() and clean.islower():
+            continue  # "token: bearer", "secret: something" — words, not values
+        yield Span(m.start(group), m.end(group), kind, SOURCE)
+
+
+_XML_ELEMENT = re.compile(r"<(?P<tag>[A-Za-z_][\w:.\-]{0,60})(?:\s[^<>]{0,200})?>(?P<secret>[^<>\s][^<>\n]{2,200})</(?P=tag)>")
+
+
+def _xml_elements(text: str) -> Iterator[Span]:
+    """`<password>…</password>`, `<apiKey>…</apiKey>` in pasted XML configuration."""
+    for m in _XML_ELEMENT.finditer(text):
+        kind = key_name_kind(m.group("tag").split(":")[-1])
+        if kind and value_looks_like_secret(m.group("secret")) and len(_clean(m.group("secret"))) >= 4:
+            yield Span(m.start("secret"), m.end("secret"), kind, SOURCE)
+
+
+def _flags(text: str) -> Iterator[Span]:
+    """Command-line options: `--password Secret1`, `--super-secret_token 1ace…`, `-dbpwd=x`."""
+    for m in re.finditer(r"(?:^|\s)--?(?P<name>[A-Za-z][\w\-]{1,40})(?:\s+|=)[\"']?(?P<secret>[^\s\"'\-][^\s\"']*)",
+                         text):
+        kind = key_name_kind(m.group("name"))
+        if kind and value_looks_like_secret(m.group("secret")) and len(_clean(m.group("secret"))) >= 4:
+            yield Span(m.start("secret"), m.end("secret"), kind, SOURCE)
+
+
+# --- natural-language and command-line rules ------------------------------------------------------
+Rule = tuple[str, re.Pattern[str], Callable[[str], bool] | None]
+
+_RULES: tuple[Rule, ...] = (
+    # "my password is hunter2", "the wifi password would be: x", "PIN is 1234"
+    ("PASSWORD", re.compile(
+        rf"\b{_SECRET_WORD}(?:\s+(?:for|on|to|of)\s+[\w.@\-]+)?\s*(?:has been set to|was set to|would be|should be|"
+        rf"used to be|is now|now is|will be|set to|changed to|reset to|is still|was still|is|was|ist|est|es)\b\s*:?\s*"
+        rf"[\"'“]?(?P<secret>[^\s\"'”]+)|\b{_SECRET_WORD}\s*[=:]\s*[\"'“]?(?P<secret2>[^\s\"'”]+)", re.I),
+     lambda value: len(_clean(value)) >= 3 and value_looks_like_secret(value)),
+    # "password abc123", "pw Tr0ub4dor&3"
+    ("PASSWORD", re.compile(rf"\b{_SECRET_WORD}\s+[\"'“]?(?P<secret>[^\s\"'”]+)", re.I), _value_ok_without_connector),
+    # "hunter2 is my password", "I used Summer2024! as the password"
+    ("PASSWORD", re.compile(
+        r"(?<![^\s\"'])(?P<secret>[^\s\"']{3,100})\s+(?:is|was|as)\s+(?:my|the|our)\s+(?:new\s+|old\s+|current\s+|temporary\s+)?"
+        rf"{_SECRET_WORD}\b", re.I), _value_ok_without_connector),
+    # "ID/PW: master/iPp0@GRq", "user/pass=bob/Secret1"
+    ("PASSWORD", re.compile(
+        r"\b(?:id|user(?:name)?|login|account)\s*[/&(]\s*(?:pw|pwd|pass(?:word)?|passwd)\)?\s*[:=]\s*"
+        r"(?P<secret>\S+)", re.I), value_looks_like_secret),
+    # curl -u user:pass, --user user:pass
+    ("PASSWORD", re.compile(r"(?:^|\s)(?:-u|--user)\s+[\"']?[^\s:\"'$]+:(?P<secret>[^\s\"'@]+)"),
+     value_looks_like_secret),
+    # PowerShell ConvertTo-SecureString "P@ss" -AsPlainText -Force
+    ("PASSWORD", re.compile(r"ConvertTo-SecureString(?:\s+-\w+)*\s+\\?[\"']?(?P<secret>[^\s\"'\\-][^\s\"'\\]*)", re.I),
+     None),
+    # "the secret key is X", "API key: X", "private key = X"
+    ("API_KEY", re.compile(
+        r"\b(?:secret|private|access|api|auth|client|encryption|signing|master|recovery|bitlocker|license|licence|"
+        r"product|activation)[ _\-]?key\s*(?:is|=|:|was)\s*:?\s*[\"']?(?P<secret>[^\s\"']{6,})", re.I),
+     value_looks_like_secret),
+    # "the secret is …", "token: …" in prose: a value with a digit, or long and not a word
+    ("SECRET", re.compile(r"\b(?:secret|token|api[ _\-]?key|access[ _\-]?key|passphrase)\s+(?:is|was|=|:)\s*:?\s*"
+                          r"[\"'“]?(?P<secret>[^\s\"'”]{6,})", re.I), _value_ok_without_connector),
+    # product keys: XXXXX-XXXXX-XXXXX-XXXXX-XXXXX
+    ("API_KEY", re.compile(r"\b(?P<secret>[A-Z0-9]{5}(?:-[A-Z0-9]{5}){4})\b"), None),
+    # SQL: IDENTIFIED BY 'x', PASSWORD 'x', PASSWORD('x')
+    ("PASSWORD", re.compile(r"\bidentified\s+(?:with\s+\w+\s+)?by\s+[\"'](?P<secret>[^\"']+)[\"']", re.I),
+     value_looks_like_secret),
+    ("PASSWORD", re.compile(r"\bpassword\s*\(?\s*[\"'](?P<secret>[^\"']+)[\"']", re.I), value_looks_like_secret),
+    # connection strings: Server=…;User Id=…;Password=…;  AccountName=…;AccountKey=…
+    ("CONNECTION_STRING", re.compile(
+        r"\b(?:server|data source|host|endpoint|accountname|address|addr)\s*=[^;\n]*;[^\n]*?"
+        r"\b(?:password|pwd|accountkey|sharedaccesskey|sharedsecretvalue)\s*=\s*(?P<secret>[^;\s\"']+)", re.I), None),
+    # credentials in URLs: scheme://user:password@host
+    ("URL_CREDENTIALS", re.compile(r"\b[a-z][a-z0-9+.\-]{0,20}://[^\s:/]{1,200}:(?P<secret>[^\s@/]{1,200})@", re.I),
+     None),
+    # secrets in URL query strings: ?access_token=…&sig=…
+    ("TOKEN", re.compile(
+        r"(?:[?&]|%26|%3F)(?:access_token|refresh_token|id_token|token|api_key|apikey|key|sig|signature|password|"
+        r"pwd|passwd|secret|client_secret|app_secret|auth|code|session|sessionid|jwt|credential)(?:=|%3D)"
+        r"(?P<secret>(?:[^&\s#\"'<>%]|%(?!26|3D)[0-9A-F]{2}){6,})", re.I),
+     value_looks_like_secret),
+    # HTTP headers: Authorization: Bearer …, X-API-Key: …, Cookie: …
+    ("AUTH_HEADER", re.compile(
+        r"\b(?:proxy-)?authorization\s*[:=]\s*[\"']?(?:(?:bearer|basic|token|negotiate|ntlm|apikey|sso-key)\s+)?"
+        r"(?P<secret>[^\s\"',;]+)", re.I), value_looks_like_secret),
+    ("AUTH_HEADER", re.compile(r"\b(?:proxy-)?authorization\s*[:=]\s*[\"']?(?:digest|aws4-hmac-sha256)\s+"
+                               r"(?P<secret>[^\n]+)", re.I), None),
+    ("AUTH_HEADER", re.compile(
+        r"\b(?:x-api-key|x-auth-token|x-access-token|api-key|x-goog-api-key|ocp-apim-subscription-key|private-token|"
+        r"x-vault-token|x-jfrog-art-api)\s*:\s*(?P<secret>[^\s\"',;]+)", re.I), None),
+    ("AUTH_HEADER", re.compile(r"\b(?:set-)?cookie\s*:\s*(?P<secret>[^\n\"']*=[^\n\"']+)", re.I), None),
+    ("TOKEN", re.compile(r"\bbearer\s+(?P<secret>[A-Za-z0-9._~+/=\-]{12,})", re.I), None),
+)
+
+_PEM = re.compile(
+    r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----.*?(?:-----END[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|\Z)", re.S)
+_PUTTY = re.compile(r"PuTTY-User-Key-File-\d.*?(?:Private-MAC:\s*\S+|\Z)", re.S)
+_B64_PEM = re.compile(r"LS0tLS1CRUdJTi[A-Za-z0-9+/=]{20,}")
+
+# random-looking strings that a keyword a few words earlier points at ("the api key is 8d7f…")
+_CONTEXT_WORD = re.compile(
+    r"\b(?:key|keys|token|tokens|secret|secrets|password|passwd|pw|pwd|credential|credentials|auth|bearer|"
+    r"signature|sig|passphrase|apikey|otp|seed)\b", re.I)
+_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", re.I)
+_CANDIDATE = re.compile(r"(?<![A-Za-z0-9_+/=.\-])[A-Za-z0-9_+/=.~\-]{16,}(?![A-Za-z0-9_+/=.\-])")
+
+
+def _b64_pem_is_private(token: str) -> bool:
+    try:
+        head = base64.b64decode(token[:64] + "=" * (-len(token[:64]) % 4), validate=False)
+    except (binascii.Error, ValueError):
+        return False
+    return b"PRIVATE KEY" in head
+
+
+def _keyword_context(text: str) -> Iterator[Span]:
+    for m in _CANDIDATE.finditer(text):
+        value = m.group(0)
+        if "/" in value and value.count("/") >= 2 and not value.endswith("="):
+            continue  # a path
+        if re.fullmatch(r"[\d.\-]+", value) or "://" in value or _UUID.fullmatch(value):
+            continue
+        if not looks_random(value):
+            continue
+        line_start = text.rfind("\n", 0, m.start()) + 1
+        before = text[max(line_start, m.start() - 60):m.start()]
+        if _CONTEXT_WORD.search(before):
+            yield Span(m.start(), m.end(), "SECRET", SOURCE)
+
+
+def find_secrets(text: str) -> list[Span]:
+    """Every secret span the chat rules see in `text` (overlaps are resolved by the caller)."""
+    spans: list[Span] = []
+    for pattern in (_PEM, _PUTTY):
+        spans.extend(Span(m.start(), m.end(), "PRIVATE_KEY", SOURCE) for m in pattern.finditer(text))
+    spans.extend(Span(m.start(), m.end(), "PRIVATE_KEY", SOURCE)
+                 for m in _B64_PEM.finditer(text) if _b64_pem_is_private(m.group(0)))
+    for rule in TOKEN_RULES:
+        for m in rule.pattern.finditer(text):
+            group = "secret" if "secret" in rule.pattern.groupindex else 0
+            if group == 0 and not starts_token(text, m.start()):
+                continue
+            if rule.check_fake and looks_fake(m.group(group)):
+                continue
+            spans.append(Span(m.start(group), m.end(group), rule.kind, SOURCE))
+    spans.extend(Span(start, end, "AZURE_KEY", SOURCE) for start, end in azure_ai_keys(text))
+    for kind, pattern, accept in _RULES:
+        for m in pattern.finditer(text):
+            group = "secret2" if "secret2" in pattern.groupindex and m.group("secret2") is not None else "secret"
+            value = m.group(group)
+            if not value or (accept and not accept(value)):
+                continue
+            spans.append(Span(m.start(group), m.end(group), kind, SOURCE))
+    spans.extend(_assignments(text))
+    spans.extend(_flags(text))
+    spans.extend(_xml_elements(text))
+    spans.extend(_keyword_context(text))
+    return spans

@@ -1,0 +1,122 @@
+"""detect-secrets' plugins, run on text line by line (no files, no baseline, never any verification).
+
+We call each plugin's `analyze_string` directly: `analyze_line` may call a vendor's API to verify a
+key when verification is configured, which would send the very secret we are hiding to the network.
+The high-entropy plugins only count with a secret keyword on the same line (a hash, a commit id
+or a GUID in a support chat is not a secret), and detect-secrets' own heuristic filters apply.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Iterator
+
+from app.adapters.redaction.chat_rules import key_name_kind, value_looks_like_secret
+from app.adapters.redaction.heuristics import is_masked, is_template, looks_fake
+from app.adapters.redaction.spans import Span
+
+SOURCE = "detect_secrets"
+_KIND_BY_TYPE = {
+    "AWS Access Key": "AWS_KEY",
+    "Azure Storage Account access key": "AZURE_KEY",
+    "Basic Auth Credentials": "URL_CREDENTIALS",
+    "GitHub Token": "GITHUB_TOKEN",
+    "GitLab Token": "GITLAB_TOKEN",
+    "Slack Token": "SLACK_TOKEN",
+    "Stripe Access Key": "STRIPE_KEY",
+    "JSON Web Token": "JWT",
+    "Private Key": "PRIVATE_KEY",
+    "Base64 High Entropy String": "SECRET",
+    "Hex High Entropy String": "SECRET",
+    "Secret Keyword": "SECRET",
+}
+_SKIPPED_PLUGINS = frozenset({
+    "IPPublicDetector",  # IP addresses are personal data here, handled (and policed) by the PII detector
+})
+_ENTROPY_PLUGINS = frozenset({"Base64HighEntropyString", "HexHighEntropyString"})
+_KEYWORD_ON_LINE = re.compile(
+    r"(?i)(?:key|token|secret|passw|pwd|credential|auth|bearer|signature|salt|api)")
+_KEYWORD_NAME = re.compile(r"([A-Za-z_][A-Za-z0-9_.\-]*)[\"'\]]{0,2}\s*(?:=|:|:=|=>)\s*[\"'`]?$")
+
+
+def _enclosing_token(line: str, value: str) -> str:
+    """The whitespace-delimited token around `value` (a plugin may report only part of a JWT)."""
+    at = line.find(value)
+    if at < 0:
+        return value
+    start = line.rfind(" ", 0, at) + 1
+    end = line.find(" ", at + len(value))
+    return line[start:end if end >= 0 else len(line)]
+
+
+class DetectSecretsPlugins:
+    """All of detect-secrets' line plugins with their default limits, as a span detector."""
+
+    def __init__(self) -> None:
+        from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
+        from detect_secrets.filters import heuristic
+        from detect_secrets.plugins.keyword import CONFIG_DENYLIST_REGEX_TO_GROUP, QUOTES_REQUIRED_DENYLIST_REGEX_TO_GROUP
+
+        self._plugins = [cls() for cls in get_mapping_from_secret_type_to_class().values()
+                         if cls.__name__ not in _SKIPPED_PLUGINS]
+        self._keyword_maps = (QUOTES_REQUIRED_DENYLIST_REGEX_TO_GROUP, CONFIG_DENYLIST_REGEX_TO_GROUP)
+        self._h = heuristic
+        self.names = sorted(type(p).__name__ for p in self._plugins)
+
+    def _filtered(self, value: str, line: str, plugin) -> bool:
+        h = self._h
+        return (h.is_sequential_string(value) or h.is_potential_uuid(value) or h.is_templated_secret(value)
+                or h.is_prefixed_with_dollar_sign(value) or h.is_not_alphanumeric_string(value)
+                or h.is_likely_id_string(value, line, plugin) or is_template(value) or is_masked(value))
+
+    def _values(self, plugin, line: str) -> Iterator[tuple[str, str]]:
+        name = type(plugin).__name__
+        if name == "KeywordDetector":
+            if self._h.is_indirect_reference(line):
+                return
+            for regex_map in self._keyword_maps:
+                for value in plugin.analyze_string(line, denylist_regex_to_group=regex_map):
+                    if value_looks_like_secret(value):
+                        yield value, "SECRET"
+            return
+        for value in plugin.analyze_string(line):
+            if name in _ENTROPY_PLUGINS and (not _KEYWORD_ON_LINE.search(line)
+                                             or plugin.calculate_shannon_entropy(value) <= plugin.entropy_limit):
+                continue
+            if looks_fake(_enclosing_token(line, value)):  # AKIA…EXAMPLE and friends from documentation
+                continue
+            yield value, _KIND_BY_TYPE.get(plugin.secret_type, "API_KEY")
+
+    def find(self, text: str) -> list[Span]:
+        spans: list[Span] = []
+        offset = 0
+        for line in text.splitlines(keepends=True):
+            body = line.rstrip("\r\n")
+            if len(body) >= 8:
+                spans.extend(self._line_spans(body, offset))
+            offset += len(line)
+        return spans
+
+    def _line_spans(self, line: str, offset: int) -> Iterator[Span]:
+        for plugin in self._plugins:
+            for value, kind in self._values(plugin, line):
+                value = value.strip()
+                if len(value) < 4 or self._filtered(value, line, plugin):
+                    continue
+                if kind == "PRIVATE_KEY":
+                    # the plugin reports the BEGIN marker; the whole block is the secret (the chat
+                    # rules find BEGIN…END; this catches formats they do not know): rest of the line
+                    start = line.find(value)
+                    yield Span(offset + max(start, 0), offset + len(line), kind, SOURCE)
+                    continue
+                if kind == "SECRET" and type(plugin).__name__ == "KeywordDetector":
+                    kind = self._keyword_kind(line, value)
+                for m in re.finditer(re.escape(value), line):
+                    yield Span(offset + m.start(), offset + m.end(), kind, SOURCE)
+
+    @staticmethod
+    def _keyword_kind(line: str, value: str) -> str:
+        at = line.find(value)
+        match = _KEYWORD_NAME.search(line[:max(at, 0)])
+        kind = key_name_kind(match.group(1)) if match else None
+        return kind or "SECRET"

@@ -1,0 +1,95 @@
+"""Small, explainable tests on a candidate value: is it random enough, or obviously not a real secret?
+
+Used to keep documentation examples, templates and code references ("<your token>", "${DB_PASS}",
+"os.getenv(...)", "AKIA…EXAMPLE", "xxxxxxxx") from being redacted as secrets, and to require
+randomness from values that only a keyword points at.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+
+_TEMPLATE = re.compile(
+    r"^(?:<[^<>]{1,60}>|\$\{[^}]{1,60}\}|\{\{[^}]{1,60}\}\}|%\(?[A-Za-z_]{1,40}\)?s?%?|\$[A-Za-z_][A-Za-z0-9_]{1,60}"
+    r"|%[A-Za-z_]{2,40}%|@[A-Za-z_]{2,40}@|\[[A-Za-z _\-]{2,40}\])$")
+_MASKED = re.compile(r"^[*x•#.\-_?]{3,}$|\*{3,}|x{6,}|X{6,}|•{3,}", re.I)
+_CODE_REFERENCE = re.compile(
+    r"^(?:os\.|process\.env|getenv\b|System\.getenv|ENV\[|env\[|config\.|settings\.|self\.|this\.|request\.|"
+    r"args\.|params\.|props\.|ctx\.|secrets\.|vault\.|Base64\.|base64\.|new\s)"
+    r"|^(?:None|null|nil|undefined|true|false|True|False)$"
+    r"|^[A-Za-z_][\w.]*\(")
+_PLAIN_WORDS = frozenset("""
+string str int char bool boolean none null nil undefined true false empty required optional
+password passwd pwd secret token key value example sample test dummy placeholder changeme
+your yours here there this that hidden redacted masked unknown na n/a tbd todo
+""".split())
+_SEQUENCES = ("0123456789", "abcdefghijklmnopqrstuvwxyz", "qwertyuiop", "asdfghjkl", "zxcvbnm")
+
+
+def shannon_entropy(value: str) -> float:
+    """Bits per character of `value` over its own alphabet."""
+    if not value:
+        return 0.0
+    counts = Counter(value)
+    n = len(value)
+    return -sum(c / n * math.log2(c / n) for c in counts.values())
+
+
+def char_classes(value: str) -> int:
+    return sum((any(c.islower() for c in value), any(c.isupper() for c in value),
+                any(c.isdigit() for c in value), any(not c.isalnum() for c in value)))
+
+
+def is_template(value: str) -> bool:
+    """`<your password>`, `${DB_PASS}`, `{{ token }}`, `$PASSWORD`, `%(pw)s`: a placeholder, not a value."""
+    value = value.strip("\"'`")
+    return bool(_TEMPLATE.match(value)) or value.startswith(("${", "{{", "%(", "$(", "<%", "#{"))
+
+
+def is_masked(value: str) -> bool:
+    """`********`, `xxxxxx`, `•••`: already hidden."""
+    return bool(_MASKED.search(value))
+
+
+def is_code_reference(value: str) -> bool:
+    """`os.getenv("X")`, `config.password`, `None`: code that fetches a secret, not the secret."""
+    return bool(_CODE_REFERENCE.match(value.strip("\"'`")))
+
+
+def is_plain_word(value: str) -> bool:
+    return value.strip("\"'`").lower() in _PLAIN_WORDS
+
+
+def _has_run(value: str, length: int) -> bool:
+    """A run of `length` ascending or descending characters (1234567, abcdef, 76543210)."""
+    low = value.lower()
+    for seq in _SEQUENCES:
+        for i in range(len(seq) - length + 1):
+            part = seq[i:i + length]
+            if part in low or part[::-1] in low:
+                return True
+    return False
+
+
+def _has_repeat(value: str, length: int) -> bool:
+    return bool(re.search(r"(.)\1{%d,}" % (length - 1), value))
+
+
+def looks_fake(value: str) -> bool:
+    """A documentation/test token rather than a real one: contains 'EXAMPLE', 'sample', a long
+    ascending/descending run (123456, abcdef) or a long repeat (xxxxxx, 000000), or is barely random."""
+    low = value.lower()
+    if any(marker in low for marker in ("example", "sample", "dummy", "fake", "placeholder", "your_", "your-")):
+        return True
+    if _has_run(value, 6) or _has_repeat(value, 6):
+        return True
+    # a machine-made token of 20+ characters is far from uniform; below ~2.5 bits/char it is a pattern
+    return len(value) >= 20 and shannon_entropy(value) < 2.5
+
+
+def looks_random(value: str, *, min_length: int = 16, min_entropy: float = 3.2) -> bool:
+    """Long, mixed and high-entropy enough to be a key or token even without a known prefix."""
+    return (len(value) >= min_length and shannon_entropy(value) >= min_entropy and char_classes(value) >= 2
+            and any(c.isdigit() for c in value) and not looks_fake(value))

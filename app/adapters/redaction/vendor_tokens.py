@@ -1,0 +1,146 @@
+"""Vendor token formats: a distinctive prefix plus a random body (after gitleaks' and CredSweeper's
+public rule sets). A match that looks like a documentation example (…EXAMPLE, 123456…, xxxx…) is
+skipped: see heuristics.looks_fake.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+
+_TOKEN_CHAR = re.compile(r"[A-Za-z0-9_\-]")
+_COLOUR_CODE = re.compile(r"\x1b\[[0-9;]{1,8}m$")
+
+
+def starts_token(text: str, at: int) -> bool:
+    """True when a match at `at` is not the tail of a longer token (a terminal colour code may precede it)."""
+    return at == 0 or not _TOKEN_CHAR.match(text[at - 1]) or bool(_COLOUR_CODE.search(text[max(0, at - 10):at]))
+
+
+@dataclass(frozen=True)
+class TokenRule:
+    kind: str
+    pattern: re.Pattern[str]
+    check_fake: bool = True  # False where the real format itself has runs (Twitter's AAAA… bearer)
+
+
+def _r(kind: str, regex: str, *, flags: int = 0, check_fake: bool = True) -> TokenRule:
+    return TokenRule(kind, re.compile(regex, flags), check_fake)
+
+
+B = ""  # start of a token: checked after matching (starts_token), so literal prefixes stay fast to search
+E = r"(?![A-Za-z0-9_\-])"    # end
+
+TOKEN_RULES: tuple[TokenRule, ...] = (
+    # --- cloud providers
+    _r("AWS_KEY", B + r"(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|APKA)[0-9A-Z]{16}" + E),
+    _r("AWS_KEY", B + r"ABSK[A-Za-z0-9+/]{100,}={0,2}"),                      # Amazon Bedrock API key
+    _r("AWS_KEY", B + r"bedrock-api-key-[A-Za-z0-9+/=]{20,}"),
+    _r("AWS_KEY", r"amzn\.mws\.[0-9a-z]{8}-[0-9a-z]{4}-[0-9a-z]{4}-[0-9a-z]{4}-[0-9a-z]{12}"),
+    _r("AZURE_KEY", r"(?i:AccountKey|SharedAccessKey)\s*=\s*(?P<secret>[A-Za-z0-9+/]{40,}={0,2})"),
+    _r("AZURE_KEY", B + r"[A-Za-z0-9_~.]{3}\dQ~[A-Za-z0-9_~.\-]{31,34}" + E),  # Entra ID client secret
+    _r("API_KEY", B + r"AIza[0-9A-Za-z_\-]{35}" + E),                          # Google API key
+    _r("TOKEN", B + r"ya29\.[0-9A-Za-z_\-]{20,}"),                              # Google OAuth access token
+    _r("TOKEN", B + r"1//0[0-9A-Za-z_\-]{30,}"),                                # Google OAuth refresh token
+    _r("API_KEY", B + r"GOCSPX-[A-Za-z0-9_\-]{24,}"),                           # Google OAuth client secret
+    _r("API_KEY", B + r"do[opr]_v1_[a-f0-9]{64}" + E),                          # DigitalOcean
+    _r("API_KEY", B + r"HRKU-[A-Za-z0-9_\-]{20,}"),                             # Heroku
+    _r("TOKEN", B + r"00D[A-Za-z0-9]{12,15}![A-Za-z0-9._]{80,}"),              # Salesforce session
+    _r("API_KEY", B + r"dapi[a-f0-9]{32}(?:-\d)?" + E),                         # Databricks
+    _r("API_KEY", B + r"dt0c01\.[A-Z0-9]{24}\.[A-Z0-9]{64}" + E),               # Dynatrace
+    # --- code hosting, CI, registries
+    _r("GITHUB_TOKEN", B + r"gh[pousr]_[A-Za-z0-9]{30,255}" + E),
+    _r("GITHUB_TOKEN", B + r"github_pat_[A-Za-z0-9_]{22,255}" + E),
+    _r("GITLAB_TOKEN", B + r"gl(?:pat|dt|ptt|rt|ft|imt|oas|cbt|soat|agent)-[A-Za-z0-9_\-.]{20,}"),
+    _r("GITLAB_TOKEN", B + r"GR1348941[A-Za-z0-9_\-]{20,}"),
+    _r("API_KEY", B + r"ATATT3[A-Za-z0-9_\-=]{100,}"),                          # Atlassian
+    _r("API_KEY", B + r"BBDC-[A-Za-z0-9+/_\-]{40,}"),                           # Bitbucket DC HTTP token
+    _r("API_KEY", B + r"ATBB[A-Za-z0-9]{28,}"),                                 # Bitbucket app password
+    _r("API_KEY", B + r"AKCp[A-Za-z0-9]{60,}" + E),                             # JFrog API key
+    _r("API_KEY", B + r"cmVmdGtuOjAxOj[A-Za-z0-9+/=]{40,}"),                    # JFrog reference token
+    _r("API_KEY", B + r"npm_[A-Za-z0-9]{36}" + E),
+    _r("API_KEY", B + r"pypi-AgEIcHlwaS5vcmc[A-Za-z0-9_\-]{50,}"),
+    _r("API_KEY", B + r"oy2[a-z0-9]{43}" + E),                                  # NuGet
+    _r("API_KEY", B + r"rubygems_[a-f0-9]{48}" + E),
+    _r("API_KEY", B + r"CLOJARS_[a-z0-9]{60}" + E),
+    _r("API_KEY", B + r"dckr_pat_[A-Za-z0-9_\-]{27,}"),                         # Docker Hub
+    _r("TOKEN", B + r"SWMTKN-1-[a-z0-9]{50}-[a-z0-9]{25}" + E),                 # Docker swarm join token
+    _r("API_KEY", B + r"SWMKEY-1-[A-Za-z0-9+/]{43}"),                           # Docker swarm unlock key
+    _r("API_KEY", B + r"sqp_[a-f0-9]{40}" + E),                                 # SonarQube
+    _r("API_KEY", B + r"sq[au]_[a-f0-9]{40}" + E),
+    _r("TOKEN", B + r"hv[sbr]\.[A-Za-z0-9_\-]{24,}"),                           # HashiCorp Vault
+    _r("TOKEN", B + r"[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_=\-]{60,}"),         # Terraform Cloud
+    _r("API_KEY", B + r"(?:vcp|vci|vca|vcr|vck)_[A-Za-z0-9]{24,}" + E),         # Vercel
+    _r("API_KEY", B + r"nfp_[A-Za-z0-9]{36,}" + E),                             # Netlify
+    _r("API_KEY", B + r"sbp_(?:v0_)?[a-f0-9]{40}" + E),                         # Supabase
+    _r("PASSWORD", B + r"pscale_(?:pw|tkn|oauth)_[A-Za-z0-9_\-.=]{32,64}"),     # PlanetScale
+    # --- chat, mail, payments
+    _r("SLACK_TOKEN", B + r"xox[abposre]-[A-Za-z0-9\-]{10,}"),
+    _r("SLACK_TOKEN", B + r"xapp-\d-[A-Z0-9]+-\d+-[a-z0-9]+"),
+    _r("SLACK_TOKEN", r"hooks\.slack\.com/(?:services|workflows|triggers)/(?P<secret>[A-Za-z0-9+/_\-]{20,})"),
+    _r("TOKEN", r"discord(?:app)?\.com/api/webhooks/\d+/(?P<secret>[A-Za-z0-9_\-]{20,})"),
+    _r("TOKEN", B + r"[MNO][A-Za-z\d_\-]{23,25}\.[A-Za-z\d_\-]{6}\.[A-Za-z\d_\-]{27,}" + E),  # Discord bot
+    _r("TOKEN", B + r"\d{8,10}:AA[A-Za-z0-9_\-]{33}" + E),                      # Telegram bot
+    _r("TOKEN", B + r"EAA[A-Za-z0-9]{100,}"),                                   # Facebook / Square
+    _r("TOKEN", B + r"\d{15,16}\|[A-Za-z0-9_\-]{27}" + E),                      # Facebook app token
+    _r("TOKEN", B + r"IG[A-Za-z0-9_\-]{150,}"),                                 # Instagram
+    _r("TOKEN", B + r"A{20,40}[A-Za-z0-9%]{30,}", check_fake=False),            # X/Twitter app bearer
+    _r("API_KEY", B + r"SG\.[A-Za-z0-9_\-]{16,}\.[A-Za-z0-9_\-]{16,}"),         # SendGrid
+    _r("API_KEY", B + r"key-[0-9a-z]{32}" + E),                                 # Mailgun
+    _r("API_KEY", B + r"[0-9a-f]{32}-us\d{1,2}" + E),                           # Mailchimp
+    _r("API_KEY", B + r"xkeysib-[a-f0-9]{64}-[A-Za-z0-9]{16}" + E),             # Brevo
+    _r("API_KEY", B + r"(?:AC|SK)[0-9a-fA-F]{32}" + E),                         # Twilio
+    _r("STRIPE_KEY", B + r"(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,}" + E),
+    _r("API_KEY", B + r"sq0(?:atp|csp)-[0-9A-Za-z_\-]{22,}"),                   # Square
+    _r("API_KEY", r"access_token\$production\$[0-9a-z]{16}\$[0-9a-f]{32}"),     # PayPal Braintree
+    _r("API_KEY", B + r"shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}" + E),               # Shopify
+    # --- AI and developer SaaS
+    _r("API_KEY", B + r"sk-(?:proj-|svcacct-|admin-|ant-(?:api|admin)\d\d-)?[A-Za-z0-9_\-]{20,}"),  # OpenAI, Anthropic, DeepSeek
+    _r("API_KEY", B + r"gsk_[A-Za-z0-9]{20,}" + E),                             # Groq
+    _r("API_KEY", B + r"xai-[A-Za-z0-9]{20,}" + E),
+    _r("API_KEY", B + r"pplx-[A-Za-z0-9]{20,}" + E),                            # Perplexity
+    _r("API_KEY", B + r"hf_(?=[A-Za-z0-9]*[A-Za-z])[A-Za-z0-9]{30,}" + E),      # Hugging Face
+    _r("API_KEY", B + r"tvly-(?:dev-|prod-)?[A-Za-z0-9]{24,}" + E),             # Tavily
+    _r("API_KEY", B + r"tgp_v1_[A-Za-z0-9_\-]{30,}"),                           # Together AI
+    _r("API_KEY", B + r"llx-[A-Za-z0-9_\-]{40,}"),                            # LlamaCloud
+    _r("API_KEY", B + r"LLM\|\d+\|[A-Za-z0-9_\-]{20,}"),                        # Meta Llama API
+    _r("API_KEY", B + r"lin_api_[A-Za-z0-9]{40}" + E),                          # Linear
+    _r("API_KEY", B + r"(?:ntn|secret)_[A-Za-z0-9]{43,}" + E),                  # Notion
+    _r("API_KEY", B + r"figd_[A-Za-z0-9_\-]{40,}"),                             # Figma
+    _r("API_KEY", B + r"sntry[su]_[A-Za-z0-9_=\-]{40,}"),                       # Sentry
+    _r("API_KEY", B + r"ph[acx]_[A-Za-z0-9]{39,}" + E),                         # PostHog
+    _r("API_KEY", B + r"NR(?:AK|II|JS|RA|AA)-[A-Za-z0-9_\-]{20,}"),             # New Relic
+    _r("API_KEY", B + r"glc_[A-Za-z0-9+/]{32,}={0,2}"),                         # Grafana Cloud
+    _r("API_KEY", B + r"glsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}" + E),              # Grafana service account
+    _r("API_KEY", B + r"eyJrIjoi[A-Za-z0-9+/]{30,}={0,2}"),                     # Grafana provisioned key
+    _r("API_KEY", B + r"cf(?:at|ut|k)_[A-Za-z0-9]{40,}" + E),                   # Cloudflare
+    _r("API_KEY", B + r"dp\.(?:pt|st|sa|ct|scim|audit)\.[A-Za-z0-9]{40,}" + E), # Doppler
+    _r("API_KEY", B + r"dnkey-[a-z0-9=_\-]{26}-[a-z0-9=_\-]{52}" + E),          # Defined Networking
+    _r("API_KEY", B + r"cosmo_[a-f0-9]{32}" + E),                               # WunderGraph
+    _r("API_KEY", B + r"wx[a-f0-9]{16}" + E),                                   # WeChat app id
+    _r("TOKEN", B + r"ops_eyJ[A-Za-z0-9+/=_\-]{100,}"),                         # 1Password service account
+    _r("PRIVATE_KEY", B + r"AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}" + E),
+    _r("PRIVATE_KEY", B + r"SU[A-Z2-7]{56}" + E),                               # NKEY seed
+    _r("JWT", B + r"eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]*"),
+    _r("SECRET", r"otpauth://\S*?[?&]secret=(?P<secret>[A-Za-z2-7]{16,})", flags=re.I),  # 2FA seed
+)
+
+
+_AZURE_MARKER = re.compile(r"JQQJ99[A-Za-z0-9]{3,}[A-Za-z0-9+/]*={0,2}")
+_ALNUM_BEFORE = re.compile(r"[A-Za-z0-9]{20,60}$")
+
+
+def azure_ai_keys(text: str) -> list[tuple[int, int]]:
+    """Azure AI services keys: 20–60 random characters, the JQQJ99 marker, a zero-padded tail. Found by
+    the marker (a regex that starts anywhere would be quadratic on long base64); only the part before
+    the marker must look random, the tail is mostly 'A's."""
+    from app.adapters.redaction.heuristics import looks_fake
+
+    spans = []
+    for m in _AZURE_MARKER.finditer(text):
+        head = _ALNUM_BEFORE.search(text, max(0, m.start() - 60), m.start())
+        if head and starts_token(text, head.start()) and not looks_fake(head.group(0)):
+            spans.append((head.start(), m.end()))
+    return spans
+

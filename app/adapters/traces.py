@@ -1,0 +1,590 @@
+"""The local trace store: every graph run (support, indexing, status), node by node, in SQLite.
+
+- `RunRecorder` is a LangChain callback handler attached to one graph run (via `RecordingTracer`). It
+  notes, in the request thread and cheaply, the ordered node path, each node's start/end, its input
+  keys and (size-capped) output, the decision and its reasoning, retrieval candidates with scores, LLM
+  calls with token counts, errors and fallbacks; at the end of the run it hands one record to the store.
+- `TraceStore` writes records from a bounded queue on one writer thread (<data_dir>/traces.sqlite), so
+  a chat never waits for SQLite or for the redactor: every string of a record passes the `trace`
+  destination's redactor on that thread before it is written. A full queue drops the record (counted,
+  logged), never blocks. Runs older than the retention or beyond the row cap are pruned periodically.
+- `RecordingTracer` wraps the configured tracer (Langfuse or none) so every `run_config` gets both.
+
+Never stored: embeddings (replaced by "<384 floats>"), raw bytes ("<n bytes>"), chunk bodies.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import queue
+import sqlite3
+import threading
+import time
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Callable, Iterable
+
+from langchain_core.callbacks import BaseCallbackHandler
+
+from graphs.ports import Redactor
+
+log = logging.getLogger(__name__)
+
+MAX_VALUE_CHARS = 1500  # a longer string is cut (at whitespace) before it is redacted and stored
+MAX_ITEMS = 30  # list items kept per value
+MAX_DEPTH = 6
+MAX_PENDING = 512  # records waiting for the writer; beyond this a record is dropped, never waited for
+PRUNE_EVERY_S = 600.0
+# stage of the /chat `timings` each support-graph node counts towards (seed 003's metrics)
+STAGES = {"embed_query": "embedding_ms", "retrieve": "retrieval_ms", "decide": "decision_ms",
+          "check_status": "decision_ms", "answer": "generation_ms", "clarify": "generation_ms",
+          "troubleshoot": "generation_ms", "ticket": "generation_ms", "search_tickets": "generation_ms"}
+CANDIDATE_KEYS = ("chunk_id", "doc_id", "title", "source", "section", "os", "score", "dense_score",
+                  "lexical_score", "rerank_score", "feedback_multiplier", "origin")
+# values under these keys come from indexed documents: the `documents` policy (secrets) applies, not the
+# trace policy, whose names model misreads titles such as "Can't Connect, Login Failed" as a person
+DOCUMENT_KEYS = frozenset({"title", "section", "source"})
+# values under these keys are ids and enums the system made, never user text: not worth the redactor's time
+_SYSTEM_KEYS = frozenset({"chunk_id", "doc_id", "trace_id", "action", "intent", "decided_by", "origin", "os", "user_os",
+                          "status", "small_talk", "reply_kind", "ticket_event", "content_hash", "version", "graph",
+                          "content_type", "name", "node", "role", "started_at", "model", "rating"})
+
+
+# --- shaping: a bounded, JSON-safe copy of a value (request thread; no redaction yet) -------------------
+def _cut(text: str) -> str:
+    if len(text) <= MAX_VALUE_CHARS:
+        return text
+    cut = text.rfind(" ", 0, MAX_VALUE_CHARS)
+    return text[:cut if cut > MAX_VALUE_CHARS // 2 else MAX_VALUE_CHARS] + f"… [{len(text)} chars]"
+
+
+def shape(value: Any, depth: int = 0, key: str = "") -> Any:
+    """A size-capped JSON-safe copy: no embeddings, no bytes, chunk candidates without their bodies."""
+    if value is None or isinstance(value, (bool, int)):
+        return value
+    if isinstance(value, float):
+        return round(value, 4)
+    if isinstance(value, str):
+        return _cut(value)
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return f"<{len(value)} bytes>"
+    if depth >= MAX_DEPTH:
+        return "…"
+    if isinstance(value, dict):
+        if key == "retrieved_chunks" or (depth and "chunk_id" in value and "text" in value):
+            return {k: shape(value[k], depth + 1, k) for k in CANDIDATE_KEYS if k in value}
+        items = list(value.items())
+        shaped = {str(k): shape(v, depth + 1, str(k)) for k, v in items[:MAX_ITEMS * 2]}
+        if len(items) > MAX_ITEMS * 2:
+            shaped["…"] = f"{len(items) - MAX_ITEMS * 2} more keys"
+        return shaped
+    if isinstance(value, (list, tuple, set, frozenset)):
+        items = list(value)
+        if len(items) > 8 and all(isinstance(v, float) for v in items[:8]):
+            return f"<{len(items)} floats>"  # an embedding
+        shaped = [shape(v, depth + 1, key) for v in items[:MAX_ITEMS]]
+        if len(items) > MAX_ITEMS:
+            shaped.append(f"… {len(items) - MAX_ITEMS} more")
+        return shaped
+    if hasattr(value, "type") and hasattr(value, "content"):  # a LangChain message
+        return {"role": str(value.type), "content": shape(value.content, depth + 1)}
+    return _cut(f"<{type(value).__name__}>")
+
+
+def redact_value(value: Any, redactor: Redactor, memo: dict | None = None, key: str = "",
+                 documents: Redactor | None = None) -> Any:
+    """Every string through the trace redactor, each distinct one once per record (one call per string:
+    the redaction engine caches what repeats between records, such as titles and system messages);
+    document titles, sections and sources through the `documents` redactor when one is given."""
+    memo = {} if memo is None else memo
+    if isinstance(value, str):
+        if key in _SYSTEM_KEYS or not value.strip():
+            return value
+        use = documents if documents is not None and key in DOCUMENT_KEYS else redactor
+        memo_key = (use is redactor, value)
+        if memo_key not in memo:
+            memo[memo_key] = use.redact(value).text
+        return memo[memo_key]
+    if isinstance(value, dict):
+        return {k: redact_value(v, redactor, memo, k, documents) for k, v in value.items()}
+    if isinstance(value, list):
+        return [redact_value(v, redactor, memo, key, documents) for v in value]
+    return value
+
+
+# --- the callback handler: one per graph run ---------------------------------------------------------
+@dataclass
+class _NodeRun:
+    name: str
+    seq: int
+    start: float
+    input_keys: list[str]
+    end: float | None = None
+    output: Any = None
+    output_keys: list[str] = field(default_factory=list)
+    error: str | None = None
+    raw_output: dict = field(default_factory=dict)
+
+
+@dataclass
+class _LLMCall:
+    node: str
+    model: str
+    start: float
+    end: float | None = None
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    total_tokens: int | None = None
+    error: str | None = None
+
+
+def _empty(value: Any) -> bool:
+    return value is None or value is False or (isinstance(value, (str, list, dict, tuple)) and not value)
+
+
+def _ms(seconds: float) -> float:
+    return round(seconds * 1000, 2)
+
+
+def _token_usage(response) -> dict:
+    usage = (getattr(response, "llm_output", None) or {}).get("token_usage") or {}
+    if usage:
+        return {"prompt_tokens": usage.get("prompt_tokens"), "completion_tokens": usage.get("completion_tokens"),
+                "total_tokens": usage.get("total_tokens")}
+    for generations in getattr(response, "generations", None) or []:
+        for generation in generations:
+            meta = getattr(getattr(generation, "message", None), "usage_metadata", None)
+            if meta:
+                return {"prompt_tokens": meta.get("input_tokens"), "completion_tokens": meta.get("output_tokens"),
+                        "total_tokens": meta.get("total_tokens")}
+    return {}
+
+
+class RunRecorder(BaseCallbackHandler):
+    """Records one graph run; `sink` receives the finished (shaped, not yet redacted) record."""
+
+    raise_error = False
+    run_inline = True
+
+    def __init__(self, trace_id: str, sink: Callable[[dict], None] | None = None) -> None:
+        self.trace_id = trace_id
+        self._sink = sink
+        self._lock = threading.Lock()
+        self._root = None
+        self._graph = "graph"
+        self._t0 = time.perf_counter()
+        self._wall = time.time()
+        self._meta: dict = {}
+        self._input: Any = None
+        self._parents: dict = {}
+        self._nodes: dict = {}
+        self._llm: dict = {}
+        self._errors: list[dict] = []
+        self.finished = False
+        self.record: dict | None = None
+        self.timings: dict[str, float] | None = None
+
+    # -- LangChain callbacks --------------------------------------------------------------------------
+    def on_chain_start(self, serialized, inputs, *, run_id, parent_run_id=None, tags=None, metadata=None, **kwargs):
+        now = time.perf_counter()
+        with self._lock:
+            if parent_run_id is None and self._root is None:
+                self._root, self._t0, self._wall = run_id, now, time.time()
+                self._graph = kwargs.get("name") or "graph"
+                self._meta = dict(metadata or {})
+                # a run's input repeats every per-turn key, mostly reset to empty: keep what carries something
+                self._input = shape({k: v for k, v in inputs.items() if not _empty(v)}
+                                    if isinstance(inputs, dict) else inputs)
+                return
+            self._parents[run_id] = parent_run_id
+            node = (metadata or {}).get("langgraph_node")
+            if node and kwargs.get("name") == node and parent_run_id == self._root:
+                keys = sorted(k for k, v in inputs.items() if not _empty(v)) if isinstance(inputs, dict) else []
+                self._nodes[run_id] = _NodeRun(node, len(self._nodes), now - self._t0, keys)
+
+    def on_chain_end(self, outputs, *, run_id, parent_run_id=None, **kwargs):
+        now = time.perf_counter()
+        with self._lock:
+            if run_id == self._root:
+                self._finish("ok", outputs, now)
+                return
+            node = self._nodes.get(run_id)
+            if node is not None:
+                node.end = now - self._t0
+                if isinstance(outputs, dict):
+                    node.raw_output = outputs
+                    node.output_keys = sorted(outputs)
+                    node.output = shape(outputs)
+
+    def on_chain_error(self, error, *, run_id, parent_run_id=None, **kwargs):
+        now = time.perf_counter()
+        with self._lock:
+            text = f"{type(error).__name__}: {error}"[:500]
+            if run_id == self._root:
+                if isinstance(error, (GeneratorExit, asyncio.CancelledError)):  # a stream its client left
+                    self._finish("cancelled", None, now, error="the client disconnected; the run was stopped")
+                else:
+                    self._finish("error", None, now, error=text)
+                return
+            node = self._nodes.get(run_id)
+            if node is not None:
+                node.end, node.error = now - self._t0, text
+                self._errors.append({"node": node.name, "error": text})
+
+    def on_chat_model_start(self, serialized, messages, *, run_id, parent_run_id=None, metadata=None, **kwargs):
+        self._llm_started(run_id, parent_run_id, metadata, kwargs)
+
+    def on_llm_start(self, serialized, prompts, *, run_id, parent_run_id=None, metadata=None, **kwargs):
+        self._llm_started(run_id, parent_run_id, metadata, kwargs)
+
+    def _llm_started(self, run_id, parent_run_id, metadata, kwargs) -> None:
+        now = time.perf_counter()
+        params = kwargs.get("invocation_params") or {}
+        model = (metadata or {}).get("ls_model_name") or params.get("model") or params.get("model_name") or "llm"
+        with self._lock:
+            self._parents[run_id] = parent_run_id
+            self._llm[run_id] = _LLMCall(self._node_of(parent_run_id), str(model), now - self._t0)
+
+    def on_llm_end(self, response, *, run_id, parent_run_id=None, **kwargs):
+        now = time.perf_counter()
+        with self._lock:
+            call = self._llm.get(run_id)
+            if call is not None:
+                call.end = now - self._t0
+                for name, value in _token_usage(response).items():
+                    setattr(call, name, value)
+
+    def on_llm_error(self, error, *, run_id, parent_run_id=None, **kwargs):
+        now = time.perf_counter()
+        with self._lock:
+            call = self._llm.get(run_id)
+            if call is not None:
+                call.end, call.error = now - self._t0, f"{type(error).__name__}: {error}"[:500]
+                self._errors.append({"node": call.node, "error": f"LLM call failed: {call.error}"})
+
+    # -- what ChatService reads -----------------------------------------------------------------------
+    def duration_of(self, node: str) -> float | None:
+        """Duration (ms) of the latest finished run of `node`."""
+        with self._lock:
+            runs = [n for n in self._nodes.values() if n.name == node and n.end is not None]
+        return _ms(runs[-1].end - runs[-1].start) if runs else None
+
+    def abandon(self, status: str = "cancelled") -> None:
+        """Close a run that will never end by itself (a stream the client left)."""
+        with self._lock:
+            if not self.finished:
+                self._finish(status, None, time.perf_counter(), error="the client disconnected; the run was stopped")
+
+    # -- building the record --------------------------------------------------------------------------
+    def _node_of(self, run_id) -> str:
+        seen = 0
+        while run_id is not None and seen < 50:
+            if run_id in self._nodes:
+                return self._nodes[run_id].name
+            run_id, seen = self._parents.get(run_id), seen + 1
+        return ""
+
+    def _finish(self, status: str, outputs: Any, now: float, error: str | None = None) -> None:
+        if self.finished:
+            return
+        self.finished = True
+        nodes = sorted(self._nodes.values(), key=lambda n: n.seq)
+        total = now - self._t0
+        timings = {"embedding_ms": 0.0, "retrieval_ms": 0.0, "decision_ms": 0.0, "generation_ms": 0.0}
+        for node in nodes:
+            if node.name in STAGES and node.end is not None:
+                timings[STAGES[node.name]] += (node.end - node.start) * 1000
+        self.timings = {k: round(v, 2) for k, v in timings.items()} | {"total_ms": _ms(total)}
+        output = outputs if isinstance(outputs, dict) else {}
+        errors = list(self._errors) + ([{"node": "", "error": error}] if error else [])
+        self.record = {
+            "trace_id": self.trace_id, "graph": self._graph, "status": status,
+            "session_id": self._meta.get("langfuse_session_id"), "user_id": self._meta.get("langfuse_user_id"),
+            "tags": list(self._meta.get("langfuse_tags") or []), "started_ts": self._wall,
+            "started_at": datetime.fromtimestamp(self._wall, timezone.utc).isoformat(timespec="milliseconds"),
+            "duration_ms": _ms(total), "action": output.get("action"), "intent": output.get("intent"),
+            "input": self._input, "output": shape(output),
+            "path": [n.name for n in nodes],
+            "nodes": [{"seq": n.seq, "name": n.name, "start_ms": _ms(n.start),
+                       "end_ms": _ms(n.end) if n.end is not None else None,
+                       "duration_ms": _ms(n.end - n.start) if n.end is not None else None,
+                       "input_keys": n.input_keys, "output_keys": n.output_keys, "output": n.output,
+                       "error": n.error} for n in nodes],
+            "decisions": [{"action": n.raw_output.get("action"), "reasoning": n.raw_output.get("decision_reasoning"),
+                           "decided_by": n.raw_output.get("decided_by")} for n in nodes if n.name == "decide"],
+            "retrieval": _retrievals(nodes),
+            "llm_calls": [{"node": c.node, "model": c.model, "start_ms": _ms(c.start),
+                           "duration_ms": _ms(c.end - c.start) if c.end is not None else None,
+                           "prompt_tokens": c.prompt_tokens, "completion_tokens": c.completion_tokens,
+                           "total_tokens": c.total_tokens, "error": c.error} for c in self._llm.values()],
+            "errors": errors,
+            "fallbacks": [{"node": n.name, "notice": n.raw_output["fallback_notice"]}
+                          for n in nodes if n.raw_output.get("fallback_notice")],
+            "timings": self.timings,
+        }
+        for node in nodes:
+            node.raw_output = {}  # keep nothing unshaped once the record is built
+        if self._sink is not None:
+            self._sink(self.record)
+
+
+def _retrievals(nodes: list[_NodeRun]) -> list[dict]:
+    searches, query = [], ""
+    for node in nodes:
+        if node.name == "embed_query":
+            query = node.raw_output.get("search_query", query)
+        elif node.name == "retrieve":
+            chunks = node.raw_output.get("retrieved_chunks") or []
+            searches.append({"search": node.raw_output.get("search_count", len(searches) + 1), "query": shape(query),
+                             "candidates": [shape(c, 1, "retrieved_chunks") for c in chunks[:MAX_ITEMS]]})
+    return searches
+
+
+def recorder_in(config: dict) -> RunRecorder | None:
+    """The RunRecorder among a run config's callbacks, if there is one."""
+    return next((cb for cb in config.get("callbacks") or [] if isinstance(cb, RunRecorder)), None)
+
+
+# --- the store ----------------------------------------------------------------------------------------
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS runs (
+    trace_id TEXT PRIMARY KEY,
+    graph TEXT NOT NULL,
+    session_id TEXT,
+    user_id TEXT,
+    action TEXT,
+    intent TEXT,
+    status TEXT NOT NULL,
+    started_at REAL NOT NULL,
+    duration_ms REAL,
+    summary TEXT NOT NULL,   -- the redacted message (or source) in a line, for lists
+    record TEXT NOT NULL     -- the whole redacted record, JSON
+);
+CREATE INDEX IF NOT EXISTS runs_started ON runs(started_at);
+CREATE INDEX IF NOT EXISTS runs_session ON runs(session_id, started_at);
+CREATE INDEX IF NOT EXISTS runs_action ON runs(action, started_at);
+CREATE TABLE IF NOT EXISTS run_feedback (
+    trace_id TEXT PRIMARY KEY,
+    rating TEXT NOT NULL,
+    reason TEXT,
+    at REAL NOT NULL
+);
+"""
+_STOP = object()
+
+
+def _summary(record: dict) -> str:
+    given = record.get("input") if isinstance(record.get("input"), dict) else {}
+    text = given.get("query") or given.get("source") or given.get("page_url") or ""
+    return str(text)[:160]
+
+
+class TraceStore:
+    """SQLite trace store with one writer thread; reads open their own short connection."""
+
+    def __init__(self, path: Path | str, *, redactor: Redactor, document_redactor: Redactor | None = None,
+                 retention_days: float = 14.0,
+                 max_runs: int = 20_000, max_pending: int = MAX_PENDING, clock: Callable[[], float] = time.time) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._redactor = redactor
+        self._document_redactor = document_redactor
+        self._retention_s = retention_days * 86400
+        self._max_runs = max_runs
+        self._clock = clock
+        self._queue: queue.Queue = queue.Queue(maxsize=max_pending)
+        self._pending = 0
+        self._idle = threading.Condition()
+        self.dropped = 0
+        with self._connect() as db:
+            db.execute("PRAGMA journal_mode=WAL")
+            db.executescript(_SCHEMA)
+        self._last_prune = 0.0
+        self._writer = threading.Thread(target=self._write_loop, name="trace-writer", daemon=True)
+        self._writer.start()
+
+    def _connect(self) -> sqlite3.Connection:
+        db = sqlite3.connect(self.path, timeout=10)
+        db.row_factory = sqlite3.Row
+        return db
+
+    # -- producers (request threads): never block ---------------------------------------------------------
+    def submit(self, record: dict) -> None:
+        self._enqueue(("run", record))
+
+    def record_feedback(self, trace_id: str, rating: str, reason: str | None) -> None:
+        self._enqueue(("feedback", (trace_id, rating, reason)))
+
+    def _enqueue(self, item) -> None:
+        with self._idle:
+            self._pending += 1
+        try:
+            self._queue.put_nowait(item)
+        except queue.Full:
+            with self._idle:
+                self._pending -= 1
+                self.dropped += 1
+                self._idle.notify_all()
+            log.warning("trace store is behind (%d waiting): dropped a %s record (%d dropped so far)",
+                        self._queue.qsize(), item[0], self.dropped)
+
+    def flush(self, timeout: float = 2.0) -> bool:
+        """Wait (at most `timeout` s) until everything submitted so far is written."""
+        deadline = time.monotonic() + timeout
+        with self._idle:
+            while self._pending:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return False
+                self._idle.wait(left)
+        return True
+
+    def close(self, timeout: float = 5.0) -> None:
+        self.flush(timeout)
+        try:
+            self._queue.put(_STOP, timeout=1)
+        except queue.Full:
+            return
+        self._writer.join(timeout)
+
+    # -- the writer thread -------------------------------------------------------------------------------
+    def _write_loop(self) -> None:
+        db = self._connect()
+        try:
+            while True:
+                items = [self._queue.get()]
+                while len(items) < 64:  # one transaction for whatever else is waiting
+                    try:
+                        items.append(self._queue.get_nowait())
+                    except queue.Empty:
+                        break
+                stop = any(item is _STOP for item in items)
+                batch = [item for item in items if item is not _STOP]
+                try:
+                    self._write(db, batch)
+                except Exception:  # a bad record must not kill the writer; it is logged and skipped
+                    log.exception("could not write %d trace record(s)", len(batch))
+                finally:
+                    with self._idle:
+                        self._pending -= len(batch)
+                        self._idle.notify_all()
+                if stop:
+                    return
+                if self._clock() - self._last_prune > PRUNE_EVERY_S:
+                    self.prune(db)
+        finally:
+            db.close()
+
+    def _write(self, db: sqlite3.Connection, batch: Iterable) -> None:
+        rows, votes = [], []
+        for kind, payload in batch:
+            if kind == "run":
+                record = redact_value(payload, self._redactor, documents=self._document_redactor)
+                rows.append((record["trace_id"], record["graph"], record.get("session_id"), record.get("user_id"),
+                             record.get("action"), record.get("intent"), record["status"], record["started_ts"],
+                             record.get("duration_ms"), _summary(record), json.dumps(record, default=str)))
+            else:
+                trace_id, rating, reason = payload
+                votes.append((trace_id, rating, self._redactor.redact(reason).text if reason else None, self._clock()))
+        with db:
+            db.executemany("INSERT OR REPLACE INTO runs VALUES (?,?,?,?,?,?,?,?,?,?,?)", rows)
+            db.executemany("INSERT OR REPLACE INTO run_feedback VALUES (?,?,?,?)", votes)
+
+    def prune(self, db: sqlite3.Connection | None = None) -> int:
+        """Delete runs older than the retention and beyond the row cap; returns how many went."""
+        own = db is None
+        db = db or self._connect()
+        try:
+            cutoff = self._clock() - self._retention_s
+            with db:
+                removed = db.execute("DELETE FROM runs WHERE started_at < ?", (cutoff,)).rowcount
+                removed += db.execute("DELETE FROM runs WHERE trace_id IN (SELECT trace_id FROM runs "
+                                      "ORDER BY started_at DESC LIMIT -1 OFFSET ?)", (self._max_runs,)).rowcount
+                db.execute("DELETE FROM run_feedback WHERE at < ? AND trace_id NOT IN (SELECT trace_id FROM runs)",
+                           (cutoff,))
+            self._last_prune = self._clock()
+            if removed:
+                log.info("trace store: pruned %d run(s)", removed)
+            return removed
+        finally:
+            if own:
+                db.close()
+
+    # -- readers -----------------------------------------------------------------------------------------
+    def list(self, *, session_id: str | None = None, action: str | None = None, graph: str | None = None,
+             since: float | None = None, until: float | None = None, limit: int = 50) -> list[dict]:
+        """Run summaries, newest first."""
+        where, args = [], []
+        for column, value in (("session_id", session_id), ("action", action), ("graph", graph)):
+            if value:
+                where.append(f"{column} = ?")
+                args.append(value)
+        if since is not None:
+            where.append("started_at >= ?")
+            args.append(since)
+        if until is not None:
+            where.append("started_at < ?")
+            args.append(until)
+        sql = ("SELECT r.trace_id, graph, session_id, action, intent, status, started_at, duration_ms, summary, "
+               "json_extract(record, '$.path') AS path, f.rating FROM runs r "
+               "LEFT JOIN run_feedback f ON f.trace_id = r.trace_id"
+               + (" WHERE " + " AND ".join(where) if where else "") + " ORDER BY started_at DESC LIMIT ?")
+        with self._connect() as db:
+            rows = db.execute(sql, (*args, limit)).fetchall()
+        return [{"trace_id": r["trace_id"], "graph": r["graph"], "session_id": r["session_id"],
+                 "action": r["action"], "intent": r["intent"], "status": r["status"],
+                 "started_at": datetime.fromtimestamp(r["started_at"], timezone.utc).isoformat(timespec="milliseconds"),
+                 "duration_ms": r["duration_ms"], "summary": r["summary"], "path": json.loads(r["path"] or "[]"),
+                 "feedback": r["rating"]} for r in rows]
+
+    def get(self, trace_id: str) -> dict | None:
+        with self._connect() as db:
+            row = db.execute("SELECT record FROM runs WHERE trace_id = ?", (trace_id,)).fetchone()
+            vote = db.execute("SELECT rating, reason FROM run_feedback WHERE trace_id = ?", (trace_id,)).fetchone()
+        if row is None:
+            return None
+        record = json.loads(row["record"])
+        record.pop("started_ts", None)
+        record["feedback"] = {"rating": vote["rating"], "reason": vote["reason"]} if vote else None
+        return record
+
+    def count(self) -> int:
+        with self._connect() as db:
+            return db.execute("SELECT COUNT(*) FROM runs").fetchone()[0]
+
+
+# --- the tracer every run config uses -------------------------------------------------------------------
+class RecordingTracer:
+    """The configured tracer (Langfuse or none) plus a RunRecorder for every graph run."""
+
+    def __init__(self, inner, store: TraceStore | None) -> None:
+        self.inner = inner
+        self.store = store
+
+    @property
+    def enabled(self) -> bool:
+        """Whether Langfuse is on (the local store is reported separately)."""
+        return bool(getattr(self.inner, "enabled", False))
+
+    def callbacks(self, trace_id: str) -> list:
+        # the recorder first: its node timings then include as little of the other handlers' work as possible
+        return [RunRecorder(trace_id, self.store.submit if self.store else None), *self.inner.callbacks(trace_id)]
+
+    def record_feedback(self, trace_id: str, rating: str, reason: str | None = None) -> None:
+        """A user's vote on an answer: a score on the Langfuse trace, and beside the local trace."""
+        if self.store is not None:
+            self.store.record_feedback(trace_id, rating, reason)
+        score = getattr(self.inner, "score_feedback", None)
+        if score is not None:
+            score(trace_id, rating, reason)
+
+    def flush(self) -> None:
+        self.inner.flush()
+
+    def shutdown(self) -> None:
+        self.inner.shutdown()
+        if self.store is not None:
+            self.store.close()

@@ -1,0 +1,107 @@
+"""POST /chat/stream: one chat turn as Server-Sent Events while the graph runs.
+
+Events (each `event: <name>` + one `data: <json>` line):
+  start            {session_id, trace_id}                     at once
+  node             {name, duration_ms}                        as each graph node finishes
+  token            {text, node}                               as a configured LLM writes the reply
+  sources          {sources: [{n, title, source, section, chunk_id, score}]}
+  content_chunk    {text, node}                               the reply as a node wrote it (before notices)
+  message_complete the same envelope POST /chat returns       last
+  error            {detail, status}                           instead of message_complete when the turn failed
+
+The graph runs on a worker thread that hands events to the response through a queue. When the client
+disconnects, the response stops; the worker sees that before the graph's next step, closes the graph
+run (nothing of the turn is remembered, the trace says "cancelled") and releases the session.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import threading
+
+from fastapi import APIRouter, Depends, Request
+from fastapi.responses import StreamingResponse
+
+from app.deps import get_resources
+from app.resources import Resources
+from app.routers.chat import checked_message, envelope
+from app.routers.feedback import remember_answer
+from app.schemas import ChatRequest
+
+log = logging.getLogger(__name__)
+router = APIRouter(tags=["chat"])
+_DONE = object()
+
+
+def sse(event: str, data) -> bytes:
+    """One Server-Sent Event; JSON without newlines, so one `data:` line."""
+    return f"event: {event}\ndata: {json.dumps(data, ensure_ascii=False, default=str)}\n\n".encode()
+
+
+async def _error_event(request: Request, exc: Exception) -> bytes:
+    """The same status and message the app's exception handlers give this error on POST /chat."""
+    for cls in type(exc).__mro__:
+        handler = request.app.exception_handlers.get(cls)
+        if handler is not None and cls is not Exception:
+            response = await handler(request, exc)
+            return sse("error", {"detail": json.loads(response.body)["detail"], "status": response.status_code})
+    log.error("chat stream failed: %s: %s", type(exc).__name__, exc, exc_info=exc)
+    return sse("error", {"detail": "Something went wrong while answering; please try again.", "status": 500})
+
+
+@router.post("/chat/stream", response_class=StreamingResponse,
+             responses={200: {"content": {"text/event-stream": {}},
+                              "description": "Server-Sent Events: start, node, token, sources, content_chunk, "
+                                             "then message_complete (or error)."}})
+async def chat_stream(body: ChatRequest, request: Request,
+                      resources: Resources = Depends(get_resources)) -> StreamingResponse:
+    """POST /chat, streamed: progress as each node finishes, LLM tokens as they arrive, then the envelope."""
+    message = checked_message(body, resources)  # 422 before any event is sent
+    loop = asyncio.get_running_loop()
+    queue: asyncio.Queue = asyncio.Queue()
+    stop = threading.Event()
+
+    def hand_over(item) -> None:
+        try:
+            loop.call_soon_threadsafe(queue.put_nowait, item)
+        except RuntimeError:  # the event loop is gone (shutdown): nobody is listening any more
+            stop.set()
+
+    def run_turn() -> None:
+        events = resources.chat.stream(message, session_id=body.session_id, user_os=body.user_os,
+                                       search_filters=body.filters)
+        try:
+            for kind, data in events:
+                if stop.is_set():
+                    break  # the client left: closing `events` stops the graph before its next step
+                if kind == "turn":
+                    remember_answer(resources, data)  # so POST /feedback can credit the cited chunks
+                    hand_over(("message_complete", envelope(data).model_dump(mode="json")))
+                elif kind == "sources":
+                    hand_over(("sources", {"sources": data}))
+                else:
+                    hand_over((kind, data))
+        except Exception as exc:  # mapped to an `error` event by the response side
+            hand_over(exc)
+        finally:
+            events.close()
+            hand_over(_DONE)
+
+    async def event_stream():
+        threading.Thread(target=run_turn, name="chat-stream", daemon=True).start()
+        try:
+            while True:
+                item = await queue.get()
+                if item is _DONE:
+                    return
+                if isinstance(item, Exception):
+                    yield await _error_event(request, item)
+                    continue
+                yield sse(*item)
+        finally:
+            stop.set()  # normal end, client disconnect (cancellation) or server shutdown alike
+
+    return StreamingResponse(event_stream(), media_type="text/event-stream",
+                             headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})

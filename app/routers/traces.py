@@ -1,0 +1,71 @@
+"""GET /traces and GET /traces/{trace_id}: the local trace store (admins only)."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+from fastapi import APIRouter, Depends, HTTPException, Path, Query
+
+from app.adapters.traces import TraceStore
+from app.deps import get_resources, require_admin
+from app.resources import Resources
+from app.routers.graphs import graph_shapes
+from app.ui.diagram import highlighted_mermaid, node_timings, svg_diagram
+
+router = APIRouter(tags=["traces"], dependencies=[Depends(require_admin)])
+FLUSH_WAIT_S = 1.0  # a run that just finished may still be on its way to SQLite
+
+
+def _store(resources: Resources) -> TraceStore:
+    if resources.traces is None:
+        raise HTTPException(status_code=404, detail="Local traces are switched off on this deskmate "
+                                                    "(DESKMATE_LOCAL_TRACES=false).")
+    return resources.traces
+
+
+def _epoch(moment: datetime | None) -> float | None:
+    if moment is None:
+        return None
+    return (moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)).timestamp()
+
+
+@router.get("/traces")
+def list_traces(
+    session_id: str | None = Query(None, max_length=128, description="Only this conversation's runs."),
+    action: str | None = Query(None, max_length=40, description="Only runs that ended in this action (answer, "
+                                                                 "clarify, troubleshoot, create_ticket …)."),
+    graph: str | None = Query(None, max_length=40, description="support, indexing or status."),
+    since: datetime | None = Query(None, description="Runs that started at or after this time (ISO 8601; UTC "
+                                                     "when no offset is given)."),
+    until: datetime | None = Query(None, description="Runs that started before this time."),
+    limit: int = Query(50, ge=1, le=500),
+    resources: Resources = Depends(get_resources),
+) -> dict:
+    """Recent runs, newest first: path, action, status, duration, the redacted message and any vote."""
+    store = _store(resources)
+    store.flush(FLUSH_WAIT_S)
+    runs = store.list(session_id=session_id, action=action, graph=graph, since=_epoch(since), until=_epoch(until),
+                      limit=limit)
+    return {"traces": runs, "retention_days": resources.settings.trace_retention_days, "dropped": store.dropped}
+
+
+@router.get("/traces/{trace_id}")
+def get_trace(trace_id: str = Path(..., pattern=r"^[0-9a-f]{32}$", description="The run's trace_id (as /chat "
+                                                                                 "returns it)."),
+              resources: Resources = Depends(get_resources)) -> dict:
+    """One run: every node with start, end and duration, input keys and redacted output, the decisions and
+    their reasoning, retrieval candidates with scores, LLM calls with tokens, errors, fallbacks, the
+    user's vote, and the graph drawn with this run's path highlighted (SVG and Mermaid)."""
+    store = _store(resources)
+    store.flush(FLUSH_WAIT_S)
+    record = store.get(trace_id)
+    if record is None:
+        raise HTTPException(status_code=404, detail=f"No trace {trace_id}: it never existed, or it is older than "
+                                                    f"the retention ({resources.settings.trace_retention_days:g} "
+                                                    "days).")
+    shape = graph_shapes(resources).get(record["graph"])
+    if shape is not None:
+        timings = node_timings(record["nodes"])
+        record["diagram"] = {"svg": svg_diagram(shape, record["path"], timings),
+                             "mermaid": highlighted_mermaid(shape, record["path"], timings)}
+    return record

@@ -1,0 +1,72 @@
+"""The web UI: GET / (chat page), GET /admin (admin page), GET /ui/<file> (their scripts and styles).
+
+Plain HTML, CSS and JavaScript from app/ui/static, served as they are: no build step, no CDN, nothing
+fetched from elsewhere. A strict Content-Security-Policy allows scripts and styles from this origin only,
+so even a rendering bug could not run script that came in an answer or a document.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from fastapi import APIRouter, Depends, HTTPException, Query, Request
+from fastapi.responses import FileResponse
+
+from app.deps import get_resources, require_admin
+from app.resources import Resources
+from app.schemas import TicketList, TicketSummaryOut
+
+router = APIRouter(tags=["ui"])
+STATIC = Path(__file__).resolve().parent.parent / "ui" / "static"
+_MEDIA_TYPES = {".html": "text/html; charset=utf-8", ".js": "text/javascript; charset=utf-8",
+                ".css": "text/css; charset=utf-8", ".svg": "image/svg+xml"}
+SECURITY_HEADERS = {
+    "Content-Security-Policy": "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+                               "connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; "
+                               "frame-ancestors 'none'",
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+}
+
+
+def _page(name: str) -> FileResponse:
+    return FileResponse(STATIC / name, media_type=_MEDIA_TYPES[".html"],
+                        headers=SECURITY_HEADERS | {"Cache-Control": "no-cache"})
+
+
+def admin_page_access(request: Request) -> None:
+    """The admin page itself holds no data: with an admin key configured it is served to anyone and asks
+    for the key, which every admin call it makes then carries; without one, only this machine gets it."""
+    if request.app.state.settings.admin_key is None:
+        require_admin(request)
+
+
+@router.get("/", include_in_schema=False)
+def chat_page() -> FileResponse:
+    return _page("chat.html")
+
+
+@router.get("/admin", include_in_schema=False, dependencies=[Depends(admin_page_access)])
+def admin_page() -> FileResponse:
+    return _page("admin.html")
+
+
+@router.get("/ui/{name}", include_in_schema=False)
+def static_file(name: str) -> FileResponse:
+    path = STATIC / name
+    # one flat folder, names checked against what is there: no way out of it
+    if "/" in name or "\\" in name or name.startswith(".") or path.suffix not in _MEDIA_TYPES or not path.is_file():
+        raise HTTPException(status_code=404, detail=f"No UI file {name!r}.")
+    return FileResponse(path, media_type=_MEDIA_TYPES[path.suffix],
+                        headers=SECURITY_HEADERS | {"Cache-Control": "no-cache"})
+
+
+@router.get("/admin/tickets", response_model=TicketList, tags=["tickets"], dependencies=[Depends(require_admin)])
+def all_tickets(status: Literal["open", "closed"] | None = Query(None, description="Only open or only closed."),
+                limit: int = Query(100, ge=1, le=200),
+                resources: Resources = Depends(get_resources)) -> TicketList:
+    """Every ticket, newest first (admins; statuses as last seen, Jira is not asked)."""
+    tickets = resources.tickets.store.list(status=status, limit=limit)
+    return TicketList(tickets=[TicketSummaryOut.model_validate(t) for t in tickets],
+                      jira_enabled=resources.tickets.jira_enabled)

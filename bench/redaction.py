@@ -1,0 +1,349 @@
+"""How well the redactor finds secrets and personal data, next to plain detect-secrets and plain Presidio.
+
+    python bench/redaction.py --data ../shared/data                   # report half (the figures to quote)
+    python bench/redaction.py --data ../shared/data --half tune --misses 40   # tuning half, with misses
+
+Secrets: `secrets_credsweeper_samples/credsweeper_lines_labeled.jsonl` (Samsung CredSweeper's test
+fixtures, labels = CredSweeper's expected report). Line level: an item is detected when the redactor
+removes any secret from it. Lines from `-----BEGIN … PRIVATE KEY-----` to `-----END …-----` are one
+item (a PEM block, labelled positive when any of its lines is); "fully removed" means no base64 run
+of 16+ characters of the body survives. The 154 `hard_negative` lines (regex look-alikes CredSweeper
+rejects) are reported on their own. Personal data: `pii_presidio_synth/synth_dataset_v2.json`,
+span level per entity type: a gold span is found when a redacted range overlaps it, and fully
+removed when none of its letters or digits survive.
+
+The data is split in two halves by a seeded hash — by sample file for secrets (lines of one file are
+alike), by template for personal data — tune on `tune`, quote `report`. Also prints the redactor's
+per-message latency. Needs the data folder only; nothing is downloaded.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import re
+import statistics
+import sys
+import time
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import app  # noqa: E402,F401  (offline defaults before any model library loads)
+from app.adapters.redaction import PII_KINDS, SECRET_KINDS, PolicyRedactor, RedactionPolicy, Span  # noqa: E402
+from app.adapters.redaction import build_engine  # noqa: E402
+
+BEGIN = re.compile(r"BEGIN[A-Z0-9 ]*PRIVATE KEY")
+END = re.compile(r"END[A-Z0-9 ]*PRIVATE KEY")
+B64_RUN = re.compile(r"[A-Za-z0-9+/]{16,}")
+GOLD_KIND = {"PERSON": "PERSON", "EMAIL_ADDRESS": "EMAIL", "PHONE_NUMBER": "PHONE", "CREDIT_CARD": "CREDIT_CARD",
+             "IBAN_CODE": "IBAN", "US_SSN": "US_SSN", "IP_ADDRESS": "IP_ADDRESS"}
+STRUCTURED = ("EMAIL", "PHONE", "CREDIT_CARD", "IBAN", "US_SSN", "IP_ADDRESS")
+PRESIDIO_KIND = {"EMAIL_ADDRESS": "EMAIL", "PHONE_NUMBER": "PHONE", "CREDIT_CARD": "CREDIT_CARD",
+                 "IBAN_CODE": "IBAN", "US_SSN": "US_SSN", "IP_ADDRESS": "IP_ADDRESS", "PERSON": "PERSON"}
+
+
+def half_of(key: str, seed: int) -> str:
+    return "tune" if int(hashlib.sha256(f"{seed}:{key}".encode()).hexdigest(), 16) % 2 == 0 else "report"
+
+
+# --- data -----------------------------------------------------------------------------------------------
+@dataclass
+class Item:
+    file: str
+    text: str
+    label: str  # positive | hard_negative | negative
+    is_block: bool = False
+    lines: list[str] = field(default_factory=list)
+
+
+def secret_items(path: Path) -> list[Item]:
+    rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    by_file: dict[str, list[dict]] = defaultdict(list)
+    for row in rows:
+        by_file[row["file"]].append(row)
+    items: list[Item] = []
+    for file, file_rows in by_file.items():
+        file_rows.sort(key=lambda r: r["line_num"])
+        i = 0
+        while i < len(file_rows):
+            row = file_rows[i]
+            if BEGIN.search(row["text"]) and not END.search(row["text"][BEGIN.search(row["text"]).end():]):
+                j = i
+                while j + 1 < len(file_rows) and not END.search(file_rows[j]["text"]):
+                    j += 1
+                block = file_rows[i:j + 1]
+                labels = {r["label"] for r in block}
+                label = ("positive" if "positive" in labels else "hard_negative" if "hard_negative" in labels
+                         else "negative")
+                texts = [r["text"] for r in block]
+                items.append(Item(file, "\n".join(texts), label, is_block=True, lines=texts))
+                i = j + 1
+                continue
+            items.append(Item(file, row["text"], row["label"], is_block=BEGIN.search(row["text"]) is not None,
+                              lines=[row["text"]]))
+            i += 1
+    return items
+
+
+def pii_rows(path: Path) -> list[dict]:
+    rows = json.loads(path.read_text())
+    for row in rows:
+        row["gold"] = [(s["start_position"], s["end_position"], s["entity_type"]) for s in row["spans"]
+                       if row["full_text"][s["start_position"]:s["end_position"]] == s["entity_value"]]
+    return rows
+
+
+# --- systems --------------------------------------------------------------------------------------------
+class Deskmate:
+    name = "deskmate"
+
+    def __init__(self) -> None:
+        everything = frozenset(PII_KINDS)
+        self.redactor = PolicyRedactor(build_engine(RedactionPolicy(memory=everything)), everything,
+                                       destination="bench", cache_size=0)
+
+    def spans(self, text: str, file: str = "chat.txt") -> list[Span]:
+        return self.redactor.spans(self.redactor.engine.bounded(text))
+
+
+class PlainDetectSecrets:
+    """detect-secrets as its scanner runs on a file: all plugins, default limits and filters."""
+
+    name = "detect-secrets"
+
+    def __init__(self) -> None:
+        from detect_secrets.core.scan import _process_line_based_plugins
+        from detect_secrets.settings import default_settings
+
+        self._settings = default_settings()
+        self._settings.__enter__()
+        self._scan = _process_line_based_plugins
+
+    def spans(self, text: str, file: str = "chat.txt") -> list[Span]:
+        lines = text.split("\n")
+        out: list[Span] = []
+        offsets = [0]
+        for line in lines:
+            offsets.append(offsets[-1] + len(line) + 1)
+        for secret in self._scan(list(enumerate(lines, start=1)), filename=file):
+            line_no = secret.line_number - 1
+            value = secret.secret_value or ""
+            kind = "IP_ADDRESS" if secret.type == "Public IP (ipv4)" else "SECRET"
+            for m in re.finditer(re.escape(value), lines[line_no]) if value else []:
+                out.append(Span(offsets[line_no] + m.start(), offsets[line_no] + m.end(), kind))
+        return out
+
+
+class PlainPresidio:
+    """Presidio's AnalyzerEngine with every recognizer, default threshold, on the packaged spaCy model."""
+
+    name = "presidio"
+
+    def __init__(self) -> None:
+        from app.adapters.redaction.pii import load_analyzer
+
+        self._analyzer = load_analyzer(names_only=False)
+
+    def spans(self, text: str, file: str = "chat.txt") -> list[Span]:
+        return [Span(r.start, r.end, PRESIDIO_KIND.get(r.entity_type, "OTHER:" + r.entity_type))
+                for r in self._analyzer.analyze(text[:20000], language="en")]
+
+
+# --- scoring --------------------------------------------------------------------------------------------
+def ratio(a: int, b: int) -> str:
+    return f"{a / b:.3f}" if b else "  -  "
+
+
+def block_fully_removed(item: Item, spans: list[Span]) -> bool:
+    text = item.text
+    kept = list(text)
+    for s in spans:
+        for k in range(s.start, s.end):
+            kept[k] = "\0"
+    survivors = "".join(kept)
+    body = survivors[BEGIN.search(survivors).end():] if BEGIN.search(survivors) else survivors
+    body = END.split(body)[0]
+    return not B64_RUN.search(body.replace("PRIVATE", " ").replace("BEGIN", " "))
+
+
+def score_secrets(system, items: list[Item], misses: int) -> dict:
+    counts: Counter = Counter()
+    blocks: Counter = Counter()
+    missed: list[str] = []
+    false_alarms: list[str] = []
+    for item in items:
+        spans = [s for s in system.spans(item.text, item.file) if s.kind in SECRET_KINDS or s.kind == "SECRET"
+                 or (system.name == "presidio")]
+        detected = bool(spans)
+        counts[(item.label, detected)] += 1
+        if item.is_block and item.label == "positive":
+            blocks["blocks"] += 1
+            blocks["detected"] += detected
+            blocks["removed"] += detected and block_fully_removed(item, spans)
+        if item.label == "positive" and not detected:
+            missed.append(f"{item.file}: {item.text[:110]!r}")
+        if item.label != "positive" and detected:
+            false_alarms.append(f"[{item.label}] {item.file}: {item.text[:110]!r}")
+    missed_files = Counter(m.split(":")[0] for m in missed)
+    alarm_files = Counter(a.split("] ")[1].split(":")[0] for a in false_alarms if a.startswith("[hard_negative]"))
+    tp, fn = counts[("positive", True)], counts[("positive", False)]
+    fp = counts[("hard_negative", True)] + counts[("negative", True)]
+    hard = counts[("hard_negative", True)] + counts[("hard_negative", False)]
+    neg = counts[("negative", True)] + counts[("negative", False)]
+    result = {"recall": ratio(tp, tp + fn), "precision": ratio(tp, tp + fp),
+              "fpr_hard": ratio(counts[("hard_negative", True)], hard), "fpr_neg": ratio(counts[("negative", True)], neg),
+              "n": f"{tp + fn}/{hard}/{neg}",
+              "pem": f"{blocks['detected']}/{blocks['blocks']} found, {blocks['removed']} fully removed"}
+    result["by_file"] = (", ".join(f"{f} {n}" for f, n in missed_files.most_common(12)),
+                         ", ".join(f"{f} {n}" for f, n in alarm_files.most_common(12)))
+    if misses:
+        result["missed"] = missed[:misses]
+        result["false_alarms"] = false_alarms[:misses]
+    return result
+
+
+def covered(text: str, start: int, end: int, spans: list[Span]) -> tuple[bool, bool]:
+    hit = [s for s in spans if s.start < end and start < s.end]
+    if not hit:
+        return False, False
+    removed = set()
+    for s in hit:
+        removed.update(range(max(s.start, start), min(s.end, end)))
+    full = all(k in removed for k in range(start, end) if text[k].isalnum())
+    return True, full
+
+
+def score_pii(system, rows: list[dict], misses: int) -> dict:
+    found: Counter = Counter()
+    full: Counter = Counter()
+    total: Counter = Counter()
+    ours: Counter = Counter()
+    ours_ok: Counter = Counter()
+    negatives = negatives_hit = 0
+    missed: list[str] = []
+    for row in rows:
+        text = row["full_text"]
+        # only what a redactor with this scope would remove (Presidio's LOCATION or DATE spans do not count)
+        spans = [s for s in system.spans(text) if s.kind in PII_KINDS or s.kind in SECRET_KINDS]
+        pii_spans = [s for s in spans if s.kind in PII_KINDS]
+        if not row["gold"]:
+            negatives += 1
+            negatives_hit += bool(pii_spans)
+        for start, end, entity in row["gold"]:
+            kind = GOLD_KIND.get(entity)
+            if kind is None:
+                continue
+            total[kind] += 1
+            hit, whole = covered(text, start, end, spans)
+            found[kind] += hit
+            full[kind] += whole
+            if not whole and len(missed) < misses:
+                missed.append(f"{kind}: {text[start:end]!r} in {text[:90]!r}")
+        for s in pii_spans:
+            ours[s.kind] += 1
+            ours_ok[s.kind] += any(s.start < e and b < s.end for b, e, _ in row["gold"])
+    per_kind = {k: (total[k], found[k], full[k], ours[k], ours_ok[k]) for k in (*STRUCTURED, "PERSON")}
+    structured = sum(total[k] for k in STRUCTURED)
+    result = {"per_kind": per_kind,
+              "structured_recall": ratio(sum(found[k] for k in STRUCTURED), structured),
+              "structured_full": ratio(sum(full[k] for k in STRUCTURED), structured),
+              "negatives": ratio(negatives_hit, negatives), "n_neg": negatives}
+    if misses:
+        result["missed"] = missed
+    return result
+
+
+def latency(redactor: PolicyRedactor, texts: list[str]) -> str:
+    times = []
+    for text in texts:
+        started = time.perf_counter()
+        redactor.redact(text)
+        times.append((time.perf_counter() - started) * 1000)
+    times.sort()
+    return (f"p50 {statistics.median(times):.2f} ms, p95 {times[int(0.95 * (len(times) - 1))]:.2f} ms, "
+            f"max {times[-1]:.1f} ms over {len(times)}")
+
+
+QUESTIONS = ["How do I connect to the VPN on my Mac?", "my outlook keeps asking for my password",
+             "the printer on floor 3 is not working", "how do I reset my password", "teams screen sharing is black",
+             "I can't log in to the wifi since this morning", "where do I request new software?",
+             "my laptop is really slow and the disk is full", "im on linux", "thanks, that worked!"]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--data", type=Path, required=True, help="the shared data folder (../shared/data)")
+    parser.add_argument("--half", choices=["tune", "report", "all"], default="report")
+    parser.add_argument("--seed", type=int, default=4)
+    parser.add_argument("--misses", type=int, default=0, help="print up to N misses and false alarms per system")
+    parser.add_argument("--systems", default="deskmate,detect-secrets,presidio")
+    args = parser.parse_args()
+
+    items = [i for i in secret_items(args.data / "secrets_credsweeper_samples" / "credsweeper_lines_labeled.jsonl")
+             if args.half == "all" or half_of(i.file, args.seed) == args.half]
+    rows = [r for r in pii_rows(args.data / "pii_presidio_synth" / "synth_dataset_v2.json")
+            if args.half == "all" or half_of(f"template-{r['template_id']}", args.seed) == args.half]
+    print(f"half={args.half} seed={args.seed}: {len(items)} secret items "
+          f"({sum(i.is_block for i in items)} PEM blocks), {len(rows)} PII sentences")
+
+    builders = {"deskmate": Deskmate, "detect-secrets": PlainDetectSecrets, "presidio": PlainPresidio}
+    systems = []
+    for name in args.systems.split(","):
+        started = time.perf_counter()
+        systems.append(builders[name]())
+        print(f"  built {name} in {time.perf_counter() - started:.1f} s")
+
+    print("\nSECRETS (line level; PEM blocks as one item)   n = positives/hard negatives/negatives")
+    print(f"{'system':16} {'recall':>7} {'precision':>9} {'FPR hard':>8} {'FPR neg':>8}  {'n':>12}  PEM blocks")
+    secret_results = {}
+    prose = [i for i in items if not i.file.startswith("doc_")]
+    for system in systems:
+        r = secret_results[system.name] = score_secrets(system, items, args.misses)
+        print(f"{system.name:16} {r['recall']:>7} {r['precision']:>9} {r['fpr_hard']:>8} {r['fpr_neg']:>8}  "
+              f"{r['n']:>12}  {r['pem']}")
+    for name, r in secret_results.items():
+        print(f"  {name}: misses by sample file: {r['by_file'][0]}")
+        print(f"  {name}: hard-negative alarms by sample file: {r['by_file'][1]}")
+    print("  without CredSweeper's doc_* samples (credentials in prose, which it reports only in --doc mode):")
+    for system in systems:
+        r = score_secrets(system, prose, 0)
+        print(f"{system.name:16} {r['recall']:>7} {r['precision']:>9} {r['fpr_hard']:>8} {r['fpr_neg']:>8}  "
+              f"{r['n']:>12}")
+
+    print("\nPERSONAL DATA (span level)  found = a redacted range overlaps the gold span; "
+          "removed = none of its letters/digits survive; precision = our spans that overlap any gold span")
+    for system in systems:
+        r = score_pii(system, rows, args.misses)
+        print(f"\n{system.name}: structured recall {r['structured_recall']} (fully removed {r['structured_full']}); "
+              f"sentences without PII that lost something: {r['negatives']} of {r['n_neg']}")
+        print(f"  {'kind':12} {'gold':>5} {'found':>7} {'removed':>8} {'precision':>10}")
+        for kind, (n, hit, whole, mine, mine_ok) in r["per_kind"].items():
+            print(f"  {kind:12} {n:>5} {ratio(hit, n):>7} {ratio(whole, n):>8} {ratio(mine_ok, mine):>10}")
+        for line in r.get("missed", []):
+            print("    missed", line)
+        if system.name in secret_results:
+            for key in ("missed", "false_alarms"):
+                for line in secret_results[system.name].get(key, []):
+                    print(f"    secrets {key}: {line}")
+
+    deskmate = next((s for s in systems if s.name == "deskmate"), None)
+    if deskmate:
+        print("\nLATENCY per message (this machine, shared; cache off)")
+        policy = RedactionPolicy(memory=frozenset({"EMAIL", "PHONE", "CREDIT_CARD", "IBAN", "US_SSN"}),
+                                 llm=frozenset({"PERSON", "IP_ADDRESS"}))
+        engine = deskmate.redactor.engine
+        memory = PolicyRedactor(engine, policy.kinds_for("memory"), cache_size=0)
+        llm = PolicyRedactor(engine, policy.kinds_for("llm"), cache_size=0)
+        chat_like = [r["full_text"] for r in rows] + [i.text for i in items if not i.is_block]
+        print(f"  plain questions, memory policy (fast path): {latency(memory, QUESTIONS * 20)}")
+        print(f"  plain questions, llm policy (names model):  {latency(llm, QUESTIONS * 5)}")
+        print(f"  benchmark texts, memory policy:             {latency(memory, chat_like)}")
+        print(f"  benchmark texts, llm policy:                {latency(llm, chat_like)}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,230 @@
+"""The retrieval pipeline (seed 004, node 4), shared by the `retrieve` node and bench/retrieval.py.
+
+    dense + lexical candidates → fusion → section aggregation → neighbours of the top hit
+    → optional cross-encoder rerank → feedback adjustment → top-k
+
+Each stage is a small function over a `Ranking` (chunks best first, with the value they are ranked
+by); `search_chunks` wires them and reaches the world only through the context's ports. Every
+stage is switchable (RetrievalConfig), so the benchmark measures exactly what users get, one
+feature at a time.
+
+`score` stays a calibrated 0..1 confidence that the decision and answer steps compare with
+`min_score`: the cosine when dense-only; with hybrid retrieval w·cosine + (1 − w)·BM25 share, where
+the BM25 share is the chunk's BM25 divided by the best BM25 any chunk could reach for the query
+(off-topic questions match neither and stay near 0); a reranker's probability when one is on.
+The ranking value equals the score under weighted fusion and is the reciprocal-rank sum under rrf.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from typing import Sequence
+
+from graphs.context import RetrievalConfig, SupportContext
+from graphs.filters import SearchFilter, fallback_where, primary_where, secondary_matches
+from graphs.records import RetrievedChunk
+
+log = logging.getLogger(__name__)
+
+
+def feedback_key(chunk: RetrievedChunk) -> str:
+    """What votes attach to: the chunk's text within its document, so they survive re-uploads that
+    leave the passage unchanged (a chunk id changes with every version)."""
+    content_hash = chunk.get("content_hash")
+    return f"{chunk['doc_id']}:{content_hash}" if content_hash else chunk["chunk_id"]
+
+
+def fits_os(chunk: RetrievedChunk, user_os: str | None) -> bool:
+    """A chunk written for another OS than the user's is not an answer for them."""
+    return not user_os or not chunk["os"] or chunk["os"] == user_os
+
+
+def _clip(value: float) -> float:
+    return round(min(1.0, max(0.0, value)), 4)
+
+
+@dataclass
+class Ranking:
+    """Chunks best first and the value each is ranked by (higher is better)."""
+
+    chunks: list[RetrievedChunk] = field(default_factory=list)
+    value: dict[str, float] = field(default_factory=dict)
+
+    def sort(self) -> "Ranking":
+        self.chunks.sort(key=lambda c: self.value[c["chunk_id"]], reverse=True)
+        return self
+
+    def scale(self, chunk: RetrievedChunk, factor: float) -> None:
+        """Multiply a chunk's ranking value and its confidence (the confidence stays within 0..1)."""
+        self.value[chunk["chunk_id"]] *= factor
+        chunk["score"] = _clip(chunk["score"] * factor)
+
+
+# --- stage 1: fusion ---------------------------------------------------------------------------
+def dense_only(dense: Sequence[RetrievedChunk]) -> Ranking:
+    chunks = [RetrievedChunk(**hit) for hit in dense]
+    for chunk in chunks:
+        chunk.setdefault("dense_score", chunk["score"])
+        chunk.setdefault("origin", "dense")
+    return Ranking(chunks, {c["chunk_id"]: c["score"] for c in chunks}).sort()
+
+
+def fuse(dense: Sequence[RetrievedChunk], lexical: Sequence[RetrievedChunk], *, dense_scores: dict[str, float],
+         lexical_scores: dict[str, float], config: RetrievalConfig) -> Ranking:
+    """Merge both candidate lists. Each chunk gets both scores (looked up when only one side found it)
+    and `score` = w·dense + (1 − w)·lexical; ranked by that score, or by reciprocal rank under rrf."""
+    merged: dict[str, RetrievedChunk] = {}
+    for hit in dense:
+        merged[hit["chunk_id"]] = RetrievedChunk(**hit)
+        merged[hit["chunk_id"]].setdefault("dense_score", hit["score"])
+        merged[hit["chunk_id"]].setdefault("origin", "dense")
+    for hit in lexical:
+        if hit["chunk_id"] in merged:
+            both = merged[hit["chunk_id"]]
+            for key, value in hit.items():  # e.g. the document context, when one side lacks it
+                both.setdefault(key, value)
+            both.update(lexical_score=hit["lexical_score"], origin="both")
+        else:
+            merged[hit["chunk_id"]] = RetrievedChunk(**hit)
+    w = config.dense_weight
+    value: dict[str, float] = {}
+    for chunk_id, chunk in merged.items():
+        d = chunk.get("dense_score", dense_scores.get(chunk_id, 0.0))
+        lex = chunk.get("lexical_score", lexical_scores.get(chunk_id, 0.0))
+        chunk.update(dense_score=d, lexical_score=lex, score=_clip(w * d + (1 - w) * lex))
+        value[chunk_id] = w * d + (1 - w) * lex
+    if config.fusion == "rrf":
+        ranks = [{h["chunk_id"]: r for r, h in enumerate(hits)} for hits in (dense, lexical)]
+        value = {cid: sum(1.0 / (config.rrf_k + r[cid] + 1) for r in ranks if cid in r) for cid in merged}
+    return Ranking(list(merged.values()), value).sort()
+
+
+def boost_secondary(ranking: Ranking, search_filter: SearchFilter, boost: float) -> Ranking:
+    """Seed 001's secondary filters rank: × (1 + boost × share of the secondary fields matched)."""
+    if not search_filter.secondary or boost <= 0:
+        return ranking
+    for chunk in ranking.chunks:
+        ranking.scale(chunk, 1 + boost * secondary_matches(chunk, search_filter))
+    return ranking.sort()
+
+
+# --- stage 2: section aggregation ---------------------------------------------------------------
+def aggregate_sections(ranking: Ranking, *, max_per_section: int, bonus: float = 0.0) -> Ranking:
+    """Rank sections (document + heading path) by their best chunk (+ bonus × their second best) and
+    keep at most `max_per_section` chunks of each, so one long section cannot crowd the others out
+    of the top-k. A section's further chunks slot in by value but never before its best one, so a
+    section's rank is the position of its best chunk."""
+    value = ranking.value
+    sections: dict[tuple[str, str], list[RetrievedChunk]] = {}
+    for chunk in ranking.chunks:  # best first
+        sections.setdefault((chunk["doc_id"], chunk["section"]), []).append(chunk)
+
+    def section_value(members: list[RetrievedChunk]) -> float:
+        second = value[members[1]["chunk_id"]] if len(members) > 1 else 0.0
+        return value[members[0]["chunk_id"]] + bonus * second
+
+    ordered = sorted(sections.values(), key=section_value, reverse=True)
+    out: list[RetrievedChunk] = []
+    released: list[RetrievedChunk] = []  # further chunks whose section's best is already out
+    for members in ordered:
+        head = members[0]
+        while released and value[released[0]["chunk_id"]] > value[head["chunk_id"]]:
+            out.append(released.pop(0))
+        out.append(head)
+        released = sorted(released + members[1:max_per_section], key=lambda c: value[c["chunk_id"]], reverse=True)
+    kept = out + released
+    return Ranking(kept, {c["chunk_id"]: value[c["chunk_id"]] for c in kept})
+
+
+# --- stage 3: neighbours of the top hit ---------------------------------------------------------
+def expand_neighbours(ranking: Ranking, neighbours: Sequence[RetrievedChunk], *, decay: float) -> Ranking:
+    """Put the top hit's adjacent chunks (same section) right after it, scored top × decay, so an
+    answer that continues in the next chunk is not cut in half. Seed 004 step 3: before reranking,
+    so a reranker scores them like every other candidate."""
+    if not ranking.chunks or not neighbours:
+        return ranking
+    top = ranking.chunks[0]
+    present = {c["chunk_id"] for c in ranking.chunks}
+    added = []
+    for neighbour in neighbours:
+        if neighbour["chunk_id"] in present:
+            continue
+        chunk = RetrievedChunk(**neighbour)
+        chunk.update(score=_clip(top["score"] * decay), origin="neighbour")
+        ranking.value[chunk["chunk_id"]] = ranking.value[top["chunk_id"]] * decay
+        added.append(chunk)
+    ranking.chunks[1:1] = added
+    return ranking
+
+
+# --- stage 4: rerank -----------------------------------------------------------------------------
+def rerank(ranking: Ranking, query: str, scores: Sequence[float], top_n: int) -> Ranking:
+    """The first `top_n` candidates (neighbours included) rescored by a cross-encoder; the rest dropped."""
+    pool = ranking.chunks[:top_n]
+    for chunk, probability in zip(pool, scores):
+        chunk.update(rerank_score=_clip(probability), score=_clip(probability))
+    return Ranking(pool, {c["chunk_id"]: c["score"] for c in pool}).sort()
+
+
+def passage(chunk: RetrievedChunk) -> str:
+    """What a cross-encoder reads: the heading path and the body."""
+    heading = " > ".join(p for p in (chunk["title"], chunk["section"]) if p)
+    return f"{heading}\n{chunk['text']}"
+
+
+# --- stage 5: feedback ----------------------------------------------------------------------------
+def apply_feedback(ranking: Ranking, multipliers: dict[str, float]) -> Ranking:
+    """Bounded multipliers learned from votes (FeedbackSource), applied after fusion and rerank."""
+    if not multipliers:
+        return ranking
+    for chunk in ranking.chunks:
+        factor = multipliers.get(feedback_key(chunk))
+        if factor is not None and factor != 1.0:
+            chunk["feedback_multiplier"] = factor
+            ranking.scale(chunk, factor)
+    return ranking.sort()
+
+
+# --- the pipeline ---------------------------------------------------------------------------------
+def _candidates(ctx: SupportContext, query: str, embedding: Sequence[float],
+                where: dict | None) -> Ranking:
+    config = ctx.retrieval
+    dense = ctx.index.query(embedding, k=ctx.candidate_k, where=where)
+    if not (config.lexical and ctx.lexical is not None):
+        return dense_only(dense)
+    lexical = ctx.lexical.search(query, ctx.candidate_k, where=where)
+    dense_ids = {h["chunk_id"] for h in dense}
+    lexical_ids = {h["chunk_id"] for h in lexical}
+    return fuse(dense, lexical,
+                dense_scores=ctx.index.similarities(embedding, sorted(lexical_ids - dense_ids)),
+                lexical_scores=ctx.lexical.lexical_scores(query, sorted(dense_ids - lexical_ids)),
+                config=config)
+
+
+def search_chunks(ctx: SupportContext, query: str, embedding: Sequence[float], *, k: int,
+                  search_filter: SearchFilter | None = None, user_os: str | None = None) -> list[RetrievedChunk]:
+    """The best `k` chunks for a query (text for BM25 and the reranker, embedding for the dense index)."""
+    config = ctx.retrieval
+    search_filter = search_filter or SearchFilter()
+    ranking = _candidates(ctx, query, embedding, primary_where(search_filter))
+    if not ranking.chunks and search_filter.primary and search_filter.secondary:
+        # seed 001: nothing matches the primary fields → any document matching a secondary value
+        ranking = _candidates(ctx, query, embedding, fallback_where(search_filter))
+    ranking.chunks = [c for c in ranking.chunks if fits_os(c, user_os)]
+    ranking = boost_secondary(ranking, search_filter, config.secondary_boost)
+    if config.aggregate_sections:
+        ranking = aggregate_sections(ranking, max_per_section=config.max_chunks_per_section,
+                                     bonus=config.section_bonus)
+    if (config.neighbour_radius > 0 and ctx.lexical is not None and ranking.chunks
+            and ranking.chunks[0]["score"] >= ctx.min_score):
+        found = ctx.lexical.neighbours(ranking.chunks[0]["chunk_id"], config.neighbour_radius)
+        ranking = expand_neighbours(ranking, [c for c in found if fits_os(c, user_os)],
+                                    decay=config.neighbour_decay)
+    if ctx.reranker is not None and ranking.chunks:
+        pool = ranking.chunks[: config.rerank_top_n]
+        ranking = rerank(ranking, query, ctx.reranker.score(query, [passage(c) for c in pool]), config.rerank_top_n)
+    if config.feedback and ctx.feedback is not None and ranking.chunks:
+        ranking = apply_feedback(ranking, ctx.feedback.multipliers([feedback_key(c) for c in ranking.chunks],
+                                                                   embedding))
+    return ranking.chunks[:k]

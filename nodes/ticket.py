@@ -1,0 +1,133 @@
+"""ticket: offer a drafted ticket, and create it only when the user says yes — never silently.
+
+The lifecycle across turns: offer (draft shown, needs_input) → confirm | edit (re-offer) | decline;
+an existing open ticket for the same problem is returned instead of a duplicate; a ticket of this
+session is closed when the user reports the problem solved.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.runtime import Runtime
+
+import prompts
+from graphs.context import SupportContext
+from graphs.errors import LLMError
+from graphs.ports import ChatMessage
+from graphs.records import TicketDraft
+from graphs.state import SupportState
+from nodes.decide import offer_reply
+from nodes.lexicon import priority_in
+from nodes.replies import LLM_FALLBACK_NOTICE
+from nodes.ticket_ops import close_session_ticket, draft_ticket, identity, ticket_ref
+
+log = logging.getLogger(__name__)
+NO_DESK = ("I can't open tickets from here. Please contact the IT service desk directly and mention what we "
+           "tried so far.")
+
+
+def offer_text(draft: TicketDraft, *, edited: bool = False) -> str:
+    tried = draft["steps_tried"]
+    parts = []
+    if tried:
+        failed = sum(1 for s in tried if s["outcome"] == "failed")
+        parts.append(f"the {len(tried)} step{'s' if len(tried) != 1 else ''} you tried ({failed} unsuccessful)")
+    if draft["os"] != "unknown":
+        parts.append(f"your operating system ({draft['os']})")
+    parts.append("this conversation, with passwords and personal data removed")
+    lead = "Here's the updated ticket:" if edited else "I can open a ticket with the IT service desk for this:"
+    return (f"{lead}\n\n**Summary:** {draft['summary']}\n**Priority:** {draft['priority']}\n"
+            f"**It will include:** {', '.join(parts[:-1]) + ' and ' + parts[-1] if len(parts) > 1 else parts[0]}.\n\n"
+            'Shall I create it? Reply "yes", "no", or tell me what to change (for example "make it high priority").')
+
+
+def apply_edit(draft: TicketDraft, text: str) -> TicketDraft:
+    """Priority words change the priority; "summary: …"/"call it …" the summary; anything else is added detail."""
+    edited = dict(draft)
+    priority = priority_in(text)
+    summary = re.search(r"(?:summary|title)\s*(?:to|:|=|should be)\s*(.+)|\bcall it\s+(.+)", text, re.I)
+    if summary:
+        edited["summary"] = (summary.group(1) or summary.group(2)).strip().strip('"').rstrip(".")[:100]
+    elif priority and len(text.split()) <= 8:
+        pass  # a pure priority change ("make it high priority") adds no detail
+    else:
+        detail = re.sub(r"^(please\s+)?(also\s+)?(add|mention|include|say)( that)?\s*", "", text.strip(), flags=re.I)
+        edited["description"] = f"{draft['description']}\n\nAdded by the user: {detail}"
+    if priority:
+        edited["priority"] = priority
+    return TicketDraft(**edited)
+
+
+def llm_rewrite(draft: TicketDraft, ctx: SupportContext) -> TicketDraft:
+    """An LLM writes summary and description from the (redacted) draft; facts stay the draft's."""
+    prompt = prompts.render("ticket", draft=json.dumps({k: draft[k] for k in ("summary", "description", "os",
+                                                                            "steps_tried", "conversation")},
+                                                       ensure_ascii=False, indent=1))
+    reply = ctx.llm.complete([ChatMessage("system", prompts.render("system")), ChatMessage("user", prompt)],
+                             max_tokens=500)
+    match = re.search(r"\{.*\}", reply, re.S)
+    try:
+        data = json.loads(match.group(0)) if match else {}
+    except json.JSONDecodeError as exc:
+        raise LLMError(f"ticket text was not valid JSON: {exc}") from exc
+    summary, description = str(data.get("summary", "")).strip(), str(data.get("description", "")).strip()
+    if not summary or not description or len(summary) > 120:
+        raise LLMError("ticket text needs a summary (≤ 120 characters) and a description")
+    return TicketDraft(**{**draft, "summary": summary, "description": description})
+
+
+def ticket(state: SupportState, runtime: Runtime[SupportContext], config: RunnableConfig) -> dict:
+    ctx = runtime.context
+    session_id, user_id = identity(config)
+    # troubleshooting that escalates hands over here with its own sentence already written
+    lead = state.get("answer", "") + "\n\n" if (state.get("troubleshooting") or {}).get("status") == "escalated" \
+        and state.get("action") == "troubleshoot" else ""
+    update: dict = {"is_clarifying": False}
+    if ctx.tickets is None:
+        return update | {"answer": lead + NO_DESK, "needs_input": False, "ticket_offer": None}
+
+    if state.get("reply_kind") == "resolved" and (state.get("ticket") or {}).get("status") == "open":
+        closed = close_session_ticket(state, ctx, config, reason="Reported in chat.")
+        return update | closed | {"needs_input": False, "answer": (
+            f"Great, glad it works now! I've closed ticket **{closed['ticket']['id']}**." if closed else
+            "Great, glad it works now!")}
+
+    offer = state.get("ticket_offer")
+    reply = offer_reply(state) if offer else ""
+    if offer and reply == "decline":
+        return update | {"ticket_offer": None, "ticket_event": "declined", "needs_input": False,
+                         "answer": "OK, I won't open a ticket. If you change your mind, just say \"open a ticket\"."}
+    if offer and reply == "edit":
+        edited = apply_edit(offer, state["query"])
+        return update | {"ticket_offer": edited, "ticket_event": "edited", "needs_input": True,
+                         "answer": offer_text(edited, edited=True)}
+
+    draft = offer if offer and reply == "confirm" else draft_ticket(state)
+    existing = ctx.tickets.find_open(session_id=session_id, user_id=user_id, topic=draft["topic"])
+    if existing:
+        when = existing["created_at"][:10]
+        return update | {"ticket": ticket_ref(existing), "ticket_offer": None, "ticket_event": "existing",
+                         "needs_input": False, "answer": lead + (
+                             f"You already have an open ticket for this: **{existing['id']}** (opened {when}), so I "
+                             "haven't opened a duplicate. The service desk has the details.")}
+    if offer and reply == "confirm":
+        created = ctx.tickets.create(offer, session_id=session_id, user_id=user_id)
+        jira = f" It's also in Jira as [{created['jira_key']}]({created['jira_url']})." if created.get("jira_key") else ""
+        return update | {"ticket": ticket_ref(created), "ticket_offer": None, "ticket_event": "created",
+                         "needs_input": False, "answer": (
+                             f"Done: I've opened ticket **{created['id']}** (priority {created['priority']}).{jira} "
+                             "The service desk will be in touch; you can ask me \"what's the status of my ticket?\" "
+                             "at any time.")}
+
+    if ctx.llm is not None and not state.get("fallback_notice"):
+        try:
+            draft = llm_rewrite(draft, ctx)
+        except LLMError as exc:
+            log.warning("ticket LLM failed, using the template: %s", exc)
+            update["fallback_notice"] = LLM_FALLBACK_NOTICE
+    return update | {"ticket_offer": draft, "ticket_event": "offered", "needs_input": True,
+                     "answer": lead + offer_text(draft)}

@@ -1,0 +1,89 @@
+"""Ticket operations shared by the ticket and troubleshoot nodes: identity, drafting, closing."""
+
+from __future__ import annotations
+
+import logging
+import re
+
+from langchain_core.messages import AIMessage, HumanMessage
+from langchain_core.runnables import RunnableConfig
+
+from graphs.context import SupportContext
+from graphs.records import Ticket, TicketDraft
+from graphs.state import SupportState, TicketRef
+from nodes.lexicon import OS_LABELS, content_words, it_topics, priority_in, topic_label, wants_ticket
+
+log = logging.getLogger(__name__)
+ANONYMOUS = "anonymous"
+MAX_CONVERSATION_MESSAGES = 20
+MAX_SUMMARY_CHARS = 100
+
+
+def identity(config: RunnableConfig) -> tuple[str, str]:
+    """(session_id, user_id) from the run's config — never from the model or the message."""
+    configurable = (config or {}).get("configurable", {})
+    return str(configurable.get("thread_id") or ""), str(configurable.get("user_id") or ANONYMOUS)
+
+
+def ticket_ref(ticket: Ticket) -> TicketRef:
+    return TicketRef(id=ticket["id"], url=ticket.get("jira_url"), status=ticket["status"],
+                     jira_key=ticket.get("jira_key"))
+
+
+def conversation(state: SupportState) -> list[dict]:
+    """The session's (already redacted) messages plus this turn's message, bounded."""
+    messages = [{"role": "user" if isinstance(m, HumanMessage) else "assistant", "content": str(m.content)}
+                for m in state.get("messages", []) if isinstance(m, (HumanMessage, AIMessage))]
+    messages.append({"role": "user", "content": state["query"]})
+    return messages[-MAX_CONVERSATION_MESSAGES:]
+
+
+def problem_statement(state: SupportState) -> str:
+    """What the ticket is about: the troubleshooting issue, else the last user message that was not a
+    request for a ticket ("open a ticket please" says nothing about the problem)."""
+    flow = state.get("troubleshooting")
+    if flow:
+        return flow["issue"]
+    for message in reversed(conversation(state)):
+        if message["role"] == "user" and not wants_ticket(message["content"]) and content_words(message["content"]):
+            return message["content"]
+    return state["query"]
+
+
+def draft_ticket(state: SupportState) -> TicketDraft:
+    """A template draft; the ticket node lets an LLM rewrite summary and description when one is configured."""
+    issue = problem_statement(state)
+    flow = state.get("troubleshooting")
+    topic = (flow or {}).get("topic") or ", ".join(it_topics(issue) or content_words(issue)[:3]) or "general"
+    user_text = " ".join(m["content"] for m in conversation(state) if m["role"] == "user")
+    os_label = OS_LABELS.get(state.get("user_os") or "", "unknown")
+    steps = [dict(s) for s in (flow or {}).get("steps", []) if s["outcome"] != "pending"]
+    main_topic = topic.split(",")[0].strip()
+    sentence = issue.strip()[:1].upper() + issue.strip()[1:]
+    # "My VPN keeps disconnecting" already names its topic; "keeps crashing" gets "Outlook: " in front
+    summary = sentence if main_topic in it_topics(issue) or main_topic.lower() in issue.lower() \
+        else f"{topic_label(main_topic)}: {sentence}"
+    summary = re.sub(r"\s+", " ", summary).strip()
+    if len(summary) > MAX_SUMMARY_CHARS:
+        summary = summary[: MAX_SUMMARY_CHARS - 1].rsplit(" ", 1)[0] + "…"
+    lines = ["Reported through the deskmate chat.", "", f"Problem: {issue}", f"Operating system: {os_label}"]
+    if steps:
+        lines += ["", "Troubleshooting steps tried:"]
+        lines += [f"{i}. {s['step']} — {s['outcome']}" for i, s in enumerate(steps, start=1)]
+    incidents = state.get("incidents") or []
+    if incidents:
+        lines += ["", "Known incidents at the time: " + "; ".join(f"{i['name']} ({i['status']})" for i in incidents)]
+    lines += ["", "The conversation is attached; passwords and personal data were removed before it was stored."]
+    return TicketDraft(summary=summary, description="\n".join(lines), priority=priority_in(user_text) or "medium",
+                       topic=topic, os=os_label, steps_tried=steps, conversation=conversation(state))
+
+
+def close_session_ticket(state: SupportState, ctx: SupportContext, config: RunnableConfig, *, reason: str) -> dict:
+    """Close this session's open ticket (locally and, best-effort, in Jira); {} when there is none."""
+    ref = state.get("ticket")
+    if not ref or ref.get("status") != "open" or ctx.tickets is None:
+        return {}
+    closed = ctx.tickets.close(ref["id"], f"Closed from the deskmate chat: the user reports it works now. {reason}")
+    if closed is None:
+        return {}
+    return {"ticket": ticket_ref(closed), "ticket_event": "closed"}

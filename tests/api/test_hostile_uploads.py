@@ -1,0 +1,181 @@
+"""Hostile input through the real app (real MiniLM, real Chroma, real parse workers).
+
+Uploads: damaged, looping and bomb-like PDFs, a parser that hangs or crashes; each is refused with a
+readable 4xx or safely indexed, within the time limit, the index exactly as before a refusal, and the
+service still healthy after all of them. Downloads: originals only as attachments that cannot run;
+uploaded HTML only as sanitised text. Chat bodies: not UTF-8, nested, invisible characters, limits.
+"""
+
+from __future__ import annotations
+
+import time
+from contextlib import contextmanager
+
+import pytest
+from fastapi.testclient import TestClient
+
+from app.adapters.parse_sandbox import SandboxedParser
+from tests.conftest import FIXTURES, REPO
+from tests.unit.test_parse_sandbox import MisbehavingParser, deflate_bomb_pdf, many_pages_pdf
+
+GUIDE = b"# Guide\n\n## Steps\n\n1. Open the app.\n2. Click Start.\n"
+HOSTILE_HTML = (b"<html><head><title>Badges</title><script>document.location='https://evil.example'</script></head>"
+                b"<body onload=\"steal()\"><h1>Door badges</h1><p onclick=\"alert(1)\">Ask <a href=\"javascript:"
+                b"alert(2)\">reception</a> for a new badge.</p><img src=x onerror=\"alert(3)\">"
+                b"<p>&lt;script&gt;alert(4)&lt;/script&gt;Bring photo ID.</p></body></html>")
+
+
+def _snapshot(client) -> tuple:
+    return client.get("/documents").json(), client.get("/ready").json()["chunks"]
+
+
+def _stored_uploads(settings) -> list[str]:
+    return sorted(p.name for p in settings.uploads_dir.glob("*")) if settings.uploads_dir.exists() else []
+
+
+@contextmanager
+def _app_with_parser(make_settings, parser):
+    from app.main import create_app
+
+    settings = make_settings(kb_dir=None)
+    with TestClient(create_app(settings, parser=parser)) as client:
+        yield client, settings
+
+
+@pytest.mark.slow
+def test_hostile_pdfs_are_refused_clearly_or_indexed_and_the_service_stays_up(serve, make_settings):
+    uploads = [(p.name, p.read_bytes()) for p in sorted((FIXTURES / "hostile_pdfs").glob("*.pdf"))]
+    uploads += [("bomb.pdf", deflate_bomb_pdf()), ("pages.pdf", many_pages_pdf(2100)),
+                ("fake.pdf", b"MZ\x90\x00 an executable"), ("loop.html", b"<html>" + b"<div>" * 50_000)]
+    settings = make_settings(kb_dir=None)
+    statuses: dict[str, int] = {}
+    with serve(settings) as client:
+        assert client.post("/documents", files={"file": ("guide.md", GUIDE)}).status_code == 201
+        for name, data in uploads:
+            before, stored_before = _snapshot(client), _stored_uploads(settings)
+            started = time.monotonic()
+            response = client.post("/documents", files={"file": (name, data, "application/pdf")})
+            assert time.monotonic() - started < 5, name
+            statuses[name] = response.status_code
+            assert response.status_code in (200, 201, 413, 415, 422), (name, response.text)
+            if response.status_code >= 400:
+                detail = response.json()["detail"]
+                assert name in detail and len(detail) > 40, (name, detail)
+                assert _snapshot(client) == before, name  # the index is exactly as it was
+                assert _stored_uploads(settings) == stored_before, name
+            else:
+                assert response.json()["document"]["source"] == f"uploads/{name}"
+        assert client.get("/health").json() == {"status": "ok"}
+        assert client.get("/ready").json()["status"] == "ready"
+        assert client.post("/chat", json={"message": "how do I open the app"}).status_code == 200
+    assert statuses["bad1.pdf"] == 415 and statuses["fake.pdf"] == 415
+    assert statuses["pages-loop.pdf"] == statuses["broken-lzw.pdf"] == statuses["bomb.pdf"] == 422
+    assert statuses["pages.pdf"] == 413
+    assert statuses["outlines-with-loop.pdf"] == 201  # damaged, but its text is readable
+
+
+@pytest.mark.slow
+def test_a_hanging_or_crashing_parse_is_refused_and_the_next_upload_works(make_settings):
+    parser = SandboxedParser(MisbehavingParser, timeout_s=1, memory_mb=256)
+    with _app_with_parser(make_settings, parser) as (client, settings):
+        assert client.post("/documents", files={"file": ("guide.md", GUIDE)}).status_code == 201
+        before = _snapshot(client)
+        started = time.monotonic()
+        hung = client.post("/documents", files={"file": ("hang-notes.md", GUIDE + b"3. More.\n")})
+        assert time.monotonic() - started < 5
+        assert hung.status_code == 422 and "took longer than 1 s to read" in hung.json()["detail"]
+        crashed = client.post("/documents", files={"file": ("crash-notes.md", GUIDE + b"4. More.\n")})
+        assert crashed.status_code == 422 and "stopped unexpectedly" in crashed.json()["detail"]
+        hog = client.post("/documents", files={"file": ("hog-notes.md", GUIDE + b"5. More.\n")})
+        assert hog.status_code == 422 and "256 MB of memory" in hog.json()["detail"]
+        guide_id = before[0]["documents"][0]["id"]
+        assert _snapshot(client) == before and _stored_uploads(settings) == [f"{guide_id}-guide.md"]
+        assert client.post("/documents", files={"file": ("after.md", b"# After\n\nStill works.\n")}).status_code == 201
+        assert client.get("/health").json() == {"status": "ok"}
+    assert parser.worker_pids() == []  # the app's shutdown stopped the workers
+
+
+@pytest.mark.slow
+def test_uploaded_html_comes_back_only_as_sanitised_text(serve):
+    with serve(kb_dir=None) as client:
+        created = client.post("/documents", files={"file": ("badges.html", HOSTILE_HTML, "text/html")})
+        assert created.status_code == 201, created.text
+        doc_id = created.json()["document"]["id"]
+        response = client.get(f"/documents/{doc_id}/content")
+        reply = client.post("/chat", json={"message": "how do I get a new door badge"}).json()
+    assert response.status_code == 200
+    assert response.headers["content-type"] == "text/plain; charset=utf-8"
+    assert response.headers["content-disposition"] == 'attachment; filename="badges.txt"'
+    assert response.headers["x-content-type-options"] == "nosniff"
+    assert "sandbox" in response.headers["content-security-policy"]
+    body = response.text
+    assert body.startswith("# Door badges\n") and "Ask reception for a new badge." in body and "Bring photo ID." in body
+    for payload in ("<", "script", "alert", "steal", "onload", "onerror", "javascript"):
+        assert payload not in body, payload
+        assert payload not in reply["answer"], payload
+
+
+@pytest.mark.slow
+def test_pdf_and_markdown_originals_are_served_as_downloads_that_cannot_run(serve):
+    pdf = (REPO / "kb" / "contact-it-service-desk.pdf").read_bytes()
+    with serve() as client:
+        pdf_id = client.post("/documents", files={"file": ("desk.pdf", pdf)}).json()["document"]["id"]
+        md_id = client.post("/documents", files={"file": ("guide.md", GUIDE)}).json()["document"]["id"]
+        pdf_response = client.get(f"/documents/{pdf_id}/content")
+        md_response = client.get(f"/documents/{md_id}/content")
+        kb_doc = next(d for d in client.get("/documents").json()["documents"] if d["source"] == "kb/vpn-connect.md")
+        kb_response = client.get(f"/documents/{kb_doc['id']}/content")
+        missing = client.get("/documents/0123456789abcdef/content")
+        bad_id = client.get("/documents/..%2F..%2Fetc%2Fpasswd/content")
+    assert pdf_response.status_code == 200 and pdf_response.content == pdf
+    assert pdf_response.headers["content-type"] == "application/pdf"
+    assert pdf_response.headers["content-disposition"] == 'attachment; filename="desk.pdf"'
+    assert pdf_response.headers["x-content-type-options"] == "nosniff"
+    assert md_response.content == GUIDE and md_response.headers["content-type"] == "text/markdown; charset=utf-8"
+    assert kb_response.status_code == 200 and kb_response.content == (FIXTURES / "kb" / "vpn-connect.md").read_bytes()
+    assert missing.status_code == 404 and "GET /documents" in missing.json()["detail"]
+    assert bad_id.status_code == 404
+
+
+@pytest.mark.slow
+def test_a_chunked_upload_without_content_length_meets_the_streaming_body_limit(serve):
+    def body():  # no Content-Length header: only a limit that counts arriving bytes can stop this
+        yield b'--B\r\nContent-Disposition: form-data; name="file"; filename="big.md"\r\n\r\n# Big\n\n'
+        for _ in range(20):
+            yield b"word " * 50_000
+        yield b"\r\n--B--\r\n"
+
+    with serve(kb_dir=None, max_upload_bytes=100_000) as client:
+        response = client.post("/documents", content=body(),
+                               headers={"content-type": "multipart/form-data; boundary=B"})
+        assert response.status_code == 413
+        assert "larger than the 100,000-byte upload limit" in response.json()["detail"]
+        assert client.get("/documents").json()["documents"] == []
+
+
+# --- chat bodies ------------------------------------------------------------------------------------
+@pytest.mark.slow
+def test_hostile_chat_bodies_get_a_clear_422_and_the_service_keeps_answering(serve):
+    json_header = {"content-type": "application/json"}
+    with serve(max_message_chars=50) as client:
+        latin1 = client.post("/chat", content='{"message": "caf\u00e9 wifi"}'.encode("latin-1"), headers=json_header)
+        garbage = client.post("/chat", content=b'{"message": "\xff\xfe\xfa"}', headers=json_header)
+        nested = client.post("/chat", content=b'{"message": ' + b"[" * 100_000 + b"]" * 100_000 + b"}",
+                             headers=json_header)
+        too_long = client.post("/chat", json={"message": "w" * 51})
+        at_limit = client.post("/chat", json={"message": "how do I connect to the vpn " + "?" * 22})
+        invisible = client.post("/chat", json={"message": "\u200b\u202e\ufeff \u2066 \u0085"})
+        wrong_type = client.post("/chat", json={"message": ["how", "do", "I"]})
+        not_object = client.post("/chat", json=["how do I connect to the vpn"])
+        surrogate = client.post("/chat", content=b'{"message": "vpn \\ud800 help"}', headers=json_header)
+        health = client.get("/health")
+    for response in (latin1, garbage):
+        assert response.status_code == 422 and "not valid UTF-8" in response.json()["detail"]
+    assert nested.status_code == 422 and nested.json()["detail"]
+    assert too_long.status_code == 422 and "limit is 50" in too_long.json()["detail"]
+    assert at_limit.status_code == 200
+    assert invisible.status_code == 422 and "empty" in invisible.json()["detail"]
+    assert wrong_type.status_code == 422 and "message" in wrong_type.json()["detail"]
+    assert not_object.status_code == 422
+    assert surrogate.status_code == 200, surrogate.text
+    assert health.json() == {"status": "ok"}

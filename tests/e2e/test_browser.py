@@ -1,0 +1,263 @@
+"""The web UI as a person uses it: headless Chromium (Debian's /usr/bin/chromium, driven by Playwright) against
+`deskmate serve`. Screenshots go to test-artifacts/browser/.
+
+No browser is downloaded: the test setup (.ci/run) installs Debian's chromium. Without it these tests skip,
+unless DESKMATE_REQUIRE_BROWSER=1 (CI), where a missing browser is a failure.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.conftest import FIXTURE_KB, REPO
+from tests.e2e.servers import free_port
+
+pytestmark = [pytest.mark.slow, pytest.mark.browser]
+CHROMIUM = Path("/usr/bin/chromium")
+# read at import: the autouse fixture in conftest.py clears DESKMATE_* variables before each test
+REQUIRE_BROWSER = os.environ.get("DESKMATE_REQUIRE_BROWSER") == "1"
+ARTIFACTS = REPO / "test-artifacts" / "browser"
+# as root, in a closed network: no sandbox, no GPU, and none of Chromium's own background connections
+CHROMIUM_FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
+                  "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage"]
+# records what the page shows over time (an init script runs outside the page's Content-Security-Policy)
+WATCH_ANSWERS = """
+window.__frames = [];
+new MutationObserver(() => {
+  const live = document.querySelector('article.msg.assistant.live');
+  window.__frames.push({
+    t: performance.now(),
+    steps: live ? live.querySelectorAll('.progress li').length : -1,
+    text: live ? live.querySelector('.answer').textContent.length : -1,
+    done: document.querySelectorAll('article.msg.assistant:not(.live)').length,
+  });
+}).observe(document, {subtree: true, childList: true, characterData: true});
+"""
+
+
+def _unavailable(reason: str):
+    if REQUIRE_BROWSER:
+        pytest.fail(f"{reason} and DESKMATE_REQUIRE_BROWSER=1: install it with `apt-get install -y chromium`")
+    pytest.skip(f"{reason}: install Debian's chromium (apt-get install -y chromium) to run the browser tests")
+
+
+@pytest.fixture(scope="module")
+def browser():
+    if not CHROMIUM.exists():
+        _unavailable(f"{CHROMIUM} is missing")
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        _unavailable("the playwright package is missing")
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_FLAGS, headless=True)
+        yield chromium
+        chromium.close()
+
+
+def _serve(data_dir: Path, **env_extra: str):
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("DESKMATE_", "GROQ_", "LANGFUSE_", "CHROMA_"))}
+    env |= {"DESKMATE_DATA_DIR": str(data_dir), "DESKMATE_LOG_LEVEL": "WARNING", **env_extra}
+    process = subprocess.Popen([sys.executable, "-m", "app.cli", "serve", "--port", str(port)], env=env, cwd=REPO,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.time() + 240
+    while time.time() < deadline:
+        try:
+            if httpx.get(f"{base}/ready", timeout=2).status_code == 200:
+                return process, base
+        except httpx.HTTPError:
+            pass
+        if process.poll() is not None:
+            pytest.fail(f"deskmate serve exited: {process.stderr.read()[-3000:]}")
+        time.sleep(0.5)
+    process.kill()
+    pytest.fail("deskmate serve was not ready within 240 s")
+
+
+@pytest.fixture(scope="module")
+def deskmate(browser, tmp_path_factory):
+    """The README's `deskmate serve` with the bundled sample knowledge base, no LLM."""
+    process, base = _serve(tmp_path_factory.mktemp("data"))
+    yield base
+    process.terminate()
+    process.wait(timeout=30)
+
+
+@pytest.fixture
+def page(browser):
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    context.add_init_script(WATCH_ANSWERS)
+    errors: list[str] = []
+    new_page = context.new_page()
+    new_page.on("pageerror", lambda error: errors.append(str(error)))
+    yield new_page
+    context.close()
+    assert errors == [], f"JavaScript errors on the page: {errors}"
+
+
+def ask(page, text: str) -> None:
+    before = page.locator("article.msg.assistant:not(.live)").count()
+    page.fill("#message", text)
+    page.press("#message", "Enter")
+    page.locator("article.msg.assistant:not(.live)").nth(before).wait_for(timeout=60_000)
+
+
+def last_answer(page):
+    return page.locator("article.msg.assistant:not(.live)").last
+
+
+def shoot(page, name: str, full_page: bool = False) -> None:
+    page.wait_for_timeout(400)  # let the smooth scroll settle
+    page.screenshot(path=str(ARTIFACTS / name), full_page=full_page)
+
+
+def test_a_question_gets_a_cited_answer_that_streams_in_and_can_be_voted_on(page, deskmate):
+    page.goto(f"{deskmate}/")
+    page.select_option("#os-select", "windows")
+    ask(page, "How do I connect to the VPN?")
+    answer = last_answer(page)
+    # it came in step by step: the graph's nodes showed up one after another before the answer was complete
+    frames = page.evaluate("() => window.__frames")
+    live = [f for f in frames if f["done"] == 0 and f["steps"] > 0]
+    assert len({f["steps"] for f in live}) >= 3, frames[-10:]
+    assert max(f["steps"] for f in live) >= 5
+    # cited: [n] links to numbered sources that open the document itself
+    assert "vpn.brightwave.example" in answer.locator(".answer").inner_text()
+    assert answer.locator(".answer a.cite").count() >= 1
+    source = answer.locator(".sources a").first
+    source.wait_for()
+    href = source.get_attribute("href")
+    assert re.fullmatch(r"/documents/[0-9a-f]+/content", href)
+    assert httpx.get(f"{deskmate}{href}", timeout=10).status_code == 200
+    assert "7 steps" in answer.locator(".steps summary").inner_text()
+    # vote, with a reason; the vote reaches the run's trace
+    answer.locator("button[aria-label='Helpful']").click()
+    answer.locator(".feedback[data-voted='up']").wait_for()
+    answer.locator(".feedback-reason input").fill("clear steps, thanks")
+    answer.locator(".feedback-reason button").click()
+    page.get_by_text("Thanks for the detail.").wait_for()
+    trace = httpx.get(f"{deskmate}/traces/{answer.get_attribute('data-trace')}", timeout=10).json()
+    assert trace["feedback"] == {"rating": "up", "reason": "clear steps, thanks"}
+    shoot(page, "chat-answer.png")
+
+
+def test_troubleshooting_walks_step_by_step_to_a_confirmed_ticket(page, deskmate):
+    page.goto(f"{deskmate}/")
+    page.select_option("#os-select", "windows")
+    ask(page, "My VPN keeps disconnecting")
+    assert last_answer(page).locator(".step-count").inner_text() == "Step 1 of 5"
+    for step in (2, 3):
+        last_answer(page).locator("button[data-reply='Still not working']").click()
+        page.locator("article.msg.assistant:not(.live)").nth(step - 1).wait_for()
+        assert last_answer(page).locator(".step-count").inner_text() == f"Step {step} of 5"
+        assert page.locator("button[data-reply='Still not working']:enabled").count() == 1  # old buttons retired
+    last_answer(page).locator("button[data-reply='Still not working']").click()
+    offer = page.locator("article.msg.assistant:not(.live)").nth(3)
+    offer.wait_for()
+    assert "My VPN keeps disconnecting" in offer.locator(".ticket-card.offer").inner_text()
+    shoot(page, "chat-ticket-offer.png")
+    offer.get_by_role("button", name="Create the ticket").click()
+    ticket = page.locator(".ticket-card.created .ticket-id")
+    ticket.wait_for(timeout=60_000)
+    ticket_id = ticket.inner_text()
+    assert re.fullmatch(r"DM-[0-9A-Z]{6}", ticket_id)
+    stored = httpx.get(f"{deskmate}/tickets/{ticket_id}", timeout=10).json()
+    assert stored["status"] == "open" and len(stored["steps_tried"]) == 3
+    shoot(page, "chat-ticket.png")
+
+
+def test_the_trace_inspector_shows_the_path_a_run_took_with_node_timings(page, deskmate):
+    page.goto(f"{deskmate}/")
+    page.select_option("#os-select", "windows")
+    ask(page, "My VPN keeps disconnecting")
+    answer = last_answer(page)
+    trace_id = answer.get_attribute("data-trace")
+    with page.context.expect_page() as opened:
+        answer.locator("a.trace-link").click()
+    admin = opened.value
+    admin.locator(".trace-diagram svg g.node.visited").first.wait_for(timeout=30_000)
+    path = ["redact", "classify", "embed_query", "retrieve", "decide", "troubleshoot", "respond"]
+    visited = admin.locator(".trace-diagram svg g.node.visited")
+    assert set(visited.evaluate_all("nodes => nodes.map(n => n.dataset.node)")) == set(path)
+    assert admin.locator(".trace-diagram svg g.node[data-node='answer']:not(.visited)").count() == 1
+    assert admin.locator(".trace-diagram svg path.edge.taken").count() >= len(path) - 1
+    rows = admin.locator(".node-table tbody tr")
+    assert rows.evaluate_all("rows => rows.map(r => r.dataset.node)") == path
+    assert all(re.fullmatch(r"[\d.]+ (ms|s)", d) for d in admin.locator(".node-duration").all_inner_texts())
+    assert admin.locator(".trace-diagram svg text.timing").count() == len(path)
+    assert trace_id in admin.locator(".facts").inner_text()
+    assert "troubleshoot" in admin.locator("table.data").filter(has_text="policy").inner_text()
+    assert admin.locator(f"#trace-table tr[data-trace='{trace_id}']").count() == 1
+    shoot(admin, "trace-inspector.png", full_page=True)
+
+
+def test_admins_upload_with_progress_see_the_document_and_delete_it(page, deskmate, tmp_path):
+    doc = tmp_path / "printer-jam.md"
+    doc.write_text("# Clearing a paper jam\n\n1. Open tray 2.\n2. Pull the jammed sheet out slowly.\n")
+    page.goto(f"{deskmate}/admin")
+    page.get_by_role("tab", name="Documents").click()
+    page.locator("#document-table tbody tr[data-document]").first.wait_for()
+    before = page.locator("#document-table tbody tr[data-document]").count()
+    page.set_input_files("#upload-form input[type=file]", str(doc))
+    page.locator("#upload-form button[type=submit]").click()
+    page.get_by_text("new: Clearing a paper jam").wait_for(timeout=60_000)
+    assert page.locator("#upload-progress").get_attribute("value") in ("100", "100.0")
+    row = page.locator("#document-table tbody tr", has_text="uploads/printer-jam.md")
+    row.wait_for()
+    assert page.locator("#document-table tbody tr[data-document]").count() == before + 1
+    shoot(page, "admin-documents.png")
+    page.once("dialog", lambda dialog: dialog.accept())
+    row.get_by_role("button", name="Delete").click()
+    row.wait_for(state="detached")
+    assert page.locator("#document-table tbody tr[data-document]").count() == before
+
+
+def test_nothing_in_an_answer_can_become_markup_on_the_page(page, deskmate):
+    page.goto(f"{deskmate}/")
+    html = page.evaluate("""() => window.DeskmateMarkdown.renderMarkdown(
+        '<img src=x onerror="window.__pwned=1"> **bold** [click](javascript:alert(1)) [site](https://example.org) ' +
+        '<script>window.__pwned=2</script> [1]', {cite: (n) => `<a class="cite" href="#s${n}">[${n}]</a>`})""")
+    assert "<img" not in html and "<script" not in html and "&lt;img" in html
+    assert all(href.startswith(("https://", "#")) for href in re.findall(r'href="([^"]*)"', html))
+    assert "javascript:" not in html and "click" in html  # the label stays, the link does not
+    assert '<a href="https://example.org" target="_blank" rel="noopener noreferrer">site</a>' in html
+    assert "<strong>bold</strong>" in html and '<a class="cite" href="#s1">[1]</a>' in html
+    assert page.evaluate("() => window.__pwned") is None
+
+
+@pytest.fixture(scope="module")
+def deskmate_with_llm(browser, tmp_path_factory):
+    """`deskmate serve` with a configured LLM that streams its answer token by token (the fixture KB)."""
+    from tests.e2e.test_streaming import StreamingLLM
+
+    with StreamingLLM() as llm:
+        llm.token_gap_s = 0.08
+        process, base = _serve(tmp_path_factory.mktemp("data-llm"), DESKMATE_KB_DIR=str(FIXTURE_KB),
+                               DESKMATE_LLM_BASE_URL=f"{llm.url}/v1", DESKMATE_LLM_MODEL="stub")
+        yield base
+        process.terminate()
+        process.wait(timeout=30)
+
+
+def test_an_llm_answer_appears_word_by_word_as_it_is_written(page, deskmate_with_llm):
+    from tests.e2e.test_streaming import ANSWER
+
+    page.goto(f"{deskmate_with_llm}/")
+    ask(page, "How do I connect to the VPN on Linux?")
+    frames = page.evaluate("() => window.__frames")
+    growing = sorted({f["text"] for f in frames if f["done"] == 0 and f["text"] > 0})
+    assert len(growing) >= 5, growing  # the live bubble grew many times before the reply was complete
+    final = last_answer(page).locator(".answer").inner_text()
+    assert final.startswith(ANSWER.split(" [1]")[0])
+    shoot(page, "chat-llm-streamed.png")

@@ -1,0 +1,104 @@
+"""A password, an API key and an e-mail address typed in chat appear nowhere afterwards.
+
+Through the real app (real MiniLM, real Chroma, real SQLite) with an OpenAI-compatible LLM server and a
+Langfuse receiver on 127.0.0.1; then every place text can end up is searched for the raw values: every
+file under the data directory (sessions, tickets, feedback, traces — whatever exists), the log output
+(records and the stream on stderr), every LLM request body and every Langfuse export.
+"""
+
+import gzip
+import json
+import logging
+
+import pytest
+
+from tests.e2e.servers import OpenAICompatibleServer, RecordingServer
+
+pytestmark = pytest.mark.slow
+
+PASSWORD = "Zebra!Quill-4471"
+API_KEY = "sk-proj-Wq7Lm2Xz9Rk4Tn1Vb6Hc3Jd8Fs5Gp0Ya"
+EMAIL = "dana.whitfield@corp-mail.example"
+NAME = "Marguerite Okonkwo"
+MESSAGE = (f"my password is {PASSWORD} and my api key {API_KEY} stopped working for the VPN on my Mac; "
+           f"my manager {NAME} says mail me at {EMAIL}")
+RAW_VALUES = [PASSWORD, API_KEY, EMAIL]
+
+
+def llm_reply(request: dict) -> str:
+    prompt = json.dumps(request["body"]["messages"])
+    if "Reply with one JSON object" in prompt:
+        return json.dumps({"reasoning": "the VPN article covers it", "action": "answer"})
+    return "Open Secure Client and connect to the VPN [1]."
+
+
+def files_containing(root, values: list[str]) -> list[str]:
+    hits = []
+    for path in sorted(p for p in root.rglob("*") if p.is_file()):
+        data = path.read_bytes()
+        hits += [f"{path.relative_to(root)}: {v}" for v in values
+                 if v.encode() in data or v.encode("utf-16-le") in data]
+    return hits
+
+
+def test_a_password_api_key_and_email_typed_in_chat_appear_nowhere_afterwards(make_settings, serve, caplog, capfd):
+    llm = OpenAICompatibleServer()
+    llm.default_reply = llm_reply
+    with llm, RecordingServer() as langfuse:
+        # its own Langfuse key: the SDK keeps one exporter per public key for the whole process
+        settings = make_settings(llm_base_url=f"{llm.url}/v1", llm_model="stub", langfuse_public_key="pk-lf-noleaks",
+                                 langfuse_secret_key="sk-lf-noleaks", langfuse_host=langfuse.url, log_level="DEBUG")
+        with caplog.at_level(logging.DEBUG):
+            with serve(settings) as client:
+                first = client.post("/chat", json={"message": MESSAGE, "session_id": "leak-1"})
+                # a follow-up, and a feedback reason: more paths that store or send text
+                client.post("/chat", json={"message": f"still failing, pw {PASSWORD} again", "session_id": "leak-1"})
+                client.post("/feedback", json={"message_id": first.json()["trace_id"], "session_id": "leak-1",
+                                               "rating": "down", "reason": f"my password {PASSWORD} is still refused"})
+                history = client.get("/sessions/leak-1/history")
+                # a library that logs what it was given (a debug line, a stray exception message) is covered too
+                logging.getLogger("uvicorn.error").warning("could not parse request body: %s", MESSAGE)
+            # leaving the app closes the stores and flushes the tracer
+        logs = caplog.text + "\n".join(capfd.readouterr())
+
+    assert first.status_code == 200
+    reply = first.json()
+    assert reply["redaction_notice"] and "change any password" in reply["redaction_notice"]
+
+    # the data directory: SQLite sessions (and its WAL), tickets, feedback, traces, Chroma — every file
+    assert files_containing(settings.data_dir, RAW_VALUES) == []
+    assert any(settings.data_dir.rglob("sessions.sqlite*")), "the session store was not written"
+
+    # the log output: records and what the handlers wrote
+    assert logs.strip(), "nothing was logged"
+    assert [v for v in RAW_VALUES if v in logs] == []
+
+    # every request the LLM received; the name is also kept from it (the LLM policy removes names)
+    assert llm.requests, "the LLM was never called"
+    bodies = json.dumps([r["body"] for r in llm.requests])
+    assert [v for v in RAW_VALUES + [NAME] if v in bodies] == []
+    assert "[REDACTED:PASSWORD]" in bodies and "[REDACTED:EMAIL_1]" in bodies and "[REDACTED:PERSON_1]" in bodies
+
+    # every export Langfuse received (OTLP protobuf, maybe gzipped: strings are stored as UTF-8)
+    assert langfuse.requests, "nothing was traced"
+    exports = b"".join(gzip.decompress(r["body"]) if r["body"][:2] == b"\x1f\x8b" else r["body"]
+                       for r in langfuse.requests)
+    assert [v for v in RAW_VALUES + [NAME] if v.encode() in exports] == []
+    assert b"[REDACTED:PASSWORD]" in exports
+
+    # what the session remembers, read back through the API, is the redacted turn
+    if history.status_code == 200:
+        assert [v for v in RAW_VALUES if v in history.text] == []
+
+
+def test_a_private_key_pasted_in_chat_is_stored_and_sent_as_one_placeholder(serve):
+    key = ("-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW\n"
+           "QyNTUxOQAAACBvZk3C1fKq8K3x2ZzE2Hc9G6fX0tq9hT0W6fZ8pB4kXgAAAJgN0Y5ZDdGO\n-----END OPENSSH PRIVATE KEY-----")
+    llm = OpenAICompatibleServer()
+    llm.default_reply = llm_reply
+    with llm:
+        with serve(llm_base_url=f"{llm.url}/v1", llm_model="stub") as client:
+            reply = client.post("/chat", json={"message": f"is this key ok for the VPN?\n{key}"}).json()
+    bodies = json.dumps([r["body"] for r in llm.requests])
+    assert "b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ" not in bodies and "[REDACTED:PRIVATE_KEY]" in bodies
+    assert "private key" in reply["redaction_notice"]

@@ -1,0 +1,155 @@
+"""The BM25 index beside Chroma: ranking, versions, filters, neighbours, restart and other replicas."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from app.adapters.lexical_index import BM25Index, HybridIndex
+from app.adapters.vector_index import ChromaVectorIndex, make_client
+from graphs.records import ChunkRecord, DocumentInfo
+
+
+def chunk(doc_id: str, index: int, text: str, *, version: str = "v1", title: str = "Doc", section: str = "",
+          **context) -> ChunkRecord:
+    record = ChunkRecord(chunk_id=f"{doc_id}-{version}-{index}", doc_id=doc_id, version=version, title=title,
+                         source=f"kb/{doc_id}.md", section=section, os="", chunk_index=index,
+                         content_hash=f"h{index}{text[:8]}", text=text, embed_text=f"{title}\n{text}")
+    record.update(context)
+    return record
+
+
+def info(doc_id: str, version: str = "v1", n: int = 1) -> DocumentInfo:
+    return DocumentInfo(doc_id=doc_id, version=version, title=doc_id, source=f"kb/{doc_id}.md",
+                        content_type="markdown", chunk_count=n, size_bytes=10, indexed_at="2025-01-01T00:00:00")
+
+
+@pytest.fixture
+def bm25():
+    index = BM25Index()
+    index.replace_document("vpn", "v1", [
+        chunk("vpn", 0, "Open the Cisco client and connect to vpn.example.test", title="VPN"),
+        chunk("vpn", 1, "If the connection drops, restart the client", title="VPN")])
+    index.replace_document("printer", "v1", [chunk("printer", 0, "Add the printer from Settings", title="Printers")])
+    index.replace_document("wifi", "v1", [chunk("wifi", 0, "Join the office wireless network", title="Wi-Fi")])
+    return index
+
+
+def test_bm25_ranks_the_chunk_that_shares_the_rare_words_first(bm25):
+    hits = bm25.search("how do I add a printer", k=5)
+    assert hits[0]["doc_id"] == "printer"
+    assert all(h["doc_id"] != "wifi" for h in hits)  # no shared word, no hit
+
+
+def test_stemming_matches_other_forms_of_a_word(bm25):
+    assert bm25.search("connecting", k=1)[0]["doc_id"] == "vpn"  # "connect" in the text
+    assert bm25.search("printers", k=1)[0]["doc_id"] == "printer"
+
+
+def test_lexical_score_is_a_share_of_the_best_possible_and_unknown_words_lower_it(bm25):
+    full = bm25.search("printer settings", k=1)[0]["lexical_score"]
+    half = bm25.search("printer zorbulator", k=1)[0]["lexical_score"]
+    assert 0 < half < full <= 1
+    assert bm25.search("capital of France", k=5) == []
+
+
+def test_replacing_a_document_leaves_only_the_new_version(bm25):
+    bm25.replace_document("vpn", "v2", [chunk("vpn", 0, "Use the new GlobalProtect portal", version="v2")])
+    assert bm25.search("Cisco client", k=5) == []
+    hits = bm25.search("GlobalProtect portal", k=5)
+    assert [h["chunk_id"] for h in hits] == ["vpn-v2-0"]
+    assert bm25.versions()["vpn"] == "v2" and bm25.count() == 3
+
+
+def test_deleting_a_document_removes_its_chunks_and_frees_their_rows(bm25):
+    assert bm25.delete_document("printer")
+    assert bm25.search("printer", k=5) == []
+    assert not bm25.delete_document("printer")
+    bm25.replace_document("scanner", "v1", [chunk("scanner", 0, "Scan to e-mail from the printer panel")])
+    assert bm25.search("printer", k=5)[0]["doc_id"] == "scanner"
+
+
+def test_scores_for_given_chunks_match_the_search_scores(bm25):
+    hit = bm25.search("restart the client", k=1)[0]
+    assert bm25.lexical_scores("restart the client", [hit["chunk_id"], "missing"]) == {
+        hit["chunk_id"]: hit["lexical_score"]}
+
+
+def test_where_filters_apply_to_the_lexical_side_as_to_chroma():
+    index = BM25Index()
+    index.replace_document("a", "v1", [chunk("a", 0, "reset your password", context_type=["how-to"])])
+    index.replace_document("b", "v1", [chunk("b", 0, "password policy", context_type=["policy"])])
+    index.replace_document("c", "v1", [chunk("c", 0, "password")])
+    assert [h["doc_id"] for h in index.search("password", 5, where={"context_type": {"$contains": "policy"}})] == ["b"]
+    where = {"$or": [{"context_type": {"$contains": "policy"}}, {"context_type": {"$contains": "how-to"}}]}
+    assert sorted(h["doc_id"] for h in index.search("password", 5, where=where)) == ["a", "b"]
+    assert index.search("password", 5, where={"context_type": {"$contains": "none"}}) == []
+
+
+def test_neighbours_are_the_adjacent_chunks_of_the_same_section_in_order():
+    index = BM25Index()
+    index.replace_document("d", "v1", [chunk("d", i, f"step {i}", section="Setup" if i < 4 else "Other")
+                                       for i in range(6)])
+    assert [n["chunk_index"] for n in index.neighbours("d-v1-2", 1)] == [1, 3]
+    assert [n["chunk_index"] for n in index.neighbours("d-v1-3", 1)] == [2]  # chunk 4 is another section
+    assert index.neighbours("d-v1-2", 0) == [] and index.neighbours("nope", 1) == []
+
+
+def _hybrid(path) -> HybridIndex:
+    index = HybridIndex(ChromaVectorIndex(make_client("persistent", path=str(path)), "lexical_test"))
+    index.reconcile()
+    return index
+
+
+def _write(index: HybridIndex, doc_id: str, texts: list[str], version: str = "v1") -> None:
+    chunks = [chunk(doc_id, i, t, version=version) for i, t in enumerate(texts)]
+    index.replace_document(info(doc_id, version, len(chunks)), chunks, [[1.0, float(i), 0.5] for i in range(len(chunks))])
+
+
+def test_the_lexical_index_is_rebuilt_from_chroma_after_a_restart_and_follows_deletes(tmp_path):
+    first = _hybrid(tmp_path)
+    _write(first, "vpn", ["Open the Cisco client", "Reconnect when it drops"])
+    _write(first, "printer", ["Add the printer from Settings"])
+    assert first.search("cisco", 5)[0]["doc_id"] == "vpn"
+    assert first.delete_document("vpn")
+    assert first.search("cisco", 5) == []
+
+    restarted = _hybrid(tmp_path)  # a new process: BM25 starts empty and is rebuilt from Chroma
+    assert restarted.lexical.count() == 1
+    assert restarted.search("cisco", 5) == []
+    assert restarted.search("printer settings", 5)[0]["doc_id"] == "printer"
+
+
+def test_the_lexical_index_follows_a_document_written_by_another_replica(tmp_path):
+    here, there = _hybrid(tmp_path), _hybrid(tmp_path)
+    _write(there, "wifi", ["Join the office wireless network"])
+    _write(there, "vpn", ["Cisco client"], version="v1")
+    here.vector._forget_manifest_cache()  # what the manifest TTL does within 2 s
+    assert here.search("wireless network", 5)[0]["doc_id"] == "wifi"
+    _write(there, "vpn", ["GlobalProtect portal"], version="v2")
+    there.delete_document("wifi")
+    here.vector._forget_manifest_cache()
+    assert here.search("wireless", 5) == []
+    assert [h["chunk_id"] for h in here.search("globalprotect cisco", 5)] == ["vpn-v2-0"]
+
+
+def test_readers_never_see_two_versions_of_a_document_while_it_is_rewritten(tmp_path):
+    index = _hybrid(tmp_path)
+    _write(index, "doc", ["alpha bravo", "alpha charlie"], version="v0")
+    mixed: list[set[str]] = []
+    done = threading.Event()
+
+    def read() -> None:
+        while not done.is_set():
+            versions = {h["chunk_id"].split("-")[1] for h in index.search("alpha", 10)}
+            if len(versions) > 1:
+                mixed.append(versions)
+
+    reader = threading.Thread(target=read)
+    reader.start()
+    for n in range(1, 15):
+        _write(index, "doc", ["alpha bravo", "alpha charlie"], version=f"v{n}")
+    done.set()
+    reader.join()
+    assert mixed == []

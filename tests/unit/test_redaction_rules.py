@@ -1,0 +1,247 @@
+"""Every secret rule, on examples written for these tests (none taken from the benchmark data)."""
+
+import pytest
+
+from app.adapters.redaction.detect_secrets_plugins import DetectSecretsPlugins
+from app.adapters.redaction.engine import TRUNCATION_NOTICE, RedactionEngine
+from app.adapters.redaction.spans import PLACEHOLDER
+from app.adapters.redactor import PatternRedactor
+
+redactor = PatternRedactor()
+
+
+def removed(text: str, secret: str, kind: str) -> None:
+    result = redactor.redact(text)
+    assert secret not in result.text, result.text
+    assert kind in result.kinds, (result.text, result.kinds)
+
+
+# --- what people type in chat -------------------------------------------------------------------
+@pytest.mark.parametrize("text, secret", [
+    ("my password is Tulip#Garden7", "Tulip#Garden7"),
+    ("My new password would be: Gr33nTea!", "Gr33nTea!"),
+    ("the wifi password is still sunflower99", "sunflower99"),
+    ("pw: K9$mLp2q", "K9$mLp2q"),
+    ("password=Quartz-Lamp-41", "Quartz-Lamp-41"),
+    ("Passwort ist Blume!2024", "Blume!2024"),
+    ("i typed pwd 7hunder&Rain but it says wrong", "7hunder&Rain"),
+    ("Winter2024! is my password, is that too weak?", "Winter2024!"),
+    ("ID/PW: jsmith/Mango+Fig33", "Mango+Fig33"),
+    ("my passphrase is correct-horse-battery-77", "correct-horse-battery-77"),
+])
+def test_a_password_typed_in_a_sentence_is_removed(text, secret):
+    removed(text, secret, "PASSWORD")
+
+
+@pytest.mark.parametrize("text, secret", [
+    ("PIN 4821 for the printer", "4821"),
+    ("my pin is 90210", "90210"),
+    ("the door PIN code: 7391", "7391"),
+])
+def test_a_pin_is_removed(text, secret):
+    removed(text, secret, "PASSWORD")
+
+
+@pytest.mark.parametrize("text", [
+    "How do I reset my password?",
+    "my password expired this morning",
+    "my password is wrong apparently",
+    "the password policy says 12 characters",
+    "I forgot my PIN",
+    "password manager keeps asking to save it",
+    "the PIN pad on the printer is broken",
+    "pw reset link never arrived",
+    "my password is not working since the update",
+    "What's the password requirement for the VPN?",
+])
+def test_ordinary_sentences_about_passwords_are_left_alone(text):
+    assert redactor.redact(text).text == text
+
+
+# --- pasted configuration and commands ------------------------------------------------------------
+@pytest.mark.parametrize("text, secret, kind", [
+    ("DB_PASSWORD=Xq8!vRz2@pLm", "Xq8!vRz2@pLm", "PASSWORD"),
+    ('export MAIL_API_KEY="kz8Qw2Lr9Tx4Vb6N"', "kz8Qw2Lr9Tx4Vb6N", "API_KEY"),
+    ("SESSION_SECRET: f1dd3r-Wobble-88", "f1dd3r-Wobble-88", "SECRET"),
+    ('{"clientSecret": "Tq7.Lm3~Vx9-Zr2"}', "Tq7.Lm3~Vx9-Zr2", "SECRET"),
+    ("smtp.password = Postbox77!", "Postbox77!", "PASSWORD"),
+    ("<password>Hunter2Hunter2</password>", "Hunter2Hunter2", "PASSWORD"),
+])
+def test_env_and_config_lines_lose_their_secret_values(text, secret, kind):
+    removed(text, secret, kind)
+
+
+def test_a_multi_line_env_paste_keeps_the_harmless_lines():
+    text = "DB_HOST=db.corp.example\nDB_PASSWORD=Xq8!vRz2@pLm\nDEBUG=true"
+    assert redactor.redact(text).text == "DB_HOST=db.corp.example\nDB_PASSWORD=[REDACTED:PASSWORD]\nDEBUG=true"
+
+
+@pytest.mark.parametrize("text, secret", [
+    ("Server=tcp:sql01.corp;Database=hr;User Id=svc_hr;Password=Wint3r#2024;", "Wint3r#2024"),
+    ("jdbc:sqlserver://db.corp:1433;databaseName=hr;user=svc_hr;password=Wint3r#2024;", "Wint3r#2024"),
+    ("DefaultEndpointsProtocol=https;AccountName=files01;AccountKey=c2VjcmV0a2V5Zm9yc3RvcmFnZWFjY291bnQwMTIzNDU2Nzg5YWJjZGVm==;",
+     "c2VjcmV0a2V5Zm9yc3RvcmFnZWFjY291bnQwMTIzNDU2Nzg5YWJjZGVm=="),
+])
+def test_connection_strings_lose_their_password_or_key(text, secret):
+    result = redactor.redact(text)
+    assert secret not in result.text and result.changed
+
+
+@pytest.mark.parametrize("text, secret, kind", [
+    ("postgres://app:s3cretpw@db.internal:5432/x", "s3cretpw", "URL_CREDENTIALS"),
+    ("mongodb+srv://admin:S3cr3tPass@cluster0.corp.example/test", "S3cr3tPass", "URL_CREDENTIALS"),
+    ("https://files.corp.example/share?sig=Zk3mQ9rT2vX8pL4w&se=2025", "Zk3mQ9rT2vX8pL4w", "TOKEN"),
+])
+def test_credentials_inside_urls_are_removed_and_the_host_kept(text, secret, kind):
+    result = redactor.redact(text)
+    assert secret not in result.text and kind in result.kinds
+    assert ("db.internal" in result.text) or ("cluster0" in result.text) or ("files.corp.example" in result.text)
+
+
+@pytest.mark.parametrize("text, secret, kind", [
+    ("curl -H 'Authorization: Basic dXNlcjpwYXNzd29yZA=='", "dXNlcjpwYXNzd29yZA==", "AUTH_HEADER"),
+    ("Authorization: Bearer mF_9.B5f-4.1JqM", "mF_9.B5f-4.1JqM", "AUTH_HEADER"),
+    ("Proxy-Authorization: Digest username=\"bob\", response=\"6629fae49393a05397450978507c4ef1\"",
+     "6629fae49393a05397450978507c4ef1", "AUTH_HEADER"),
+    ("x-api-key: 7f3d9a2b8c1e4f60", "7f3d9a2b8c1e4f60", "AUTH_HEADER"),
+    ("Cookie: JSESSIONID=8F3A2B1C9D0E; theme=dark", "8F3A2B1C9D0E", "AUTH_HEADER"),
+    ("curl -u jdoe:Passw0rd! https://jira.corp/rest/api/2/issue", "Passw0rd!", "PASSWORD"),
+    ("mysql -u root --password Tr1cky$ql", "Tr1cky$ql", "PASSWORD"),
+    ("ALTER USER 'app'@'%' IDENTIFIED BY 'N3wP@ssword';", "N3wP@ssword", "PASSWORD"),
+    ('$pw = ConvertTo-SecureString "Pl@inText9" -AsPlainText -Force', "Pl@inText9", "PASSWORD"),
+])
+def test_headers_and_commands_lose_their_credentials(text, secret, kind):
+    removed(text, secret, kind)
+
+
+def test_a_jwt_inside_an_authorization_header_is_one_jwt():
+    token = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJqc21pdGgiLCJyb2xlIjoiaXQifQ.kY2m4Pq8Xr1Ls9Tn3Vb7Hc0Jd5Fw6Ga2"
+    result = redactor.redact(f"Authorization: Bearer {token}")
+    assert result.text == "Authorization: Bearer [REDACTED:JWT]"
+
+
+# --- vendor tokens ----------------------------------------------------------------------------------
+@pytest.mark.parametrize("secret, kind", [
+    ("AKIA2E0A8F3B244C9986", "AWS_KEY"),
+    ("ghp_R8mZq2Lk9Xw4Tn7Vb3Hc6Jd1Fs5Gp0Ya2Ue8", "GITHUB_TOKEN"),
+    ("github_pat_11AQ7ZK3Y0mR8pW2tL5xN9_v4HcJ6sD1fG8kB3nM7qT2wE5rY9uI0oP4aS6dF1gH3jK8lZ2xC7vB", "GITHUB_TOKEN"),
+    ("glpat-Xq2Lm9Tz4Rk8Vb1Nw7Pc", "GITLAB_TOKEN"),
+    ("xoxb-2931847561-7264910385-Qm8Lk2Xz9Rw4Tn1Vb6Hc3Jd", "SLACK_TOKEN"),
+    ("sk_live_51Hq8Lm2Xz9Rw4Tn1Vb6Hc3Jd", "STRIPE_KEY"),
+    ("sk-proj-Xb3kLm9Qw2Er5Ty8Ui1Op4As7Df0Gh3Jk6Lz", "API_KEY"),
+    ("gsk_Qm8Lk2Xz9Rw4Tn1Vb6Hc3Jd7Fs5Gp0Ya", "API_KEY"),
+    ("AIzaSyD3kLm9Qw2Er5Ty8Ui1Op4As7Df0Gh3Jk6", "API_KEY"),
+    ("hf_QmLkXzRwTnVbHcJdFsGpYaUeIoPwQrMtZnBc", "API_KEY"),
+    ("AbC8Q~xY2.zW3-vU4_tS5rQ6pO7nM8lK9jI0hG", "AZURE_KEY"),
+])
+def test_vendor_tokens_are_removed_wherever_they_appear(secret, kind):
+    removed(f"the build log shows {secret} in line 3", secret, kind)
+
+
+@pytest.mark.parametrize("text", [
+    "the docs use AKIAIOSFODNN7EXAMPLE as the access key",
+    "token ghp_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx is the placeholder",
+    "sk_test_1234567890abcdefghijklmn in the tutorial",
+])
+def test_documentation_example_tokens_are_not_secrets(text):
+    assert redactor.redact(text).text == text
+
+
+@pytest.mark.parametrize("text", [
+    "DB_PASSWORD=${DB_PASSWORD}",
+    "password: <your password here>",
+    "the field shows password: ********",
+    'password = os.getenv("DB_PASS")',
+    "commit 8f2d3c1b9a7e6f5d4c3b2a1f0e9d8c7b6a5f4e3d broke the build",
+    "request id 3f2b8c1e-9d4a-4b6f-8e2c-1a7d5f9b3c0e failed",
+    "C:\\Users\\jsmith\\AppData\\Local\\Microsoft\\Teams\\current\\Teams.exe",
+])
+def test_templates_code_references_and_ids_are_left_alone(text):
+    assert redactor.redact(text).text == text
+
+
+def test_a_random_string_counts_as_a_secret_only_with_a_keyword_before_it():
+    value = "8d7f6a5c4b3e2d1f0a9b8c7d6e5f4a3b"
+    assert redactor.redact(f"the signature was {value}").text == "the signature was [REDACTED:SECRET]"
+    assert redactor.redact(f"checksum {value} matches").text == f"checksum {value} matches"
+
+
+# --- private keys ---------------------------------------------------------------------------------
+KEY_BODY = "MIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gunVTLw\nabc/def=="
+
+
+def test_a_private_key_block_is_one_secret():
+    text = f"here:\n-----BEGIN RSA PRIVATE KEY-----\n{KEY_BODY}\n-----END RSA PRIVATE KEY-----\nthanks"
+    result = redactor.redact(text)
+    assert "MIIEow" not in result.text and "abc/def" not in result.text
+    assert result.text == "here:\n[REDACTED:PRIVATE_KEY]\nthanks"
+
+
+def test_a_private_key_pasted_without_its_end_line_is_removed_to_the_end():
+    result = redactor.redact(f"my key starts like this -----BEGIN OPENSSH PRIVATE KEY-----\n{KEY_BODY}")
+    assert result.text == "my key starts like this [REDACTED:PRIVATE_KEY]"
+
+
+# --- placeholders, overlaps, bounds -------------------------------------------------------------------
+def test_the_same_email_gets_the_same_number_and_different_ones_differ():
+    result = redactor.redact("cc a@x.io, b@x.io and a@x.io again")
+    assert result.text == "cc [REDACTED:EMAIL_1], [REDACTED:EMAIL_2] and [REDACTED:EMAIL_1] again"
+
+
+def test_numbering_continues_after_placeholders_already_in_the_text():
+    result = redactor.redact("earlier [REDACTED:EMAIL_1] now carol@x.io")
+    assert result.text == "earlier [REDACTED:EMAIL_1] now [REDACTED:EMAIL_2]"
+
+
+@pytest.mark.parametrize("text", [
+    "my password is Tulip#Garden7 and mail me at jane@corp.example",
+    "Authorization: Bearer mF_9.B5f-4.1JqM\nDB_PASSWORD=Xq8!vRz2@pLm",
+    "postgres://app:s3cretpw@db.internal:5432/x",
+    f"-----BEGIN RSA PRIVATE KEY-----\n{KEY_BODY}\n-----END RSA PRIVATE KEY-----",
+])
+def test_redacting_redacted_text_changes_nothing(text):
+    once = redactor.redact(text).text
+    assert redactor.redact(once).text == once
+    assert not redactor.redact(once).changed
+
+
+def test_placeholders_name_the_kind_and_secrets_are_not_numbered():
+    result = redactor.redact("pw: K9$mLp2q, token ghp_R8mZq2Lk9Xw4Tn7Vb3Hc6Jd1Fs5Gp0Ya2Ue8")
+    assert [m.group(0) for m in PLACEHOLDER.finditer(result.text)] == ["[REDACTED:PASSWORD]", "[REDACTED:GITHUB_TOKEN]"]
+    assert [f.placeholder for f in result.findings] == ["[REDACTED:PASSWORD]", "[REDACTED:GITHUB_TOKEN]"]
+
+
+def test_text_beyond_the_limit_is_cut_not_passed_on_unchecked():
+    engine = RedactionEngine(redactor.engine.secret_detectors, redactor.engine.pii_detectors, max_chars=1000)
+    text = "x " * 600 + "pw: K9$mLp2q"
+    bounded = engine.bounded(text)
+    assert len(bounded) < len(text) and "K9$mLp2q" not in bounded
+    assert bounded.endswith(TRUNCATION_NOTICE.format(n=f"{len(text) - 999:,}")) or "more characters removed" in bounded
+
+
+def test_a_message_with_nothing_sensitive_skips_the_detectors():
+    calls = []
+    engine = RedactionEngine([lambda text: calls.append(text) or []], max_chars=1000)
+    from app.adapters.redaction.engine import PolicyRedactor
+
+    quiet = PolicyRedactor(engine)
+    assert quiet.redact("How do I connect to the VPN on my Mac?").text == "How do I connect to the VPN on my Mac?"
+    assert calls == []
+    quiet.redact("my pin is 4821")
+    assert calls == ["my pin is 4821"]
+
+
+# --- detect-secrets' plugins ------------------------------------------------------------------------
+def test_detect_secrets_plugins_run_on_text_without_files_or_verification():
+    plugins = DetectSecretsPlugins()
+    assert "AWSKeyDetector" in plugins.names and "IPPublicDetector" not in plugins.names
+    text = 'aws_access_key_id = "AKIA2E0A8F3B244C9986"\nslack = "xoxb-2931847561-7264910385-Qm8Lk2Xz9Rw4Tn1Vb6Hc3Jd"'
+    kinds = {span.kind for span in plugins.find(text)}
+    assert {"AWS_KEY", "SLACK_TOKEN"} <= kinds
+
+
+def test_detect_secrets_high_entropy_strings_need_a_keyword_on_the_line():
+    plugins = DetectSecretsPlugins()
+    random = "Zk3mQ9rT2vX8pL4wYh6NcB1sFd7Gj0Ue"
+    assert plugins.find(f'checksum = "{random}"') == []
+    assert [s.kind for s in plugins.find(f'signing_secret = "{random}"')] != []
