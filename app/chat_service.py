@@ -20,6 +20,10 @@ from graphs.state import SupportOutput, turn_input
 log = logging.getLogger(__name__)
 
 
+class SessionNotFound(LookupError):
+    """No conversation with this id belongs to the caller (→ 404)."""
+
+
 def new_session_id() -> str:
     return uuid.uuid4().hex
 
@@ -67,11 +71,13 @@ class ChatService:
             return lock
 
     def ask(self, message: str, *, session_id: str | None = None, user_os: OperatingSystem | None = None,
-            user_id: str | None = None, search_filters: dict | None = None) -> ChatTurn:
-        session_id = session_id or new_session_id()
+            user_id: str | None = None, groups: frozenset[str] = frozenset(),
+            search_filters: dict | None = None) -> ChatTurn:
+        """One turn of `session_id` (new when None), which the caller (user_id, groups) must own."""
+        session_id = self.open_session(session_id, user_id or "anonymous")  # SessionNotFound: not theirs
         trace_id = uuid.uuid4().hex
         config = run_config(tracer=self._tracer, trace_id=trace_id, run_name="support", session_id=session_id,
-                            user_id=user_id, tags=["chat"])
+                            user_id=user_id, groups=groups, tags=["chat"])
         recorder = recorder_in(config)
         started = time.perf_counter()
         lock = self._session_lock(session_id)
@@ -93,7 +99,8 @@ class ChatService:
         return self._graph
 
     def stream(self, message: str, *, session_id: str | None = None, user_os: OperatingSystem | None = None,
-               user_id: str | None = None, search_filters: dict | None = None) -> Iterator[tuple[str, Any]]:
+               user_id: str | None = None, groups: frozenset[str] = frozenset(),
+               search_filters: dict | None = None) -> Iterator[tuple[str, Any]]:
         """One chat turn as events, while the graph runs: ("start", {session_id, trace_id}) at once,
         ("node", {name, duration_ms}) as each node
         finishes, ("token", {text, node}) as the LLM writes the reply, ("sources", [...]) and
@@ -102,10 +109,10 @@ class ChatService:
         Closing the generator early (the client left) stops the graph before its next step, releases
         the session and records the run as cancelled; nothing of the unfinished turn is remembered.
         """
-        session_id = session_id or new_session_id()
+        session_id = self.open_session(session_id, user_id or "anonymous")  # SessionNotFound: not theirs
         trace_id = uuid.uuid4().hex
         config = run_config(tracer=self._tracer, trace_id=trace_id, run_name="support", session_id=session_id,
-                            user_id=user_id, tags=["chat", "stream"])
+                            user_id=user_id, groups=groups, tags=["chat", "stream"])
         recorder = recorder_in(config)
         started = time.perf_counter()
         output: dict = {}
@@ -147,6 +154,25 @@ class ChatService:
                  output.get("action"), duration)
         yield "turn", ChatTurn(session_id=session_id, trace_id=trace_id, output=output, duration_ms=duration,
                                timings=recorder.timings if recorder else None)
+
+    def open_session(self, session_id: str | None, user_id: str) -> str:
+        """The session to run a turn in: a new one (owned by `user_id`) when `session_id` is None, else the
+        given one if `user_id` owns it (or it is new). SessionNotFound otherwise: another caller's
+        conversation is neither continued nor confirmed to exist."""
+        session_id = session_id or new_session_id()
+        if not self._sessions.claim(session_id, user_id):
+            raise SessionNotFound(session_id)
+        return session_id
+
+    def owner(self, session_id: str) -> str | None:
+        return self._sessions.owner(session_id)
+
+    def session_for(self, fingerprint: str) -> str | None:
+        """The session a resent conversation history continues (OpenAI-compatible clients)."""
+        return self._sessions.find_alias(fingerprint)
+
+    def remember_history(self, fingerprint: str, session_id: str) -> None:
+        self._sessions.add_alias(fingerprint, session_id)
 
     def history(self, session_id: str) -> list[dict]:
         """The session's remembered (redacted) messages, oldest first."""

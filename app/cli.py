@@ -85,6 +85,26 @@ def cmd_serve(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_user_token(args: argparse.Namespace) -> int:
+    """Print a signed X-Deskmate-User token, as the portal would send it (for trying sign-in out)."""
+    from app.identity import IdentityError, make_user_token, verify_user_token
+
+    settings = _settings(args)
+    if settings.user_token_secret is None:
+        print("deskmate: DESKMATE_USER_TOKEN_SECRET is not set, so there is nothing to sign with.", file=sys.stderr)
+        return 2
+    secret = settings.user_token_secret.get_secret_value()
+    groups = [g for g in (args.groups or "").split(",") if g.strip()]
+    token = make_user_token(secret, args.user, groups, ttl_s=args.ttl)
+    try:
+        verify_user_token(token, secret)  # the same check the API makes: a bad user id or group fails here
+    except IdentityError as exc:
+        print(f"deskmate: {exc}", file=sys.stderr)
+        return 2
+    print(token)
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="deskmate", description="Agentic IT-support assistant.")
     parser.add_argument("--data-dir", help="data folder (default: $DESKMATE_DATA_DIR or ./data)")
@@ -107,15 +127,28 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--host", help="bind address (default: $DESKMATE_HOST or 127.0.0.1)")
     serve.add_argument("--port", type=int, help="port (default: $DESKMATE_PORT or 8000)")
     serve.set_defaults(func=cmd_serve)
+
+    token = sub.add_parser("user-token", help="print a signed X-Deskmate-User token (needs DESKMATE_USER_TOKEN_SECRET)")
+    token.add_argument("--user", required=True, help="the user id (the token's sub)")
+    token.add_argument("--groups", help="comma-separated groups, e.g. finance,hr")
+    token.add_argument("--ttl", type=int, default=3600, help="seconds until it expires (default: 3600)")
+    token.set_defaults(func=cmd_user_token)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     from app.logging_setup import configure_logging
 
+    from pydantic import ValidationError
+
     args = build_parser().parse_args(argv)
     configure_logging("WARNING" if args.command != "serve" else "INFO")
-    return args.func(args)
+    try:
+        return args.func(args)
+    except ValidationError as exc:  # a setting is wrong: say which and why, no traceback
+        problems = "; ".join(str(e.get("msg", "")).removeprefix("Value error, ") for e in exc.errors())
+        print(f"deskmate: configuration refused: {problems}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@ import ipaddress
 
 from fastapi import HTTPException, Request
 
+from app.identity import ANONYMOUS_CALLER, USER_HEADER, Caller, IdentityError, verify_user_token
 from app.resources import Resources
 
 
@@ -29,8 +30,8 @@ def _is_loopback(host: str) -> bool:
 
 
 def require_admin(request: Request) -> None:
-    """Admin access, in one place (issue 4 extends it): with DESKMATE_ADMIN_KEY set, the request must carry
-    `Authorization: Bearer <key>`; without it, only clients on this machine are admins.
+    """Admin access, in one place: with DESKMATE_ADMIN_KEY set, the request must carry
+    `Authorization: Bearer <key>`; without it (development mode only), only clients on this machine are admins.
 
     Behind a reverse proxy every client looks local: set DESKMATE_ADMIN_KEY there.
     """
@@ -52,3 +53,36 @@ def require_admin(request: Request) -> None:
 def admin_key_required(request: Request) -> bool:
     """Whether admin requests must carry the admin key (the admin page then asks for it)."""
     return request.app.state.settings.admin_key is not None
+
+
+def is_admin(request: Request) -> bool:
+    """Whether this request would pass `require_admin` (admins may read every caller's tickets and traces)."""
+    try:
+        require_admin(request)
+    except HTTPException:
+        return False
+    return True
+
+
+def current_caller(request: Request) -> Caller:
+    """The signed-in caller from `X-Deskmate-User`, or the anonymous caller when sign-in is off.
+
+    With DESKMATE_USER_TOKEN_SECRET set a request without a valid header is refused (401); without it a
+    header is refused too, since deskmate could not tell a forged one from a real one.
+    """
+    secret = request.app.state.settings.user_token_secret
+    header = request.headers.get(USER_HEADER)
+    if secret is None:
+        if header:
+            raise HTTPException(status_code=401, detail=f"deskmate cannot check {USER_HEADER}: sign-in is off "
+                                                        "(DESKMATE_USER_TOKEN_SECRET is not set). Set it to the "
+                                                        "portal's signing secret, or stop sending the header.")
+        return ANONYMOUS_CALLER
+    if not header:
+        raise HTTPException(status_code=401, detail=f"Sign in first: send {USER_HEADER}: <token>, an HS256 JWT "
+                                                    "with sub and exp signed by your portal with "
+                                                    "DESKMATE_USER_TOKEN_SECRET.")
+    try:
+        return verify_user_token(header, secret.get_secret_value())
+    except IdentityError as exc:
+        raise HTTPException(status_code=401, detail=str(exc)) from None

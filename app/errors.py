@@ -10,6 +10,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from app.chat_service import SessionNotFound
 from graphs.errors import DocumentRejected, EmbeddingError, IndexUnavailable, TicketStoreError
 from graphs.errors import InvalidFilter, UnknownMessage
 
@@ -56,6 +57,11 @@ def register_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(InvalidFilter)
     async def _invalid_filter(_: Request, exc: InvalidFilter) -> JSONResponse:
         return JSONResponse(status_code=422, content={"detail": str(exc)})
+
+    @app.exception_handler(SessionNotFound)
+    async def _not_your_session(_: Request, exc: SessionNotFound) -> JSONResponse:
+        return JSONResponse(status_code=404, content={"detail": f"No conversation '{exc}' belongs to you. Leave out "
+                                                                "session_id to start a new one."})
 
     @app.exception_handler(UnknownMessage)
     async def _unknown_message(_: Request, exc: UnknownMessage) -> JSONResponse:

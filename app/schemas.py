@@ -69,6 +69,7 @@ class SourceOut(BaseModel):
     section: str
     chunk_id: str
     score: float
+    doc_id: str = Field("", description="GET /documents/{doc_id}/content downloads the cited document.")
 
 
 class TroubleshootingOut(BaseModel):
@@ -146,6 +147,7 @@ class DocumentOut(BaseModel):
     version: str
     indexed_at: str
     context: "DocumentContextOut | None" = None
+    audience: list[str] = Field([], description="Groups that may retrieve this document; empty: everyone.")
 
 
 class DocumentContextOut(BaseModel):
@@ -172,7 +174,8 @@ def document_out(info: dict) -> DocumentOut:
                        content_type=info["content_type"], chunks=info["chunk_count"],
                        size_bytes=info["size_bytes"], version=info["version"], indexed_at=info["indexed_at"],
                        context=DocumentContextOut(**{k: info[k] for k in DocumentContextOut.model_fields if k in info})
-                       if info.get("context_type") else None)
+                       if info.get("context_type") else None,
+                       audience=list(info.get("audience") or []))
 
 
 # --- tickets -----------------------------------------------------------------------------------
@@ -281,6 +284,7 @@ class SearchHit(BaseModel):
     rerank_score: float | None = None
     feedback_multiplier: float | None = None
     origin: str | None = Field(None, description="dense, lexical, both or neighbour")
+    audience: list[str] | None = Field(None, description="Groups that may retrieve it; absent: everyone.")
     confident: bool = Field(description="score ≥ DESKMATE_MIN_SCORE: the answer step would quote it.")
 
 

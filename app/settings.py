@@ -19,6 +19,21 @@ def _env(*names: str) -> AliasChoices:
     return AliasChoices(*names)
 
 
+MIN_SECRET_CHARS = 32  # HS256 wants a key of at least 256 bits (RFC 7518 §3.2)
+# Values seen in examples, compose files and tutorials: none of them may guard a production deployment.
+_DEFAULT_SECRET_WORDS = ("change-me", "changeme", "change_me", "replace-me", "replaceme", "your-", "example",
+                         "placeholder", "secret", "password", "admin", "deskmate", "test", "default")
+
+
+def is_default_secret(value: str) -> bool:
+    """A placeholder, a well-known default, or text with almost no variety (e.g. 0000…)."""
+    lowered = value.strip().lower()
+    if len(set(lowered)) < 8:
+        return True
+    return any(lowered.startswith(word) or lowered == word for word in _DEFAULT_SECRET_WORDS) \
+        or any(word in lowered for word in ("change-me", "changeme", "change_me", "replace-me", "placeholder"))
+
+
 class Settings(BaseSettings):
     """deskmate settings; environment variables win over defaults, `.env` is read if present."""
 
@@ -161,16 +176,51 @@ class Settings(BaseSettings):
     trace_max_runs: int = Field(20_000, ge=100, le=10_000_000, validation_alias=_env("DESKMATE_TRACE_MAX_RUNS"),
                                 description="At most this many local traces are kept (the oldest go first).")
 
-    # --- admin access (issue 4 extends this) ----------------------------------------------------
-    @field_validator("admin_key", mode="before")
+    # --- access control ----------------------------------------------------------------------
+    mode: Literal["development", "production"] = Field(
+        "development", validation_alias=_env("DESKMATE_MODE"),
+        description="`production` refuses to start without a strong DESKMATE_ADMIN_KEY and "
+                    "DESKMATE_USER_TOKEN_SECRET; `development` (what `make run` gives) opens the admin "
+                    "endpoints to this machine when no admin key is set.")
+
+    @field_validator("admin_key", "user_token_secret", mode="before")
     @classmethod
-    def _empty_admin_key_means_unset(cls, value):
+    def _empty_secret_means_unset(cls, value):
         return None if isinstance(value, str) and not value.strip() else value
 
     admin_key: SecretStr | None = Field(
         None, validation_alias=_env("DESKMATE_ADMIN_KEY"),
-        description="Key for the admin page and trace endpoints (sent as `Authorization: Bearer <key>`); "
-                    "unset: only clients on this machine (127.0.0.1, ::1) are admins.")
+        description="Key for the admin endpoints (upload, delete and list documents, all tickets, traces, the "
+                    "admin page), sent as `Authorization: Bearer <key>`; unset (development only): only clients "
+                    "on this machine (127.0.0.1, ::1) are admins.")
+    user_token_secret: SecretStr | None = Field(
+        None, validation_alias=_env("DESKMATE_USER_TOKEN_SECRET"),
+        description="Secret shared with the portal that signs callers in: every chat, ticket, session and "
+                    "trace request then needs `X-Deskmate-User: <HS256 JWT with sub, exp and optional "
+                    "groups>` (`deskmate user-token` makes one); unset (development only): callers are "
+                    "anonymous and a conversation is reachable by its session id alone.")
+
+    @model_validator(mode="after")
+    def _production_needs_real_secrets(self) -> "Settings":
+        if self.mode != "production":
+            return self
+        problems = []
+        for name, secret in (("DESKMATE_ADMIN_KEY", self.admin_key),
+                             ("DESKMATE_USER_TOKEN_SECRET", self.user_token_secret)):
+            value = secret.get_secret_value().strip() if secret else ""
+            if not value:
+                problems.append(f"{name} is not set")
+            elif len(value) < MIN_SECRET_CHARS:
+                problems.append(f"{name} is shorter than {MIN_SECRET_CHARS} characters")
+            elif is_default_secret(value):
+                problems.append(f"{name} is a placeholder or default value")
+        if (self.admin_key and self.user_token_secret
+                and self.admin_key.get_secret_value() == self.user_token_secret.get_secret_value()):
+            problems.append("DESKMATE_ADMIN_KEY and DESKMATE_USER_TOKEN_SECRET are the same")
+        if problems:
+            raise ValueError("DESKMATE_MODE=production refuses to start: " + "; ".join(problems) +
+                             ". Generate each with `python -c \"import secrets; print(secrets.token_urlsafe(32))\"`.")
+        return self
 
     # --- redaction: secrets are always removed; personal data per destination ----------------
     redact_memory: str = Field(

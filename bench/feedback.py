@@ -43,7 +43,7 @@ def simulate_votes(data: Path, context, embedder, db_path: Path, settings, *, vo
     rng = random.Random(seed)
     up = down = 0
     for qid, text in queries.items():
-        hits = search_chunks(plain, text, embedder.embed_query(text), k=plain.top_k)
+        hits = search_chunks(plain, text, embedder.embed_query(text), k=plain.top_k, groups=None)
         cited = [h for h in hits if h["score"] >= plain.min_score][:CITED]
         good = bool(cited) and section_of(cited[0]["source"]) in qrels[qid]
         for voter in range(voters):

@@ -113,7 +113,7 @@ def deskmate_system(context, embedder) -> System:
     from nodes.retrieval import search_chunks
 
     def run(text: str):
-        hits = search_chunks(context, text, embedder.embed_query(text), k=POOL_K)
+        hits = search_chunks(context, text, embedder.embed_query(text), k=POOL_K, groups=None)
         sections = list(dict.fromkeys(section_of(h["source"]) for h in hits))
         return sections, [section_of(h["source"]) for h in hits[:ANSWER_K]]
 

@@ -12,6 +12,12 @@ Every document may carry a context (seed 001, "Document Context Schema"): `conte
   value are searched instead (OR logic), as the seed prescribes.
 
 A filter naming any other field is refused (InvalidFilter → 422), never silently ignored.
+
+Document-level access is separate from these (callers cannot name it): a document uploaded with an
+`audience` (groups) has `restricted: True` and its `audience` list on every chunk, and `access_where`
+gives the clause that lets a caller's search see only unrestricted documents and those naming one of the
+caller's groups. It is ANDed into every vector and BM25 query, so a restricted chunk never becomes a
+candidate for anyone outside its audience.
 Pure data and functions: the API validates with them, the index adapters apply them.
 """
 
@@ -136,6 +142,41 @@ def primary_where(search_filter: SearchFilter) -> dict[str, Any] | None:
     return _all_of([_any_of(f, v) for f, v in search_filter.primary])
 
 
+AUDIENCE_FIELD = "audience"
+RESTRICTED_FIELD = "restricted"
+# list fields every chunk of a document carries: its context, and who may read it
+CHUNK_LIST_FIELDS: tuple[str, ...] = LIST_CONTEXT_FIELDS + (AUDIENCE_FIELD,)
+
+
+def normalise_audience(raw: Any) -> list[str]:
+    """Upload form → group names (lower-cased, comma-separated or repeated); [] means everyone."""
+    return normalise_values(AUDIENCE_FIELD, raw)
+
+
+def access_where(groups: frozenset[str] | None) -> dict[str, Any] | None:
+    """Which chunks a caller in `groups` may retrieve; None means every chunk (admin tools only).
+
+    `$ne: True` also matches chunks indexed before audiences existed (they carry no flag): public.
+    """
+    if groups is None:
+        return None
+    public = {RESTRICTED_FIELD: {"$ne": True}}
+    if not groups:
+        return public
+    return {"$or": [public] + [{AUDIENCE_FIELD: {"$contains": g}} for g in sorted(groups)]}
+
+
+def combine_where(*clauses: dict[str, Any] | None) -> dict[str, Any] | None:
+    """AND of the given clauses, skipping None."""
+    return _all_of([c for c in clauses if c])
+
+
+def may_read(metadata: Mapping[str, Any], groups: frozenset[str] | None) -> bool:
+    """The same rule as `access_where`, for one chunk or one document's manifest entry (downloads)."""
+    flagged = {**metadata, RESTRICTED_FIELD: bool(metadata.get(RESTRICTED_FIELD) or metadata.get(AUDIENCE_FIELD))}
+    return matches_where(flagged, access_where(groups))
+
+
 def fallback_where(search_filter: SearchFilter) -> dict[str, Any] | None:
     """OR over every secondary value: the seed's fallback when no document matches the primary fields."""
     clauses = [_any_of(f, v) for f, v in search_filter.secondary]
@@ -145,7 +186,7 @@ def fallback_where(search_filter: SearchFilter) -> dict[str, Any] | None:
 
 
 def matches_where(metadata: Mapping[str, Any], where: Mapping[str, Any] | None) -> bool:
-    """Evaluate the subset of Chroma's `where` language these filters produce ($and, $or, $contains)."""
+    """Evaluate the subset of Chroma's `where` language these filters produce ($and, $or, $contains, $ne)."""
     if not where:
         return True
     if "$and" in where:
@@ -156,6 +197,8 @@ def matches_where(metadata: Mapping[str, Any], where: Mapping[str, Any] | None) 
     value = metadata.get(field)
     if isinstance(condition, Mapping) and "$contains" in condition:
         return isinstance(value, (list, tuple)) and condition["$contains"] in value
+    if isinstance(condition, Mapping) and "$ne" in condition:
+        return value != condition["$ne"]  # a missing field is "not equal", as in Chroma
     return value == condition
 
 

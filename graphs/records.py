@@ -52,6 +52,7 @@ class ChunkRecord(TypedDict):
     content_domain: NotRequired[list[str]]
     document_category: NotRequired[list[str]]
     relevance_tags: NotRequired[list[str]]
+    audience: NotRequired[list[str]]  # groups that may retrieve it; absent: everyone
 
 
 class RetrievedChunk(TypedDict):
@@ -78,6 +79,7 @@ class RetrievedChunk(TypedDict):
     content_domain: NotRequired[list[str]]
     document_category: NotRequired[list[str]]
     relevance_tags: NotRequired[list[str]]
+    audience: NotRequired[list[str]]  # groups that may retrieve it; absent: everyone
 
 
 class DocumentInfo(TypedDict):
@@ -96,6 +98,7 @@ class DocumentInfo(TypedDict):
     content_domain: NotRequired[list[str]]
     document_category: NotRequired[list[str]]
     relevance_tags: NotRequired[list[str]]
+    audience: NotRequired[list[str]]  # groups that may retrieve it; absent: everyone
     description: NotRequired[str]
 
 
@@ -108,6 +111,7 @@ class Source(TypedDict):
     section: str
     chunk_id: str
     score: float
+    doc_id: NotRequired[str]  # for the download link
 
 
 # --- status page -------------------------------------------------------------------------------

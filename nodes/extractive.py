@@ -37,7 +37,7 @@ def cite(n: int, chunk: RetrievedChunk | Source) -> str:
 
 def to_source(n: int, chunk: RetrievedChunk) -> Source:
     return Source(n=n, title=chunk["title"], source=chunk["source"], section=chunk["section"],
-                  chunk_id=chunk["chunk_id"], score=round(float(chunk["score"]), 4))
+                  chunk_id=chunk["chunk_id"], score=round(float(chunk["score"]), 4), doc_id=chunk.get("doc_id", ""))
 
 
 def best_passage(query: str, text: str, limit: int = MAX_PASSAGE_CHARS) -> str:

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Sequence
 
 from graphs.context import RetrievalConfig, SupportContext
-from graphs.filters import SearchFilter, fallback_where, primary_where, secondary_matches
+from graphs.filters import SearchFilter, access_where, combine_where, fallback_where, primary_where, secondary_matches
 from graphs.records import RetrievedChunk
 
 log = logging.getLogger(__name__)
@@ -203,14 +203,20 @@ def _candidates(ctx: SupportContext, query: str, embedding: Sequence[float],
 
 
 def search_chunks(ctx: SupportContext, query: str, embedding: Sequence[float], *, k: int,
-                  search_filter: SearchFilter | None = None, user_os: str | None = None) -> list[RetrievedChunk]:
-    """The best `k` chunks for a query (text for BM25 and the reranker, embedding for the dense index)."""
+                  groups: frozenset[str] | None, search_filter: SearchFilter | None = None,
+                  user_os: str | None = None) -> list[RetrievedChunk]:
+    """The best `k` chunks for a query (text for BM25 and the reranker, embedding for the dense index).
+
+    `groups`: the caller's groups — only unrestricted documents and those whose audience names one of
+    them are searched (filtered inside the vector and BM25 queries); None searches everything (admin tools).
+    """
     config = ctx.retrieval
     search_filter = search_filter or SearchFilter()
-    ranking = _candidates(ctx, query, embedding, primary_where(search_filter))
+    allowed = access_where(groups)
+    ranking = _candidates(ctx, query, embedding, combine_where(allowed, primary_where(search_filter)))
     if not ranking.chunks and search_filter.primary and search_filter.secondary:
         # seed 001: nothing matches the primary fields → any document matching a secondary value
-        ranking = _candidates(ctx, query, embedding, fallback_where(search_filter))
+        ranking = _candidates(ctx, query, embedding, combine_where(allowed, fallback_where(search_filter)))
     ranking.chunks = [c for c in ranking.chunks if fits_os(c, user_os)]
     ranking = boost_secondary(ranking, search_filter, config.secondary_boost)
     if config.aggregate_sections:

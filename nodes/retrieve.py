@@ -3,6 +3,7 @@ OS-aware and filtered by the request's document-context filters, merged with ear
 
 from __future__ import annotations
 
+from langchain_core.runnables import RunnableConfig
 from langgraph.runtime import Runtime
 
 from graphs.context import SupportContext
@@ -18,10 +19,17 @@ __all__ = ["retrieve", "confident_chunks", "fits_os", "CANDIDATE_FLOOR"]
 CANDIDATE_FLOOR = 0.75
 
 
-def retrieve(state: SupportState, runtime: Runtime[SupportContext]) -> dict:
+def caller_groups(config: RunnableConfig | None) -> frozenset[str]:
+    """The signed-in caller's groups, from the run's config (set by the API from the verified user header);
+    never from the message or the model. No groups: only unrestricted documents."""
+    groups = ((config or {}).get("configurable") or {}).get("groups") or ()
+    return frozenset(str(g) for g in groups)
+
+
+def retrieve(state: SupportState, runtime: Runtime[SupportContext], config: RunnableConfig) -> dict:
     ctx = runtime.context
     query = state.get("search_query") or state.get("query", "")
-    hits = search_chunks(ctx, query, state["query_embedding"], k=ctx.candidate_k,
+    hits = search_chunks(ctx, query, state["query_embedding"], k=ctx.candidate_k, groups=caller_groups(config),
                          search_filter=parse_filter(state.get("search_filters")), user_os=state.get("user_os"))
     best: dict[str, RetrievedChunk] = {c["chunk_id"]: c for c in state.get("retrieved_chunks", [])}
     for hit in hits:

@@ -26,7 +26,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from graphs.filters import LIST_CONTEXT_FIELDS, matches_where
+from graphs.filters import CHUNK_LIST_FIELDS, RESTRICTED_FIELD, matches_where
 from graphs.records import ChunkRecord, RetrievedChunk
 
 log = logging.getLogger(__name__)
@@ -89,6 +89,7 @@ class BM25Index:
         self._postings: dict[str, dict[int, int]] = {}
         self._arrays: dict[str, tuple[np.ndarray, np.ndarray]] = {}  # per-term cache, dropped on change
         self._values: dict[tuple[str, str], set[int]] = {}  # (context field, value) → rows
+        self._restricted: set[int] = set()  # rows of documents with an audience
 
     # --- writes -----------------------------------------------------------------------------
     def replace_document(self, doc_id: str, version: str, chunks: Sequence[ChunkRecord]) -> None:
@@ -125,9 +126,11 @@ class BM25Index:
         for term, tf in terms.items():
             self._postings.setdefault(term, {})[row] = tf
             self._arrays.pop(term, None)
-        for field in LIST_CONTEXT_FIELDS:
+        for field in CHUNK_LIST_FIELDS:
             for value in record.get(field) or ():
                 self._values.setdefault((field, value), set()).add(row)
+        if record.get(RESTRICTED_FIELD):
+            self._restricted.add(row)
         return row
 
     def _remove(self, doc_id: str) -> bool:
@@ -143,9 +146,10 @@ class BM25Index:
                 if not postings:
                     del self._postings[term]
                 self._arrays.pop(term, None)
-            for field in LIST_CONTEXT_FIELDS:
+            for field in CHUNK_LIST_FIELDS:
                 for value in record.get(field) or ():
                     self._values[(field, value)].discard(row)
+            self._restricted.discard(row)
             self._total_length -= int(self._lengths[row])
             self._lengths[row] = 0
             del self._by_chunk[record["chunk_id"]]
@@ -200,8 +204,10 @@ class BM25Index:
         if "$or" in where:
             return set().union(*(self._allowed_rows(c) for c in where["$or"]))
         ((field, condition),) = where.items()
-        if isinstance(condition, Mapping) and "$contains" in condition and field in LIST_CONTEXT_FIELDS:
+        if isinstance(condition, Mapping) and "$contains" in condition and field in CHUNK_LIST_FIELDS:
             return set(self._values.get((field, condition["$contains"]), ()))
+        if field == RESTRICTED_FIELD and condition == {"$ne": True}:  # access_where's "public" clause
+            return set(self._by_chunk.values()) - self._restricted
         return {row for row, record in enumerate(self._rows) if record and matches_where(record, where)}
 
     def _hit(self, row: int, score: float) -> RetrievedChunk:
@@ -210,7 +216,7 @@ class BM25Index:
         hit["lexical_score"] = hit["score"]
         hit["origin"] = "lexical"
         hit["content_hash"] = record.get("content_hash", "")
-        for field in LIST_CONTEXT_FIELDS:
+        for field in CHUNK_LIST_FIELDS:
             if record.get(field):
                 hit[field] = list(record[field])
         return hit

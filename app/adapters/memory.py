@@ -5,11 +5,15 @@ from __future__ import annotations
 import logging
 import sqlite3
 import threading
+import time
 from pathlib import Path
 
 from langgraph.checkpoint.sqlite import SqliteSaver
 
 log = logging.getLogger(__name__)
+
+
+MAX_ALIASES = 50_000
 
 
 class SessionStore:
@@ -25,6 +29,56 @@ class SessionStore:
         self.checkpointer = SqliteSaver(self._conn)
         self.checkpointer.setup()
         self._lock = threading.Lock()
+        with self.checkpointer.lock:
+            self._conn.execute("CREATE TABLE IF NOT EXISTS session_owners (thread_id TEXT PRIMARY KEY, "
+                               "user_id TEXT NOT NULL, created_ts REAL NOT NULL)")
+            # OpenAI-style clients resend the whole conversation each turn: its fingerprint → the session
+            self._conn.execute("CREATE TABLE IF NOT EXISTS conversation_aliases (fingerprint TEXT PRIMARY KEY, "
+                               "thread_id TEXT NOT NULL, created_ts REAL NOT NULL)")
+            self._conn.commit()
+
+    def find_alias(self, fingerprint: str) -> str | None:
+        with self.checkpointer.lock:
+            row = self._conn.execute("SELECT thread_id FROM conversation_aliases WHERE fingerprint = ?",
+                                     (fingerprint,)).fetchone()
+        return row[0] if row else None
+
+    def add_alias(self, fingerprint: str, thread_id: str, *, keep: int = MAX_ALIASES) -> None:
+        """Remember that a conversation whose history has this fingerprint continues `thread_id`
+        (the oldest aliases beyond `keep` are forgotten: such a conversation then starts afresh)."""
+        with self.checkpointer.lock:
+            self._conn.execute("INSERT OR REPLACE INTO conversation_aliases (fingerprint, thread_id, created_ts) "
+                               "VALUES (?, ?, ?)", (fingerprint, thread_id, time.time()))
+            self._conn.execute("DELETE FROM conversation_aliases WHERE fingerprint IN (SELECT fingerprint FROM "
+                               "conversation_aliases ORDER BY created_ts DESC LIMIT -1 OFFSET ?)", (keep,))
+            self._conn.commit()
+
+    def claim(self, thread_id: str, user_id: str) -> bool:
+        """Make `user_id` the owner of a new session; True when the session is (now) theirs.
+
+        A session that has checkpoints but no owner row predates sign-in: it belongs to 'anonymous'.
+        """
+        with self.checkpointer.lock:
+            row = self._conn.execute("SELECT user_id FROM session_owners WHERE thread_id = ?", (thread_id,)).fetchone()
+            if row is None:
+                has_state = self._conn.execute("SELECT 1 FROM checkpoints WHERE thread_id = ? LIMIT 1",
+                                               (thread_id,)).fetchone() is not None
+                owner = "anonymous" if has_state else user_id
+                self._conn.execute("INSERT INTO session_owners (thread_id, user_id, created_ts) VALUES (?, ?, ?)",
+                                   (thread_id, owner, time.time()))
+                self._conn.commit()
+                return owner == user_id
+            return row[0] == user_id
+
+    def owner(self, thread_id: str) -> str | None:
+        """Who a session belongs to (None: no such session)."""
+        with self.checkpointer.lock:
+            row = self._conn.execute("SELECT user_id FROM session_owners WHERE thread_id = ?", (thread_id,)).fetchone()
+            if row is not None:
+                return row[0]
+            has_state = self._conn.execute("SELECT 1 FROM checkpoints WHERE thread_id = ? LIMIT 1",
+                                           (thread_id,)).fetchone() is not None
+            return "anonymous" if has_state else None
 
     def prune(self, thread_id: str) -> None:
         """Keep only the newest checkpoint of a session: its state already holds the bounded history."""

@@ -365,6 +365,7 @@ CREATE TABLE IF NOT EXISTS runs (
 );
 CREATE INDEX IF NOT EXISTS runs_started ON runs(started_at);
 CREATE INDEX IF NOT EXISTS runs_session ON runs(session_id, started_at);
+CREATE INDEX IF NOT EXISTS runs_user ON runs(user_id, started_at);
 CREATE INDEX IF NOT EXISTS runs_action ON runs(action, started_at);
 CREATE TABLE IF NOT EXISTS run_feedback (
     trace_id TEXT PRIMARY KEY,
@@ -515,10 +516,12 @@ class TraceStore:
 
     # -- readers -----------------------------------------------------------------------------------------
     def list(self, *, session_id: str | None = None, action: str | None = None, graph: str | None = None,
-             since: float | None = None, until: float | None = None, limit: int = 50) -> list[dict]:
-        """Run summaries, newest first."""
+             since: float | None = None, until: float | None = None, user_id: str | None = None,
+             limit: int = 50) -> list[dict]:
+        """Run summaries, newest first (`user_id`: only that caller's runs)."""
         where, args = [], []
-        for column, value in (("session_id", session_id), ("action", action), ("graph", graph)):
+        for column, value in (("session_id", session_id), ("action", action), ("graph", graph),
+                              ("user_id", user_id)):
             if value:
                 where.append(f"{column} = ?")
                 args.append(value)

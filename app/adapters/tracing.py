@@ -154,7 +154,8 @@ def build_tracer(settings: Settings, redactor: Redactor) -> NullTracer | Langfus
 
 
 def run_config(*, tracer, trace_id: str, run_name: str, session_id: str | None = None,
-               user_id: str | None = None, tags: list[str] | None = None) -> dict:
+               user_id: str | None = None, groups: frozenset[str] | None = None,
+               tags: list[str] | None = None) -> dict:
     """RunnableConfig for one graph run: thread id for memory, Langfuse callbacks and attributes."""
     metadata: dict[str, Any] = {"deskmate_trace_id": trace_id}
     if session_id:
@@ -166,5 +167,6 @@ def run_config(*, tracer, trace_id: str, run_name: str, session_id: str | None =
     config: dict[str, Any] = {"callbacks": tracer.callbacks(trace_id), "metadata": metadata, "run_name": run_name}
     if session_id:
         # identity travels in the run's config, where nodes read it; never in the prompt or from the model
-        config["configurable"] = {"thread_id": session_id, "user_id": user_id or "anonymous"}
+        config["configurable"] = {"thread_id": session_id, "user_id": user_id or "anonymous",
+                                  "groups": sorted(groups or ())}
     return config

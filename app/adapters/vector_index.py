@@ -14,7 +14,7 @@ import time
 from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 from graphs.errors import IndexUnavailable
-from graphs.filters import LIST_CONTEXT_FIELDS
+from graphs.filters import AUDIENCE_FIELD, CHUNK_LIST_FIELDS, RESTRICTED_FIELD
 from graphs.records import ChunkRecord, DocumentInfo, RetrievedChunk
 
 log = logging.getLogger(__name__)
@@ -29,7 +29,8 @@ def chunk_metadata(chunk: ChunkRecord) -> dict[str, Any]:
     """Chroma metadata of a chunk: the fixed fields plus the document context lists it carries
     (Chroma stores string lists and filters them with `$contains`; empty lists are left out)."""
     meta = {k: chunk[k] for k in _CHUNK_META}
-    meta.update({f: list(chunk[f]) for f in LIST_CONTEXT_FIELDS if chunk.get(f)})
+    meta.update({f: list(chunk[f]) for f in CHUNK_LIST_FIELDS if chunk.get(f)})
+    meta[RESTRICTED_FIELD] = bool(chunk.get(AUDIENCE_FIELD))  # filtered on by access_where
     return meta
 
 
@@ -61,9 +62,11 @@ def chunks_from_records(ids: Iterable[str], texts: Iterable[str], metadatas: Ite
                              source=meta["source"], section=meta["section"], os=meta["os"],
                              chunk_index=int(meta["chunk_index"]), content_hash=meta.get("content_hash", ""),
                              text=text, embed_text="")
-        for field in LIST_CONTEXT_FIELDS:
+        for field in CHUNK_LIST_FIELDS:
             if meta.get(field):
                 record[field] = list(meta[field])
+        if meta.get(RESTRICTED_FIELD):
+            record[RESTRICTED_FIELD] = True
         chunks.append(record)
     return chunks
 
@@ -176,7 +179,7 @@ class ChromaVectorIndex:
                 text=text, score=round(1.0 - float(distance), 4),
             )
             hit.update(dense_score=hit["score"], origin="dense", content_hash=meta.get("content_hash", ""))
-            hit.update({f: list(meta[f]) for f in LIST_CONTEXT_FIELDS if meta.get(f)})
+            hit.update({f: list(meta[f]) for f in CHUNK_LIST_FIELDS if meta.get(f)})
             hits.append(hit)
             if len(hits) == k:
                 break

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Depends, HTTPException
+from fastapi import APIRouter, Depends, HTTPException, Path, Request
 
-from app.deps import get_resources
+from app.deps import current_caller, get_resources, is_admin
+from app.identity import Caller
 from app.routers.feedback import remember_answer
 from app.resources import Resources
 from app.schemas import (ChatRequest, ChatResponse, IncidentOut, SourceOut, StageTimingsOut, TicketOfferOut,
@@ -14,7 +15,8 @@ router = APIRouter(tags=["chat"])
 
 
 @router.post("/chat", response_model=ChatResponse)
-def chat(request: ChatRequest, resources: Resources = Depends(get_resources)) -> ChatResponse:
+def chat(request: ChatRequest, caller: Caller = Depends(current_caller),
+         resources: Resources = Depends(get_resources)) -> ChatResponse:
     # a plain `def`: the graph embeds on the CPU, so it runs in the threadpool, not on the event loop
     message = clean_message(request.message)
     if not message:
@@ -24,9 +26,23 @@ def chat(request: ChatRequest, resources: Resources = Depends(get_resources)) ->
         raise HTTPException(status_code=422, detail=f"'message' is {len(message):,} characters long; the limit "
                                                     f"is {limit:,}. Shorten it or attach a document instead.")
     turn = resources.chat.ask(message, session_id=request.session_id, user_os=request.user_os,
-                              search_filters=request.filters)
+                              user_id=caller.user_id, groups=caller.groups, search_filters=request.filters)
     remember_answer(resources, turn)  # for POST /feedback: which chunks this message cited
     return envelope(turn)
+
+
+@router.get("/sessions/{session_id}")
+def get_session(request: Request,
+                session_id: str = Path(..., pattern=r"^[A-Za-z0-9._:\-]{1,128}$", description="From /chat."),
+                resources: Resources = Depends(get_resources)) -> dict:
+    """A conversation's remembered messages (redacted), oldest first — yours only (admins: any)."""
+    owner = resources.chat.owner(session_id)
+    if owner is not None and not is_admin(request) and owner != current_caller(request).user_id:
+        owner = None  # someone else's conversation: as if it did not exist
+    if owner is None:
+        raise HTTPException(status_code=404, detail=f"No conversation '{session_id}' belongs to you. POST /chat "
+                                                    "without a session_id starts one.")
+    return {"session_id": session_id, "messages": resources.chat.history(session_id)}
 
 
 def envelope(turn) -> ChatResponse:

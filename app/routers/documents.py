@@ -1,4 +1,8 @@
-"""POST/GET/DELETE /documents: the knowledge base an admin manages."""
+"""POST/GET/DELETE /documents: the knowledge base an admin manages.
+
+Upload, list and delete are admin endpoints. Downloading a cited document (…/content) is open to any
+caller who may retrieve it: restricted documents only to callers in their audience (and admins).
+"""
 
 from __future__ import annotations
 
@@ -6,14 +10,14 @@ import logging
 import re
 from pathlib import PurePosixPath
 
-from fastapi import APIRouter, Depends, File, Form, HTTPException, Response, UploadFile
+from fastapi import APIRouter, Depends, File, Form, HTTPException, Request, Response, UploadFile
 
 from app.adapters.parsers import FileParser, render_plain_text
-from app.deps import get_resources
+from app.deps import current_caller, get_resources, is_admin, require_admin
 from app.resources import Resources
 from app.schemas import DocumentList, UploadResponse, document_out
 from graphs.errors import DocumentRejected
-from graphs.filters import validate_context
+from graphs.filters import AUDIENCE_FIELD, may_read, normalise_audience, validate_context
 from nodes.indexing.steps import content_version
 
 log = logging.getLogger(__name__)
@@ -29,7 +33,7 @@ def safe_filename(name: str | None) -> str:
     return (stem[:100] + dot + ext[:10]) if dot else base[:110]
 
 
-@router.post("/documents", response_model=UploadResponse, status_code=201)
+@router.post("/documents", response_model=UploadResponse, status_code=201, dependencies=[Depends(require_admin)])
 def upload_document(response: Response, file: UploadFile = File(..., description="PDF, HTML, Markdown or text"),
                     context_type: list[str] | None = Form(None, description="e.g. technical, how-to (required "
                                                           "with any other context field; comma-separated or repeated)"),
@@ -37,11 +41,16 @@ def upload_document(response: Response, file: UploadFile = File(..., description
                     document_category: list[str] | None = Form(None, description="e.g. user_guide, policy"),
                     relevance_tags: list[str] | None = Form(None, description="optional topics, e.g. vpn, mfa"),
                     description: str | None = Form(None, description="optional one-line description"),
+                    audience: list[str] | None = Form(None, description="groups that may retrieve it, e.g. "
+                                                      "finance, hr (comma-separated or repeated); empty: everyone"),
                     resources: Resources = Depends(get_resources)) -> UploadResponse:
     # seed 001 document context: lower-cased lists; all three mandatory fields or none (422 otherwise)
     document_context = validate_context({"context_type": context_type, "content_domain": content_domain,
                                          "document_category": document_category,
                                          "relevance_tags": relevance_tags, "description": description})
+    groups = normalise_audience(audience)  # 422 on a bad group name, before the file is read
+    if groups:
+        document_context[AUDIENCE_FIELD] = groups
     limit = resources.settings.max_upload_bytes
     data = file.file.read(limit + 1)
     filename = safe_filename(file.filename)
@@ -60,12 +69,12 @@ def upload_document(response: Response, file: UploadFile = File(..., description
     return UploadResponse(status=result.status, document=document_out(result.document))
 
 
-@router.get("/documents", response_model=DocumentList)
+@router.get("/documents", response_model=DocumentList, dependencies=[Depends(require_admin)])
 def list_documents(resources: Resources = Depends(get_resources)) -> DocumentList:
     return DocumentList(documents=[document_out(d) for d in resources.index.list_documents()])
 
 
-@router.delete("/documents/{doc_id}", status_code=204)
+@router.delete("/documents/{doc_id}", status_code=204, dependencies=[Depends(require_admin)])
 def delete_document(doc_id: str, resources: Resources = Depends(get_resources)) -> Response:
     if not re.fullmatch(r"[0-9a-f]{16}", doc_id) or not resources.indexer.delete(doc_id):
         raise HTTPException(status_code=404, detail=f"No document with id '{doc_id}'. GET /documents lists the ids.")
@@ -102,8 +111,10 @@ def _stored_original(resources: Resources, info: dict):
     200: {"description": "The original file (PDF, text, Markdown) or, for HTML, its sanitised text; "
                          "always sent as a download.",
           "content": {"application/pdf": {}, "text/plain": {}, "text/markdown": {}}}})
-def document_content(doc_id: str, resources: Resources = Depends(get_resources)) -> Response:
+def document_content(doc_id: str, request: Request, resources: Resources = Depends(get_resources)) -> Response:
     info = resources.index.get_document(doc_id) if re.fullmatch(r"[0-9a-f]{16}", doc_id) else None
+    if info is not None and not is_admin(request) and not may_read(info, current_caller(request).groups):
+        info = None  # outside its audience: as if it did not exist
     if info is None:
         raise HTTPException(status_code=404, detail=f"No document with id '{doc_id}'. GET /documents lists the ids.")
     data = _stored_original(resources, info)

@@ -8,9 +8,11 @@ import sqlite3
 from fastapi import APIRouter, Depends, HTTPException, Response
 
 from app.adapters.feedback import cited_chunks
-from app.deps import get_resources
+from app.deps import current_caller, get_resources, require_admin
+from app.identity import Caller
 from app.resources import Resources
 from app.schemas import FeedbackRequest, FeedbackResponse, clean_message
+from graphs.errors import UnknownMessage
 from nodes.retrieval import feedback_key
 
 log = logging.getLogger(__name__)
@@ -38,12 +40,15 @@ def _store(resources: Resources):
 
 
 @router.post("/feedback", response_model=FeedbackResponse, status_code=201)
-def give_feedback(request: FeedbackRequest, response: Response,
+def give_feedback(request: FeedbackRequest, response: Response, caller: Caller = Depends(current_caller),
                   resources: Resources = Depends(get_resources)) -> FeedbackResponse:
     """Vote on an answer: `up` or `down`, optionally with a reason (redacted before it is stored).
     One vote per message: voting again replaces the earlier vote (200 instead of 201)."""
+    if resources.chat.owner(request.session_id) != caller.user_id:  # only on answers given to you
+        raise UnknownMessage(f"No assistant message '{request.message_id}' in session '{request.session_id}'. "
+                             "Use the message_id and session_id of a /chat response.")
     reason = clean_message(request.reason or "")
-    reason = resources.redactor.redact(reason).text if reason else None
+    reason = resources.redactor_for("ticket").redact(reason).text if reason else None
     result = _store(resources).vote(request.message_id, request.session_id, request.rating, reason)
     if result.status == "updated":
         response.status_code = 200
@@ -55,7 +60,7 @@ def give_feedback(request: FeedbackRequest, response: Response,
                             chunks=result.chunks)
 
 
-@router.get("/feedback/stats")
+@router.get("/feedback/stats", dependencies=[Depends(require_admin)])
 def feedback_stats(resources: Resources = Depends(get_resources)) -> dict:
     """Vote totals, the chunks whose scores votes currently raise or lower, and recent reasons."""
     return {"adjustment_enabled": resources.settings.feedback_adjustment, **_store(resources).stats()}

@@ -1,4 +1,6 @@
-"""POST/GET /search: what retrieval returns for a query — for admins checking documents and filters."""
+"""POST/GET /search: what retrieval returns for a query — for admins checking documents and filters.
+
+Admins search every document, restricted ones included (each hit says its audience)."""
 
 from __future__ import annotations
 
@@ -7,13 +9,13 @@ import time
 
 from fastapi import APIRouter, Depends, HTTPException, Query
 
-from app.deps import get_resources
+from app.deps import get_resources, require_admin
 from app.resources import Resources
 from app.schemas import SearchHit, SearchRequest, SearchResponse, clean_message
 from graphs.filters import parse_filter
 from nodes.retrieval import search_chunks
 
-router = APIRouter(tags=["search"])
+router = APIRouter(tags=["search"], dependencies=[Depends(require_admin)])
 
 
 def run_search(resources: Resources, request: SearchRequest) -> SearchResponse:
@@ -22,7 +24,7 @@ def run_search(resources: Resources, request: SearchRequest) -> SearchResponse:
         raise HTTPException(status_code=422, detail="'query' is empty; type what to search for.")
     context = resources.retrieval_context
     started = time.perf_counter()
-    hits = search_chunks(context, query, resources.embedder.embed_query(query), k=request.top_k,
+    hits = search_chunks(context, query, resources.embedder.embed_query(query), k=request.top_k, groups=None,
                          search_filter=parse_filter(request.filters), user_os=request.user_os)
     took = (time.perf_counter() - started) * 1000
     return SearchResponse(query=query, filters=request.filters, took_ms=round(took, 1), results=[

@@ -23,8 +23,10 @@ import threading
 
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import StreamingResponse
+from starlette.concurrency import run_in_threadpool
 
-from app.deps import get_resources
+from app.deps import current_caller, get_resources
+from app.identity import Caller
 from app.resources import Resources
 from app.routers.chat import checked_message, envelope
 from app.routers.feedback import remember_answer
@@ -55,10 +57,12 @@ async def _error_event(request: Request, exc: Exception) -> bytes:
              responses={200: {"content": {"text/event-stream": {}},
                               "description": "Server-Sent Events: start, node, token, sources, content_chunk, "
                                              "then message_complete (or error)."}})
-async def chat_stream(body: ChatRequest, request: Request,
+async def chat_stream(body: ChatRequest, request: Request, caller: Caller = Depends(current_caller),
                       resources: Resources = Depends(get_resources)) -> StreamingResponse:
     """POST /chat, streamed: progress as each node finishes, LLM tokens as they arrive, then the envelope."""
     message = checked_message(body, resources)  # 422 before any event is sent
+    # 404 before any event too: another caller's conversation is not continued (new: a fresh id, owned now)
+    session_id = await run_in_threadpool(resources.chat.open_session, body.session_id, caller.user_id)
     loop = asyncio.get_running_loop()
     queue: asyncio.Queue = asyncio.Queue()
     stop = threading.Event()
@@ -70,8 +74,8 @@ async def chat_stream(body: ChatRequest, request: Request,
             stop.set()
 
     def run_turn() -> None:
-        events = resources.chat.stream(message, session_id=body.session_id, user_os=body.user_os,
-                                       search_filters=body.filters)
+        events = resources.chat.stream(message, session_id=session_id, user_os=body.user_os,
+                                       user_id=caller.user_id, groups=caller.groups, search_filters=body.filters)
         try:
             for kind, data in events:
                 if stop.is_set():

@@ -1,8 +1,8 @@
-"""GET /tickets and GET /tickets/{id}: the tickets deskmate raised, with their Jira status.
+"""GET /tickets and GET /tickets/{id}: the caller's own tickets, with their Jira status.
 
-There is no authentication yet (a later issue adds it): whose tickets are listed comes from the
-`ticket_owner` dependency, which today reads `session_id` / `user_id` from the query and tomorrow
-will resolve the authenticated caller instead, without touching the handlers.
+A signed-in caller (X-Deskmate-User) sees the tickets raised for them; with sign-in off, callers are
+anonymous and name the conversation (?session_id=) whose tickets they want — the random session id is
+the capability. Admins list everyone's tickets at GET /admin/tickets and may open any ticket here.
 """
 
 from __future__ import annotations
@@ -10,11 +10,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from fastapi import APIRouter, Depends, HTTPException, Path, Query
+from fastapi import APIRouter, Depends, HTTPException, Path, Query, Request
 
 from app.adapters.ticket_store import normalise_ticket_id
-from app.adapters.tickets import is_anonymous
-from app.deps import get_resources
+from app.deps import current_caller, get_resources, is_admin
+from app.identity import Caller
 from app.resources import Resources
 from app.schemas import TicketList, TicketOut, TicketSummaryOut
 
@@ -29,16 +29,26 @@ class TicketOwner:
 
 
 def ticket_owner(
-    session_id: str | None = Query(None, pattern=_ID_PATTERN, description="The conversation's id (from /chat)."),
-    user_id: str | None = Query(None, pattern=_ID_PATTERN, description="The employee's id."),
+    session_id: str | None = Query(None, pattern=_ID_PATTERN, description="The conversation's id (from /chat); "
+                                                                          "needed when sign-in is off."),
+    user_id: str | None = Query(None, pattern=_ID_PATTERN, description="Deprecated: the signed-in caller is "
+                                                                       "used; any other id is refused."),
+    caller: Caller = Depends(current_caller),
 ) -> TicketOwner:
-    """Whose tickets to show. Replace with the authenticated caller once access control exists."""
-    if user_id and is_anonymous(user_id):
-        user_id = None  # "anonymous" is everyone who is not signed in, not one person
-    if not session_id and not user_id:
+    """Whose tickets to show: the signed-in caller's (optionally one conversation of theirs), or — sign-in
+    off — one anonymous conversation's."""
+    if caller.signed_in:
+        if user_id and user_id != caller.user_id:
+            raise HTTPException(status_code=403, detail="You can list only your own tickets; leave out user_id.")
+        return TicketOwner(user_id=caller.user_id, session_id=session_id or None)
+    if user_id:
+        raise HTTPException(status_code=403, detail="Sign-in is off, so deskmate cannot tell whose user_id this "
+                                                    "is: list a conversation's tickets with ?session_id=<the id "
+                                                    "/chat returned> (admins: GET /admin/tickets).")
+    if not session_id:
         raise HTTPException(status_code=422, detail="Say whose tickets to list: add ?session_id=<the id /chat "
-                                                    "returned> or ?user_id=<employee id>.")
-    return TicketOwner(user_id=user_id or None, session_id=session_id or None)
+                                                    "returned>.")
+    return TicketOwner(user_id=None, session_id=session_id)
 
 
 @router.get("/tickets", response_model=TicketList)
@@ -54,10 +64,18 @@ def list_tickets(owner: TicketOwner = Depends(ticket_owner),
 
 
 @router.get("/tickets/{ticket_id}", response_model=TicketOut)
-def get_ticket(ticket_id: str = Path(..., max_length=64, description="A deskmate ticket id, e.g. DM-1A2B3C."),
+def get_ticket(request: Request,
+               ticket_id: str = Path(..., max_length=64, description="A deskmate ticket id, e.g. DM-1A2B3C."),
+               session_id: str | None = Query(None, pattern=_ID_PATTERN, description="The conversation the "
+                                              "ticket was raised in (needed when sign-in is off)."),
                resources: Resources = Depends(get_resources)) -> TicketOut:
     normalised = normalise_ticket_id(ticket_id)
     ticket = resources.tickets.get(normalised, refresh=True) if normalised else None
+    if ticket is not None and not is_admin(request):
+        caller = current_caller(request)
+        mine = ticket["user_id"] == caller.user_id if caller.signed_in else ticket["session_id"] == session_id
+        if not mine:
+            ticket = None  # someone else's ticket: as if it did not exist
     if ticket is None:
         raise HTTPException(status_code=404, detail=f"No ticket '{ticket_id}'. Ticket ids look like DM-1A2B3C; "
                                                     "GET /tickets?session_id=<your session> lists yours.")

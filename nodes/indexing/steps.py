@@ -9,7 +9,7 @@ from langgraph.runtime import Runtime
 
 from graphs.context import IndexingContext
 from graphs.errors import DocumentRejected
-from graphs.filters import LIST_CONTEXT_FIELDS
+from graphs.filters import AUDIENCE_FIELD, CHUNK_LIST_FIELDS, RESTRICTED_FIELD
 from graphs.records import DocumentInfo
 from graphs.state_indexing import IndexingState
 from nodes.indexing.chunking import chunk_document
@@ -35,7 +35,7 @@ def load(state: IndexingState, runtime: Runtime[IndexingContext]) -> dict:
 
 def _context_of(info: DocumentInfo) -> dict:
     """The document context stored with an indexed document ({} when it has none)."""
-    return {k: info[k] for k in (*LIST_CONTEXT_FIELDS, "description") if info.get(k)}
+    return {k: info[k] for k in (*CHUNK_LIST_FIELDS, "description") if info.get(k)}
 
 
 def parse(state: IndexingState, runtime: Runtime[IndexingContext]) -> dict:
@@ -55,8 +55,9 @@ def chunk(state: IndexingState, runtime: Runtime[IndexingContext]) -> dict:
     if not chunks:
         raise DocumentRejected(f"{state['source'].rsplit('/', 1)[-1]} has no indexable text.", kind="empty")
     context = state.get("document_context") or {}
-    for chunk_record in chunks:  # every chunk carries its document's context, so filters can match it
-        chunk_record.update({k: list(context[k]) for k in LIST_CONTEXT_FIELDS if context.get(k)})
+    for chunk_record in chunks:  # every chunk carries its document's context and audience, so filters can match it
+        chunk_record.update({k: list(context[k]) for k in CHUNK_LIST_FIELDS if context.get(k)})
+        chunk_record[RESTRICTED_FIELD] = bool(context.get(AUDIENCE_FIELD))
     return {"chunks": chunks}
 
 

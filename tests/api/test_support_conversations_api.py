@@ -4,13 +4,13 @@ Real MiniLM, real Chroma, real SQLite tickets and sessions; the status page is a
 server on 127.0.0.1. One app for the module: indexing the bundled knowledge base takes a while.
 """
 
-import json
 import time
 
 import pytest
 from fastapi.testclient import TestClient
 
 from app.main import create_app
+from bench.conversations import status_summary
 from app.settings import Settings
 from tests.conftest import REPO
 from tests.e2e.servers import StatusPageServer
@@ -18,29 +18,9 @@ from tests.e2e.servers import StatusPageServer
 pytestmark = pytest.mark.slow
 
 
-def brightwave_status(vpn: str = "major_outage", incidents: bool = True) -> bytes:
-    incident = {"id": "inc1", "name": "VPN connectivity issues", "status": "investigating", "impact": "major",
-                "shortlink": "https://stspg.io/x", "updated_at": "2026-11-22T09:55:00Z",
-                "components": [{"id": "c1", "name": "VPN", "status": vpn}],
-                "incident_updates": [{"body": "We are investigating reports of VPN disconnects.",
-                                      "created_at": "2026-11-22T09:55:00Z", "status": "investigating"}]}
-    return json.dumps({
-        "page": {"id": "p", "name": "Brightwave", "url": "https://status.brightwave.example",
-                 "updated_at": "2026-11-22T09:55:00Z"},
-        "status": {"indicator": "major" if incidents else "none",
-                   "description": "Partial System Outage" if incidents else "All Systems Operational"},
-        "components": [{"id": "c1", "name": "VPN", "status": vpn, "group": False},
-                       {"id": "c2", "name": "Email", "status": "operational", "group": False},
-                       {"id": "c3", "name": "SharePoint", "status": "degraded_performance" if incidents else
-                        "operational", "group": False}],
-        "incidents": [incident] if incidents else [],
-        "scheduled_maintenances": [],
-    }).encode()
-
-
 @pytest.fixture(scope="module")
 def status_page():
-    with StatusPageServer(brightwave_status(vpn="operational", incidents=False)) as server:
+    with StatusPageServer(status_summary(outage=False)) as server:
         yield server
 
 
@@ -84,7 +64,7 @@ def test_example_2_printer_troubleshooting_to_resolution(client):
 
 
 def test_example_3_status_check_during_an_outage(client, status_page):
-    status_page.serve(brightwave_status())
+    status_page.serve(status_summary(outage=True))
     time.sleep(1.2)  # the status cache's TTL (1 s here)
     try:
         outage = Chat(client).say("Is there an outage?")
@@ -95,7 +75,7 @@ def test_example_3_status_check_during_an_outage(client, status_page):
         assert problem["action"] == "answer" and "VPN connectivity issues" in problem["answer"]
         assert client.get("/status").json()["incidents"][0]["name"] == "VPN connectivity issues"
     finally:
-        status_page.serve(brightwave_status(vpn="operational", incidents=False))
+        status_page.serve(status_summary(outage=False))
         time.sleep(1.2)
 
 

@@ -73,7 +73,7 @@ def test_retrieve_drops_chunks_for_another_os_and_weak_scores():
             chunk("mac steps", os="macos", score=0.8, chunk_index=1),
             chunk("general", score=0.7, chunk_index=2),
             chunk("noise", score=0.05, chunk_index=3)]
-    out = retrieve({"query_embedding": [1.0], "user_os": "macos"}, _runtime(index=_FixedIndex(hits)))
+    out = retrieve({"query_embedding": [1.0], "user_os": "macos"}, _runtime(index=_FixedIndex(hits)), {})
     assert [c["text"] for c in out["retrieved_chunks"]] == ["mac steps", "general"]
     assert out["search_count"] == 1
 
@@ -81,7 +81,7 @@ def test_retrieve_drops_chunks_for_another_os_and_weak_scores():
 def test_retrieve_keeps_the_best_of_all_searches_this_turn():
     earlier = [chunk("earlier good", score=0.9, chunk_index=5)]
     out = retrieve({"query_embedding": [1.0], "retrieved_chunks": earlier, "search_count": 1},
-                   _runtime(index=_FixedIndex([chunk("new", score=0.5, chunk_index=1)])))
+                   _runtime(index=_FixedIndex([chunk("new", score=0.5, chunk_index=1)])), {})
     assert [c["text"] for c in out["retrieved_chunks"]] == ["earlier good", "new"]
     assert out["search_count"] == 2
 

@@ -148,7 +148,7 @@ def pipeline():
         ctx = SupportContext(embedder=embedder, index=index, redactor=None, lexical=lexical, min_score=0.3,
                              candidate_k=10, feedback=feedback, reranker=reranker,
                              retrieval=RetrievalConfig(**{"feedback": feedback_enabled, **config}))
-        return search_chunks(ctx, query, embedder.embed_query(query), k=10, search_filter=search_filter)
+        return search_chunks(ctx, query, embedder.embed_query(query), k=10, groups=None, search_filter=search_filter)
 
     return search
 

@@ -189,11 +189,12 @@
       el("td", {}, el("a", { href: `/documents/${encodeURIComponent(d.id)}/content`, target: "_blank", rel: "noopener" }, d.title)),
       el("td", { class: "mono" }, d.source),
       el("td", {}, d.content_type),
+      el("td", {}, d.audience && d.audience.length ? d.audience.join(", ") : "everyone"),
       el("td", { class: "num" }, String(d.chunks)),
       el("td", { class: "num" }, `${(d.size_bytes / 1024).toFixed(1)} KB`),
       el("td", {}, formatTime(d.indexed_at)),
       el("td", {}, el("button", { type: "button", class: "button small danger", onclick: () => removeDocument(d) }, "Delete")))));
-    if (!body.documents.length) documentBody.append(el("tr", {}, el("td", { colspan: 7, class: "empty" }, "No documents.")));
+    if (!body.documents.length) documentBody.append(el("tr", {}, el("td", { colspan: 8, class: "empty" }, "No documents.")));
   }
 
   async function removeDocument(d) {

@@ -25,7 +25,6 @@
 
   let sessionId = null;
   let busy = false;
-  let documentIds = null; // source path → document id, for source links
 
   // --- storage ----------------------------------------------------------------------------------------
   const store = {
@@ -102,20 +101,6 @@
   document.getElementById("new-chat").addEventListener("click", () => openSession(null));
 
   // --- sources ------------------------------------------------------------------------------------------
-  async function documentId(source) {
-    if (documentIds === null || !documentIds.has(source)) {
-      try {
-        const response = await fetch("/documents");
-        if (!response.ok) return null;
-        const body = await response.json();
-        documentIds = new Map(body.documents.map((d) => [d.source, d.id]));
-      } catch (_) {
-        return null;
-      }
-    }
-    return documentIds.get(source) || null;
-  }
-
   function sourceList(sources, key) {
     const list = el("ol", { class: "sources" });
     for (const s of sources) {
@@ -124,12 +109,11 @@
       const item = el("li", { id: `src-${key}-${s.n}`, value: s.n }, anchor,
         el("span", { class: "source-path muted" }, ` — ${s.source}`));
       list.append(item);
-      documentId(s.source).then((id) => {
-        if (!id) return;
-        const a = el("a", { href: `/documents/${encodeURIComponent(id)}/content`, target: "_blank",
+      if (s.doc_id) { // each source names its document: link to the download (allowed to whoever was shown it)
+        const a = el("a", { href: `/documents/${encodeURIComponent(s.doc_id)}/content`, target: "_blank",
                             rel: "noopener", class: "source-title" }, label);
         anchor.replaceWith(a);
-      });
+      }
     }
     return el("div", { class: "sources-box" }, el("div", { class: "sources-heading" }, "Sources"), list);
   }
