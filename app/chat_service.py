@@ -72,7 +72,9 @@ class ChatService:
 
     def ask(self, message: str, *, session_id: str | None = None, user_os: OperatingSystem | None = None,
             user_id: str | None = None, groups: frozenset[str] = frozenset(),
-            search_filters: dict | None = None) -> ChatTurn:
+            search_filters: dict | None = None,
+            collections: list[str] | None = None, response_mode: str | None = None,
+            directives: dict | None = None) -> ChatTurn:
         """One turn of `session_id` (new when None), which the caller (user_id, groups) must own."""
         session_id = self.open_session(session_id, user_id or "anonymous")  # SessionNotFound: not theirs
         trace_id = uuid.uuid4().hex
@@ -84,7 +86,8 @@ class ChatService:
         with lock:
             # durability="exit": only the finished turn is written, so the raw message (the graph's
             # input, before the redact node) never reaches the checkpoint database
-            output = self._graph.invoke(turn_input(message, user_os, search_filters), config, context=self._context,
+            output = self._graph.invoke(turn_input(message, user_os, search_filters, collections=collections,
+                                          response_mode=response_mode, directives=directives), config, context=self._context,
                                         durability="exit")
             self._sessions.prune(session_id)
         duration = (time.perf_counter() - started) * 1000
@@ -100,7 +103,9 @@ class ChatService:
 
     def stream(self, message: str, *, session_id: str | None = None, user_os: OperatingSystem | None = None,
                user_id: str | None = None, groups: frozenset[str] = frozenset(),
-               search_filters: dict | None = None) -> Iterator[tuple[str, Any]]:
+               search_filters: dict | None = None,
+               collections: list[str] | None = None, response_mode: str | None = None,
+            directives: dict | None = None) -> Iterator[tuple[str, Any]]:
         """One chat turn as events, while the graph runs: ("start", {session_id, trace_id}) at once,
         ("node", {name, duration_ms}) as each node
         finishes, ("token", {text, node}) as the LLM writes the reply, ("sources", [...]) and
@@ -120,7 +125,8 @@ class ChatService:
             else {self._graph.output_channels}
         yield "start", {"session_id": session_id, "trace_id": trace_id}
         with self._session_lock(session_id):
-            events = self._graph.stream(turn_input(message, user_os, search_filters), config, context=self._context,
+            events = self._graph.stream(turn_input(message, user_os, search_filters, collections=collections,
+                                          response_mode=response_mode, directives=directives), config, context=self._context,
                                         durability="exit", stream_mode=["updates", "messages", "values"])
             finished = False
             try:

@@ -77,7 +77,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     from app.main import create_app
 
+    from app.resources import load_answer_policy
+
     settings = _settings(args)
+    load_answer_policy(settings)  # a broken DESKMATE_CONFIG stops here, listing every problem, before serving
     host = args.host or settings.host
     port = args.port or settings.port
     app = create_app(settings)
@@ -141,6 +144,8 @@ def main(argv: list[str] | None = None) -> int:
 
     from pydantic import ValidationError
 
+    from app.config_file import ConfigError
+
     args = build_parser().parse_args(argv)
     configure_logging("WARNING" if args.command != "serve" else "INFO")
     try:
@@ -148,6 +153,9 @@ def main(argv: list[str] | None = None) -> int:
     except ValidationError as exc:  # a setting is wrong: say which and why, no traceback
         problems = "; ".join(str(e.get("msg", "")).removeprefix("Value error, ") for e in exc.errors())
         print(f"deskmate: configuration refused: {problems}", file=sys.stderr)
+        return 2
+    except ConfigError as exc:
+        print(f"deskmate: configuration file refused: {exc}", file=sys.stderr)
         return 2
 
 

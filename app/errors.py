@@ -13,6 +13,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from app.chat_service import SessionNotFound
 from graphs.errors import DocumentRejected, EmbeddingError, IndexUnavailable, TicketStoreError
 from graphs.errors import InvalidFilter, UnknownMessage
+from graphs.errors import InvalidDirective
 
 log = logging.getLogger(__name__)
 
@@ -56,6 +57,10 @@ def register_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(InvalidFilter)
     async def _invalid_filter(_: Request, exc: InvalidFilter) -> JSONResponse:
+        return JSONResponse(status_code=422, content={"detail": str(exc)})
+
+    @app.exception_handler(InvalidDirective)
+    async def _invalid_directive(_: Request, exc: InvalidDirective) -> JSONResponse:
         return JSONResponse(status_code=422, content={"detail": str(exc)})
 
     @app.exception_handler(SessionNotFound)

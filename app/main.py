@@ -21,6 +21,7 @@ from app.routers import graphs as graphs_router
 from app.routers import stream as stream_router
 from app.routers import traces as traces_router
 from app.routers import ui as ui_router
+from app.routers import openai_compat as openai_router
 from app.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -73,4 +74,5 @@ def create_app(settings: Settings | None = None, **overrides: Any) -> FastAPI:
     app.include_router(traces_router.router)
     app.include_router(graphs_router.router)
     app.include_router(ui_router.router)
+    app.include_router(openai_router.router)
     return app

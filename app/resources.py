@@ -8,7 +8,8 @@ from dataclasses import dataclass, field
 from app.adapters.embeddings import SentenceTransformerEmbedder
 from app.adapters.feedback import FeedbackStore
 from app.adapters.lexical_index import HybridIndex
-from app.adapters.llm import RedactingChatModel, build_chat_model
+from app.adapters.llm import RedactingChatModel, build_chat_model, build_named_chat_model
+from app.config_file import load_config
 from app.adapters.memory import SessionStore
 from app.adapters.parse_sandbox import SandboxedParser
 from app.adapters.parsers import FileParser
@@ -24,8 +25,10 @@ from app.logging_setup import install_log_redaction
 from app.settings import Settings
 from graphs.context import IndexingContext, RetrievalConfig, SupportContext
 from graphs.indexing import build_indexing_graph
+from graphs.policy_config import DEFAULT_LLM, AnswerPolicy, default_policy
 from graphs.ports import ChatModel, DocumentParser, Embedder, Redactor, Reranker, StatusChecker
 from graphs.support import build_support_graph
+from nodes.actions import ActionCatalogue
 
 log = logging.getLogger(__name__)
 
@@ -40,7 +43,7 @@ class Resources:
     sessions: SessionStore
     tracer: object
     chat: ChatService
-    indexer: IndexingService
+    indexer: IndexingService  # the main collection's (uploads without `collection`, the bundled KB)
     status: StatusChecker  # the company status page, cached; never raises
     tickets: TicketService  # implements graphs.ports.TicketDesk
     parser: DocumentParser | None = None  # the sandboxed parser: uploads, the CLI and the KB sync all use it
@@ -49,6 +52,14 @@ class Resources:
     # one redactor per destination (memory, llm, ticket, trace, log, documents); `redactor` is memory's
     redactors: dict[str, Redactor] = field(default_factory=dict)
     traces: TraceStore | None = None  # the local trace store (GET /traces); None when DESKMATE_LOCAL_TRACES=false
+    policy: AnswerPolicy | None = None  # response rules, collections, named LLMs (DESKMATE_CONFIG or defaults)
+    indexers: dict[str, IndexingService] = field(default_factory=dict)  # collection name → its indexer
+
+    def indexer_for(self, collection: str | None) -> IndexingService | None:
+        """The indexer of a named collection (None: the main one); None when there is no such collection."""
+        if not collection:
+            return self.indexer
+        return self.indexers.get(collection)
 
     def redactor_for(self, destination: str) -> Redactor:
         """The redactor whose policy fits `destination`: ticket and feedback text, for instance."""
@@ -84,6 +95,28 @@ def build_reranker(settings: Settings) -> Reranker | None:
     return CrossEncoderReranker(settings.reranker_model)
 
 
+def load_answer_policy(settings: Settings) -> AnswerPolicy:
+    """DESKMATE_CONFIG's policy, validated (ConfigError lists every problem), or the built-in defaults."""
+    builtin = default_policy(chroma_collection=settings.chroma_collection, min_score=settings.min_score)
+    if settings.config_file is None:
+        return builtin
+    return load_config(settings.config_file, default_collection=builtin.collections[0])
+
+
+def named_llms(policy: AnswerPolicy, settings: Settings) -> dict[str, ChatModel | None]:
+    """Every LLM the policy names, and every (LLM, model) pair its rules ask for: "name" / "name:model"."""
+    specs = {spec.name: spec for spec in policy.llms}
+    models: dict[str, ChatModel | None] = {name: build_named_chat_model(spec) for name, spec in specs.items()}
+    for rule in policy.responses:
+        if rule.model and f"{rule.llm}:{rule.model}" not in models:
+            if rule.llm == DEFAULT_LLM:
+                models[f"{rule.llm}:{rule.model}"] = build_chat_model(
+                    settings.model_copy(update={"llm_model": rule.model, "groq_model": rule.model}))
+            else:
+                models[f"{rule.llm}:{rule.model}"] = build_named_chat_model(specs[rule.llm], rule.model)
+    return models
+
+
 def build_resources(settings: Settings, *, embedder: Embedder | None = None, llm: ChatModel | None = None,
                     redactor: Redactor | None = None, parser: DocumentParser | None = None) -> Resources:
     """Everything the service needs. Keyword overrides let tests swap one adapter for a double."""
@@ -93,21 +126,32 @@ def build_resources(settings: Settings, *, embedder: Embedder | None = None, llm
                          port=settings.chroma_port, ssl=settings.chroma_ssl)
     # Chroma holds the vectors and the documents; BM25 beside it is rebuilt from Chroma here (start-up)
     # and kept in step on every write (app/adapters/lexical_index.py)
-    index = HybridIndex(ChromaVectorIndex(client, settings.chroma_collection))
+    policy = load_answer_policy(settings)  # first: a broken configuration file stops the start here
+    # the first collection is the main one: the graph retrieves from it; the others join at the answer step
+    index = HybridIndex(ChromaVectorIndex(client, policy.collections[0].collection))
     index.reconcile()
+    extra_indexes = {spec.name: HybridIndex(ChromaVectorIndex(client, spec.collection))
+                     for spec in policy.collections[1:]}
+    for extra in extra_indexes.values():
+        extra.reconcile()
     feedback = FeedbackStore(settings.data_dir / "feedback.sqlite", embed=embedder.embed_query,
                              min_votes=settings.feedback_min_votes, max_multiplier=settings.feedback_max_multiplier,
                              similarity=settings.feedback_similarity, cache_s=settings.feedback_cache_s)
     # secrets always, personal data per destination (DESKMATE_REDACT_*); memory is what the redact node
     # applies, so it is the base every other destination starts from
     llm = llm if llm is not None else build_chat_model(settings)
-    in_use = ("memory", "ticket", "log") + (("llm",) if llm is not None else ()) + \
+    llms = named_llms(policy, settings)
+    if policy.agent_llm != DEFAULT_LLM:
+        llm = llms.get(policy.agent_llm)
+    in_use = ("memory", "ticket", "log") + (("llm",) if llm is not None or any(llms.values()) else ()) + \
         (("trace",) if settings.langfuse_enabled or settings.local_traces else ())  # Langfuse, the local store
     redactors = redactors_from_settings(settings, override=redactor, in_use=in_use)
     redactor = redactors["memory"]
     install_log_redaction(redactors["log"])
     if llm is not None:
         llm = RedactingChatModel(llm, redactors["llm"])  # every outgoing message, whoever builds the prompt
+    llms = {name: RedactingChatModel(model, redactors["llm"]) if model is not None else None
+            for name, model in llms.items()}
     sessions = SessionStore(settings.sessions_db)
     tracer = build_tracer(settings, redactors["trace"])
     # every graph run is also recorded locally; its writer thread redacts with the trace policy
@@ -125,6 +169,11 @@ def build_resources(settings: Settings, *, embedder: Embedder | None = None, llm
         history_turns=settings.history_turns, llm_max_tokens=settings.llm_max_tokens,
         lexical=index, reranker=build_reranker(settings), retrieval=retrieval_config(settings),
         feedback=feedback if settings.feedback_adjustment else None,
+        fact_path=settings.fact_path, fact_min_confidence=settings.fact_min_confidence,
+        # the decision LLM is offered the actions that fit the message; their examples are embedded here, once
+        actions=ActionCatalogue.build(embedder, core=settings.core_action_names, top_k=settings.action_top_k)
+        if llm is not None else None,
+        policy=policy, main_collection=policy.collections[0].name, collections=extra_indexes, llms=llms,
     )
     # parsing untrusted files happens in time- and memory-limited worker processes (app/adapters/parse_sandbox.py)
     parser = parser or SandboxedParser(FileParser, timeout_s=settings.parse_timeout_s,
@@ -132,13 +181,19 @@ def build_resources(settings: Settings, *, embedder: Embedder | None = None, llm
     indexing_context = IndexingContext(embedder=embedder, index=index, parser=parser,
                                        chunk_max_tokens=settings.chunk_max_tokens)
     chat = ChatService(build_support_graph(sessions.checkpointer), support_context, sessions, tracer)
-    indexer = IndexingService(build_indexing_graph(), indexing_context, tracer)
-    log.info("deskmate ready: llm=%s, chroma=%s, tracing=%s", llm.name if llm else "none (extractive answers)",
-             settings.chroma_mode, "langfuse" if tracer.enabled else "off")
+    indexing_graph = build_indexing_graph()
+    indexer = IndexingService(indexing_graph, indexing_context, tracer)
+    indexers = {policy.collections[0].name: indexer} | {
+        name: IndexingService(indexing_graph, IndexingContext(embedder=embedder, index=extra, parser=parser,
+                                                              chunk_max_tokens=settings.chunk_max_tokens), tracer)
+        for name, extra in extra_indexes.items()}
+    log.info("deskmate ready: llm=%s, chroma=%s, tracing=%s, policy=%s (%d collection(s), %d rule(s))",
+             llm.name if llm else "none (extractive answers)", settings.chroma_mode,
+             "langfuse" if tracer.enabled else "off", policy.source, len(policy.collections), len(policy.responses))
     return Resources(settings=settings, embedder=embedder, index=index, redactor=redactor, llm=llm,
                      sessions=sessions, tracer=tracer, chat=chat, indexer=indexer, status=status,
                      tickets=tickets, parser=parser, feedback=feedback, retrieval_context=support_context,
-                     redactors=redactors, traces=traces)
+                     redactors=redactors, traces=traces, policy=policy, indexers=indexers)
 
 
 def sync_bundled_kb(resources: Resources) -> None:

@@ -42,6 +42,27 @@ class ChatRequest(BaseModel):
             raise ValueError("user_os must be one of windows, macos, linux")
         return _OS_ALIASES[value.strip().lower()]
 
+    collections: list[str] | None = Field(
+        None, max_length=20, description="Knowledge collections to answer from, in order (names from the "
+                                         "configuration file); omit for all of them.")
+    response_mode: str | None = Field(
+        None, description="RAG_ONLY, LLM_ONLY, HYBRID, SMART_FALLBACK, RAG_PRIORITY or LLM_PRIORITY for this turn; "
+                          "omit for the configured default.")
+    debug: bool = Field(False, description="Return the response rule chosen and the profile it matched.")
+    system: str | None = Field(None, max_length=20_000, description="A system message: persona plus directives "
+                               "(RESPONSE_MODE: HYBRID, MIN_CONFIDENCE: 0.6 … or a <config> block).")
+
+    @field_validator("response_mode", mode="before")
+    @classmethod
+    def _known_mode(cls, value):
+        from app.config_file import RESPONSE_MODES
+
+        if value is None or value == "":
+            return None
+        if not isinstance(value, str) or value.strip().upper() not in RESPONSE_MODES:
+            raise ValueError(f"response_mode must be one of {', '.join(RESPONSE_MODES)}")
+        return value.strip().upper()
+
     filters: dict[str, Any] | None = Field(
         None, description=f"Search only documents whose context matches, e.g. {{\"context_type\": [\"how-to\"]}}. "
                           f"Fields: {', '.join(FILTER_FIELDS)}; primary fields must match, secondary ones rank.")
@@ -126,6 +147,7 @@ class ChatResponse(BaseModel):
     sources: list[SourceOut]
     redaction_notice: str | None = None
     fallback_notice: str | None = None
+    answer_path: str | None = Field(None, description='"fact" when a fact question got one short cited sentence.')
     user_os: OperatingSystem | None = None
     troubleshooting: TroubleshootingOut | None = None
     ticket: TicketRefOut | None = None
@@ -135,6 +157,9 @@ class ChatResponse(BaseModel):
     trace_id: str
     message_id: str | None = Field(None, description="Id of this assistant message: send it to POST /feedback.")
     timings: StageTimingsOut | None = Field(None, description="Per-stage milliseconds of this turn.")
+    answer_policy: dict | None = Field(None, description="With debug: the response rule chosen and its profile.")
+    mode_notice: str | None = Field(None, description="What the response mode changed (general knowledge used …).")
+    directive_warnings: list[str] = Field([], description="System-message directives that were ignored, and why.")
 
 
 class DocumentOut(BaseModel):

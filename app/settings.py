@@ -49,6 +49,10 @@ class Settings(BaseSettings):
                       description="Port `deskmate serve` listens on.")
     log_level: str = Field("INFO", validation_alias=_env("DESKMATE_LOG_LEVEL"),
                            description="Python logging level.")
+    config_file: Path | None = Field(
+        None, validation_alias=_env("DESKMATE_CONFIG"),
+        description="YAML file with named LLMs, knowledge collections, intent detection and response rules "
+                    "(see examples/); unset: the built-in defaults, configured by these variables alone.")
     kb_dir: Path | None = Field(
         BUNDLED_KB_DIR, validation_alias=_env("DESKMATE_KB_DIR"),
         description="Folder indexed at start-up (the bundled sample KB by default); empty to skip.")
@@ -80,6 +84,12 @@ class Settings(BaseSettings):
                                          "answer.")
     max_searches: int = Field(3, ge=1, le=5, validation_alias=_env("DESKMATE_MAX_SEARCHES"),
                               description="Knowledge-base searches allowed per turn.")
+    fact_path: bool = Field(True, validation_alias=_env("DESKMATE_FACT_PATH"),
+                            description="Answer fact questions (an address, a number, a phone number) with one "
+                                        "short cited sentence when it is found confidently.")
+    fact_min_confidence: float = Field(
+        0.6, ge=0.0, le=1.0, validation_alias=_env("DESKMATE_FACT_MIN_CONFIDENCE"),
+        description="Confidence (0..1) a fact-path answer span needs; below it the normal answer is given.")
     history_turns: int = Field(10, ge=1, le=100, validation_alias=_env("DESKMATE_HISTORY_TURNS"),
                                description="Conversation turns kept in session memory.")
     chunk_max_tokens: int = Field(200, ge=32, le=256, validation_alias=_env("DESKMATE_CHUNK_MAX_TOKENS"),
@@ -159,6 +169,26 @@ class Settings(BaseSettings):
                                  description="Per-call LLM timeout; on expiry deskmate falls back offline.")
     llm_max_tokens: int = Field(1024, ge=16, le=8192, validation_alias=_env("DESKMATE_LLM_MAX_TOKENS"),
                                 description="Longest LLM reply requested.")
+
+    # --- action selection: what the decision LLM is offered (nodes/actions.py) ------------------
+    action_top_k: int = Field(2, ge=0, le=20, validation_alias=_env("DESKMATE_ACTION_TOP_K"),
+                              description="Actions offered to the decision LLM besides the core ones: the best "
+                                          "matches of the message's embedding to each action's example queries "
+                                          "(0: the core actions only).")
+    core_actions: str = Field("answer,clarify,create_ticket", validation_alias=_env("DESKMATE_CORE_ACTIONS"),
+                              description="Actions always offered to the decision LLM (comma-separated) when the "
+                                          "deployment can carry them out; of answer, clarify, search_kb, "
+                                          "troubleshoot, check_status, create_ticket, search_tickets.")
+
+    @field_validator("core_actions")
+    @classmethod
+    def _known_actions(cls, value: str) -> str:
+        from nodes.actions import parse_action_names
+
+        try:
+            return ",".join(parse_action_names(value))
+        except ValueError as exc:
+            raise ValueError(f"DESKMATE_CORE_ACTIONS: {exc}") from exc
 
     # --- tracing (optional) -----------------------------------------------------------------
     langfuse_public_key: str | None = Field(None, validation_alias=_env("LANGFUSE_PUBLIC_KEY"),
@@ -295,7 +325,7 @@ class Settings(BaseSettings):
     def _empty_reranker_means_none(cls, value):
         return None if isinstance(value, str) and not value.strip() else value
 
-    @field_validator("kb_dir", "llm_base_url", "llm_model", "embedding_model_path", "langfuse_public_key",
+    @field_validator("kb_dir", "config_file", "llm_base_url", "llm_model", "embedding_model_path", "langfuse_public_key",
                      "groq_base_url", "jira_url", "jira_project_key", "jira_token", "jira_email", mode="before")
     @classmethod
     def _empty_means_unset(cls, value):
@@ -368,3 +398,7 @@ class Settings(BaseSettings):
     def jira_priority_names(self) -> tuple[str, ...] | None:
         names = tuple(n.strip() for n in self.jira_priorities.split(",") if n.strip())
         return names or None
+
+    @property
+    def core_action_names(self) -> tuple[str, ...]:
+        return tuple(n for n in self.core_actions.split(",") if n)

@@ -136,7 +136,23 @@ def short(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def run(base_url: str, page: StatusPage, answer_chars: int) -> tuple[int, int]:
+def explain(client: httpx.Client, trace_id: str) -> str:
+    """How the turn was decided and which LLM calls it made (from deskmate's own trace of the run)."""
+    for _ in range(20):
+        trace = client.get(f"/traces/{trace_id}")
+        if trace.status_code == 200:
+            break
+        time.sleep(0.1)
+    else:
+        return "(no trace)"
+    record = trace.json()
+    decisions = "; ".join(f"{d['decided_by']}: {short(d['reasoning'], 140)}" for d in record.get("decisions", []))
+    calls = ", ".join(f"{c['node']} {c['duration_ms'] / 1000:.1f}s{' ERROR ' + short(c['error'], 60) if c.get('error') else ''}"
+                      for c in record.get("llm_calls", []))
+    return f"decisions: {decisions or '-'} | llm calls: {calls or 'none'}"
+
+
+def run(base_url: str, page: StatusPage, answer_chars: int, show_trace: bool = False) -> tuple[int, int]:
     passed = failed = 0
     with httpx.Client(base_url=base_url, timeout=180) as client:
         for title, setting, turns in CONVERSATIONS:
@@ -167,6 +183,8 @@ def run(base_url: str, page: StatusPage, answer_chars: int) -> tuple[int, int]:
                     state.append(f"fallback: {short(reply['fallback_notice'], 80)}")
                 print(f"  user: {message}" + (f"  {extra}" if extra else ""))
                 print(f"  deskmate [{', '.join(state)}; {took:.0f} ms]: {short(reply['answer'], answer_chars)}")
+                if show_trace:
+                    print(f"    ({explain(client, reply['trace_id'])})")
                 for description, check in checks:
                     try:
                         ok = bool(check(reply))
@@ -184,6 +202,7 @@ def main() -> int:
     parser.add_argument("--llm-url", help="OpenAI-compatible base URL (…/v1); default: no LLM (extractive)")
     parser.add_argument("--llm-model", default="local", help="model name sent to that server")
     parser.add_argument("--answer-chars", type=int, default=400, help="how much of each answer to print")
+    parser.add_argument("--show-trace", action="store_true", help="print each turn's decisions and LLM calls")
     args = parser.parse_args()
 
     page = StatusPage()
@@ -215,7 +234,7 @@ def main() -> int:
             health = httpx.get(f"{base_url}/health").json()
             print(f"# deskmate on {base_url} — ready in {time.perf_counter() - started:.0f} s; "
                   f"llm: {health.get('llm', args.llm_url or 'none')}")
-            passed, failed = run(base_url, page, args.answer_chars)
+            passed, failed = run(base_url, page, args.answer_chars, args.show_trace)
         finally:
             server.terminate()
             try:

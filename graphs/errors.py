@@ -58,3 +58,8 @@ class InvalidFilter(DeskmateError):
 
 class UnknownMessage(DeskmateError):
     """Feedback names an assistant message that this session never received (404)."""
+
+
+class InvalidDirective(DeskmateError):
+    """A critical system-message directive (RESPONSE_MODE) or response mode is unusable (422); the message
+    names the value and the accepted ones."""

@@ -61,6 +61,11 @@ class SupportInput(TypedDict, total=False):
     query: str  # raw user text; the redact node overwrites it before anything else reads it
     user_os: OperatingSystem | None  # stated once, remembered for the session
     search_filters: dict | None  # document-context filter of this turn (graphs/filters.py), validated by the API
+    collections: list[str] | None  # knowledge collections the caller selected (None: all configured)
+    response_mode: str | None  # RAG_ONLY … LLM_PRIORITY for this turn (None: the configured default)
+    answer_policy: dict | None  # the response rule the answer step chose and the profile it matched (trace, debug)
+    directives: dict | None  # from a system message: min_confidence, fallback_strategy, persona (nodes/directives.py)
+    mode_notice: str | None  # what the response mode tells the user (general knowledge used, documents refused …)
     # --- redact ---
     redaction_notice: str | None
     redacted_kinds: Annotated[list[str], replace]
@@ -83,12 +88,18 @@ class SupportInput(TypedDict, total=False):
     action: Action
     decision_reasoning: str
     decided_by: Literal["policy", "llm"]
+    # the actions the decision LLM was offered (nodes/actions.py; empty: no catalogue, every action) and how
+    # they were chosen: embedding search, or a fallback (context filter, all) whose reason is kept beside it
+    offered_actions: Annotated[list[str], replace]
+    action_selection: Literal["", "embedding", "context_filter", "all"]
+    action_selection_reason: str
     # --- answer / clarify ---
     answer: str
     sources: Annotated[list[Source], replace]
     needs_input: bool
     is_clarifying: bool
     fallback_notice: str | None
+    answer_path: str  # "fact" when the fact path (nodes/fact.py) answered; "" otherwise
     # --- agentic branches, per turn ---
     reply_kind: ReplyKind
     status_checked: bool
@@ -125,8 +136,12 @@ class SupportOutput(TypedDict, total=False):
     injection_suspected: bool
     injection_signals: list[str]
     fallback_notice: str | None
+    answer_path: str  # "fact": a short extractive span answered a fact question (nodes/fact.py)
     decision_reasoning: str
     decided_by: str
+    offered_actions: list[str]
+    action_selection: str
+    action_selection_reason: str
     user_os: OperatingSystem | None
     intent: Intent
     search_count: int
@@ -139,9 +154,13 @@ class SupportOutput(TypedDict, total=False):
     incidents: list[StatusIncident]
     status_checked: bool
     status_ok: bool
+    answer_policy: dict | None
+    mode_notice: str | None
 
 
-def turn_input(query: str, user_os: OperatingSystem | None = None, search_filters: dict | None = None) -> dict:
+def turn_input(query: str, user_os: OperatingSystem | None = None, search_filters: dict | None = None, *,
+               collections: list[str] | None = None, response_mode: str | None = None,
+               directives: dict | None = None) -> dict:
     """The graph input for one user message: the message plus a reset of every per-turn key.
 
     Session keys are left out so the checkpointer's values carry over; `user_os` is only
@@ -150,6 +169,11 @@ def turn_input(query: str, user_os: OperatingSystem | None = None, search_filter
     update: dict = {
         "query": query,
         "search_filters": search_filters or None,
+        "collections": collections or None,
+        "response_mode": response_mode or None,
+        "answer_policy": None,
+        "directives": directives or None,
+        "mode_notice": None,
         "redaction_notice": None,
         "redacted_kinds": [],
         "injection_suspected": False,
@@ -166,11 +190,15 @@ def turn_input(query: str, user_os: OperatingSystem | None = None, search_filter
         "action": "answer",
         "decision_reasoning": "",
         "decided_by": "policy",
+        "offered_actions": [],
+        "action_selection": "",
+        "action_selection_reason": "",
         "answer": "",
         "sources": [],
         "needs_input": False,
         "is_clarifying": False,
         "fallback_notice": None,
+        "answer_path": "",
         "reply_kind": "",
         "status_checked": False,
         "status_ok": True,

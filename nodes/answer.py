@@ -5,20 +5,33 @@ from __future__ import annotations
 import logging
 import re
 
+from dataclasses import replace
+
 from langchain_core.messages import AIMessage, HumanMessage
+from langchain_core.runnables import RunnableConfig
 from langgraph.runtime import Runtime
 
 import prompts
 from graphs.context import SupportContext
 from graphs.errors import LLMError
-from graphs.ports import ChatMessage
+from graphs.filters import parse_filter
+from graphs.policy_config import DEFAULT_LLM, CollectionSpec, ResponseRule, default_policy
+from graphs.ports import ChatMessage, ChatModel
 from graphs.records import RetrievedChunk, Source
 from graphs.state import SupportState
 from nodes.extractive import cite, compose_answer, label, to_source
+from nodes.fact import fact_reply
+from nodes.injection import delimit_data
 from nodes.lexicon import OS_LABELS, asks_status
 from nodes.replies import (LLM_FALLBACK_NOTICE, NOT_FOUND, NOT_FOUND_CLOSEST, NOT_FOUND_NEXT,
                            SMALL_TALK_REPLIES)
-from nodes.retrieve import confident_chunks
+from nodes.directives import format_persona
+from nodes.modes import (DEFAULT_FALLBACK_STRATEGY, DEFAULT_MIN_CONFIDENCE, DEFAULT_MODE, GENERAL_KNOWLEDGE_HEADING,
+                         AnswerPlan, plan_answer)
+from nodes.policy import (choose_rule, collect, detect_intent, evaluate, expanded_documents, max_tokens_for,
+                          profile_summary, render_prompt)
+from nodes.retrieval import search_chunks
+from nodes.retrieve import caller_groups
 
 log = logging.getLogger(__name__)
 _CITATION = re.compile(r"\[(\d{1,2})\]")
@@ -45,10 +58,9 @@ def format_history(state: SupportState, limit: int = HISTORY_FOR_PROMPT) -> str:
 
 def format_sources(chunks: list[RetrievedChunk]) -> str:
     """Numbered sources as delimited data: the LLM reads them, it does not take orders from them."""
-    return "\n\n".join(
-        f'<source id="{n}" title="{label(c)}" file="{c["source"]}">\n{c["text"]}\n</source>'
-        for n, c in enumerate(chunks, start=1)
-    )
+    # a document holding "</source>" (or a forged opening tag) cannot end its block early and speak as us
+    return "\n\n".join(delimit_data("source", c["text"], id=str(n), title=label(c), file=c["source"])
+                         for n, c in enumerate(chunks, start=1))
 
 
 def validate_citations(reply: str, given: int) -> list[int]:
@@ -60,7 +72,8 @@ def validate_citations(reply: str, given: int) -> list[int]:
     return cited
 
 
-def llm_answer(state: SupportState, ctx: SupportContext, chunks: list[RetrievedChunk]) -> tuple[str, list[Source]]:
+def llm_answer(state: SupportState, ctx: SupportContext, chunks: list[RetrievedChunk], *,
+               llm: ChatModel | None = None, max_tokens: int | None = None) -> tuple[str, list[Source]]:
     prompt = prompts.render(
         "answer",
         sources=format_sources(chunks),
@@ -68,8 +81,8 @@ def llm_answer(state: SupportState, ctx: SupportContext, chunks: list[RetrievedC
         question=state["query"],
         user_os=OS_LABELS.get(state.get("user_os") or "", "unknown"),
     )
-    reply = ctx.llm.complete([ChatMessage("system", prompts.render("system")), ChatMessage("user", prompt)],
-                             max_tokens=ctx.llm_max_tokens).strip()
+    reply = (llm or ctx.llm).complete([ChatMessage("system", prompts.render("system")), ChatMessage("user", prompt)],
+                                      max_tokens=max_tokens or ctx.llm_max_tokens).strip()
     if not reply:
         raise LLMError("empty answer")
     cited = validate_citations(reply, len(chunks))
@@ -79,17 +92,126 @@ def llm_answer(state: SupportState, ctx: SupportContext, chunks: list[RetrievedC
     return reply, sources
 
 
-def knowledge_answer(state: SupportState, ctx: SupportContext, update: dict) -> tuple[str, list[Source]]:
-    """The cited answer from the knowledge base (LLM-written when configured), or the honest not-found."""
-    chunks = confident_chunks(state, ctx.min_score)
+def _collection_search(state: SupportState, ctx: SupportContext, config: RunnableConfig | None):
+    """How phase 1 queries a collection: the main one's chunks were retrieved already (with the caller's
+    access filter); another collection runs the same pipeline on its own index."""
+    def search(spec: CollectionSpec) -> list[RetrievedChunk]:
+        if spec.name == ctx.main_collection:
+            return list(state.get("retrieved_chunks", []))
+        index = ctx.collections.get(spec.name)
+        if index is None or not state.get("query_embedding"):
+            return []
+        scoped = replace(ctx, index=index, lexical=index, feedback=None)
+        return search_chunks(scoped, state.get("search_query") or state["query"], state["query_embedding"],
+                             k=ctx.top_k, groups=caller_groups(config),
+                             search_filter=parse_filter(state.get("search_filters")), user_os=state.get("user_os"))
+    return search
+
+
+def rule_llm(ctx: SupportContext, rule: ResponseRule) -> ChatModel | None:
+    """The LLM a rule names (`default`: the agent's own); None when it is `type: none` or not configured."""
+    if rule.llm == DEFAULT_LLM and not rule.model:
+        return ctx.llm
+    return ctx.llms.get(f"{rule.llm}:{rule.model}" if rule.model else rule.llm)
+
+
+def rule_answer(state: SupportState, ctx: SupportContext, rule: ResponseRule, profile: dict,
+                llm: ChatModel) -> tuple[str, list[Source]]:
+    """A configured rule's prompt, filled from the profile, answered by the rule's LLM."""
+    instructions, documents = render_prompt(rule, profile)
+    question = prompts.render("rule_question", history=format_history(state), question=state["query"],
+                              user_os=OS_LABELS.get(state.get("user_os") or "", "unknown"))
+    reply = llm.complete([ChatMessage("system", prompts.render("system") + "\n\n" + instructions),
+                          ChatMessage("user", question)],
+                         max_tokens=max_tokens_for(rule, profile, ctx.llm_max_tokens)).strip()
+    if not reply:
+        raise LLMError("empty answer")
+    cited = validate_citations(reply, len(documents))
+    sources = [to_source(n, documents[n - 1]) for n in cited]
+    if sources and "Sources:" not in reply:
+        reply += "\n\nSources:\n" + "\n".join(cite(s["n"], s) for s in sources)
+    return reply, sources
+
+
+def mode_answer(state: SupportState, ctx: SupportContext, plan: AnswerPlan, chunks: list[RetrievedChunk],
+                llm: ChatModel, max_tokens: int) -> tuple[str, list[Source]]:
+    """deskmate's own prompts for the modes that add general knowledge: hybrid (cited sources, then marked
+    general knowledge for the gaps) or LLM-only (no sources, no citations)."""
+    common = dict(persona=format_persona((state.get("directives") or {}).get("persona") or ""),
+                  history=format_history(state), question=state["query"],
+                  user_os=OS_LABELS.get(state.get("user_os") or "", "unknown"))
+    if plan.source == "llm":
+        prompt = prompts.render("answer_llm_only", **common)
+    else:
+        prompt = prompts.render("answer_hybrid", sources=format_sources(chunks), **common)
+    reply = llm.complete([ChatMessage("system", prompts.render("system")), ChatMessage("user", prompt)],
+                         max_tokens=max_tokens).strip()
+    if not reply:
+        raise LLMError("empty answer")
+    if plan.source == "llm":
+        return _CITATION.sub("", reply), []  # nothing was given to cite
+    cited = validate_citations(reply, len(chunks))
+    sources = [to_source(n, chunks[n - 1]) for n in (cited or range(1, len(chunks) + 1))]
+    if "Sources:" not in reply:
+        reply += "\n\nSources:\n" + "\n".join(cite(s["n"], s) for s in sources)
+    return reply, sources
+
+
+def knowledge_answer(state: SupportState, ctx: SupportContext, update: dict,
+                     config: RunnableConfig | None = None) -> tuple[str, list[Source]]:
+    """The answer the response rules and the response mode call for (seeds 000 and 001): the rule picks the
+    prompt, LLM and budget; the mode decides whether documents, general knowledge or both may be used."""
+    policy = ctx.policy or default_policy(chroma_collection="", min_score=ctx.min_score)
+    wanted = state.get("collections") or [c.name for c in policy.collections]
+    selected = [c for c in policy.collections if c.name in wanted]
+    results = collect(selected, _collection_search(state, ctx, config), ctx.top_k)
+    directives = state.get("directives") or {}
+    mode = state.get("response_mode") or policy.response_mode
+    profile = evaluate(results, user_message=state["query"], selected=selected, response_mode=mode,
+                       user=str(((config or {}).get("configurable") or {}).get("user_id") or ""))
+    intent_llm = None
+    if policy.intent_detection is not None:
+        intent_llm = ctx.llm if policy.intent_detection.llm == DEFAULT_LLM else ctx.llms.get(policy.intent_detection.llm)
+    rule = choose_rule(policy.responses, profile, lambda: detect_intent(policy, profile, intent_llm))
+    llm = rule_llm(ctx, rule)
+    failed = bool(state.get("fallback_notice") or update.get("fallback_notice"))
+    plan = plan_answer(mode, confidence=profile["confidence"], has_documents=bool(expanded_documents(profile)),
+                       llm_available=llm is not None and not failed,
+                       min_confidence=directives.get("min_confidence", DEFAULT_MIN_CONFIDENCE),
+                       fallback_strategy=directives.get("fallback_strategy", DEFAULT_FALLBACK_STRATEGY))
+    update["answer_policy"] = {"rule": rule.describe(), "profile": profile_summary(profile),
+                               "llm": getattr(llm, "name", None), "plan": {"source": plan.source,
+                                                                           "reason": plan.reason}}
+    # a notice the user needs: always when general knowledge is used or the documents refused; a degraded
+    # plan only when someone chose the mode (the offline default is not news on every answer)
+    explicit = bool(state.get("response_mode")) or policy.response_mode != DEFAULT_MODE.value
+    if plan.notice and (not plan.degraded or explicit) and plan.source != "documents+llm":
+        update["mode_notice"] = plan.notice  # documents+llm: only once the reply really adds general knowledge
+    chunks = list(profile["context"])
+    if plan.source in ("refuse", "needs_llm"):
+        return not_found_reply(state), []
+    if plan.source == "documents" and not chunks and not plan.degraded:
+        chunks = expanded_documents(profile)[: ctx.top_k]  # RAG_PRIORITY, RAG_ONLY: partial documents answer too
+    budget = max_tokens_for(rule, profile, ctx.llm_max_tokens)
+    if llm is not None and not failed:
+        try:
+            if rule.prompt is not None:
+                if plan.source == "llm":
+                    profile = {**profile, "context": [], "rag_results": []}  # documents not wanted
+                return rule_answer(state, ctx, rule, profile, llm)
+            if plan.source in ("llm", "documents+llm"):
+                text, sources = mode_answer(state, ctx, plan, chunks or expanded_documents(profile)[: ctx.top_k],
+                                            llm, budget)
+                if plan.source == "documents+llm" and GENERAL_KNOWLEDGE_HEADING in text:
+                    update["mode_notice"] = plan.notice
+                return text, sources
+            if chunks:
+                return llm_answer(state, ctx, chunks, llm=llm, max_tokens=budget)
+        except LLMError as exc:
+            log.warning("answer LLM failed (rule %r), answering extractively: %s", rule.name, exc)
+            update["fallback_notice"] = LLM_FALLBACK_NOTICE
     if not chunks:
         return not_found_reply(state), []
-    if ctx.llm is not None and not state.get("fallback_notice") and not update.get("fallback_notice"):
-        try:
-            return llm_answer(state, ctx, chunks)
-        except LLMError as exc:
-            log.warning("answer LLM failed, answering extractively: %s", exc)
-            update["fallback_notice"] = LLM_FALLBACK_NOTICE
     return compose_answer(state.get("search_query") or state["query"], chunks, state.get("user_os"))
 
 
@@ -111,12 +233,19 @@ def resume_hint(state: SupportState) -> str:
     return ""
 
 
-def answer(state: SupportState, runtime: Runtime[SupportContext]) -> dict:
+def answer(state: SupportState, runtime: Runtime[SupportContext], config: RunnableConfig) -> dict:
     ctx = runtime.context
+    # --- fact path (issue 7 part 4) ---
+    if (fact := fact_reply(state, ctx)) is not None:  # a short cited span; None: the normal path below
+        return {"needs_input": False, "is_clarifying": False, **fact,
+                "answer": with_status(state, fact["answer"]) + resume_hint(state)}
+    # --- end fact path ---
     update: dict = {"needs_input": False, "is_clarifying": False}
     if state.get("small_talk"):
         return update | {"answer": SMALL_TALK_REPLIES[state["small_talk"]], "sources": []}
     if asks_status(state["query"]) and state.get("status_checked"):
         return update | {"answer": state.get("status_summary", "") + resume_hint(state), "sources": []}
-    text, sources = knowledge_answer(state, ctx, update)
+    text, sources = knowledge_answer(state, ctx, update, config)
+    if update.get("mode_notice"):
+        text = f"_{update['mode_notice']}_\n\n{text}"
     return update | {"answer": with_status(state, text) + resume_hint(state), "sources": sources}

@@ -4,7 +4,8 @@ proposes and the same policy disposes (invalid, unavailable or unsafe choices ar
 Order of authority:
 1. forced rules — replies to an open question (ticket offer, troubleshooting step), auto-close,
    the turn limit — that no LLM may override;
-2. the LLM's proposal, when one is configured, kept only if the policy allows it here and now;
+2. the LLM's proposal, when one is configured, kept only if it is one of the actions offered for this
+   message (nodes/actions.py) and the policy allows it here and now;
 3. the policy rules, top to bottom, the first that holds deciding.
 """
 
@@ -14,6 +15,7 @@ import json
 import logging
 import re
 from dataclasses import dataclass
+from typing import Sequence
 
 from langgraph.runtime import Runtime
 
@@ -22,6 +24,7 @@ from graphs.context import SupportContext
 from graphs.errors import LLMError
 from graphs.ports import ChatMessage
 from graphs.state import SupportState
+from nodes.actions import BUILTIN_CATALOGUE, offer_actions
 from nodes.embed_query import is_follow_up, search_variants
 from nodes.lexicon import asks_status, asks_ticket_status, is_question, is_troubleshooting, it_topics, wants_ticket
 from nodes.replies import LLM_FALLBACK_NOTICE
@@ -137,8 +140,10 @@ def policy_decision(state: SupportState, ctx: SupportContext) -> Decision:
                               "knowledge base does not cover it")
 
 
-def enforce_policy(proposed: Decision, state: SupportState, ctx: SupportContext) -> Decision:
-    """Code disposes: keep the LLM's choice only when the policy allows it here and now."""
+def enforce_policy(proposed: Decision, state: SupportState, ctx: SupportContext,
+                   offered: Sequence[str] | None = None) -> Decision:
+    """Code disposes: keep the LLM's choice only when the policy allows it here and now (and, when the LLM
+    was offered a subset of the actions, only when it chose one of them)."""
     fallback = policy_decision(state, ctx)
     forced = forced_decision(state, ctx)
     if forced:
@@ -147,6 +152,8 @@ def enforce_policy(proposed: Decision, state: SupportState, ctx: SupportContext)
     veto = None
     if proposed.action not in ACTIONS:
         veto = f"LLM proposed '{proposed.action}', which is not available"
+    elif offered is not None and proposed.action not in offered:
+        veto = f"LLM proposed '{proposed.action}', which was not offered for this message"
     elif proposed.action == "search_kb" and (state.get("search_count", 0) >= ctx.max_searches
                                              or not _untried_variants(state)):
         veto = "LLM asked to search again, but the search budget is spent"
@@ -208,7 +215,8 @@ def _situation(state: SupportState) -> str:
     return "\n".join(lines) or "(nothing in progress)"
 
 
-def _ask_llm(state: SupportState, ctx: SupportContext) -> Decision:
+def _ask_llm(state: SupportState, ctx: SupportContext, offered: Sequence[str] = ACTIONS) -> Decision:
+    catalogue = ctx.actions or BUILTIN_CATALOGUE
     prompt = prompts.render(
         "decide",
         user_query=state["query"],
@@ -218,7 +226,8 @@ def _ask_llm(state: SupportState, ctx: SupportContext) -> Decision:
         max_searches=ctx.max_searches,
         doc_summaries=_doc_summaries(state),
         situation=_situation(state),
-        actions=", ".join(ACTIONS),
+        actions=catalogue.describe(offered),  # only the offered actions (nodes/actions.py)
+        rules=catalogue.rules(offered),
     )
     reply = ctx.llm.complete([ChatMessage("system", prompts.render("system")), ChatMessage("user", prompt)],
                              max_tokens=300)
@@ -232,8 +241,10 @@ def decide(state: SupportState, runtime: Runtime[SupportContext]) -> dict:
     if forced or ctx.llm is None or state.get("small_talk") or state.get("fallback_notice"):
         decision = forced or policy_decision(state, ctx)
     else:
+        update.update(offer_actions(state, ctx))  # {} without a catalogue (every action), or when kept from earlier
+        offered = update.get("offered_actions") or state.get("offered_actions") or list(ACTIONS)
         try:
-            decision = enforce_policy(_ask_llm(state, ctx), state, ctx)
+            decision = enforce_policy(_ask_llm(state, ctx, offered), state, ctx, offered)
         except LLMError as exc:
             log.warning("decision LLM failed, using the policy: %s", exc)
             decision = policy_decision(state, ctx)

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 LLM_FALLBACK_NOTICE = (
-    "The AI model could not be reached, so this reply was put together directly from the knowledge base."
+    "The AI model could not be reached or gave no usable reply, so this reply was put together directly from "
+    "the knowledge base."
 )
 
 SMALL_TALK_REPLIES = {

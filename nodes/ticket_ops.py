@@ -50,6 +50,13 @@ def problem_statement(state: SupportState) -> str:
     return state["query"]
 
 
+# a request for a ticket in front of the problem is not part of the problem's summary
+_TICKET_REQUEST = re.compile(r"^\s*(?:(?:please|pls|can you|could you|i need you to|i want to|i'd like to|"
+                             r"i would like to)\s+)*(?:open|create|raise|file|log|make|submit)\s+(?:me\s+)?"
+                             r"(?:a|an)\s+(?:new\s+)?(?:ticket|issue|request|case)(?:\s+(?:for|about))?"
+                             r"\s*(?:please)?\s*[,:;.\-–—]?\s*", re.IGNORECASE)
+
+
 def draft_ticket(state: SupportState) -> TicketDraft:
     """A template draft; the ticket node lets an LLM rewrite summary and description when one is configured."""
     issue = problem_statement(state)
@@ -59,7 +66,8 @@ def draft_ticket(state: SupportState) -> TicketDraft:
     os_label = OS_LABELS.get(state.get("user_os") or "", "unknown")
     steps = [dict(s) for s in (flow or {}).get("steps", []) if s["outcome"] != "pending"]
     main_topic = topic.split(",")[0].strip()
-    sentence = issue.strip()[:1].upper() + issue.strip()[1:]
+    stated = _TICKET_REQUEST.sub("", issue).strip() or issue.strip()  # "please open a ticket, X" → "X"
+    sentence = stated[:1].upper() + stated[1:]
     # "My VPN keeps disconnecting" already names its topic; "keeps crashing" gets "Outlook: " in front
     summary = sentence if main_topic in it_topics(issue) or main_topic.lower() in issue.lower() \
         else f"{topic_label(main_topic)}: {sentence}"

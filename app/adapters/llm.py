@@ -12,6 +12,7 @@ from typing import Sequence
 
 from app.adapters.redaction.engine import PolicyRedactor
 from app.settings import Settings
+from graphs.policy_config import LLMSpec
 from graphs.errors import LLMError
 from graphs.ports import ChatMessage, ChatModel, Redactor
 
@@ -82,6 +83,24 @@ def build_chat_model(settings: Settings) -> ChatModel | None:
         temperature=0.1,
     )
     return LangChainChatModel(model, name=f"openai:{model_name}", max_tokens_in_body=True)
+
+
+def build_named_chat_model(spec: LLMSpec, model: str | None = None) -> ChatModel | None:
+    """An LLM the configuration file names (app/config_file.py); None for `type: none`."""
+    model_name = model or spec.model
+    if spec.type == "none":
+        return None
+    if spec.type == "groq":
+        from langchain_groq import ChatGroq
+
+        chat = ChatGroq(model=model_name or "llama-3.3-70b-versatile", api_key=spec.api_key, base_url=spec.base_url,
+                        timeout=spec.timeout_s, max_retries=1, temperature=0.1)
+        return LangChainChatModel(chat, name=f"{spec.name}:groq:{model_name}")
+    from langchain_openai import ChatOpenAI
+
+    chat = ChatOpenAI(model=model_name or "default", base_url=spec.base_url, api_key=spec.api_key or "not-needed",
+                      timeout=spec.timeout_s, max_retries=1, temperature=0.1)
+    return LangChainChatModel(chat, name=f"{spec.name}:openai:{model_name or 'default'}", max_tokens_in_body=True)
 
 
 # Company documents are quoted to the LLM inside <source …> … </source> (nodes/answer.py); they keep the

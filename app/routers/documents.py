@@ -10,7 +10,7 @@ import logging
 import re
 from pathlib import PurePosixPath
 
-from fastapi import APIRouter, Depends, File, Form, HTTPException, Request, Response, UploadFile
+from fastapi import APIRouter, Depends, File, Form, HTTPException, Query, Request, Response, UploadFile
 
 from app.adapters.parsers import FileParser, render_plain_text
 from app.deps import current_caller, get_resources, is_admin, require_admin
@@ -23,6 +23,15 @@ from nodes.indexing.steps import content_version
 log = logging.getLogger(__name__)
 router = APIRouter(tags=["documents"])
 _UNSAFE = re.compile(r"[^A-Za-z0-9._\- ]+")
+
+
+def collection_indexer(resources: Resources, collection: str | None):
+    """The indexer of a configured collection (422 naming the known ones otherwise)."""
+    indexer = resources.indexer_for((collection or "").strip() or None)
+    if indexer is None:
+        known = ", ".join(resources.indexers) or "the main one"
+        raise HTTPException(status_code=422, detail=f"Unknown collection '{collection}'. Configured: {known}.")
+    return indexer
 
 
 def safe_filename(name: str | None) -> str:
@@ -43,7 +52,10 @@ def upload_document(response: Response, file: UploadFile = File(..., description
                     description: str | None = Form(None, description="optional one-line description"),
                     audience: list[str] | None = Form(None, description="groups that may retrieve it, e.g. "
                                                       "finance, hr (comma-separated or repeated); empty: everyone"),
+                    collection: str | None = Form(None, description="knowledge collection (configuration file "
+                                                  "names); empty: the main one"),
                     resources: Resources = Depends(get_resources)) -> UploadResponse:
+    indexer = collection_indexer(resources, collection)
     # seed 001 document context: lower-cased lists; all three mandatory fields or none (422 otherwise)
     document_context = validate_context({"context_type": context_type, "content_domain": content_domain,
                                          "document_category": document_category,
@@ -58,7 +70,7 @@ def upload_document(response: Response, file: UploadFile = File(..., description
         raise DocumentRejected(f"{filename} is larger than the {limit // (1024 * 1024) or limit} "
                                f"{'MB' if limit >= 1024 * 1024 else 'bytes'} upload limit. Split it or compress "
                                "its images and try again.", kind="too_large")
-    result = resources.indexer.index_bytes(f"uploads/{filename}", data, document_context)
+    result = indexer.index_bytes(f"uploads/{filename}", data, document_context)
     if result.status == "unchanged":
         response.status_code = 200
     else:
@@ -70,13 +82,15 @@ def upload_document(response: Response, file: UploadFile = File(..., description
 
 
 @router.get("/documents", response_model=DocumentList, dependencies=[Depends(require_admin)])
-def list_documents(resources: Resources = Depends(get_resources)) -> DocumentList:
-    return DocumentList(documents=[document_out(d) for d in resources.index.list_documents()])
+def list_documents(collection: str | None = Query(None, max_length=100, description="Collection; default: main"),
+                   resources: Resources = Depends(get_resources)) -> DocumentList:
+    return DocumentList(documents=[document_out(d) for d in collection_indexer(resources, collection).index.list_documents()])
 
 
 @router.delete("/documents/{doc_id}", status_code=204, dependencies=[Depends(require_admin)])
-def delete_document(doc_id: str, resources: Resources = Depends(get_resources)) -> Response:
-    if not re.fullmatch(r"[0-9a-f]{16}", doc_id) or not resources.indexer.delete(doc_id):
+def delete_document(doc_id: str, collection: str | None = Query(None, max_length=100),
+                    resources: Resources = Depends(get_resources)) -> Response:
+    if not re.fullmatch(r"[0-9a-f]{16}", doc_id) or not collection_indexer(resources, collection).delete(doc_id):
         raise HTTPException(status_code=404, detail=f"No document with id '{doc_id}'. GET /documents lists the ids.")
     for stored in resources.settings.uploads_dir.glob(f"{doc_id}-*"):
         stored.unlink(missing_ok=True)
@@ -112,7 +126,12 @@ def _stored_original(resources: Resources, info: dict):
                          "always sent as a download.",
           "content": {"application/pdf": {}, "text/plain": {}, "text/markdown": {}}}})
 def document_content(doc_id: str, request: Request, resources: Resources = Depends(get_resources)) -> Response:
-    info = resources.index.get_document(doc_id) if re.fullmatch(r"[0-9a-f]{16}", doc_id) else None
+    info = None
+    if re.fullmatch(r"[0-9a-f]{16}", doc_id):  # any collection's document (ids are content hashes of the source)
+        for indexer in [resources.indexer, *resources.indexers.values()]:
+            info = indexer.index.get_document(doc_id)
+            if info is not None:
+                break
     if info is not None and not is_admin(request) and not may_read(info, current_caller(request).groups):
         info = None  # outside its audience: as if it did not exist
     if info is None:

@@ -28,7 +28,7 @@ from starlette.concurrency import run_in_threadpool
 from app.deps import current_caller, get_resources
 from app.identity import Caller
 from app.resources import Resources
-from app.routers.chat import checked_message, envelope
+from app.routers.chat import checked_collections, checked_message, envelope, steering_of
 from app.routers.feedback import remember_answer
 from app.schemas import ChatRequest
 
@@ -61,6 +61,8 @@ async def chat_stream(body: ChatRequest, request: Request, caller: Caller = Depe
                       resources: Resources = Depends(get_resources)) -> StreamingResponse:
     """POST /chat, streamed: progress as each node finishes, LLM tokens as they arrive, then the envelope."""
     message = checked_message(body, resources)  # 422 before any event is sent
+    collections = checked_collections(body, resources)
+    steering = steering_of(body.system, body.response_mode, body.filters)  # 422 for a bad RESPONSE_MODE
     # 404 before any event too: another caller's conversation is not continued (new: a fresh id, owned now)
     session_id = await run_in_threadpool(resources.chat.open_session, body.session_id, caller.user_id)
     loop = asyncio.get_running_loop()
@@ -75,14 +77,16 @@ async def chat_stream(body: ChatRequest, request: Request, caller: Caller = Depe
 
     def run_turn() -> None:
         events = resources.chat.stream(message, session_id=session_id, user_os=body.user_os,
-                                       user_id=caller.user_id, groups=caller.groups, search_filters=body.filters)
+                                       user_id=caller.user_id, groups=caller.groups, search_filters=steering.filters,
+                                       collections=collections, response_mode=steering.response_mode,
+                                       directives=steering.directives)
         try:
             for kind, data in events:
                 if stop.is_set():
                     break  # the client left: closing `events` stops the graph before its next step
                 if kind == "turn":
                     remember_answer(resources, data)  # so POST /feedback can credit the cited chunks
-                    hand_over(("message_complete", envelope(data).model_dump(mode="json")))
+                    hand_over(("message_complete", envelope(data, debug=body.debug, warnings=steering.warnings).model_dump(mode="json")))
                 elif kind == "sources":
                     hand_over(("sources", {"sources": data}))
                 else:

@@ -93,7 +93,7 @@ def test_extractive_answer_continues_a_section_split_across_chunks():
 
 def test_answer_admits_when_nothing_is_confident():
     state = {"query": "capital of France", "retrieved_chunks": [chunk("unrelated", title="Printers", score=0.35)]}
-    out = answer(state, Runtime(context=_ctx()))
+    out = answer(state, Runtime(context=_ctx()), {})
     assert "couldn't find this in the knowledge base" in out["answer"]
     assert "Printers" in out["answer"] and out["sources"] == []
 
@@ -101,20 +101,20 @@ def test_answer_admits_when_nothing_is_confident():
 def test_llm_answer_keeps_only_cited_sources():
     llm = ScriptedChatModel(["Open the client and click Connect [2]."])
     chunks = [chunk("other", score=0.8, chunk_index=0), chunk(STEPS, score=0.7, chunk_index=1, title="VPN")]
-    out = answer({"query": "vpn", "retrieved_chunks": chunks}, Runtime(context=_ctx(llm=llm)))
+    out = answer({"query": "vpn", "retrieved_chunks": chunks}, Runtime(context=_ctx(llm=llm)), {})
     assert [s["n"] for s in out["sources"]] == [2]
     assert "<source id=\"2\"" in llm.history[0][1].content  # sources passed as delimited data
 
 
 def test_llm_answer_citing_a_source_that_was_not_given_falls_back_to_extractive():
     llm = ScriptedChatModel(["Do this [7]."])
-    out = answer({"query": "vpn", "retrieved_chunks": [chunk(STEPS, score=0.7)]}, Runtime(context=_ctx(llm=llm)))
+    out = answer({"query": "vpn", "retrieved_chunks": [chunk(STEPS, score=0.7)]}, Runtime(context=_ctx(llm=llm)), {})
     assert out["fallback_notice"] and "1. Open the client." in out["answer"]
 
 
 def test_llm_timeout_falls_back_to_extractive():
     llm = ScriptedChatModel([LLMError("timed out")])
-    out = answer({"query": "vpn", "retrieved_chunks": [chunk(STEPS, score=0.7)]}, Runtime(context=_ctx(llm=llm)))
+    out = answer({"query": "vpn", "retrieved_chunks": [chunk(STEPS, score=0.7)]}, Runtime(context=_ctx(llm=llm)), {})
     assert out["fallback_notice"] and "Sources:" in out["answer"]
 
 

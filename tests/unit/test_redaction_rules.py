@@ -245,3 +245,82 @@ def test_detect_secrets_high_entropy_strings_need_a_keyword_on_the_line():
     random = "Zk3mQ9rT2vX8pL4wYh6NcB1sFd7Gj0Ue"
     assert plugins.find(f'checksum = "{random}"') == []
     assert [s.kind for s in plugins.find(f'signing_secret = "{random}"')] != []
+
+
+# --- config and code shapes (issue 4 part 2) ------------------------------------------------------
+def _github_token(body: str) -> str:
+    import zlib
+
+    alphabet = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+    crc, digits = zlib.crc32(body.encode()), ""
+    for _ in range(6):
+        crc, r = divmod(crc, 62)
+        digits = alphabet[r] + digits
+    return f"ghp_{body}{digits}"
+
+
+@pytest.mark.parametrize("text, secret, kind", [
+    ('#define SMTP_PASSWORD "Kq7!mWz2pL"', "Kq7!mWz2pL", "PASSWORD"),
+    ("the password for svc_backup: Rv8#tLq2", "Rv8#tLq2", "PASSWORD"),
+    ("aes_key = 'Zr4Tq9Lm2Xv8Pw3Nk7Hb'", "Zr4Tq9Lm2Xv8Pw3Nk7Hb", "API_KEY"),
+    ("nonce = 'q8v3m1x9t4k2z7p5w6r0'", "q8v3m1x9t4k2z7p5w6r0", "API_KEY"),
+    ("wrapped = 'Hq3Zt8Lm1Xw6Pv9Rk2Nb\\", "Hq3Zt8Lm1Xw6Pv9Rk2Nb", None),
+])
+def test_secrets_in_code_and_config_shapes_are_removed(text, secret, kind):
+    result = redactor.redact(text)
+    if kind is None:  # not every shape is a secret: a random string needs a key-like name
+        assert result.text == text
+        return
+    assert secret not in result.text, result.text
+    assert kind in result.kinds, (result.text, result.kinds)
+
+
+def test_a_random_string_continued_on_the_next_line_is_removed_after_a_key_name():
+    removed("key_part = 'Hq3Zt8Lm1Xw6Pv9Rk2Nb\\\n  Wt5'", "Hq3Zt8Lm1Xw6Pv9Rk2Nb", "API_KEY")
+
+
+def test_a_github_token_with_a_valid_checksum_is_removed_even_when_it_looks_patterned():
+    token = _github_token("0" * 29 + "7")
+    removed(f"token {token} in the CI log", token, "GITHUB_TOKEN")
+    forged = token[:-6] + "AAAAAA"  # same body, wrong checksum: a hand-made example
+    assert redactor.redact(f"see {forged}").text == f"see {forged}"
+
+
+def test_a_jira_personal_access_token_is_found_by_its_decoded_shape():
+    import base64
+
+    pat = base64.b64encode(b"482019375561:" + bytes(range(7, 27))).decode()
+    removed(f"curl -s https://jira.corp.example/rest/api/2/myself/{pat}", pat, "API_KEY")
+    other = base64.b64encode(b"not an id, just thirty-three bytes").decode()[:44]
+    assert redactor.redact(f"blob {other}").text == f"blob {other}"
+
+
+@pytest.mark.parametrize("text", [
+    "password: <DB admin password>",                      # a placeholder with spaces
+    '<password name="password">',                          # an attribute, not a value
+    'user_password: "$6$rounds=5000$Xy$abcdefgh"',         # a crypt(3) hash
+    "db_password: ENC[AES256_GCM,data:Zm9v,iv:YmFy]",      # encrypted at rest (sops)
+    'password = "reset_password_flow"',                    # a snake_case identifier
+    "#define PASSWORD_BYTES {0x41, 0x42, 0x43}",           # a byte-array literal
+    'sort_key = "created_at"',                             # a key name with a plain value
+    "the monkey ate 8d7f6a5c4b3e2d1f0a9b",                 # 'key' inside a word is not a keyword
+    'salt = "$hal$1te$Qw3Er5Ty7Ui9Op1As"',                 # crypt-style salt, not a random token
+])
+def test_placeholders_hashes_identifiers_and_literals_are_not_secrets(text):
+    assert redactor.redact(text).text == text
+
+
+@pytest.mark.parametrize("text", [
+    "reset your password in Settings > Accounts",
+    "the token expired, how do I get a new one?",
+    "Password for Outlook: it keeps asking me again",
+    "KB-1042: To change your password, open the self-service portal and choose Reset.",
+    "my api key stopped working after the update",
+])
+def test_it_support_prose_about_credentials_is_left_alone(text):
+    assert redactor.redact(text).text == text
+
+
+def test_an_email_address_after_a_key_name_is_not_a_key():
+    result = redactor.redact('"key": "m4Rq8vTz2LpX@mail.example.org"')
+    assert result.kinds == ["EMAIL"], result  # personal data, not an API key

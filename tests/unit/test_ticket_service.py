@@ -234,3 +234,12 @@ def test_get_refreshes_from_jira_only_when_asked(desk, jira):
     assert desk.get(ticket["id"])["jira_status"] is None
     assert desk.get(ticket["id"], refresh=True)["jira_status"] == "Waiting for customer"
     assert [c[0] for c in jira.calls] == ["create", "search"]
+
+
+def test_a_ticket_request_in_front_of_the_problem_is_left_out_of_the_summary():
+    from nodes.ticket_ops import draft_ticket
+
+    state = {"query": "please open a ticket, teams screen sharing is greyed out", "messages": []}
+    assert draft_ticket(state)["summary"].startswith("Teams screen sharing is greyed out")
+    state = {"query": "can you create a ticket: printer jams on tray 2", "messages": []}
+    assert draft_ticket(state)["summary"] == "Printer jams on tray 2"

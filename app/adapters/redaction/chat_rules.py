@@ -14,10 +14,11 @@ import binascii
 import re
 from typing import Callable, Iterator
 
-from app.adapters.redaction.heuristics import (is_code_reference, is_masked, is_plain_word, is_template,
-                                               looks_fake, looks_random)
+from app.adapters.redaction.heuristics import (is_code_reference, is_hash_or_encrypted, is_identifier, is_masked,
+                                               is_plain_word, is_template, looks_fake, looks_random)
 from app.adapters.redaction.spans import Span
-from app.adapters.redaction.vendor_tokens import TOKEN_RULES, azure_ai_keys, starts_token
+from app.adapters.redaction.vendor_tokens import (TOKEN_RULES, atlassian_pats, azure_ai_keys, github_checksum_ok,
+                                                  starts_token)
 
 SOURCE = "chat_rules"
 
@@ -44,6 +45,7 @@ def _clean(value: str) -> str:
     return value.strip(".,;:!?\"'()[]{}<>`")
 
 
+_ATTRIBUTE = re.compile(r"^[A-Za-z_][\w\-]{0,40}=[\"']?$")
 _HTML_ENTITY = re.compile(r"&(?:lt|gt|amp|quot|apos|nbsp|#\d{1,5});")
 
 
@@ -53,7 +55,10 @@ def value_looks_like_secret(value: str) -> bool:
     v = _clean(value)
     if not v or v.lower() in NOT_A_SECRET or v.startswith("[REDACTED") or v.startswith("REDACTED"):
         return False
-    return not (is_template(value) or is_masked(v) or is_code_reference(value) or is_plain_word(v))
+    if value.lstrip("\"'`“").startswith("<") or _ATTRIBUTE.match(value):
+        return False  # "password: <PostgreSQL PW>" (a placeholder), `<password name="x">` (an attribute)
+    return not (is_template(value) or is_masked(v) or is_code_reference(value) or is_plain_word(v)
+                or is_hash_or_encrypted(value) or is_identifier(v))
 
 
 def _value_ok_without_connector(value: str) -> bool:
@@ -113,23 +118,63 @@ _VALUE_AFTER = re.compile(
     r"""\s*(?:\\?(?P<q>["'`])(?P<quoted>[^"'`\n\\]{1,200})\\?(?P=q)|(?P<bare>[^\s"'`,;&<>)\]}]{1,200}))""")
 
 
-def _assignments(text: str) -> Iterator[Span]:
-    """`NAME = value` / `"name": "value"` / `name: value` where NAME announces a secret. Each operator is
-    looked at on its own, so `value="pass: x"` and `ID:master/PASS:x` find the inner assignment too."""
+_EMAIL_LIKE = re.compile(r"@[\w\-]+\.[\w.\-]+$")
+_KEY_LAST = re.compile(r"(?:key|keys|nonce|salt)$", re.I)
+
+
+def _random_value_name(name: str) -> bool:
+    """`ANY_key`, `aesKey`, `key_wrap`, `nonce`, `salt`: names that hold a secret only when the value is
+    random (so `sort_key = "name"` stays)."""
+    parts = [p.lower() for p in _PARTS.findall(name)]
+    return bool(parts) and parts[-1] not in _WEAK_SUFFIXES and any(_KEY_LAST.match(p) for p in parts)
+
+
+def _value_span(text: str, at: int) -> tuple[int, int, str] | None:
+    """The value after an operator: quoted (without quotes) or bare, and not a function call."""
+    m = _VALUE_AFTER.match(text, at)
+    if m is None:
+        return None
+    group = "quoted" if m.group("quoted") is not None else "bare"
+    if group == "bare" and text[m.end(group):m.end(group) + 1] == "(":
+        return None  # password = getpass(…)
+    return m.start(group), m.end(group), m.group(group)
+
+
+# `#define DB_PASSWORD "x"` (C/C++ macros: the name and the value separated by whitespace)
+_DEFINE = re.compile(r"(?:^|[\s\"'])#\s*define\s+(?P<name>[A-Za-z_]\w{0,60})[ \t]+(?=\S)")
+# `key_wrap = 'KJH…\` (a Python string continued on the next line), `k = '''…` (triple quotes)
+_OPEN_STRING = re.compile(r"""\s*(?:[rbuf]{0,2}(?:'{3}|"{3}|["'`]))(?P<open>[A-Za-z0-9+/=_\-]{16,200})\\?$""")
+
+
+def _operators(text: str) -> Iterator[tuple[int, int, str]]:
+    """(name end, value start, name) for every `name <op>` and `#define name` in `text`."""
     for op in _OPERATOR.finditer(text):
         before = _NAME_BEFORE.search(text, max(0, op.start() - 66), op.start())
-        if before is None:
-            continue
-        kind = key_name_kind(before.group(0).strip("\"'] \t-"))
+        if before is not None:
+            yield op.start(), op.end(), before.group(0).strip("\"'] \t-")
+    for m in _DEFINE.finditer(text):
+        yield m.end("name"), m.end(), m.group("name")
+
+
+def _assignments(text: str) -> Iterator[Span]:
+    """`NAME = value` / `"name": "value"` / `name: value` / `#define NAME value` where NAME announces a
+    secret. Each operator is looked at on its own, so `value="pass: x"` and `ID:master/PASS:x` find the
+    inner assignment too."""
+    for _, value_at, name in _operators(text):
+        kind = key_name_kind(name)
         if kind is None:
+            if _random_value_name(name):
+                yield from _random_value(text, value_at)
             continue
-        m = _VALUE_AFTER.match(text, op.end())
+        m = _VALUE_AFTER.match(text, value_at)
         if m is None:
             continue
         group = "quoted" if m.group("quoted") is not None else "bare"
         value = m.group(group)
         if group == "bare" and text[m.end(group):m.end(group) + 1] == "(":
             continue  # password = getpass(…)
+        if group == "bare" and value[0] in "{([":
+            continue  # password = {0x48, 0x65, …}: an array or tuple literal in code, not a typed value
         clean = _clean(value)
         minimum = 4 if kind == "PASSWORD" else 6
         if len(clean) < minimum or not value_looks_like_secret(value):
@@ -137,6 +182,22 @@ def _assignments(text: str) -> Iterator[Span]:
         if kind != "PASSWORD" and not re.search(r"\d", clean) and clean.isalpha() and clean.islower():
             continue  # "token: bearer", "secret: something" — words, not values
         yield Span(m.start(group), m.end(group), kind, SOURCE)
+
+
+def _random_value(text: str, at: int) -> Iterator[Span]:
+    """The value at `at` when it looks random (an unterminated string continued on the next line too)."""
+    found = _value_span(text, at)
+    if found is None:
+        line_end = text.find("\n", at)
+        opened = _OPEN_STRING.match(text[at:line_end if line_end >= 0 else len(text)])
+        if opened is None:
+            return
+        found = at + opened.start("open"), at + opened.end("open"), opened.group("open")
+    start, end, value = found
+    if _EMAIL_LIKE.search(value):
+        return  # "key": "f45VgF8jX79o@mail.example" is an address, however random its local part
+    if looks_random(_clean(value)) and value_looks_like_secret(value):
+        yield Span(start, end, "API_KEY", SOURCE)
 
 
 _XML_ELEMENT = re.compile(r"<(?P<tag>[A-Za-z_][\w:.\-]{0,60})(?:\s[^<>]{0,200})?>(?P<secret>[^<>\s][^<>\n]{2,200})</(?P=tag)>")
@@ -167,7 +228,8 @@ _RULES: tuple[Rule, ...] = (
     ("PASSWORD", re.compile(
         rf"\b{_SECRET_WORD}(?:\s+(?:for|on|to|of)\s+[\w.@\-]+)?\s*(?:has been set to|was set to|would be|should be|"
         rf"used to be|is now|now is|will be|set to|changed to|reset to|is still|was still|is|was|ist|est|es)\b\s*:?\s*"
-        rf"[\"'“]?(?P<secret>[^\s\"'”]+)|\b{_SECRET_WORD}\s*[=:]\s*[\"'“]?(?P<secret2>[^\s\"'”]+)", re.I),
+        rf"[\"'“]?(?P<secret>[^\s\"'”]+)|\b{_SECRET_WORD}(?:\s+for\s+[\w.@\-]{{1,60}})?\s*[=:]\s*[\"'“]?"
+        rf"(?P<secret2>[^\s\"'”]+)", re.I),
      lambda value: len(_clean(value)) >= 3 and value_looks_like_secret(value)),
     # "password abc123", "pw Tr0ub4dor&3"
     ("PASSWORD", re.compile(rf"\b{_SECRET_WORD}\s+[\"'“]?(?P<secret>[^\s\"'”]+)", re.I), _value_ok_without_connector),
@@ -231,11 +293,12 @@ _PUTTY = re.compile(r"PuTTY-User-Key-File-\d.*?(?:Private-MAC:\s*\S+|\Z)", re.S)
 _B64_PEM = re.compile(r"LS0tLS1CRUdJTi[A-Za-z0-9+/=]{20,}")
 
 # random-looking strings that a keyword a few words earlier points at ("the api key is 8d7f…")
+# (also inside identifiers: `key_wrap`, `apiKey`, `SESSION_TOKEN`, `nonce`, `salt`)
 _CONTEXT_WORD = re.compile(
-    r"\b(?:key|keys|token|tokens|secret|secrets|password|passwd|pw|pwd|credential|credentials|auth|bearer|"
-    r"signature|sig|passphrase|apikey|otp|seed)\b", re.I)
+    r"(?:\b|_|(?<=[a-z])(?=[A-Z]))(?i:key|keys|token|tokens|secret|secrets|password|passwd|pw|pwd|credential|"
+    r"credentials|auth|bearer|signature|sig|passphrase|apikey|otp|seed|nonce|salt)(?![a-z])")
 _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", re.I)
-_CANDIDATE = re.compile(r"(?<![A-Za-z0-9_+/=.\-])[A-Za-z0-9_+/=.~\-]{16,}(?![A-Za-z0-9_+/=.\-])")
+_CANDIDATE = re.compile(r"(?<![A-Za-z0-9_+/=.\-$])[A-Za-z0-9_+/=.~\-]{16,}(?![A-Za-z0-9_+/=.\-])")
 
 
 def _b64_pem_is_private(token: str) -> bool:
@@ -273,10 +336,11 @@ def find_secrets(text: str) -> list[Span]:
             group = "secret" if "secret" in rule.pattern.groupindex else 0
             if group == 0 and not starts_token(text, m.start()):
                 continue
-            if rule.check_fake and looks_fake(m.group(group)):
+            if rule.check_fake and looks_fake(m.group(group)) and not github_checksum_ok(m.group(group)):
                 continue
             spans.append(Span(m.start(group), m.end(group), rule.kind, SOURCE))
     spans.extend(Span(start, end, "AZURE_KEY", SOURCE) for start, end in azure_ai_keys(text))
+    spans.extend(Span(start, end, "API_KEY", SOURCE) for start, end in atlassian_pats(text))
     for kind, pattern, accept in _RULES:
         for m in pattern.finditer(text):
             group = "secret2" if "secret2" in pattern.groupindex and m.group("secret2") is not None else "secret"

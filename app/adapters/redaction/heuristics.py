@@ -62,6 +62,23 @@ def is_plain_word(value: str) -> bool:
     return value.strip("\"'`").lower() in _PLAIN_WORDS
 
 
+# `$6$salt$hash`, `$2b$12$…`: a password hash in crypt(3) format is what a system stores instead of
+# the password; `ENC[…]`, `$ANSIBLE_VAULT;…`, `{cipher}…`, `vault:v1:…`: a value encrypted at rest.
+_HASH_OR_ENCRYPTED = re.compile(r"^(?:\$[0-9a-z]{1,6}\$|ENC\[|!vault\b|\$ANSIBLE_VAULT;|\{cipher\}|vault:v\d+:)")
+# `peace_for_ukraine`, `db_password_prod`: lower-case words joined by underscores name something
+_IDENTIFIER = re.compile(r"^[a-z]+(?:_[a-z]+)+$")
+
+
+def is_hash_or_encrypted(value: str) -> bool:
+    """A password hash or an encrypted value: safe to store, not the secret itself."""
+    return bool(_HASH_OR_ENCRYPTED.match(value.strip("\"'`")))
+
+
+def is_identifier(value: str) -> bool:
+    """A snake_case identifier made only of letters (a variable or setting name, not a value)."""
+    return bool(_IDENTIFIER.match(value.strip("\"'`")))
+
+
 def _has_run(value: str, length: int) -> bool:
     """A run of `length` ascending or descending characters (1234567, abcdef, 76543210)."""
     low = value.lower()

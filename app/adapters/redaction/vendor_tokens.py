@@ -47,6 +47,7 @@ TOKEN_RULES: tuple[TokenRule, ...] = (
     _r("API_KEY", B + r"do[opr]_v1_[a-f0-9]{64}" + E),                          # DigitalOcean
     _r("API_KEY", B + r"HRKU-[A-Za-z0-9_\-]{20,}"),                             # Heroku
     _r("TOKEN", B + r"00D[A-Za-z0-9]{12,15}![A-Za-z0-9._]{80,}"),              # Salesforce session
+    _r("API_KEY", B + r"3MVG[A-Za-z0-9._]{60,}" + E),                          # Salesforce connected-app key
     _r("API_KEY", B + r"dapi[a-f0-9]{32}(?:-\d)?" + E),                         # Databricks
     _r("API_KEY", B + r"dt0c01\.[A-Z0-9]{24}\.[A-Z0-9]{64}" + E),               # Dynatrace
     # --- code hosting, CI, registries
@@ -129,6 +130,47 @@ TOKEN_RULES: tuple[TokenRule, ...] = (
 
 _AZURE_MARKER = re.compile(r"JQQJ99[A-Za-z0-9]{3,}[A-Za-z0-9+/]*={0,2}")
 _ALNUM_BEFORE = re.compile(r"[A-Za-z0-9]{20,60}$")
+
+
+_B64_44 = re.compile(r"(?<![A-Za-z0-9+=])[A-Za-z0-9+/]{44}(?![A-Za-z0-9+=])")  # '/' may end a URL path part
+
+
+def atlassian_pats(text: str) -> list[tuple[int, int]]:
+    """Jira / Confluence Data Center personal access tokens: 44 base64 characters that decode to a
+    12-digit id, ':' and 20 random bytes. Found by decoding, so a 44-character run in an image or a
+    hash (which does not decode to digits and ':') is left alone."""
+    import base64
+    import binascii
+
+    spans = []
+    for m in _B64_44.finditer(text):
+        try:
+            raw = base64.b64decode(m.group(0), validate=True)
+        except (binascii.Error, ValueError):
+            continue
+        if len(raw) == 33 and raw[:12].isdigit() and raw[12:13] == b":":
+            spans.append((m.start(), m.end()))
+    return spans
+
+
+_GITHUB_CLASSIC = re.compile(r"gh[pousr]_([A-Za-z0-9]{30,32})([A-Za-z0-9]{6})(?![A-Za-z0-9_\-])")
+_BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+
+
+def github_checksum_ok(token: str) -> bool:
+    """GitHub's 40-character tokens end in a base62 CRC32 of their random part: a token that passes is
+    real-shaped even when its body looks like a pattern (ghp_000…), one that fails may still be a
+    hand-made example."""
+    import zlib
+
+    m = _GITHUB_CLASSIC.fullmatch(token)
+    if m is None:
+        return False
+    crc, digits = zlib.crc32(m.group(1).encode()), ""
+    for _ in range(6):
+        crc, r = divmod(crc, 62)
+        digits = _BASE62[r] + digits
+    return digits == m.group(2)
 
 
 def azure_ai_keys(text: str) -> list[tuple[int, int]]:
