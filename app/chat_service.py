@@ -41,9 +41,9 @@ class ChatTurn:
 
 # Nodes whose LLM reply is the answer itself: their tokens are streamed to the user. Other LLM calls
 # (the decision's JSON, a ticket draft, troubleshooting steps) are not meant to be read as they arrive.
-TOKEN_NODES = frozenset({"answer", "clarify"})
+TOKEN_NODES = frozenset({"answer", "clarify", "use_integration"})
 # Nodes that write the reply (`answer`) of a turn; `respond` then adds notices to it.
-REPLY_NODES = frozenset({"answer", "clarify", "troubleshoot", "ticket", "search_tickets"})
+REPLY_NODES = frozenset({"answer", "clarify", "troubleshoot", "ticket", "search_tickets", "use_integration"})
 
 
 def _text(content: Any) -> str:

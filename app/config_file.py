@@ -3,7 +3,8 @@
 Every problem in the file is collected and reported at once (ConfigError), so an operator fixes the
 file in one pass: unknown keys, an LLM a rule names that is not defined, a missing `${VAR}`, a bad
 regular expression, thresholds in the wrong order, no fallback rule, rules after the fallback.
-`${VAR}` / `${VAR:-default}` are read from the environment in the `llms` section only; in prompts,
+`${VAR}` / `${VAR:-default}` are read from the environment in the `llms` and `integrations` sections only
+(an integration's `url` may also hold `${user}` and `${query}`, filled per call); in prompts,
 `${profile.*}`, `${context}`, `${expanded_rag_context}` and `${user}` are the rule's template fields.
 """
 
@@ -17,12 +18,15 @@ from typing import Any
 
 import yaml
 
+from urllib.parse import urlsplit
+
 from graphs.policy_config import (DEFAULT_LLM, MATCH_FIELDS, RAG_RESULTS, AnswerPolicy, CollectionSpec,
-                                  IntentDetection, LLMSpec, ResponseRule)
+                                  IntegrationSpec, IntentDetection, LLMSpec, ResponseRule)
+from nodes.actions import BUILTIN_NAMES, MAX_EXAMPLES
 
 RESPONSE_MODES = ("RAG_ONLY", "LLM_ONLY", "HYBRID", "SMART_FALLBACK", "RAG_PRIORITY", "LLM_PRIORITY")
 LLM_TYPES = ("groq", "openai-compatible", "none")
-TOP_KEYS = {"llms", "collections", "intent_detection", "responses", "response_mode", "agent_llm"}
+TOP_KEYS = {"llms", "collections", "intent_detection", "responses", "response_mode", "agent_llm", "integrations"}
 LLM_KEYS = {"type", "base_url", "api_key", "model", "timeout_s", "comment"}
 COLLECTION_KEYS = {"collection", "match_threshold", "candidate_threshold", "intent_identifier", "description",
                    "prompt", "max_tokens", "comment"}
@@ -30,6 +34,11 @@ RULE_KEYS = {"name", "match", "prompt", "llm", "model", "max_tokens", "comment"}
 TEMPLATE_FIELDS = re.compile(r"\$\{(profile\.[a-z_]+|context|expanded_rag_context|user)\}")
 KNOWN_PROFILE_FIELDS = {"rag_result", "intent", "collection", "service", "distance", "service_prompt",
                         "service_tokens", "user_message", "selected_collections", "response_mode", "confidence"}
+INTEGRATION_KEYS = {"description", "examples", "url", "headers", "timeout_s", "max_bytes", "comment"}
+INTEGRATION_FIELDS = ("user", "query")  # ${user} and ${query} in an integration's url
+_INTEGRATION_NAME = re.compile(r"^[a-z][a-z0-9_]{2,40}$")
+_TEMPLATE_REF = re.compile(r"\$\{([a-z][a-z0-9_.]*)\}")
+MAX_INTEGRATIONS = 20
 _ENV_REF = re.compile(r"\$\{([A-Z_][A-Z0-9_]*)(?::-([^}]*))?\}")
 _CHROMA_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{1,510}[A-Za-z0-9]$")
 MAX_FILE_BYTES = 1_000_000
@@ -141,6 +150,64 @@ def _collections(raw: Any, problems: list[str]) -> tuple[CollectionSpec, ...]:
                                     max_tokens=tokens))
     if len({c.collection for c in specs}) < len(specs):
         problems.append("collections: two names point at the same Chroma collection")
+    return tuple(specs)
+
+
+def _integrations(raw: Any, env: Mapping[str, str], problems: list[str]) -> tuple[IntegrationSpec, ...]:
+    if raw is None:
+        return ()
+    if not isinstance(raw, Mapping) or not raw:
+        problems.append("integrations must be a non-empty mapping of names to integration definitions")
+        return ()
+    if len(raw) > MAX_INTEGRATIONS:
+        problems.append(f"integrations has {len(raw)} entries; at most {MAX_INTEGRATIONS} are allowed")
+    specs = []
+    for name, body in list(raw.items())[:MAX_INTEGRATIONS]:
+        where = f"integrations.{name}"
+        if not isinstance(name, str) or not _INTEGRATION_NAME.match(name):
+            problems.append(f"{where}: the name must be 3–41 lower-case letters, digits or _, starting with a letter")
+            continue
+        if name in BUILTIN_NAMES or name == "use_integration":
+            problems.append(f"{where}: '{name}' is one of deskmate's own actions; choose another name")
+            continue
+        if not isinstance(body, Mapping):
+            problems.append(f"{where} must be a mapping with description, examples and url")
+            continue
+        _unknown(body, INTEGRATION_KEYS, where, problems)
+        description = body.get("description")
+        if not isinstance(description, str) or not description.strip() or "\n" in description.strip():
+            problems.append(f"{where}.description must be one line saying what the lookup returns")
+            description = ""
+        examples = body.get("examples")
+        if not isinstance(examples, list) or not 1 <= len(examples) <= MAX_EXAMPLES or \
+                not all(isinstance(e, str) and e.strip() for e in examples):
+            problems.append(f"{where}.examples must list 1 to {MAX_EXAMPLES} messages an employee would send for it")
+            examples = []
+        url = _env(body.get("url"), f"{where}.url", env, problems)
+        if not isinstance(url, str) or not url.startswith(("http://", "https://")):
+            problems.append(f"{where}.url must start with http:// or https://")
+            url = ""
+        for field_name in _TEMPLATE_REF.findall(url):
+            if field_name not in INTEGRATION_FIELDS:
+                problems.append(f"{where}.url: unknown field ${{{field_name}}} (fields: "
+                                f"{', '.join('${' + f + '}' for f in INTEGRATION_FIELDS)})")
+        if url and "${" in urlsplit(url).netloc:
+            problems.append(f"{where}.url: ${{user}} and ${{query}} may appear in the path or query string only, "
+                            "never in the host")
+        headers = body.get("headers") or {}
+        if not isinstance(headers, Mapping) or \
+                not all(isinstance(k, str) and isinstance(v, (str, int)) for k, v in headers.items()):
+            problems.append(f"{where}.headers must map header names to values (e.g. Authorization: Bearer ${{TOKEN}})")
+            headers = {}
+        resolved = tuple((str(k), str(_env(str(v), f"{where}.headers.{k}", env, problems))) for k, v in headers.items())
+        timeout = _number(body.get("timeout_s", 5), f"{where}.timeout_s", problems, low=0.1, high=60)
+        max_bytes = body.get("max_bytes", 65_536)
+        if isinstance(max_bytes, bool) or not isinstance(max_bytes, int) or not 1_024 <= max_bytes <= 1_048_576:
+            problems.append(f"{where}.max_bytes must be a whole number from 1024 to 1048576")
+            max_bytes = 65_536
+        specs.append(IntegrationSpec(name=name, description=str(description).strip(),
+                                     examples=tuple(e.strip() for e in examples), url=url, headers=resolved,
+                                     timeout_s=timeout or 5.0, max_bytes=max_bytes))
     return tuple(specs)
 
 
@@ -267,10 +334,11 @@ def parse_config(text: str, *, source: str = "<config>", env: Mapping[str, str] 
         problems.append(f"agent_llm: unknown LLM '{agent}' (defined: {', '.join(sorted(llm_names))})")
     if any(r.needs_intent() for r in rules) and intent is None:
         problems.append("a rule matches on intent, but there is no intent_detection section to detect it")
+    integrations = _integrations(raw.get("integrations"), env, problems)
     if problems:
         raise ConfigError(source, problems)
     return AnswerPolicy(llms=llms, collections=collections, responses=rules, intent_detection=intent,
-                        response_mode=mode, agent_llm=agent, source=source)
+                        response_mode=mode, agent_llm=agent, integrations=integrations, source=source)
 
 
 def load_config(path: Path, *, env: Mapping[str, str] | None = None,

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 from app.adapters.embeddings import SentenceTransformerEmbedder
 from app.adapters.feedback import FeedbackStore
+from app.adapters.integrations import HttpIntegration
 from app.adapters.lexical_index import HybridIndex
 from app.adapters.llm import RedactingChatModel, build_chat_model, build_named_chat_model
 from app.config_file import load_config
@@ -28,7 +29,7 @@ from graphs.indexing import build_indexing_graph
 from graphs.policy_config import DEFAULT_LLM, AnswerPolicy, default_policy
 from graphs.ports import ChatModel, DocumentParser, Embedder, Redactor, Reranker, StatusChecker
 from graphs.support import build_support_graph
-from nodes.actions import ActionCatalogue
+from nodes.actions import BUILTIN_ACTIONS, ActionCatalogue, integration_action
 
 log = logging.getLogger(__name__)
 
@@ -171,8 +172,13 @@ def build_resources(settings: Settings, *, embedder: Embedder | None = None, llm
         feedback=feedback if settings.feedback_adjustment else None,
         fact_path=settings.fact_path, fact_min_confidence=settings.fact_min_confidence,
         # the decision LLM is offered the actions that fit the message; their examples are embedded here, once
-        actions=ActionCatalogue.build(embedder, core=settings.core_action_names, top_k=settings.action_top_k)
-        if llm is not None else None,
+        # (configured integrations join them, and then the catalogue is needed even without an LLM)
+        actions=ActionCatalogue.build(embedder, BUILTIN_ACTIONS + tuple(
+            integration_action(spec.name, spec.description, spec.examples) for spec in policy.integrations),
+            core=settings.core_action_names, top_k=settings.action_top_k)
+        if llm is not None or policy.integrations else None,
+        integrations={spec.name: HttpIntegration(spec) for spec in policy.integrations},
+        integration_min_score=settings.integration_min_score,
         policy=policy, main_collection=policy.collections[0].name, collections=extra_indexes, llms=llms,
     )
     # parsing untrusted files happens in time- and memory-limited worker processes (app/adapters/parse_sandbox.py)

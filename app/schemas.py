@@ -148,6 +148,7 @@ class ChatResponse(BaseModel):
     redaction_notice: str | None = None
     fallback_notice: str | None = None
     answer_path: str | None = Field(None, description='"fact" when a fact question got one short cited sentence.')
+    integration: str | None = Field(None, description="With action use_integration: the configured lookup used.")
     user_os: OperatingSystem | None = None
     troubleshooting: TroubleshootingOut | None = None
     ticket: TicketRefOut | None = None

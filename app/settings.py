@@ -180,6 +180,13 @@ class Settings(BaseSettings):
                                           "deployment can carry them out; of answer, clarify, search_kb, "
                                           "troubleshoot, check_status, create_ticket, search_tickets.")
 
+    integration_min_score: float = Field(0.6, ge=0.0, le=1.0,
+                                         validation_alias=_env("DESKMATE_INTEGRATION_MIN_SCORE"),
+                                         description="Without an LLM, a message is sent to a configured "
+                                                     "integration (DESKMATE_CONFIG `integrations:`) when its "
+                                                     "closest example query is at least this similar (cosine) "
+                                                     "and closer than every built-in action's examples.")
+
     @field_validator("core_actions")
     @classmethod
     def _known_actions(cls, value: str) -> str:

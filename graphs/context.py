@@ -13,8 +13,8 @@ if TYPE_CHECKING:
     from graphs.policy_config import AnswerPolicy
     from nodes.actions import ActionCatalogue
 
-from graphs.ports import (ChatModel, DocumentParser, Embedder, FeedbackSource, LexicalIndex, Redactor, Reranker,
-                          StatusChecker, TicketDesk, VectorIndex)
+from graphs.ports import (ChatModel, DocumentParser, Embedder, FeedbackSource, Integration, LexicalIndex, Redactor,
+                          Reranker, StatusChecker, TicketDesk, VectorIndex)
 
 
 @dataclass(frozen=True)
@@ -65,6 +65,11 @@ class SupportContext:
     fact_min_confidence: float = 0.6  # below this the answer node falls through to its normal path
     # the actions offered to the decision LLM per message (nodes/actions.py); None: all of them, no selection
     actions: "ActionCatalogue | None" = None
+    # configured read-only lookups (DESKMATE_CONFIG `integrations:`), by name; each is also in `actions`
+    integrations: Mapping[str, Integration] = field(default_factory=dict)
+    # without an LLM, a message goes to an integration when its closest example is at least this similar
+    # (cosine) and closer than every built-in action's examples
+    integration_min_score: float = 0.6
 
 
 @dataclass(frozen=True)

@@ -52,6 +52,15 @@ class StatusUnavailable(DeskmateError):
         self.reason = reason
 
 
+class IntegrationUnavailable(DeskmateError):
+    """A configured integration could not be called or answered with something unusable; `reason` says
+    why in words a person understands (never the credentials or the full address)."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
 class InvalidFilter(DeskmateError):
     """A search filter or a document context names an unknown field or carries unusable values (422)."""
 

@@ -76,6 +76,27 @@ class ResponseRule:
 
 
 @dataclass(frozen=True)
+class IntegrationSpec:
+    """A read-only lookup in another system (seed 002's configured tools), offered to the decision agent
+    like its own actions: described by `examples`, chosen by embedding similarity, called with GET.
+
+    `url` may hold `${user}` (the signed-in caller's id) and `${query}` (the redacted message), each
+    URL-encoded when the call is made; `${VAR}` environment references are already resolved."""
+
+    name: str
+    description: str
+    examples: tuple[str, ...]
+    url: str
+    headers: tuple[tuple[str, str], ...] = field(default=(), repr=False)  # may carry credentials
+    timeout_s: float = 5.0
+    max_bytes: int = 65_536
+
+    @property
+    def needs_user(self) -> bool:
+        return "${user}" in self.url
+
+
+@dataclass(frozen=True)
 class AnswerPolicy:
     llms: tuple[LLMSpec, ...] = ()
     collections: tuple[CollectionSpec, ...] = ()
@@ -83,6 +104,7 @@ class AnswerPolicy:
     intent_detection: IntentDetection | None = None
     response_mode: str = "SMART_FALLBACK"
     agent_llm: str = DEFAULT_LLM  # decides, clarifies, troubleshoots and drafts tickets
+    integrations: tuple[IntegrationSpec, ...] = ()  # read-only lookups the decision agent may choose
     source: str = "built-in defaults"  # the file it came from, for logs and /health
 
     def collection(self, name: str) -> CollectionSpec | None:

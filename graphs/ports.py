@@ -121,6 +121,28 @@ class StatusChecker(Protocol):
     def current(self) -> "StatusReport": ...
 
 
+@dataclass(frozen=True)
+class IntegrationResult:
+    """What a configured lookup returned: decoded JSON (a dict or list) or text, and the HTTP status."""
+
+    data: Any
+    status: int = 200
+    elapsed_ms: float = 0.0
+
+
+@runtime_checkable
+class Integration(Protocol):
+    """A read-only lookup in another system (asset register, licence portal, HR directory …).
+
+    `fetch` raises graphs.errors.IntegrationUnavailable with a reason a person understands."""
+
+    name: str
+    description: str
+    needs_user: bool  # the lookup is about the caller: never made for an anonymous one
+
+    def fetch(self, *, user: str, query: str) -> IntegrationResult: ...
+
+
 @runtime_checkable
 class StatusSource(Protocol):
     """The raw status page: Atlassian Statuspage's `/api/v2/summary.json`, decoded.

@@ -21,6 +21,8 @@ Action = Literal[
     "answer", "clarify", "search_kb",
     # the agentic branches (troubleshooting, status, tickets) plug in here
     "troubleshoot", "check_status", "create_ticket", "search_tickets",
+    # a configured read-only lookup in another system (`integration` names it)
+    "use_integration",
 ]
 
 
@@ -93,6 +95,8 @@ class SupportInput(TypedDict, total=False):
     offered_actions: Annotated[list[str], replace]
     action_selection: Literal["", "embedding", "context_filter", "all"]
     action_selection_reason: str
+    integration: str  # the configured integration decide chose (action use_integration); "" otherwise
+    integration_call: dict | None  # what calling it did: name, ok, status, elapsed_ms, reason
     # --- answer / clarify ---
     answer: str
     sources: Annotated[list[Source], replace]
@@ -142,6 +146,8 @@ class SupportOutput(TypedDict, total=False):
     offered_actions: list[str]
     action_selection: str
     action_selection_reason: str
+    integration: str
+    integration_call: dict | None
     user_os: OperatingSystem | None
     intent: Intent
     search_count: int
@@ -193,6 +199,8 @@ def turn_input(query: str, user_os: OperatingSystem | None = None, search_filter
         "offered_actions": [],
         "action_selection": "",
         "action_selection_reason": "",
+        "integration": "",
+        "integration_call": None,
         "answer": "",
         "sources": [],
         "needs_input": False,

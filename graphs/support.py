@@ -4,7 +4,7 @@
                        └→ embed_query → retrieve ──────────────────────────→ decide ┤
                               ↑                          check_status ⇄ decide      │
                               └──────── search_kb ─────────────────────────────────┤
-                                  answer | clarify | search_tickets ─→ respond → END
+                          answer | clarify | search_tickets | use_integration ─→ respond → END
                                   troubleshoot ─(escalate)→ ticket ─→ respond
 """
 
@@ -23,6 +23,7 @@ from nodes.clarify import clarify
 from nodes.classify import classify
 from nodes.decide import decide
 from nodes.embed_query import embed_query
+from nodes.integration import use_integration
 from nodes.redact import redact
 from nodes.respond import respond
 from nodes.retrieve import retrieve
@@ -38,6 +39,7 @@ ACTION_NODES = {
     "check_status": "check_status",
     "create_ticket": "ticket",
     "search_tickets": "search_tickets",
+    "use_integration": "use_integration",
 }
 
 
@@ -55,7 +57,7 @@ def route_after_classify(state: SupportState) -> Literal["embed_query", "decide"
 
 
 def route_decision(state: SupportState) -> Literal["answer", "clarify", "embed_query", "troubleshoot", "check_status",
-                                                    "ticket", "search_tickets"]:
+                                                    "ticket", "search_tickets", "use_integration"]:
     """Map the decided action to the node that carries it out."""
     action = state.get("action")
     if action not in ACTION_NODES:
@@ -84,6 +86,7 @@ def build_support_graph(checkpointer: BaseCheckpointSaver | None = None):
     builder.add_node("troubleshoot", troubleshoot)
     builder.add_node("ticket", ticket)
     builder.add_node("search_tickets", search_tickets)
+    builder.add_node("use_integration", use_integration)
     builder.add_node("respond", respond)
 
     builder.add_edge(START, "redact")
@@ -98,5 +101,6 @@ def build_support_graph(checkpointer: BaseCheckpointSaver | None = None):
     builder.add_edge("clarify", "respond")
     builder.add_edge("ticket", "respond")
     builder.add_edge("search_tickets", "respond")
+    builder.add_edge("use_integration", "respond")
     builder.add_edge("respond", END)
     return builder.compile(checkpointer=checkpointer, name="support")

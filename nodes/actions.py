@@ -6,6 +6,10 @@ Seed 002's tool-selection pipeline, applied to deskmate's actions:
    example per action); the `top_k` best of the non-core actions are kept;
 3. core merge — the core actions (default answer, clarify, create_ticket) are always offered.
 
+Configured integrations (read-only lookups in other systems, DESKMATE_CONFIG `integrations:`) join the
+catalogue as actions with their own example queries; without an LLM, decide routes a message to one when
+it is closest to that integration's examples (nodes/decide.py, integration_choice).
+
 The example queries are embedded once, at start-up (app/resources.py), with the app's embedder; a turn
 costs one small matrix-vector product, reusing the query embedding retrieval already made.
 
@@ -112,6 +116,12 @@ BUILTIN_ACTIONS: tuple[ActionSpec, ...] = (
          "Is DM-000123 closed yet?")),
 )
 BUILTIN_NAMES: tuple[str, ...] = tuple(spec.name for spec in BUILTIN_ACTIONS)
+
+
+def integration_action(name: str, description: str, examples: Sequence[str]) -> ActionSpec:
+    """A configured integration (DESKMATE_CONFIG `integrations:`) as an action the decision agent may choose."""
+    return ActionSpec(name, f"look it up in {name}: {description}", tuple(examples)[:MAX_EXAMPLES],
+                      rule=f"Choose {name} only when the message asks for what it returns ({description}).")
 
 
 def parse_action_names(text: str, known: Sequence[str] = BUILTIN_NAMES) -> tuple[str, ...]:

@@ -26,7 +26,8 @@ from graphs.ports import ChatMessage
 from graphs.state import SupportState
 from nodes.actions import BUILTIN_CATALOGUE, offer_actions
 from nodes.embed_query import is_follow_up, search_variants
-from nodes.lexicon import asks_status, asks_ticket_status, is_question, is_troubleshooting, it_topics, wants_ticket
+from nodes.lexicon import (about_speaker, asks_for_something_new, asks_status, asks_ticket_status, is_question,
+                           is_troubleshooting, it_topics, wants_ticket)
 from nodes.replies import LLM_FALLBACK_NOTICE
 from nodes.retrieve import confident_chunks
 from nodes.troubleshoot import candidate_steps, workflow_reply
@@ -102,6 +103,28 @@ def forced_decision(state: SupportState, ctx: SupportContext) -> Decision | None
     return None
 
 
+def integration_choice(state: SupportState, ctx: SupportContext) -> Decision | None:
+    """Without an LLM: the configured integration whose example queries the message is closest to, when
+    that similarity reaches ctx.integration_min_score and beats every built-in action's examples — and the
+    message is neither a request for something new ("I need a new laptop" is a ticket, not a lookup) nor a
+    problem to troubleshoot, and, for a lookup about the caller, is about the speaker ("laptop warranty
+    policy" is a documentation question)."""
+    if not ctx.integrations or ctx.actions is None or not ctx.actions.embedded:
+        return None
+    if asks_for_something_new(state["query"]) or state.get("intent") == "troubleshooting":
+        return None  # a request, or a problem to fix: the ticket and troubleshooting rules handle those
+    try:
+        scores = ctx.actions.scores(state["query"], state.get("query_embedding") or None, ctx.embedder)
+    except Exception as exc:  # the embedder failed: the other rules still answer
+        log.warning("integration choice skipped: %s", exc)
+        return None
+    best = max(scores, key=lambda name: scores[name])
+    if best in ctx.integrations and scores[best] >= ctx.integration_min_score and \
+            (not ctx.integrations[best].needs_user or about_speaker(state["query"])):
+        return Decision(best, f"the message matches the {best} lookup's examples (similarity {scores[best]:.2f})")
+    return None
+
+
 def policy_decision(state: SupportState, ctx: SupportContext) -> Decision:
     """The rules, in order. Readable top to bottom; the first that holds decides."""
     forced = forced_decision(state, ctx)
@@ -114,6 +137,9 @@ def policy_decision(state: SupportState, ctx: SupportContext) -> Decision:
         return Decision("search_tickets", "the user asks about their tickets")
     if wants_ticket(text):
         return Decision("create_ticket", "the user asks for a ticket or a person")
+    lookup = integration_choice(state, ctx)
+    if lookup:
+        return lookup
     troubleshooting = state.get("intent") == "troubleshooting"
     if not state.get("status_checked") and (asks_status(text) or (troubleshooting and ctx.status is not None)):
         return Decision("check_status", "an outage question, or a problem that a known incident may explain")
@@ -150,7 +176,7 @@ def enforce_policy(proposed: Decision, state: SupportState, ctx: SupportContext,
         return forced if proposed.action == forced.action else Decision(
             forced.action, f"LLM proposed '{proposed.action}', overridden: {forced.reasoning}")
     veto = None
-    if proposed.action not in ACTIONS:
+    if proposed.action not in ACTIONS and proposed.action not in ctx.integrations:
         veto = f"LLM proposed '{proposed.action}', which is not available"
     elif offered is not None and proposed.action not in offered:
         veto = f"LLM proposed '{proposed.action}', which was not offered for this message"
@@ -253,5 +279,8 @@ def decide(state: SupportState, runtime: Runtime[SupportContext]) -> dict:
     flow = state.get("troubleshooting")
     if flow and flow["status"] == "in_progress" and decision.action != "troubleshoot":
         update["troubleshooting"] = {**flow, "status": "paused"}  # a topic switch: keep it to resume later
+    if decision.action in ctx.integrations:  # a configured lookup: one node carries out every integration
+        update["integration"] = decision.action
+        decision = Decision("use_integration", decision.reasoning, decision.decided_by)
     update.update(action=decision.action, decision_reasoning=decision.reasoning, decided_by=decision.decided_by)
     return update

@@ -221,6 +221,21 @@ _STATUS_QUESTION = re.compile(
     r"\b(down for everyone|is it just me)\b", re.I)
 
 
+_ABOUT_SPEAKER = re.compile(r"\b(i|i'm|im|i've|me|my|mine|myself)\b", re.I)
+_ASKS_FOR_NEW = re.compile(r"\b(i (really )?(need|want|would like)|i'd like|can i (get|have)|please (order|get)|"
+                           r"order|request(ing)?|buy|purchase|replace(ment)?)\b", re.I)
+
+
+def about_speaker(text: str) -> bool:
+    """The message is about the employee themselves ("my laptop", "do I have …")."""
+    return bool(_ABOUT_SPEAKER.search(strip_placeholders(text)))
+
+
+def asks_for_something_new(text: str) -> bool:
+    """A request for something ("I need a new laptop", "order a Visio licence"): a ticket, not a lookup."""
+    return bool(_ASKS_FOR_NEW.search(text))
+
+
 def wants_ticket(text: str) -> bool:
     return bool(_WANTS_TICKET.search(text))
 

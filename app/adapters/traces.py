@@ -41,7 +41,8 @@ PRUNE_EVERY_S = 600.0
 # stage of the /chat `timings` each support-graph node counts towards (seed 003's metrics)
 STAGES = {"embed_query": "embedding_ms", "retrieve": "retrieval_ms", "decide": "decision_ms",
           "check_status": "decision_ms", "answer": "generation_ms", "clarify": "generation_ms",
-          "troubleshoot": "generation_ms", "ticket": "generation_ms", "search_tickets": "generation_ms"}
+          "troubleshoot": "generation_ms", "ticket": "generation_ms", "search_tickets": "generation_ms",
+          "use_integration": "generation_ms"}
 CANDIDATE_KEYS = ("chunk_id", "doc_id", "title", "source", "section", "os", "score", "dense_score",
                   "lexical_score", "rerank_score", "feedback_multiplier", "origin")
 # values under these keys come from indexed documents: the `documents` policy (secrets) applies, not the

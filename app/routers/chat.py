@@ -108,6 +108,7 @@ def envelope(turn, *, debug: bool = False, warnings: tuple[str, ...] = ()) -> Ch
         redaction_notice=out.get("redaction_notice"),
         fallback_notice=out.get("fallback_notice"),
         answer_path=out.get("answer_path") or None,
+        integration=out.get("integration") or None,
         user_os=out.get("user_os"),
         troubleshooting=TroubleshootingOut(
             issue=flow["issue"], step=min(flow["current"] + 1, len(flow["steps"])), total=len(flow["steps"]),

@@ -11,8 +11,11 @@ ticket …), with the same redaction, access control and tracing as POST /chat.
   so a front-end that resends the conversation continues the same session. The session id comes back
   in the `X-Deskmate-Session` header and in the response's `deskmate` field (the full /chat envelope).
 - Who: with sign-in on, the signed token in `X-Deskmate-User` or in the request's `user` field.
-- `stream: true` sends `chat.completion.chunk` events, then `data: [DONE]`. The reply is sent when the
-  turn has finished (so notices and citations are final), in word-sized pieces.
+- `stream: true` sends `chat.completion.chunk` events, then `data: [DONE]`: the LLM's tokens as it writes
+  the reply, then what the finished turn added (notices, citations; a reply without an LLM comes in
+  word-sized pieces). When the finished reply is not a continuation of the tokens shown (the LLM's answer
+  was rejected and replaced), the final answer follows, marked as the replacement. The last chunk carries
+  the full /chat envelope in `deskmate`.
 - System (and developer) messages carry the persona and directives (`RESPONSE_MODE: HYBRID`, a `<config>`
   block …; nodes/directives.py): a bad RESPONSE_MODE is refused (422), a bad optional directive falls back
   to its default with a warning in `deskmate.directive_warnings`.
@@ -22,8 +25,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import re
 import time
+import uuid
 from typing import Any, Literal
 
 from fastapi import APIRouter, Depends, Request
@@ -36,8 +41,10 @@ from app.identity import USER_HEADER, Caller, IdentityError, verify_user_token
 from app.resources import Resources
 from app.routers.chat import envelope, steering_of
 from app.routers.feedback import remember_answer
+from app.routers.stream import threaded_events
 from app.schemas import clean_message
 
+log = logging.getLogger(__name__)
 router = APIRouter(prefix="/v1", tags=["openai-compatible"])
 MODEL_ID = "deskmate"
 SESSION_HEADER = "X-Deskmate-Session"
@@ -133,41 +140,94 @@ async def chat_completions(body: CompletionRequest, request: Request,
 
     system = "\n".join(text for role, text in history if role in ("system", "developer"))
     steering = steering_of(system, None, None)  # InvalidDirective → 422
-    turn = await run_in_threadpool(lambda: resources.chat.ask(
-        message, session_id=session_id, user_id=caller.user_id, groups=caller.groups,
-        search_filters=steering.filters, response_mode=steering.response_mode,
-        directives=steering.directives))  # SessionNotFound → 404
-    remember_answer(resources, turn)
-    reply = envelope(turn, warnings=steering.warnings)
-    await run_in_threadpool(resources.chat.remember_history,
-                            fingerprint(caller.user_id, history + [("assistant", reply.answer)]), turn.session_id)
+    created = int(time.time())
 
-    completion_id, created = f"chatcmpl-{turn.trace_id}", int(time.time())
-    headers = {SESSION_HEADER: turn.session_id}
-    extra = reply.model_dump(mode="json")
+    def remember(turn) -> None:  # after every turn, on the thread that ran it
+        remember_answer(resources, turn)
+        resources.chat.remember_history(
+            fingerprint(caller.user_id, history + [("assistant", turn.output.get("answer", ""))]), turn.session_id)
+
     if not body.stream:
+        turn = await run_in_threadpool(lambda: resources.chat.ask(
+            message, session_id=session_id, user_id=caller.user_id, groups=caller.groups,
+            search_filters=steering.filters, response_mode=steering.response_mode,
+            directives=steering.directives))  # SessionNotFound → 404
+        await run_in_threadpool(remember, turn)
+        reply = envelope(turn, warnings=steering.warnings)
         prompt_words = sum(len(text.split()) for _, text in history)
         answer_words = len(reply.answer.split())
-        return JSONResponse(headers=headers, content={
-            "id": completion_id, "object": "chat.completion", "created": created, "model": MODEL_ID,
+        return JSONResponse(headers={SESSION_HEADER: turn.session_id}, content={
+            "id": f"chatcmpl-{turn.trace_id}", "object": "chat.completion", "created": created, "model": MODEL_ID,
             "choices": [{"index": 0, "message": {"role": "assistant", "content": reply.answer},
                          "finish_reason": "stop", "logprobs": None}],
             "usage": {"prompt_tokens": prompt_words, "completion_tokens": answer_words,
                       "total_tokens": prompt_words + answer_words},  # words: deskmate has no one tokenizer
-            "deskmate": extra})
+            "deskmate": reply.model_dump(mode="json")})
+
+    # streamed: the session is settled before the first byte (404 for another caller's conversation)
+    session_id = await run_in_threadpool(resources.chat.open_session, session_id, caller.user_id)
+    completion_id = f"chatcmpl-{uuid.uuid4().hex}"
 
     def chunk(delta: dict, finish: str | None = None, **more) -> str:
         payload = {"id": completion_id, "object": "chat.completion.chunk", "created": created, "model": MODEL_ID,
                    "choices": [{"index": 0, "delta": delta, "finish_reason": finish, "logprobs": None}], **more}
         return f"data: {json.dumps(payload, ensure_ascii=False)}\n\n"
 
-    def events():
+    def make_events():
+        return resources.chat.stream(message, session_id=session_id, user_id=caller.user_id, groups=caller.groups,
+                                     search_filters=steering.filters, response_mode=steering.response_mode,
+                                     directives=steering.directives)
+
+    async def events():
         yield chunk({"role": "assistant", "content": ""})
-        for piece in re.findall(r"\S*\s*", reply.answer):
-            if piece:
-                yield chunk({"content": piece})
-        yield chunk({}, "stop", deskmate=extra)
-        yield "data: [DONE]\n\n"
+        sent = ""  # what the client has been shown so far
+        turn_events = threaded_events(make_events, on_turn=remember)
+        try:
+            async for item in turn_events:
+                if isinstance(item, Exception):
+                    yield f"data: {json.dumps({'error': await _stream_error(request, item)})}\n\n"
+                    break
+                kind, data = item
+                if kind == "token" and data.get("text"):  # the LLM writing the reply: passed on as it comes
+                    sent += data["text"]
+                    yield chunk({"content": data["text"]})
+                elif kind == "turn":
+                    reply = envelope(data, warnings=steering.warnings)
+                    for piece in re.findall(r"\S*\s*", rest_of(reply.answer, sent)):
+                        if piece:
+                            yield chunk({"content": piece})
+                    yield chunk({}, "stop", deskmate=reply.model_dump(mode="json"))
+            yield "data: [DONE]\n\n"
+        finally:
+            await turn_events.aclose()  # the client left: the graph stops before its next step
 
     return StreamingResponse(events(), media_type="text/event-stream",
-                             headers=headers | {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+                             headers={SESSION_HEADER: session_id, "Cache-Control": "no-cache",
+                                      "X-Accel-Buffering": "no"})
+
+
+REPLACED = "(deskmate replaced the reply above; this is its answer:)"
+
+
+def rest_of(answer: str, sent: str) -> str:
+    """What still has to be streamed once the turn is final. Usually the reply continues what the LLM's
+    tokens showed (notices, citations); when the reply was replaced (citations rejected, the LLM failed,
+    a second LLM pass), the stream cannot take text back, so the whole final answer follows, marked."""
+    if answer.startswith(sent):
+        return answer[len(sent):]
+    return f"\n\n{REPLACED}\n\n{answer}"
+
+
+async def _stream_error(request: Request, exc: Exception) -> dict:
+    """An error after the stream started, worded as OpenAI streams them: {"message", "type", "code"}."""
+    for cls in type(exc).__mro__:
+        handler = request.app.exception_handlers.get(cls)
+        if handler is not None and cls is not Exception:
+            response = await handler(request, exc)
+            detail = json.loads(response.body).get("detail")
+            return {"message": detail if isinstance(detail, str) else json.dumps(detail),
+                    "type": "invalid_request_error" if response.status_code < 500 else "server_error",
+                    "code": str(response.status_code)}
+    log.error("v1 chat stream failed: %s: %s", type(exc).__name__, exc, exc_info=exc)
+    return {"message": "Something went wrong while answering; please try again.", "type": "server_error",
+            "code": "500"}

@@ -20,6 +20,7 @@ import asyncio
 import json
 import logging
 import threading
+from typing import Any, AsyncIterator, Callable, Iterator
 
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import StreamingResponse
@@ -53,6 +54,49 @@ async def _error_event(request: Request, exc: Exception) -> bytes:
     return sse("error", {"detail": "Something went wrong while answering; please try again.", "status": 500})
 
 
+async def threaded_events(make_events: Callable[[], Iterator[tuple[str, Any]]], *,
+                          on_turn: Callable[[Any], None] | None = None) -> AsyncIterator[tuple[str, Any] | Exception]:
+    """ChatService.stream's events, run on a worker thread and handed to the event loop through a queue.
+
+    A failure comes through as the exception (after which the stream ends). `on_turn` runs on the worker
+    with the finished turn, before its event is handed over. Closing this iterator (the client left) makes
+    the worker close the graph run before its next step."""
+    loop = asyncio.get_running_loop()
+    queue: asyncio.Queue = asyncio.Queue()
+    stop = threading.Event()
+
+    def hand_over(item) -> None:
+        try:
+            loop.call_soon_threadsafe(queue.put_nowait, item)
+        except RuntimeError:  # the event loop is gone (shutdown): nobody is listening any more
+            stop.set()
+
+    def run_turn() -> None:
+        events = make_events()
+        try:
+            for kind, data in events:
+                if stop.is_set():
+                    break  # the client left: closing `events` stops the graph before its next step
+                if kind == "turn" and on_turn is not None:
+                    on_turn(data)
+                hand_over((kind, data))
+        except Exception as exc:  # handed over as it is: each endpoint words its own error event
+            hand_over(exc)
+        finally:
+            events.close()
+            hand_over(_DONE)
+
+    threading.Thread(target=run_turn, name="chat-stream", daemon=True).start()
+    try:
+        while True:
+            item = await queue.get()
+            if item is _DONE:
+                return
+            yield item
+    finally:
+        stop.set()  # normal end, client disconnect (cancellation) or server shutdown alike
+
+
 @router.post("/chat/stream", response_class=StreamingResponse,
              responses={200: {"content": {"text/event-stream": {}},
                               "description": "Server-Sent Events: start, node, token, sources, content_chunk, "
@@ -65,51 +109,31 @@ async def chat_stream(body: ChatRequest, request: Request, caller: Caller = Depe
     steering = steering_of(body.system, body.response_mode, body.filters)  # 422 for a bad RESPONSE_MODE
     # 404 before any event too: another caller's conversation is not continued (new: a fresh id, owned now)
     session_id = await run_in_threadpool(resources.chat.open_session, body.session_id, caller.user_id)
-    loop = asyncio.get_running_loop()
-    queue: asyncio.Queue = asyncio.Queue()
-    stop = threading.Event()
 
-    def hand_over(item) -> None:
-        try:
-            loop.call_soon_threadsafe(queue.put_nowait, item)
-        except RuntimeError:  # the event loop is gone (shutdown): nobody is listening any more
-            stop.set()
-
-    def run_turn() -> None:
-        events = resources.chat.stream(message, session_id=session_id, user_os=body.user_os,
-                                       user_id=caller.user_id, groups=caller.groups, search_filters=steering.filters,
-                                       collections=collections, response_mode=steering.response_mode,
-                                       directives=steering.directives)
-        try:
-            for kind, data in events:
-                if stop.is_set():
-                    break  # the client left: closing `events` stops the graph before its next step
-                if kind == "turn":
-                    remember_answer(resources, data)  # so POST /feedback can credit the cited chunks
-                    hand_over(("message_complete", envelope(data, debug=body.debug, warnings=steering.warnings).model_dump(mode="json")))
-                elif kind == "sources":
-                    hand_over(("sources", {"sources": data}))
-                else:
-                    hand_over((kind, data))
-        except Exception as exc:  # mapped to an `error` event by the response side
-            hand_over(exc)
-        finally:
-            events.close()
-            hand_over(_DONE)
+    def make_events():
+        return resources.chat.stream(
+            message, session_id=session_id, user_os=body.user_os, user_id=caller.user_id, groups=caller.groups,
+            search_filters=steering.filters, collections=collections, response_mode=steering.response_mode,
+            directives=steering.directives)
 
     async def event_stream():
-        threading.Thread(target=run_turn, name="chat-stream", daemon=True).start()
+        # remember_answer runs on the worker: so POST /feedback can credit the cited chunks
+        events = threaded_events(make_events, on_turn=lambda turn: remember_answer(resources, turn))
         try:
-            while True:
-                item = await queue.get()
-                if item is _DONE:
-                    return
+            async for item in events:
                 if isinstance(item, Exception):
                     yield await _error_event(request, item)
                     continue
-                yield sse(*item)
+                kind, data = item
+                if kind == "turn":
+                    reply = envelope(data, debug=body.debug, warnings=steering.warnings)
+                    yield sse("message_complete", reply.model_dump(mode="json"))
+                elif kind == "sources":
+                    yield sse("sources", {"sources": data})
+                else:
+                    yield sse(kind, data)
         finally:
-            stop.set()  # normal end, client disconnect (cancellation) or server shutdown alike
+            await events.aclose()  # at once, so the worker stops the graph before its next step
 
     return StreamingResponse(event_stream(), media_type="text/event-stream",
                              headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})

@@ -13,7 +13,7 @@ from graphs.state import turn_input
 from tests.conftest import FIXTURE_KB, REPO
 
 SUPPORT_NODES = ["redact", "classify", "embed_query", "retrieve", "decide", "check_status", "answer", "clarify",
-                 "troubleshoot", "ticket", "search_tickets", "respond"]
+                 "troubleshoot", "ticket", "search_tickets", "use_integration", "respond"]
 
 
 @pytest.fixture(scope="module")

@@ -162,3 +162,38 @@ class _StatusPageHandler(_Handler):
             self._send(status, body, content_type)
         except (BrokenPipeError, ConnectionResetError):  # the client gave up waiting, as it should
             pass
+
+
+class JsonApiServer(_Server):
+    """A small read-only JSON API (an asset register, a licence portal): GET <path>?… answers with
+    `routes[path](query)` → (status, body); bytes bodies are sent as they are. Every request is recorded."""
+
+    def __init__(self, routes: dict[str, Callable[[dict[str, str]], tuple[int, Any]]],
+                 delay_s: float = 0.0) -> None:
+        self.routes = routes
+        self.delay_s = delay_s
+        super().__init__(_JsonApiHandler)
+
+
+class _JsonApiHandler(_Handler):
+    def do_GET(self) -> None:
+        from urllib.parse import parse_qsl, urlsplit
+
+        parts = urlsplit(self.path)
+        query = dict(parse_qsl(parts.query))
+        self.owner.requests.append({"method": "GET", "path": parts.path, "query": query, "raw_path": self.path,
+                                    "headers": {k.lower(): v for k, v in self.headers.items()}})
+        if self.owner.delay_s:
+            time.sleep(self.owner.delay_s)
+        route = self.owner.routes.get(parts.path)
+        if route is None:
+            self._send(404, b'{"error": "not found"}')
+            return
+        status, body = route(query)
+        try:
+            if isinstance(body, bytes):
+                self._send(status, body, "text/html" if body.lstrip()[:1] == b"<" else "application/octet-stream")
+            else:
+                self._send(status, json.dumps(body).encode())
+        except (BrokenPipeError, ConnectionResetError):
+            pass

@@ -246,3 +246,29 @@ def test_many_clients_leaving_at_once_leave_the_server_healthy(server, llm):
     assert httpx.get(f"{server}/ready", timeout=10).json()["status"] == "ready"
     reply = httpx.post(f"{server}/chat", json={"message": "How do I connect to the VPN on Linux?"}, timeout=30)
     assert reply.status_code == 200
+
+
+def test_the_openai_client_gets_the_llm_tokens_as_they_are_written_then_the_finished_reply(server, llm):
+    from openai import OpenAI
+
+    client = OpenAI(base_url=f"{server}/v1", api_key="unused", max_retries=0, timeout=60)
+    arrivals = []
+    for chunk in client.chat.completions.create(
+            model="deskmate", stream=True, messages=[{"role": "user", "content": "How do I connect to the VPN on Linux?"}]):
+        if chunk.choices and chunk.choices[0].delta.content:
+            arrivals.append((time.monotonic(), chunk.choices[0].delta.content))
+        final = chunk
+    text = "".join(piece for _, piece in arrivals)
+    envelope = final.model_extra["deskmate"]
+    assert text == envelope["answer"] and text.startswith(ANSWER)  # tokens, then what the finished turn added
+    llm_pieces = [at for at, piece in arrivals[:len(ANSWER.split(" "))]]
+    # streamed while the LLM wrote, not replayed at the end
+    assert llm_pieces[-1] - llm_pieces[0] >= 0.5 * llm.token_gap_s * (len(llm_pieces) - 1)
+    assert final.choices[0].finish_reason == "stop" and envelope["sources"][0]["source"] == "kb/vpn-connect.md"
+
+
+def test_a_replaced_reply_is_streamed_marked_after_the_tokens_it_replaces():
+    from app.routers.openai_compat import REPLACED, rest_of
+
+    assert rest_of("Steps [1].\n\n_Note._", "Steps [1].") == "\n\n_Note._"
+    assert rest_of("From the knowledge base: …", "Ask someone [7].") == f"\n\n{REPLACED}\n\nFrom the knowledge base: …"

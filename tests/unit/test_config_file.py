@@ -11,10 +11,11 @@ from tests.conftest import REPO
 MAIN = default_policy(chroma_collection="deskmate_chunks", min_score=0.35).collections[0]
 
 
-@pytest.mark.parametrize("name", ["offline", "groq-single-collection", "ollama-multi-collection", "chat-only"])
+@pytest.mark.parametrize("name", ["offline", "groq-single-collection", "ollama-multi-collection", "chat-only",
+                                  "asset-lookup"])
 def test_every_example_config_loads(name):
-    policy = load_config(REPO / "examples" / f"{name}.yaml", env={"GROQ_API_KEY": "gsk_test"},
-                         default_collection=MAIN)
+    policy = load_config(REPO / "examples" / f"{name}.yaml", default_collection=MAIN,
+                         env={"GROQ_API_KEY": "gsk_test", "ASSET_API_TOKEN": "t"})
     assert policy.responses[-1].is_fallback and policy.collections
     assert all(rule.llm in {"default"} | {llm.name for llm in policy.llms} for rule in policy.responses)
 
