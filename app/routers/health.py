@@ -28,4 +28,7 @@ def ready(request: Request):
     return {"status": "ready", "documents": documents, "chunks": chunks,
             "embedding_dimension": resources.embedder.dimension,
             "llm": resources.llm.name if resources.llm else "none",
-            "tracing": "langfuse" if resources.tracer.enabled else "off"}
+            "tracing": "langfuse" if resources.tracer.enabled else "off",
+            # what the answer policy loaded (names only: never addresses or keys)
+            "config": resources.policy.source, "collections": [c.name for c in resources.policy.collections],
+            "integrations": [i.name for i in resources.policy.integrations]}

@@ -51,6 +51,9 @@ def ask(client, message: str, headers: dict | None = None) -> dict:
 
 def test_offline_a_question_about_my_devices_is_looked_up_for_me_and_nothing_else_is(serve, register):
     with serve(config_file=CONFIG, user_token_secret=SECRET) as client:
+        ready = client.get("/ready").json()
+        assert ready["integrations"] == ["device_lookup", "licence_lookup"] and ready["config"].endswith(".yaml")
+        assert TOKEN not in json.dumps(ready) and register.url not in json.dumps(ready)
         warranty = ask(client, "Is my laptop still under warranty?", signed())
         assert (warranty["action"], warranty["integration"]) == ("use_integration", "device_lookup")
         assert "Warranty end: 2027-03-31" in warranty["answer"] and "PF4K2Q7Z" in warranty["answer"]

@@ -86,7 +86,10 @@ _WEAK_SUFFIXES = frozenset({"id", "ids", "length", "len", "policy", "policies", 
                             "rotation", "changed", "updated", "created", "at", "validity", "lifetime", "encoding",
                             "placeholder", "input", "form", "attempts", "retries", "strength", "complexity",
                             "confirmation", "manager", "storage", "provider", "location", "dir", "env", "var",
-                            "hash", "hashed", "algorithm", "algo", "version", "ver"})
+                            "hash", "hashed", "algorithm", "algo", "version", "ver",
+                            # a file name, not a key: "skipped kb/password-reset.md: …" in a log line
+                            "md", "pdf", "txt", "html", "htm", "doc", "docx", "odt", "rtf", "csv", "xls", "xlsx",
+                            "ppt", "pptx", "png", "jpg", "jpeg", "gif", "svg", "log"})
 _PARTS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
 
 
