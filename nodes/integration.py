@@ -112,14 +112,16 @@ def use_integration(state: SupportState, runtime: Runtime[SupportContext], confi
             "integration_call": {"name": name, "ok": False, "reason": exc.reason,
                                  "elapsed_ms": round((time.monotonic() - started) * 1000, 1)}}
     call = {"name": name, "ok": True, "status": result.status, "elapsed_ms": result.elapsed_ms}
-    # what came back is kept (memory, trace) and may reach an LLM: redact it like anything else deskmate keeps
-    data_text = ctx.redactor.redact(_as_text(result.data)).text if result.data not in (None, "", {}, []) else ""
-    if not data_text:
+    plain = render_data(result.data)
+    if not plain:
         return update | {"answer": f"{name} has nothing on record for this.", "integration_call": call}
-    plain = render_data(_redacted_data(result.data, ctx)) or data_text
+    # what came back is kept (memory, trace) and may reach an LLM: redact it like anything else deskmate keeps,
+    # as whole text, so a value under a secret-named key ("admin_password": …) is caught with its key
+    plain = ctx.redactor.redact(plain).text
     heading = f"From **{name}** ({integration.description}):"
     if ctx.llm is None:
         return update | {"answer": f"{heading}\n\n{plain}", "integration_call": call}
+    data_text = ctx.redactor.redact(_as_text(result.data)).text
     prompt = prompts.render("integration_answer", question=state["query"], integration=name,
                             description=integration.description,
                             data=delimit_data("data", data_text, source=name))
@@ -134,13 +136,3 @@ def use_integration(state: SupportState, runtime: Runtime[SupportContext], confi
                          "fallback_notice": LOOKUP_FALLBACK_NOTICE}
     return update | {"answer": f"{reply}\n\n*Looked up in {name}.*", "integration_call": call}
 
-
-def _redacted_data(data: object, ctx: SupportContext) -> object:
-    """The same data with every string value redacted (the plain listing shows values one by one)."""
-    if isinstance(data, dict):
-        return {key: _redacted_data(value, ctx) for key, value in data.items()}
-    if isinstance(data, list):
-        return [_redacted_data(value, ctx) for value in data[:MAX_ITEMS + 1]] + data[MAX_ITEMS + 1:]
-    if isinstance(data, str):
-        return ctx.redactor.redact(data).text
-    return data

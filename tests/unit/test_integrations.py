@@ -181,6 +181,13 @@ def test_without_an_llm_the_data_is_listed_redacted():
     assert out["integration_call"]["ok"] is True
 
 
+def test_a_secret_under_a_secret_named_key_is_redacted_in_the_listing_too():
+    out = run(FakeLookup(IntegrationResult({"laptop": "ThinkPad T14", "admin_password": "Tr0ub4dor&3",
+                                            "mdm": {"api_token": "ghp_abcdefghijklmnopqrstuvwxyz0123456789"}})))
+    assert "Tr0ub4dor" not in out["answer"] and "ghp_abc" not in out["answer"]
+    assert "- Admin password: [REDACTED:PASSWORD" in out["answer"] and "- Laptop: ThinkPad T14" in out["answer"]
+
+
 def test_with_an_llm_the_data_reaches_it_delimited_and_redacted():
     llm = ScriptedChatModel(["Your ThinkPad T14 is under warranty until 31 March 2027."])
     out = run(FakeLookup(RECORD), llm=llm)
