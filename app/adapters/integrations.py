@@ -15,6 +15,7 @@ from urllib.parse import quote
 
 import httpx
 
+from app.adapters.bounded_http import BodyTooLarge, read_bounded
 from graphs.errors import IntegrationUnavailable
 from graphs.policy_config import IntegrationSpec
 from graphs.ports import IntegrationResult
@@ -63,17 +64,11 @@ class HttpIntegration:
                 if 300 <= response.status_code < 400:
                     raise IntegrationUnavailable(f"{self.name} answered with a redirect, which deskmate does not "
                                                  "follow (check its url in the configuration)")
-                declared = response.headers.get("content-length", "")
-                if declared.isdigit() and int(declared) > self.spec.max_bytes:
-                    raise self._too_large()
-                body = bytearray()
-                for chunk in response.iter_bytes():
-                    body += chunk
-                    if len(body) > self.spec.max_bytes:
-                        raise self._too_large()
-                    if time.monotonic() > deadline:  # a server dripping bytes would dodge the read timeout
-                        raise httpx.ReadTimeout("body too slow")
-                return response.status_code, bytes(body), response.headers.get("content-type", "")
+                try:
+                    body = read_bounded(response, max_bytes=self.spec.max_bytes, deadline=deadline)
+                except BodyTooLarge:
+                    raise self._too_large() from None
+                return response.status_code, body, response.headers.get("content-type", "")
 
     def _too_large(self) -> IntegrationUnavailable:
         return IntegrationUnavailable(f"{self.name} sent more than {self.spec.max_bytes // 1024} KB (its max_bytes)")

@@ -20,6 +20,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
+from app.adapters.bounded_http import BodyTooLarge, read_bounded
 from app.adapters.tracing import NullTracer, run_config
 from app.settings import Settings
 from graphs.errors import StatusUnavailable
@@ -88,17 +89,11 @@ class StatuspageSource:
                     hint = (" — is DESKMATE_STATUS_PAGE_URL the address of a Statuspage page?"
                             if response.status_code == 404 else "")
                     raise StatusUnavailable(f"the status page answered HTTP {response.status_code}{hint}")
-                declared = response.headers.get("content-length", "")
-                if declared.isdigit() and int(declared) > self._max_bytes:
-                    raise self._too_large()
-                body = bytearray()
-                for chunk in response.iter_bytes():
-                    body += chunk
-                    if len(body) > self._max_bytes:
-                        raise self._too_large()
-                    if time.monotonic() > deadline:  # a server dripping bytes would dodge the read timeout
-                        raise httpx.ReadTimeout("body too slow")
-                return bytes(body), response.headers.get("content-type", "")
+                try:
+                    body = read_bounded(response, max_bytes=self._max_bytes, deadline=deadline)
+                except BodyTooLarge:
+                    raise self._too_large() from None
+                return body, response.headers.get("content-type", "")
 
     def _too_large(self) -> StatusUnavailable:
         limit = (f"{self._max_bytes / 2**20:g} MB" if self._max_bytes >= 2**20 else f"{self._max_bytes // 1024} KB")

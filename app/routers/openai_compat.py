@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import logging
 import re
 import time
 import uuid
@@ -41,10 +40,9 @@ from app.identity import USER_HEADER, Caller, IdentityError, verify_user_token
 from app.resources import Resources
 from app.routers.chat import envelope, steering_of
 from app.routers.feedback import remember_answer
-from app.routers.stream import threaded_events
+from app.routers.stream import handled_error, threaded_events
 from app.schemas import clean_message
 
-log = logging.getLogger(__name__)
 router = APIRouter(prefix="/v1", tags=["openai-compatible"])
 MODEL_ID = "deskmate"
 SESSION_HEADER = "X-Deskmate-Session"
@@ -220,14 +218,6 @@ def rest_of(answer: str, sent: str) -> str:
 
 async def _stream_error(request: Request, exc: Exception) -> dict:
     """An error after the stream started, worded as OpenAI streams them: {"message", "type", "code"}."""
-    for cls in type(exc).__mro__:
-        handler = request.app.exception_handlers.get(cls)
-        if handler is not None and cls is not Exception:
-            response = await handler(request, exc)
-            detail = json.loads(response.body).get("detail")
-            return {"message": detail if isinstance(detail, str) else json.dumps(detail),
-                    "type": "invalid_request_error" if response.status_code < 500 else "server_error",
-                    "code": str(response.status_code)}
-    log.error("v1 chat stream failed: %s: %s", type(exc).__name__, exc, exc_info=exc)
-    return {"message": "Something went wrong while answering; please try again.", "type": "server_error",
-            "code": "500"}
+    status, detail = await handled_error(request, exc)
+    return {"message": detail if isinstance(detail, str) else json.dumps(detail),
+            "type": "invalid_request_error" if status < 500 else "server_error", "code": str(status)}

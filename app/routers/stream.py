@@ -43,15 +43,24 @@ def sse(event: str, data) -> bytes:
     return f"event: {event}\ndata: {json.dumps(data, ensure_ascii=False, default=str)}\n\n".encode()
 
 
-async def _error_event(request: Request, exc: Exception) -> bytes:
-    """The same status and message the app's exception handlers give this error on POST /chat."""
+UNEXPECTED = "Something went wrong while answering; please try again."
+
+
+async def handled_error(request: Request, exc: Exception) -> tuple[int, object]:
+    """(status, detail) that the app's exception handlers give this error on POST /chat; an unexpected
+    error is logged and worded generically. For failures after a stream has started."""
     for cls in type(exc).__mro__:
         handler = request.app.exception_handlers.get(cls)
         if handler is not None and cls is not Exception:
             response = await handler(request, exc)
-            return sse("error", {"detail": json.loads(response.body)["detail"], "status": response.status_code})
+            return response.status_code, json.loads(response.body)["detail"]
     log.error("chat stream failed: %s: %s", type(exc).__name__, exc, exc_info=exc)
-    return sse("error", {"detail": "Something went wrong while answering; please try again.", "status": 500})
+    return 500, UNEXPECTED
+
+
+async def _error_event(request: Request, exc: Exception) -> bytes:
+    status, detail = await handled_error(request, exc)
+    return sse("error", {"detail": detail, "status": status})
 
 
 async def threaded_events(make_events: Callable[[], Iterator[tuple[str, Any]]], *,

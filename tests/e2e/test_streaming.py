@@ -83,9 +83,17 @@ def test_a_failure_during_the_run_ends_the_stream_with_an_error_event(make_setti
     with TestClient(create_app(make_settings(), embedder=QueryEmbeddingFails())) as client:
         with client.stream("POST", "/chat/stream", json={"message": "how do I connect to the vpn"}) as resp:
             events = parse_sse(resp.read().decode())
+        # the same failure on the OpenAI-compatible stream: an OpenAI-shaped error chunk, then [DONE]
+        with client.stream("POST", "/v1/chat/completions", json={
+                "model": "deskmate", "stream": True,
+                "messages": [{"role": "user", "content": "how do I connect to the vpn"}]}) as resp:
+            v1 = [line[6:] for line in resp.read().decode().split("\n") if line.startswith("data: ")]
     kind, data = events[-1]
     assert kind == "error" and data["status"] == 503 and "try again" in data["detail"]
     assert "message_complete" not in [k for k, _ in events]
+    error = json.loads(v1[-2])["error"]
+    assert (error["code"], error["type"]) == ("503", "server_error") and "try again" in error["message"]
+    assert v1[-1] == "[DONE]" and not any('"finish_reason": "stop"' in chunk for chunk in v1)
 
 
 # --- over real HTTP, with a streaming LLM ------------------------------------------------------------------
