@@ -3,6 +3,9 @@
     python bench/redaction.py --data ../shared/data                   # report half (the figures to quote)
     python bench/redaction.py --data ../shared/data --half tune --misses 40   # tuning half, with misses
 
+Only the tune half prints what was missed (per sample file, per item); the report half prints totals,
+so nothing is tuned against it.
+
 Secrets: `secrets_credsweeper_samples/credsweeper_lines_labeled.jsonl` (Samsung CredSweeper's test
 fixtures, labels = CredSweeper's expected report). Line level: an item is detected when the redactor
 removes any secret from it. Lines from `-----BEGIN … PRIVATE KEY-----` to `-----END …-----` are one
@@ -282,6 +285,9 @@ def main() -> None:
     parser.add_argument("--misses", type=int, default=0, help="print up to N misses and false alarms per system")
     parser.add_argument("--systems", default="deskmate,detect-secrets,presidio")
     args = parser.parse_args()
+    if args.misses and args.half != "tune":
+        parser.error("--misses shows what was missed so it can be tuned: only with --half tune "
+                     "(the report half stays blind)")
 
     items = [i for i in secret_items(args.data / "secrets_credsweeper_samples" / "credsweeper_lines_labeled.jsonl")
              if args.half == "all" or half_of(i.file, args.seed) == args.half]
@@ -305,9 +311,10 @@ def main() -> None:
         r = secret_results[system.name] = score_secrets(system, items, args.misses)
         print(f"{system.name:16} {r['recall']:>7} {r['precision']:>9} {r['fpr_hard']:>8} {r['fpr_neg']:>8}  "
               f"{r['n']:>12}  {r['pem']}")
-    for name, r in secret_results.items():
-        print(f"  {name}: misses by sample file: {r['by_file'][0]}")
-        print(f"  {name}: hard-negative alarms by sample file: {r['by_file'][1]}")
+    if args.half == "tune":  # the report half stays blind: totals only, nothing to tune against
+        for name, r in secret_results.items():
+            print(f"  {name}: misses by sample file: {r['by_file'][0]}")
+            print(f"  {name}: hard-negative alarms by sample file: {r['by_file'][1]}")
     print("  without CredSweeper's doc_* samples (credentials in prose, which it reports only in --doc mode):")
     for system in systems:
         r = score_secrets(system, prose, 0)

@@ -308,6 +308,10 @@ def test_a_jira_personal_access_token_is_found_by_its_decoded_shape():
     'sort_key = "created_at"',                             # a key name with a plain value
     "the monkey ate 8d7f6a5c4b3e2d1f0a9b",                 # 'key' inside a word is not a keyword
     'salt = "$hal$1te$Qw3Er5Ty7Ui9Op1As"',                 # crypt-style salt, not a random token
+    'password = creds["password"]',                        # a lookup in code, not a value
+    "token = cfg[:token]",
+    "password: /run/secrets/db_password",                  # where the secret is kept, not the secret
+    r"ssl_key_password: C:\keys\server.pfx",
 ])
 def test_placeholders_hashes_identifiers_and_literals_are_not_secrets(text):
     assert redactor.redact(text).text == text
@@ -327,3 +331,90 @@ def test_it_support_prose_about_credentials_is_left_alone(text):
 def test_an_email_address_after_a_key_name_is_not_a_key():
     result = redactor.redact('"key": "m4Rq8vTz2LpX@mail.example.org"')
     assert result.kinds == ["EMAIL"], result  # personal data, not an API key
+
+
+# --- admin commands people paste from a terminal ---------------------------------------------------
+@pytest.mark.parametrize("text, secret", [
+    ("net user jdoe Welc0me!2024 /add", "Welc0me!2024"),
+    (r"net use Z: \\fs01\finance Wint3r#24 /user:CORP\jdoe", "Wint3r#24"),
+    (r"net use \\fs01\finance /user:CORP\jdoe Wint3r#24", "Wint3r#24"),
+    ("cmdkey /add:fs01 /user:CORP\\jdoe /pass:Wint3r#24", "Wint3r#24"),
+    ("mysql -h db01 -u report -pR3port!ng hr", "R3port!ng"),
+    ("sshpass -p Tr0ub4dor ssh admin@10.1.2.3", "Tr0ub4dor"),
+    (r"psexec \\pc042 -u CORP\admin -p Adm1n!x cmd", "Adm1n!x"),
+    ("smbclient //fs01/finance -U jdoe%Wint3r#24", "Wint3r#24"),
+    ("openssl pkcs12 -export -in a.crt -inkey a.key -passout pass:Exp0rt!9 -out a.p12", "Exp0rt!9"),
+    ("htpasswd -nb jdoe Wint3r#24", "Wint3r#24"),
+    ("htpasswd -bc /etc/nginx/.htpasswd jdoe Wint3r#24", "Wint3r#24"),
+    ("    Key Content            : BlueFalcon2024", "BlueFalcon2024"),
+])
+def test_passwords_in_admin_commands_and_their_output_are_removed(text, secret):
+    removed(text, secret, "PASSWORD")
+
+
+@pytest.mark.parametrize("text", [
+    "net user jdoe /domain",
+    "net user jdoe *",                                 # `*` asks for the password
+    r"net use Z: \\fs01\finance /persistent:yes",
+    "msbuild app.sln /p:Configuration=Release",
+    "mysql -u root -p hr",                             # a lone -p asks; `hr` is the database
+    "docker run -u 1000 -p 8080:80 nginx",             # -p publishes a port
+    "ssh -p 2222 bastion.corp.example",
+    "git log -p --stat",
+])
+def test_commands_without_a_password_in_them_are_left_alone(text):
+    assert redactor.redact(text).text == text
+
+
+@pytest.mark.parametrize("secret, kind", [
+    ("PMAK-5f8a9b2c3d4e5f60718293a4-0a1b2c3d4e5f60718293a4b5c6d7e8f9a0", "API_KEY"),   # Postman
+    ("NRJS-3f9a8b7c6d5e4f3a2b1", "API_KEY"),                                        # New Relic browser
+    ("whsec_Qm8Lk2Xz9Rw4Tn1Vb6Hc3Jd7Fs5Gp0Ya", "STRIPE_KEY"),                         # Stripe webhook
+    ("LTAI5tQm8Lk2Xz9Rw4Tn1Vb6", "API_KEY"),                                        # Alibaba Cloud
+    ("sha256~Qm8Lk2Xz9Rw4Tn1Vb6Hc3Jd7Fs5Gp0Ya2Ue8Rt4Wq3Z", "TOKEN"),                   # OpenShift
+])
+def test_more_vendor_token_formats_are_removed(secret, kind):
+    removed(f"here it is: {secret} thanks", secret, kind)
+
+
+def test_the_private_members_of_a_json_web_key_are_removed_and_the_public_ones_kept():
+    d = "X4cTteJY_gn4FYPsXB8rdXix5vwsg1FLN5E3EaG6RJoVH-HLLKD9M7dx5oo7GURknchnrRweUkC7hT5fJLM0"
+    n = "0vx7agoebGcQSuuPiLJXZptN9nndrQmbXEps2aiAFbWhM78LhWx4cbbfAAtVT86zwu1RK7aPFFxuhDR1L6tS"
+    result = redactor.redact(f'{{"kty": "RSA", "n": "{n}", "e": "AQAB", "d": "{d}"}}')
+    assert d not in result.text and n in result.text and "PRIVATE_KEY" in result.kinds
+
+
+def test_a_base64_blob_holding_a_secret_is_removed_and_one_holding_prose_is_kept():
+    import base64
+
+    env = base64.b64encode(b"DB_HOST=db01\nDB_PASSWORD=Xq8!vRz2@pLm\n").decode()
+    removed(f"the secret's data is {env}", env, "SECRET")
+    prose = base64.b64encode(b"nothing to see in this little note").decode()
+    assert redactor.redact(f"data: {prose}").text == f"data: {prose}"
+
+
+@pytest.mark.parametrize("text, secret, kind", [
+    ('SALT = b"q8v3m1x9t4k2z7p5w6r0"', "q8v3m1x9t4k2z7p5w6r0", "API_KEY"),          # Python bytes literal
+    ('string pw = @"Kq7!mWz2pL";', "Kq7!mWz2pL", "PASSWORD"),                       # C# verbatim string
+    ('static const char password[] = "Kq7!mWz2pL";', "Kq7!mWz2pL", "PASSWORD"),     # C array
+    ('{"key": "api_key", "value": "Zr4Tq9Lm2Xv8Pw3N", "enabled": true}', "Zr4Tq9Lm2Xv8Pw3N", "API_KEY"),
+    ("env:\n  - name: DB_PASSWORD\n    value: \"Wint3r#24\"\n  - name: DB_HOST\n    value: db01", "Wint3r#24",
+     "PASSWORD"),
+    ('<add key="SmtpPassword" value="Postbox77!" />', "Postbox77!", "PASSWORD"),
+    ('<input type="password" name="pw" value="Hunter2x!">', "Hunter2x!", "PASSWORD"),
+    ("sqlplus scott/T1ger#9@orcl", "T1ger#9", "PASSWORD"),
+    ("SQL> connect system/Oracle_123", "Oracle_123", "PASSWORD"),
+])
+def test_secrets_in_string_literals_name_value_pairs_and_database_logins_are_removed(text, secret, kind):
+    removed(text, secret, kind)
+
+
+@pytest.mark.parametrize("text", [
+    '{"name": "token_url", "value": "https://login.corp.example/token"}',
+    '<add key="Theme" value="dark" />',
+    "env:\n  - name: DB_HOST\n    value: db01.corp.example",
+    '<input type="password" name="pw">',
+    "I can't connect to the vpn/wifi at home",
+])
+def test_harmless_name_value_pairs_and_sentences_are_left_alone(text):
+    assert redactor.redact(text).text == text

@@ -14,8 +14,10 @@ import binascii
 import re
 from typing import Callable, Iterator
 
-from app.adapters.redaction.heuristics import (is_code_reference, is_hash_or_encrypted, is_identifier, is_masked,
-                                               is_plain_word, is_template, looks_fake, looks_random)
+from app.adapters.redaction.heuristics import (is_code_reference, is_file_path, is_hash_or_encrypted, is_identifier,
+                                               is_masked,
+                                               is_plain_word, is_template, looks_fake, looks_random,
+                                               shannon_entropy)
 from app.adapters.redaction.spans import Span
 from app.adapters.redaction.vendor_tokens import (TOKEN_RULES, atlassian_pats, azure_ai_keys, github_checksum_ok,
                                                   starts_token)
@@ -55,10 +57,10 @@ def value_looks_like_secret(value: str) -> bool:
     v = _clean(value)
     if not v or v.lower() in NOT_A_SECRET or v.startswith("[REDACTED") or v.startswith("REDACTED"):
         return False
-    if value.lstrip("\"'`“").startswith("<") or _ATTRIBUTE.match(value):
+    if value.lstrip("\"'`“").startswith("<") or _ATTRIBUTE.match(value.strip()):
         return False  # "password: <PostgreSQL PW>" (a placeholder), `<password name="x">` (an attribute)
     return not (is_template(value) or is_masked(v) or is_code_reference(value) or is_plain_word(v)
-                or is_hash_or_encrypted(value) or is_identifier(v))
+                or is_hash_or_encrypted(value) or is_identifier(v) or is_file_path(v))
 
 
 def _value_ok_without_connector(value: str) -> bool:
@@ -116,9 +118,10 @@ def key_name_kind(name: str) -> str | None:
 
 
 _OPERATOR = re.compile(r":=|=>|->|==|!=|=|:")
-_NAME_BEFORE = re.compile(r"(?<![A-Za-z0-9_])[-]{0,2}[A-Za-z_][A-Za-z0-9_.\-]{0,60}[\"'\]]{0,2}\s*$")
+# `DB_PASSWORD`, `"apiKey"`, `--token`, `$config['pass']`, C's `char key[] = …` / `key[16] = …`
+_NAME_BEFORE = re.compile(r"(?<![A-Za-z0-9_])[-]{0,2}[A-Za-z_][A-Za-z0-9_.\-]{0,60}(?:\[\d{0,4}\])?[\"'\]]{0,2}\s*$")
 _VALUE_AFTER = re.compile(
-    r"""\s*(?:\\?(?P<q>["'`])(?P<quoted>[^"'`\n\\]{1,200})\\?(?P=q)|(?P<bare>[^\s"'`,;&<>)\]}]{1,200}))""")
+    r"""\s*(?:(?:[rbuRBU]{1,2}|L|@)?\\?(?P<q>["'`])(?P<quoted>[^"'`\n\\]{1,200})\\?(?P=q)|(?P<bare>[^\s"'`,;&<>)\]}]{1,200}))""")
 
 
 _EMAIL_LIKE = re.compile(r"@[\w\-]+\.[\w.\-]+$")
@@ -174,8 +177,8 @@ def _assignments(text: str) -> Iterator[Span]:
             continue
         group = "quoted" if m.group("quoted") is not None else "bare"
         value = m.group(group)
-        if group == "bare" and text[m.end(group):m.end(group) + 1] == "(":
-            continue  # password = getpass(…)
+        if group == "bare" and (text[m.end(group):m.end(group) + 1] == "(" or value.endswith("[")):
+            continue  # password = getpass(…), password = creds["password"]
         if group == "bare" and value[0] in "{([":
             continue  # password = {0x48, 0x65, …}: an array or tuple literal in code, not a typed value
         clean = _clean(value)
@@ -288,7 +291,99 @@ _RULES: tuple[Rule, ...] = (
         r"x-vault-token|x-jfrog-art-api)\s*:\s*(?P<secret>[^\s\"',;]+)", re.I), None),
     ("AUTH_HEADER", re.compile(r"\b(?:set-)?cookie\s*:\s*(?P<secret>[^\n\"']*=[^\n\"']+)", re.I), None),
     ("TOKEN", re.compile(r"\bbearer\s+(?P<secret>[A-Za-z0-9._~+/=\-]{12,})", re.I), None),
+    # Windows: `net user alice S3cret! /add`, `net use Z: \\srv\share S3cret! /user:CORP\alice`,
+    # `net use \\srv /user:alice S3cret!`, `cmdkey /add:srv /user:alice /pass:S3cret!`
+    ("PASSWORD", re.compile(r"\bnet\s+user\s+(?:\"[^\"\n]+\"|[^\s/\"]+)\s+(?P<secret>[^\s/*\"][^\s\"]*)", re.I),
+     value_looks_like_secret),
+    ("PASSWORD", re.compile(r"\bnet\s+use\s+(?:[A-Z]:\s+|\*\s+)?\\\\\S+\s+(?P<secret>[^\s/*\"][^\s\"]*)", re.I),
+     value_looks_like_secret),
+    ("PASSWORD", re.compile(r"(?:^|\s)/user:\S+\s+(?P<secret>[^\s/*\"][^\s\"]*)", re.I), value_looks_like_secret),
+    ("PASSWORD", re.compile(r"(?:^|\s)/(?:pw|pwd|pass|password)[:=][\"']?(?P<secret>[^\s\"']+)", re.I),
+     value_looks_like_secret),
+    # `sshpass -p S3cret ssh …`, `smbclient //srv/share -U alice%S3cret`, openssl `-passin pass:S3cret`
+    ("PASSWORD", re.compile(r"\bsshpass\s+-p\s*[\"']?(?P<secret>[^\s\"']+)"), value_looks_like_secret),
+    ("PASSWORD", re.compile(r"(?:^|\s)-U\s+[\"']?[^\s%\"']+%(?P<secret>[^\s\"']+)"), value_looks_like_secret),
+    ("PASSWORD", re.compile(r"-pass(?:in|out)?\s+[\"']?pass:(?P<secret>[^\s\"']+)"), value_looks_like_secret),
+    # `htpasswd -nb alice S3cret`, `htpasswd -b .htpasswd alice S3cret`
+    ("PASSWORD", re.compile(r"\bhtpasswd\s+-(?=[A-Za-z]*b)(?=[A-Za-z]*n)[A-Za-z]+\s+\S+\s+[\"']?(?P<secret>[^\s\"']+)"),
+     value_looks_like_secret),
+    ("PASSWORD", re.compile(
+        r"\bhtpasswd\s+-(?=[A-Za-z]*b)(?![A-Za-z]*n)[A-Za-z]+\s+\S+\s+\S+\s+[\"']?(?P<secret>[^\s\"']+)"),
+     value_looks_like_secret),
+    # `netsh wlan show profile name=Office key=clear` prints the Wi-Fi key as `Key Content : …`
+    ("PASSWORD", re.compile(r"\bkey\s+content[ \t]*:[ \t]*(?P<secret>\S[^\n]*?)[ \t]*$", re.I | re.M),
+     value_looks_like_secret),
 )
+
+# `mysql -u root -pS3cret` (the password attached to -p); `psexec -u x -p S3cret`, `docker login -u x -p S3cret`
+_MYSQL = re.compile(r"\b(?:mysql|mysqldump|mysqladmin|mariadb|mariadb-dump|mysqlsh)\b")
+_ATTACHED_P = re.compile(r"(?:^|\s)-p(?P<secret>[^\s\"'\-][^\s\"']{2,})")
+_PORT_MAPPING = re.compile(r"^(?:[\d.]+:)?\d+(?::\d+)?(?:/(?:tcp|udp))?$")  # `docker run -u 1000 -p 8080:80`
+_USER_THEN_P = re.compile(r"(?:^|\s)-u\s+[\"']?[^\s\"']+[\"']?\s+-p\s+[\"']?(?P<secret>[^\s\"'\-][^\s\"']*)")
+
+
+def _command_passwords(text: str) -> Iterator[Span]:
+    for m in _ATTACHED_P.finditer(text):
+        line_start = text.rfind("\n", 0, m.start()) + 1
+        if _MYSQL.search(text, line_start, m.start()) and value_looks_like_secret(m.group("secret")):
+            yield Span(m.start("secret"), m.end("secret"), "PASSWORD", SOURCE)
+    for m in _USER_THEN_P.finditer(text):
+        line_start = text.rfind("\n", 0, m.start()) + 1
+        if _MYSQL.search(text, line_start, m.start()):
+            continue  # `mysql -u root -p hr`: a lone -p asks for the password, `hr` is the database
+        if value_looks_like_secret(m.group("secret")) and not _PORT_MAPPING.match(m.group("secret")):
+            yield Span(m.start("secret"), m.end("secret"), "PASSWORD", SOURCE)
+
+
+# A secret given as a name/value pair: Postman and other JSON `{"key": "api_key", "value": "…"}`,
+# Kubernetes `- name: DB_PASSWORD` / `value: …`, .NET `<add key="ApiKey" value="…"/>`, an HTML form's
+# `<input type="password" name="pw" value="…">`.
+_JSON_PAIR = re.compile(r"[\"'](?:key|name)[\"']\s*:\s*[\"'](?P<name>[^\"'\n]{1,60})[\"']\s*,\s*"
+                        r"[\"']value[\"']\s*:\s*[\"'](?P<secret>[^\"'\n]{1,200})[\"']")
+_YAML_PAIR = re.compile(r"\bname:[ \t]*[\"']?(?P<name>[A-Za-z_][\w.\-]{0,60})[\"']?[ \t]*\r?\n[ \t]*"
+                        r"value:[ \t]*(?:(?P<q>[\"'])(?P<quoted>[^\"'\n]{1,200})(?P=q)|(?P<bare>[^\s\"'#][^\n#]{0,199}?))[ \t]*$",
+                        re.M)
+_XML_PAIR = re.compile(r"<(?:add|setting|param|parameter|property|input|entry)\b[^<>]{0,200}?"
+                       r"\b(?:key|name|id)\s*=\s*[\"'](?P<name>[^\"'<>]{1,60})[\"'][^<>]{0,200}?"
+                       r"\bvalue\s*=\s*[\"'](?P<secret>[^\"'<>]{1,200})[\"']", re.I)
+_PASSWORD_INPUT = re.compile(r"<input\b(?=[^<>]*\btype\s*=\s*[\"']?password)[^<>]*?\bvalue\s*=\s*[\"']"
+                             r"(?P<secret>[^\"'<>]{1,200})[\"']", re.I)
+
+
+def _name_value_pairs(text: str) -> Iterator[Span]:
+    for pattern in (_JSON_PAIR, _YAML_PAIR, _XML_PAIR):
+        for m in pattern.finditer(text):
+            kind = key_name_kind(m.group("name"))
+            group = "secret" if "secret" in pattern.groupindex else ("quoted" if m.group("quoted") else "bare")
+            value = m.group(group)
+            if kind and value and len(_clean(value)) >= 4 and value_looks_like_secret(value):
+                yield Span(m.start(group), m.end(group), kind, SOURCE)
+    for m in _PASSWORD_INPUT.finditer(text):
+        if value_looks_like_secret(m.group("secret")):
+            yield Span(m.start("secret"), m.end("secret"), "PASSWORD", SOURCE)
+
+
+# Oracle: `sqlplus scott/T1ger#9@orcl`, `CONNECT scott/T1ger#9`
+_ORACLE_LOGIN = re.compile(r"\b(?:sqlplus|connect|conn|exp|imp|expdp|impdp|rman\s+target)\s+(?:-[sSlL]\s+)?"
+                           r"[\"']?[A-Za-z_][\w$#]{0,30}/(?P<secret>[^\s@/\"']{3,})(?=@|[\s\"']|$)", re.I)
+
+
+def _oracle_logins(text: str) -> Iterator[Span]:
+    for m in _ORACLE_LOGIN.finditer(text):
+        if value_looks_like_secret(m.group("secret")):
+            yield Span(m.start("secret"), m.end("secret"), "PASSWORD", SOURCE)
+
+
+# JSON Web Keys: the private members of RSA/EC/OKP keys (d, p, q, dp, dq, qi) and a symmetric key (k),
+# RFC 7518 §6.3.2 and §6.4; the public members (n, e, x, y) stay.
+_JWK_PRIVATE = re.compile(r"[\"'](?:d|p|q|dp|dq|qi|k)[\"']\s*:\s*[\"'](?P<secret>[A-Za-z0-9_\-]{22,})={0,2}[\"']")
+
+
+def _jwk_private_members(text: str) -> Iterator[Span]:
+    for m in _JWK_PRIVATE.finditer(text):
+        value = m.group("secret")
+        if shannon_entropy(value) >= 3.5 and not looks_fake(value):
+            yield Span(m.start("secret"), m.end("secret"), "PRIVATE_KEY", SOURCE)
 
 _PEM = re.compile(
     r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----.*?(?:-----END[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|\Z)", re.S)
@@ -299,7 +394,7 @@ _B64_PEM = re.compile(r"LS0tLS1CRUdJTi[A-Za-z0-9+/=]{20,}")
 # (also inside identifiers: `key_wrap`, `apiKey`, `SESSION_TOKEN`, `nonce`, `salt`)
 _CONTEXT_WORD = re.compile(
     r"(?:\b|_|(?<=[a-z])(?=[A-Z]))(?i:key|keys|token|tokens|secret|secrets|password|passwd|pw|pwd|credential|"
-    r"credentials|auth|bearer|signature|sig|passphrase|apikey|otp|seed|nonce|salt)(?![a-z])")
+    r"credentials|auth|bearer|signature|sig|passphrase|apikey|otp|seed|nonce|salt|pat)(?![a-z])")
 _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", re.I)
 _CANDIDATE = re.compile(r"(?<![A-Za-z0-9_+/=.\-$])[A-Za-z0-9_+/=.~\-]{16,}(?![A-Za-z0-9_+/=.\-])")
 
@@ -327,7 +422,30 @@ def _keyword_context(text: str) -> Iterator[Span]:
             yield Span(m.start(), m.end(), "SECRET", SOURCE)
 
 
-def find_secrets(text: str) -> list[Span]:
+_B64_RUN = re.compile(r"(?<![A-Za-z0-9+/=_\-])[A-Za-z0-9+/_\-]{24,}={0,2}(?![A-Za-z0-9+/=_\-])")
+_MAX_DECODED_RUNS = 16
+
+
+def _encoded_secrets(text: str) -> Iterator[Span]:
+    """A base64 run that decodes to text holding a secret (a `.env` or config file pasted encoded, a
+    Kubernetes secret's data, a basic-auth blob without its header): the whole run is the secret.
+    One level deep, at most 16 runs per text."""
+    for n, m in enumerate(_B64_RUN.finditer(text)):
+        if n >= _MAX_DECODED_RUNS:
+            return
+        run = m.group(0)
+        try:
+            raw = base64.b64decode(run.replace("-", "+").replace("_", "/") + "=" * (-len(run) % 4), validate=True)
+            decoded = raw.decode("utf-8")
+        except (binascii.Error, ValueError):
+            continue
+        if sum(c.isprintable() or c in "\n\r\t" for c in decoded) < 0.95 * len(decoded):
+            continue
+        if find_secrets(decoded, decode=False):
+            yield Span(m.start(), m.end(), "SECRET", SOURCE)
+
+
+def find_secrets(text: str, *, decode: bool = True) -> list[Span]:
     """Every secret span the chat rules see in `text` (overlaps are resolved by the caller)."""
     spans: list[Span] = []
     for pattern in (_PEM, _PUTTY):
@@ -355,4 +473,10 @@ def find_secrets(text: str) -> list[Span]:
     spans.extend(_flags(text))
     spans.extend(_xml_elements(text))
     spans.extend(_keyword_context(text))
+    spans.extend(_command_passwords(text))
+    spans.extend(_jwk_private_members(text))
+    spans.extend(_name_value_pairs(text))
+    spans.extend(_oracle_logins(text))
+    if decode:
+        spans.extend(_encoded_secrets(text))
     return spans

@@ -19,7 +19,9 @@ _CODE_REFERENCE = re.compile(
     r"^(?:os\.|process\.env|getenv\b|System\.getenv|ENV\[|env\[|config\.|settings\.|self\.|this\.|request\.|"
     r"args\.|params\.|props\.|ctx\.|secrets\.|vault\.|Base64\.|base64\.|new\s)"
     r"|^(?:None|null|nil|undefined|true|false|True|False)$"
-    r"|^[A-Za-z_][\w.]*\(")
+    r"|^[A-Za-z_][\w.]*\("
+    r"|^[A-Za-z_][\w.]*\[:?[\"']?[A-Za-z_][\w\-]*[\"']?\]?$"  # creds["password"], config[:token]
+    r"|^[A-Za-z_][\w.]*[\[(]$")  # the same, cut at the quote
 _PLAIN_WORDS = frozenset("""
 string str int char bool boolean none null nil undefined true false empty required optional
 password passwd pwd secret token key value example sample test dummy placeholder changeme
@@ -56,6 +58,14 @@ def is_masked(value: str) -> bool:
 def is_code_reference(value: str) -> bool:
     """`os.getenv("X")`, `config.password`, `None`: code that fetches a secret, not the secret."""
     return bool(_CODE_REFERENCE.match(value.strip("\"'`")))
+
+
+# `/run/secrets/db_password`, `~/.ssh/id_ed25519`, `C:\keys\server.pfx`: where a secret is kept, not the secret
+_FILE_PATH = re.compile(r"^(?:/|\./|\.\./|~/|[A-Za-z]:\\|\\\\)(?:[\w.\-]+[/\\]){1,}[\w.\-]+$")
+
+
+def is_file_path(value: str) -> bool:
+    return bool(_FILE_PATH.match(value.strip("\"'`")))
 
 
 def is_plain_word(value: str) -> bool:

@@ -46,6 +46,10 @@ TOKEN_RULES: tuple[TokenRule, ...] = (
     _r("API_KEY", B + r"GOCSPX-[A-Za-z0-9_\-]{24,}"),                           # Google OAuth client secret
     _r("API_KEY", B + r"do[opr]_v1_[a-f0-9]{64}" + E),                          # DigitalOcean
     _r("API_KEY", B + r"HRKU-[A-Za-z0-9_\-]{20,}"),                             # Heroku
+    _r("API_KEY", B + r"LTAI[A-Za-z0-9]{20}" + E),                              # Alibaba Cloud
+    _r("API_KEY", B + r"p8e-[A-Za-z0-9]{32}" + E),                              # Adobe client secret
+    _r("API_KEY", B + r"AQVN[A-Za-z0-9_\-]{35,38}" + E),                        # Yandex Cloud API key
+    _r("TOKEN", B + r"t1\.[A-Za-z0-9_\-]+=*\.[A-Za-z0-9_\-]{86}=*"),              # Yandex Cloud IAM token
     _r("TOKEN", B + r"00D[A-Za-z0-9]{12,15}![A-Za-z0-9._]{80,}"),              # Salesforce session
     _r("API_KEY", B + r"3MVG[A-Za-z0-9._]{60,}" + E),                          # Salesforce connected-app key
     _r("API_KEY", B + r"dapi[a-f0-9]{32}(?:-\d)?" + E),                         # Databricks
@@ -53,7 +57,7 @@ TOKEN_RULES: tuple[TokenRule, ...] = (
     # --- code hosting, CI, registries
     _r("GITHUB_TOKEN", B + r"gh[pousr]_[A-Za-z0-9]{30,255}" + E),
     _r("GITHUB_TOKEN", B + r"github_pat_[A-Za-z0-9_]{22,255}" + E),
-    _r("GITLAB_TOKEN", B + r"gl(?:pat|dt|ptt|rt|ft|imt|oas|cbt|soat|agent)-[A-Za-z0-9_\-.]{20,}"),
+    _r("GITLAB_TOKEN", B + r"gl(?:pat|dt|ptt|rt|ft|imt|oas|cbt|soat|agent|ffct)-[A-Za-z0-9_\-.]{20,}"),
     _r("GITLAB_TOKEN", B + r"GR1348941[A-Za-z0-9_\-]{20,}"),
     _r("API_KEY", B + r"ATATT3[A-Za-z0-9_\-=]{100,}"),                          # Atlassian
     _r("API_KEY", B + r"BBDC-[A-Za-z0-9+/_\-]{40,}"),                           # Bitbucket DC HTTP token
@@ -96,6 +100,11 @@ TOKEN_RULES: tuple[TokenRule, ...] = (
     _r("API_KEY", B + r"sq0(?:atp|csp)-[0-9A-Za-z_\-]{22,}"),                   # Square
     _r("API_KEY", r"access_token\$production\$[0-9a-z]{16}\$[0-9a-f]{32}"),     # PayPal Braintree
     _r("API_KEY", B + r"shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}" + E),               # Shopify
+    _r("STRIPE_KEY", B + r"whsec_[A-Za-z0-9]{32,}" + E),                        # Stripe webhook signing secret
+    _r("API_KEY", B + r"duffel_(?:test|live)_[A-Za-z0-9_\-=]{43}" + E),
+    _r("API_KEY", B + r"EZ[AT]K[A-Za-z0-9]{54}" + E),                           # EasyPost
+    _r("API_KEY", B + r"FLW(?:SECK|PUBK)(?:_TEST)?-[a-h0-9]{32}-X" + E),        # Flutterwave
+    _r("API_KEY", B + r"shippo_(?:live|test)_[a-f0-9]{40}" + E),
     # --- AI and developer SaaS
     _r("API_KEY", B + r"sk-(?:proj-|svcacct-|admin-|ant-(?:api|admin)\d\d-)?[A-Za-z0-9_\-]{20,}"),  # OpenAI, Anthropic, DeepSeek
     _r("API_KEY", B + r"gsk_[A-Za-z0-9]{20,}" + E),                             # Groq
@@ -111,7 +120,26 @@ TOKEN_RULES: tuple[TokenRule, ...] = (
     _r("API_KEY", B + r"figd_[A-Za-z0-9_\-]{40,}"),                             # Figma
     _r("API_KEY", B + r"sntry[su]_[A-Za-z0-9_=\-]{40,}"),                       # Sentry
     _r("API_KEY", B + r"ph[acx]_[A-Za-z0-9]{39,}" + E),                         # PostHog
-    _r("API_KEY", B + r"NR(?:AK|II|JS|RA|AA)-[A-Za-z0-9_\-]{20,}"),             # New Relic
+    _r("API_KEY", B + r"NR(?:AK|II|IQ|JS|RA|AA|SP)-[A-Za-z0-9_\-]{19,}"),       # New Relic (browser keys: 19)
+    _r("API_KEY", B + r"[a-f0-9]{36}NRAL" + E),                                 # New Relic licence key
+    _r("API_KEY", B + r"PMAK-[A-Fa-f0-9]{24}-[A-Fa-f0-9]{34}" + E),             # Postman
+    _r("API_KEY", B + r"pnu_[A-Za-z0-9]{36}" + E),                              # Prefect
+    _r("API_KEY", B + r"pul-[a-f0-9]{40}" + E),                                 # Pulumi
+    _r("API_KEY", B + r"rdme_[a-z0-9]{70}" + E),                                # ReadMe
+    _r("API_KEY", B + r"tfp_[A-Za-z0-9_\-.=]{59}" + E),                         # Typeform
+    _r("API_KEY", B + r"ico-[A-Za-z0-9]{32}" + E),                              # Infracost
+    _r("API_KEY", B + r"pat[A-Za-z0-9]{14}\.[a-f0-9]{64}" + E),                 # Airtable
+    _r("API_KEY", B + r"pat\.[A-Za-z0-9_\-]{22}\.[A-Za-z0-9]{24}\.[A-Za-z0-9]{20}" + E),  # Harness
+    _r("API_KEY", B + r"API-[A-Z0-9]{26}" + E),                                 # Octopus Deploy
+    _r("TOKEN", B + r"sha256~[A-Za-z0-9_\-]{43}" + E),                          # OpenShift
+    _r("TOKEN", B + r"fo1_[A-Za-z0-9_\-]{43}" + E),                             # Fly.io
+    _r("TOKEN", B + r"fm[12][ar]?_[A-Za-z0-9+/]{100,}={0,3}"),
+    _r("TOKEN", B + r"sk\.eyJ[A-Za-z0-9_\-]{20,}\.[A-Za-z0-9_\-]{20,}"),        # Mapbox secret token
+    _r("TOKEN", B + r"tk-us-[A-Za-z0-9_\-]{48}" + E),                           # Scalingo
+    _r("TOKEN", B + r"sm_(?:pat|aat|sat)_[A-Za-z0-9]{16}" + E),                 # SettleMint
+    _r("TOKEN", B + r"fio-u-[A-Za-z0-9_\-=]{64}" + E),                          # Frame.io
+    _r("TOKEN", B + r"access-(?:sandbox|development|production)-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}"
+       r"-[0-9a-f]{12}" + E),                                                  # Plaid
     _r("API_KEY", B + r"glc_[A-Za-z0-9+/]{32,}={0,2}"),                         # Grafana Cloud
     _r("API_KEY", B + r"glsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}" + E),              # Grafana service account
     _r("API_KEY", B + r"eyJrIjoi[A-Za-z0-9+/]{30,}={0,2}"),                     # Grafana provisioned key
@@ -121,6 +149,7 @@ TOKEN_RULES: tuple[TokenRule, ...] = (
     _r("API_KEY", B + r"cosmo_[a-f0-9]{32}" + E),                               # WunderGraph
     _r("API_KEY", B + r"wx[a-f0-9]{16}" + E),                                   # WeChat app id
     _r("TOKEN", B + r"ops_eyJ[A-Za-z0-9+/=_\-]{100,}"),                         # 1Password service account
+    _r("SECRET", B + r"A3-[A-Z0-9]{6}-(?:[A-Z0-9]{11}|[A-Z0-9]{6}-[A-Z0-9]{5})-[A-Z0-9]{5}-[A-Z0-9]{5}-[A-Z0-9]{5}" + E),
     _r("PRIVATE_KEY", B + r"AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}" + E),
     _r("PRIVATE_KEY", B + r"SU[A-Z2-7]{56}" + E),                               # NKEY seed
     _r("JWT", B + r"eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]*"),
