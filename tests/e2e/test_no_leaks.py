@@ -102,3 +102,25 @@ def test_a_private_key_pasted_in_chat_is_stored_and_sent_as_one_placeholder(serv
     bodies = json.dumps([r["body"] for r in llm.requests])
     assert "b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ" not in bodies and "[REDACTED:PRIVATE_KEY]" in bodies
     assert "private key" in reply["redaction_notice"]
+
+
+def test_passwords_in_a_pasted_command_and_config_never_reach_the_store_or_the_llm(make_settings, serve):
+    share_pw, db_pw = "Wint3r#Share24", "Kube!Secret-9931"
+    paste = ("the drive mapping fails:\n"
+             f"C:\\> net use Z: \\\\fs01\\finance {share_pw} /user:CORP\\jdoe\n"
+             "System error 53 has occurred.\n"
+             "and our app's deployment has\n"
+             f"env:\n  - name: DB_PASSWORD\n    value: \"{db_pw}\"\n  - name: DB_HOST\n    value: db01")
+    llm = OpenAICompatibleServer()
+    llm.default_reply = llm_reply
+    with llm:
+        settings = make_settings(llm_base_url=f"{llm.url}/v1", llm_model="stub")
+        with serve(settings) as client:
+            reply = client.post("/chat", json={"message": paste, "session_id": "paste-1"})
+            history = client.get("/sessions/paste-1")
+    assert reply.status_code == 200 and reply.json()["redaction_notice"]
+    bodies = json.dumps([r["body"] for r in llm.requests])
+    assert llm.requests and share_pw not in bodies and db_pw not in bodies
+    assert "db01" in bodies and "fs01" in bodies  # the rest of the paste still reaches the LLM
+    assert files_containing(settings.data_dir, [share_pw, db_pw]) == []
+    assert share_pw not in history.text and db_pw not in history.text
