@@ -15,8 +15,7 @@ import re
 from typing import Callable, Iterator
 
 from app.adapters.redaction.heuristics import (is_code_reference, is_file_path, is_hash_or_encrypted, is_identifier,
-                                               is_masked,
-                                               is_plain_word, is_template, looks_fake, looks_random,
+                                               is_masked, is_plain_word, is_template, looks_fake, looks_random,
                                                shannon_entropy)
 from app.adapters.redaction.spans import Span
 from app.adapters.redaction.vendor_tokens import (TOKEN_RULES, atlassian_pats, azure_ai_keys, github_checksum_ok,
@@ -135,15 +134,18 @@ def _random_value_name(name: str) -> bool:
     return bool(parts) and parts[-1] not in _WEAK_SUFFIXES and any(_KEY_LAST.match(p) for p in parts)
 
 
-def _value_span(text: str, at: int) -> tuple[int, int, str] | None:
-    """The value after an operator: quoted (without quotes) or bare, and not a function call."""
+def _value_span(text: str, at: int) -> tuple[int, int, str, bool] | None:
+    """(start, end, value, bare) of the value after an operator: quoted (without quotes) or bare, and not
+    code that fetches it (a call or a lookup)."""
     m = _VALUE_AFTER.match(text, at)
     if m is None:
         return None
-    group = "quoted" if m.group("quoted") is not None else "bare"
-    if group == "bare" and text[m.end(group):m.end(group) + 1] == "(":
-        return None  # password = getpass(…)
-    return m.start(group), m.end(group), m.group(group)
+    bare = m.group("quoted") is None
+    group = "bare" if bare else "quoted"
+    value = m.group(group)
+    if bare and (text[m.end(group):m.end(group) + 1] == "(" or value.endswith("[")):
+        return None  # password = getpass(…), password = creds["password"]
+    return m.start(group), m.end(group), value, bare
 
 
 # `#define DB_PASSWORD "x"` (C/C++ macros: the name and the value separated by whitespace)
@@ -172,14 +174,11 @@ def _assignments(text: str) -> Iterator[Span]:
             if _random_value_name(name):
                 yield from _random_value(text, value_at)
             continue
-        m = _VALUE_AFTER.match(text, value_at)
-        if m is None:
+        found = _value_span(text, value_at)
+        if found is None:
             continue
-        group = "quoted" if m.group("quoted") is not None else "bare"
-        value = m.group(group)
-        if group == "bare" and (text[m.end(group):m.end(group) + 1] == "(" or value.endswith("[")):
-            continue  # password = getpass(…), password = creds["password"]
-        if group == "bare" and value[0] in "{([":
+        start, end, value, bare = found
+        if bare and value[0] in "{([":
             continue  # password = {0x48, 0x65, …}: an array or tuple literal in code, not a typed value
         clean = _clean(value)
         minimum = 4 if kind == "PASSWORD" else 6
@@ -187,7 +186,7 @@ def _assignments(text: str) -> Iterator[Span]:
             continue
         if kind != "PASSWORD" and not re.search(r"\d", clean) and clean.isalpha() and clean.islower():
             continue  # "token: bearer", "secret: something" — words, not values
-        yield Span(m.start(group), m.end(group), kind, SOURCE)
+        yield Span(start, end, kind, SOURCE)
 
 
 def _random_value(text: str, at: int) -> Iterator[Span]:
@@ -198,8 +197,8 @@ def _random_value(text: str, at: int) -> Iterator[Span]:
         opened = _OPEN_STRING.match(text[at:line_end if line_end >= 0 else len(text)])
         if opened is None:
             return
-        found = at + opened.start("open"), at + opened.end("open"), opened.group("open")
-    start, end, value = found
+        found = at + opened.start("open"), at + opened.end("open"), opened.group("open"), False
+    start, end, value, _ = found
     if _EMAIL_LIKE.search(value):
         return  # "key": "f45VgF8jX79o@mail.example" is an address, however random its local part
     if looks_random(_clean(value)) and value_looks_like_secret(value):
@@ -313,6 +312,17 @@ _RULES: tuple[Rule, ...] = (
     # `netsh wlan show profile name=Office key=clear` prints the Wi-Fi key as `Key Content : …`
     ("PASSWORD", re.compile(r"\bkey\s+content[ \t]*:[ \t]*(?P<secret>\S[^\n]*?)[ \t]*$", re.I | re.M),
      value_looks_like_secret),
+    # Oracle: `sqlplus scott/T1ger#9@orcl`, `CONNECT scott/T1ger#9`
+    ("PASSWORD", re.compile(r"\b(?:sqlplus|connect|conn|exp|imp|expdp|impdp|rman\s+target)\s+(?:-[sSlL]\s+)?"
+                            r"[\"']?[A-Za-z_][\w$#]{0,30}/(?P<secret>[^\s@/\"']{3,})(?=@|[\s\"']|$)", re.I),
+     value_looks_like_secret),
+    # an HTML form's `<input type="password" name="pw" value="…">`
+    ("PASSWORD", re.compile(r"<input\b(?=[^<>]*\btype\s*=\s*[\"']?password)[^<>]*?\bvalue\s*=\s*[\"']"
+                            r"(?P<secret>[^\"'<>]{1,200})[\"']", re.I), value_looks_like_secret),
+    # JSON Web Keys: the private members of RSA/EC/OKP keys (d, p, q, dp, dq, qi) and a symmetric key (k),
+    # RFC 7518 §6.3.2 and §6.4; the public members (n, e, x, y) stay
+    ("PRIVATE_KEY", re.compile(r"[\"'](?:d|p|q|dp|dq|qi|k)[\"']\s*:\s*[\"'](?P<secret>[A-Za-z0-9_\-]{22,})={0,2}[\"']"),
+     lambda value: shannon_entropy(value) >= 3.5 and not looks_fake(value)),
 )
 
 # `mysql -u root -pS3cret` (the password attached to -p); `psexec -u x -p S3cret`, `docker login -u x -p S3cret`
@@ -322,22 +332,24 @@ _PORT_MAPPING = re.compile(r"^(?:[\d.]+:)?\d+(?::\d+)?(?:/(?:tcp|udp))?$")  # `d
 _USER_THEN_P = re.compile(r"(?:^|\s)-u\s+[\"']?[^\s\"']+[\"']?\s+-p\s+[\"']?(?P<secret>[^\s\"'\-][^\s\"']*)")
 
 
+def _after_mysql(text: str, at: int) -> bool:
+    """True when the command on the line before `at` is a MySQL/MariaDB client."""
+    return bool(_MYSQL.search(text, text.rfind("\n", 0, at) + 1, at))
+
+
 def _command_passwords(text: str) -> Iterator[Span]:
     for m in _ATTACHED_P.finditer(text):
-        line_start = text.rfind("\n", 0, m.start()) + 1
-        if _MYSQL.search(text, line_start, m.start()) and value_looks_like_secret(m.group("secret")):
+        if _after_mysql(text, m.start()) and value_looks_like_secret(m.group("secret")):
             yield Span(m.start("secret"), m.end("secret"), "PASSWORD", SOURCE)
     for m in _USER_THEN_P.finditer(text):
-        line_start = text.rfind("\n", 0, m.start()) + 1
-        if _MYSQL.search(text, line_start, m.start()):
+        if _after_mysql(text, m.start()):
             continue  # `mysql -u root -p hr`: a lone -p asks for the password, `hr` is the database
         if value_looks_like_secret(m.group("secret")) and not _PORT_MAPPING.match(m.group("secret")):
             yield Span(m.start("secret"), m.end("secret"), "PASSWORD", SOURCE)
 
 
 # A secret given as a name/value pair: Postman and other JSON `{"key": "api_key", "value": "…"}`,
-# Kubernetes `- name: DB_PASSWORD` / `value: …`, .NET `<add key="ApiKey" value="…"/>`, an HTML form's
-# `<input type="password" name="pw" value="…">`.
+# Kubernetes `- name: DB_PASSWORD` / `value: …`, .NET `<add key="ApiKey" value="…"/>`.
 _JSON_PAIR = re.compile(r"[\"'](?:key|name)[\"']\s*:\s*[\"'](?P<name>[^\"'\n]{1,60})[\"']\s*,\s*"
                         r"[\"']value[\"']\s*:\s*[\"'](?P<secret>[^\"'\n]{1,200})[\"']")
 _YAML_PAIR = re.compile(r"\bname:[ \t]*[\"']?(?P<name>[A-Za-z_][\w.\-]{0,60})[\"']?[ \t]*\r?\n[ \t]*"
@@ -346,8 +358,6 @@ _YAML_PAIR = re.compile(r"\bname:[ \t]*[\"']?(?P<name>[A-Za-z_][\w.\-]{0,60})[\"
 _XML_PAIR = re.compile(r"<(?:add|setting|param|parameter|property|input|entry)\b[^<>]{0,200}?"
                        r"\b(?:key|name|id)\s*=\s*[\"'](?P<name>[^\"'<>]{1,60})[\"'][^<>]{0,200}?"
                        r"\bvalue\s*=\s*[\"'](?P<secret>[^\"'<>]{1,200})[\"']", re.I)
-_PASSWORD_INPUT = re.compile(r"<input\b(?=[^<>]*\btype\s*=\s*[\"']?password)[^<>]*?\bvalue\s*=\s*[\"']"
-                             r"(?P<secret>[^\"'<>]{1,200})[\"']", re.I)
 
 
 def _name_value_pairs(text: str) -> Iterator[Span]:
@@ -358,32 +368,6 @@ def _name_value_pairs(text: str) -> Iterator[Span]:
             value = m.group(group)
             if kind and value and len(_clean(value)) >= 4 and value_looks_like_secret(value):
                 yield Span(m.start(group), m.end(group), kind, SOURCE)
-    for m in _PASSWORD_INPUT.finditer(text):
-        if value_looks_like_secret(m.group("secret")):
-            yield Span(m.start("secret"), m.end("secret"), "PASSWORD", SOURCE)
-
-
-# Oracle: `sqlplus scott/T1ger#9@orcl`, `CONNECT scott/T1ger#9`
-_ORACLE_LOGIN = re.compile(r"\b(?:sqlplus|connect|conn|exp|imp|expdp|impdp|rman\s+target)\s+(?:-[sSlL]\s+)?"
-                           r"[\"']?[A-Za-z_][\w$#]{0,30}/(?P<secret>[^\s@/\"']{3,})(?=@|[\s\"']|$)", re.I)
-
-
-def _oracle_logins(text: str) -> Iterator[Span]:
-    for m in _ORACLE_LOGIN.finditer(text):
-        if value_looks_like_secret(m.group("secret")):
-            yield Span(m.start("secret"), m.end("secret"), "PASSWORD", SOURCE)
-
-
-# JSON Web Keys: the private members of RSA/EC/OKP keys (d, p, q, dp, dq, qi) and a symmetric key (k),
-# RFC 7518 §6.3.2 and §6.4; the public members (n, e, x, y) stay.
-_JWK_PRIVATE = re.compile(r"[\"'](?:d|p|q|dp|dq|qi|k)[\"']\s*:\s*[\"'](?P<secret>[A-Za-z0-9_\-]{22,})={0,2}[\"']")
-
-
-def _jwk_private_members(text: str) -> Iterator[Span]:
-    for m in _JWK_PRIVATE.finditer(text):
-        value = m.group("secret")
-        if shannon_entropy(value) >= 3.5 and not looks_fake(value):
-            yield Span(m.start("secret"), m.end("secret"), "PRIVATE_KEY", SOURCE)
 
 _PEM = re.compile(
     r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----.*?(?:-----END[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|\Z)", re.S)
@@ -474,9 +458,7 @@ def find_secrets(text: str, *, decode: bool = True) -> list[Span]:
     spans.extend(_xml_elements(text))
     spans.extend(_keyword_context(text))
     spans.extend(_command_passwords(text))
-    spans.extend(_jwk_private_members(text))
     spans.extend(_name_value_pairs(text))
-    spans.extend(_oracle_logins(text))
     if decode:
         spans.extend(_encoded_secrets(text))
     return spans
