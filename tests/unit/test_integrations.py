@@ -183,8 +183,8 @@ def test_without_an_llm_the_data_is_listed_redacted():
 
 def test_a_secret_under_a_secret_named_key_is_redacted_in_the_listing_too():
     out = run(FakeLookup(IntegrationResult({"laptop": "ThinkPad T14", "admin_password": "Tr0ub4dor&3",
-                                            "mdm": {"api_token": "ghp_abcdefghijklmnopqrstuvwxyz0123456789"}})))
-    assert "Tr0ub4dor" not in out["answer"] and "ghp_abc" not in out["answer"]
+                                            "mdm": {"api_token": "ghp_q7Lw2Xv9Rk4Tz8Mb3Nc6Hd1Jf5Gs0Pa2Ye7Ui"}})))
+    assert "Tr0ub4dor" not in out["answer"] and "ghp_q7Lw" not in out["answer"]
     assert "- Admin password: [REDACTED:PASSWORD" in out["answer"] and "- Laptop: ThinkPad T14" in out["answer"]
 
 

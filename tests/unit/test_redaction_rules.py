@@ -418,3 +418,95 @@ def test_secrets_in_string_literals_name_value_pairs_and_database_logins_are_rem
 ])
 def test_harmless_name_value_pairs_and_sentences_are_left_alone(text):
     assert redactor.redact(text).text == text
+
+
+@pytest.mark.parametrize("text, secret", [
+    ("db.internal:5432:payroll:svc_payroll:Q8wZr2Lm9x", "Q8wZr2Lm9x"),                      # ~/.pgpass
+    ('psk="Sunrise-Harbor-2291"', "Sunrise-Harbor-2291"),                                  # wpa_supplicant
+    (" enable secret Cobalt77Ridge", "Cobalt77Ridge"),                                       # Cisco IOS
+    (" username admin password 7 0822455D0A16544541", "0822455D0A16544541"),                # type 7 is reversible
+    ("snmp-server community Fjord9Pine RO", "Fjord9Pine"),
+    ("radius-server key Gannet42Bluff", "Gannet42Bluff"),
+    ("redis-cli -a Velvet83Storm ping", "Velvet83Storm"),
+    ("AUTH Velvet83Storm", "Velvet83Storm"),
+    ("requirepass Velvet83Storm", "Velvet83Storm"),
+    ("jdbc:oracle:thin:scott/Tiger77Paw@//db01:1521/ORCL", "Tiger77Paw"),
+    ("ldapsearch -x -D cn=admin,dc=corp -w Glacier58Bay -b dc=corp", "Glacier58Bay"),
+    ("echo Bamboo47Gate | docker login --username jdoe --password-stdin", "Bamboo47Gate"),
+    ("echo 'jdoe:Bamboo47Gate' | sudo chpasswd", "Bamboo47Gate"),
+    ("requests.get(url, auth=('jdoe', 'Thistle27Bay'))", "Thistle27Bay"),
+    ("smtp.login('alerts@corp.com', 'Raven63Moor')", "Raven63Moor"),
+    ("define('DB_PASSWORD', 'Saffron56Peak');", "Saffron56Peak"),
+    ("storePassword 'Quince71Cliff'", "Quince71Cliff"),
+    ('signingConfigs { release { keyPassword "Quince71Cliff" } }', "Quince71Cliff"),
+    ("HKLM\\...\\Winlogon  DefaultPassword  REG_SZ  Stork57Field", "Stork57Field"),
+    ("login admin / Marigold66", "Marigold66"),
+    ("credentials are jdoe / Coral49Reef", "Coral49Reef"),
+    ("the admin pw for the switch is Nutmeg!52", "Nutmeg!52"),
+    ("mot de passe: Cerise!83", "Cerise!83"),
+    ("contraseña: Limon!47Sol", "Limon!47Sol"),
+])
+def test_passwords_in_network_gear_databases_code_arguments_and_other_languages_are_removed(text, secret):
+    removed(text, secret, "PASSWORD")
+
+
+@pytest.mark.parametrize("secret, kind", [
+    ("123456-234567-345678-456789-567890-678901-789012-890123", "SECRET"),   # BitLocker recovery key (digits only)
+    ("xoxp-2210535565-2210535566-2231234567-7a9c2e4f1b3d5a7c9e1f3b5d7a9c2e4f", "SLACK_TOKEN"),  # ids with runs
+    ("sl.BqZ9xk3Lm7QpR2vTw8YnB4cHd6Jf0GsE1uA5iO3kLm7QpR2vTw8YnB4cHd6Jf0GsE1uA5iO3kLm7QpR2vTw8YnB4cHd6Jf0Gs"
+     "E1uA5iO3kLm7QpR2vTw8YnB4cHd6Jf0GsE1uA5iO", "TOKEN"),                    # Dropbox short-lived token
+])
+def test_recovery_keys_and_tokens_whose_ids_look_patterned_are_removed(secret, kind):
+    removed(f"here it is: {secret}", secret, kind)
+
+
+@pytest.mark.parametrize("text", [
+    "enable secret 5 $1$mERr$hx5rVt7rPNoS4wqbXKX7m0",       # a hash, not the password
+    "AUTH required for this command", "AUTH LOGIN", "snmp-server community public RO",
+    "login page / portal", "user guide / FAQ", "User/Group: staff/wheel", "Login: jdoe / Domain: CORP",
+    "password reset for the VPN is done", "password length for admins is 16 characters",
+    "the pw for the wifi is on the sticker", "the password of the day is a sticky note",
+    't("password", "Mot de passe")', 'header("api_key", "X-API-Key")', 'grep password "notes.txt"',
+    '["password", "confirm_password"]', 'setToken("auth_token", token)', "echo $PASSWORD | docker login --password-stdin",
+    "jdbc:oracle:thin:@//db01:1521/ORCL", "PasswordLastSet    REG_DWORD    0x1", "redis-cli -h cache01 ping",
+    "password: !Ref DBPassword", "password: !!python/name:os.environ", '"apiKey": "YOUR_API_KEY"',
+    "api_key: your-api-key-here", 'token = "dummy-token-123"', 'password = "example_password1"',
+    'api_key = "0000000000000000"', 'secret = "my-secret"', "secretName: my-secret",
+])
+def test_commands_settings_and_placeholders_that_only_mention_a_secret_are_left_alone(text):
+    assert redactor.redact(text).text == text
+
+
+def test_a_password_starting_with_an_exclamation_mark_is_not_taken_for_a_yaml_tag():
+    removed("password: !Summer2024", "!Summer2024", "PASSWORD")
+
+
+@pytest.mark.parametrize("text, secret, kind", [
+    ('db, err := sql.Open("mysql", "app:Gecko42Trail@tcp(db:3306)/shop")', "Gecko42Trail", "PASSWORD"),
+    ("http --auth jdoe:Gecko42Trail GET https://api.corp", "Gecko42Trail", "PASSWORD"),
+    ("mstsc /v:server01 /u:admin /p:Gecko42Trail", "Gecko42Trail", "PASSWORD"),
+    ('<entry key="password">Gecko42Trail</entry>', "Gecko42Trail", "PASSWORD"),
+    ("auth_pass Gecko42Trail", "Gecko42Trail", "PASSWORD"),
+    ('secret "Gecko42Trail"', "Gecko42Trail", "SECRET"),
+    ("INSERT INTO users (name, password) VALUES ('admin', 'Gecko42Trail');", "Gecko42Trail", "PASSWORD"),
+    ("EXEC sp_addlogin 'report', 'Gecko42Trail'", "Gecko42Trail", "PASSWORD"),
+    ("vault login s.Qx7Lm2Zt9Rv4Wp8Ks3Yn6Bc1", "s.Qx7Lm2Zt9Rv4Wp8Ks3Yn6Bc1", "TOKEN"),
+    ("https://corp.webhook.office.com/webhookb2/3f8a9c2e-7b1d-4e6f-9a0c-5d2b8e1f4a7c@72f988bf-86f1-41af-91ab-"
+     "2d7cd011db47/IncomingWebhook/8f2a9c4e7b1d3f6a0c5e9b2d7f1a4c8e/04b07795", "8f2a9c4e7b1d3f6a0c5e9b2d7f1a4c8e", "TOKEN"),
+    ("https://api.telegram.org/bot123456789:AAQx7Lm2Zt9Rv4Wp8Ks3Yn6Bc1Df5Gh0Jk2L/sendMessage",
+     "AAQx7Lm2Zt9Rv4Wp8Ks3Yn6Bc1Df5Gh0Jk2L", "TOKEN"),
+    ("ldap_default_authtok = Gecko42Trail", "Gecko42Trail", "PASSWORD"),
+])
+def test_secrets_in_dsns_sql_config_directives_and_webhook_urls_are_removed(text, secret, kind):
+    removed(text, secret, kind)
+
+
+@pytest.mark.parametrize("text", [
+    "password = user.password", "secret = base64.b64decode(secret)", 'token = "Bearer " + access_token',
+    "password: CHANGE_ME", "password: `cat /run/secrets/db`",
+    "secret_ref: projects/123/secrets/db-password/versions/latest", '"passwordLastSet": "2024-03-01T10:00:00Z",',
+    "PasswordPolicy: MinimumLength=14", "password_encryption = scram-sha-256", "PasswordAuthentication no",
+    "msbuild app.sln /p:Configuration=Release", "auth-user-pass creds.txt", "credential.helper store",
+])
+def test_code_settings_and_references_about_secrets_are_left_alone(text):
+    assert redactor.redact(text).text == text

@@ -10,7 +10,7 @@ redactor = PatternRedactor()
     ("My password abc123 doesn't work for VPN", "abc123", "PASSWORD"),
     ("pw: Tr0ub4dor&3", "Tr0ub4dor&3", "PASSWORD"),
     ("PIN 4821 for the printer", "4821", "PASSWORD"),
-    ("export API_KEY=sk-proj-abcdefghijklmnop1234", "sk-proj-abcdefghijklmnop1234", "API_KEY"),
+    ("export API_KEY=sk-proj-q7Lw2Xv9Rk4Tz8Mb1234", "sk-proj-q7Lw2Xv9Rk4Tz8Mb1234", "API_KEY"),
     ("key AKIA2E0A8F3B244C9986 leaked", "AKIA2E0A8F3B244C9986", "AWS_KEY"),
     ("token ghp_R8mZq2Lk9Xw4Tn7Vb3Hc6Jd1Fs5Gp0Ya2Ue8", "ghp_R8mZq2Lk9Xw4Tn7Vb3Hc6Jd1Fs5Gp0Ya2Ue8", "GITHUB_TOKEN"),
     ("Authorization: Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N",

@@ -14,7 +14,7 @@ import binascii
 import re
 from typing import Callable, Iterator
 
-from app.adapters.redaction.heuristics import (is_code_reference, is_file_path, is_hash_or_encrypted, is_identifier,
+from app.adapters.redaction.heuristics import (is_code_reference, is_documentation_value, is_file_path, is_hash_or_encrypted, is_identifier,
                                                is_masked, is_plain_word, is_template, looks_fake, looks_random,
                                                shannon_entropy)
 from app.adapters.redaction.spans import Span
@@ -39,11 +39,12 @@ NOT_A_SECRET = frozenset(
     "store stored saved save forgot forgotten lost missing blank empty hidden masked redacted there here "
     "number code digits digit characters chars letters bearer basic digest negotiate ntlm token".split()
 )
-_SECRET_WORD = r"(?:password|passwort|passwd|passcode|passphrase|pass\s?word|pwd|pw|pin(?:\s?(?:code|number))?)"
+_SECRET_WORD = (r"(?:password|passwort|passwd|passcode|passphrase|pass\s?word|pwd|pw|pin(?:\s?(?:code|number))?|"
+                r"mot\s+de\s+passe|contrase[ñn]a|kennwort|wachtwoord|senha|salasana|lösenord|passord|adgangskode)")
 
 
 def _clean(value: str) -> str:
-    return value.strip(".,;:!?\"'()[]{}<>`")
+    return value.strip(".,;:!?\"'()[]{}<>` \t")
 
 
 _ATTRIBUTE = re.compile(r"^[A-Za-z_][\w\-]{0,40}=[\"']?$")
@@ -56,23 +57,26 @@ def value_looks_like_secret(value: str) -> bool:
     v = _clean(value)
     if not v or v.lower() in NOT_A_SECRET or v.startswith("[REDACTED") or v.startswith("REDACTED"):
         return False
-    if value.lstrip("\"'`“").startswith("<") or _ATTRIBUTE.match(value.strip()):
-        return False  # "password: <PostgreSQL PW>" (a placeholder), `<password name="x">` (an attribute)
+    if value.lstrip("\"'`“").startswith("<") or _ATTRIBUTE.match(value.strip()) or value.lstrip().startswith("`"):
+        return False  # "password: <PostgreSQL PW>" (a placeholder), `<password name="x">` (an attribute), `cat …`
     return not (is_template(value) or is_masked(v) or is_code_reference(value) or is_plain_word(v)
-                or is_hash_or_encrypted(value) or is_identifier(v) or is_file_path(v))
+                or is_hash_or_encrypted(value) or is_identifier(v) or is_file_path(v) or is_documentation_value(v))
+
+
+_FILE_NAME = re.compile(r"^[\w\-]+\.[a-z]{1,5}$")
 
 
 def _value_ok_without_connector(value: str) -> bool:
     """"password abc123": without 'is' or ':', only a token that is not a plain word counts."""
     v = _clean(value)
-    if value[:1] in "{([<":
-        return False  # "password {0x48, …}", "password (required)": code or prose, not a value
+    if value[:1] in "{([<" or _FILE_NAME.match(v):
+        return False  # "password {0x48, …}", "password (required)", `grep password notes.txt`: not a value
     return value_looks_like_secret(value) and len(v) >= 3 and bool(re.search(r"[\d\W_]", v))
 
 
 # --- key names in assignments: DB_PASSWORD=…, "apiKey": "…", client-secret: … ----------------------
 _PASSWORD_PART = re.compile(r"pa?s+w(?:o?r)?s?d|pw|pwd|pass|passw|passwort|passphrase|passcode|pin|contrasena|mdp|"
-                            r"motdepasse|kennwort|wachtwoord|senha")
+                            r"motdepasse|kennwort|wachtwoord|senha|psk|requirepass|masterauth|authtok")
 _PASSWORD_INSIDE = re.compile(r"pa?s+wo?r?d|passwd|pwd$|pass$")
 _NOT_PASSWORD_WORDS = frozenset({"bypass", "compass", "surpass", "overpass", "underpass", "trespass", "passport",
                                  "passenger", "passive", "spin", "pinned", "mapping", "shipping", "pinterest"})
@@ -87,11 +91,19 @@ _WEAK_SUFFIXES = frozenset({"id", "ids", "length", "len", "policy", "policies", 
                             "rotation", "changed", "updated", "created", "at", "validity", "lifetime", "encoding",
                             "placeholder", "input", "form", "attempts", "retries", "strength", "complexity",
                             "confirmation", "manager", "storage", "provider", "location", "dir", "env", "var",
-                            "hash", "hashed", "algorithm", "algo", "version", "ver",
+                            "hash", "hashed", "algorithm", "algo", "version", "ver", "encryption",
+                            "authentication", "method", "methods", "scheme", "backend", "helper", "program",
+                            "handler", "set", "last", "date", "time", "timestamp", "ref", "reference",
                             # a file name, not a key: "skipped kb/password-reset.md: …" in a log line
                             "md", "pdf", "txt", "html", "htm", "doc", "docx", "odt", "rtf", "csv", "xls", "xlsx",
                             "ppt", "pptx", "png", "jpg", "jpeg", "gif", "svg", "log"})
 _PARTS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
+
+
+def names_a_setting(name: str) -> bool:
+    """`PasswordPolicy`, `token_lifetime`, `password_encryption`: a setting about a secret, not one."""
+    parts = _PARTS.findall(name)
+    return bool(parts) and parts[-1].lower() in _WEAK_SUFFIXES
 
 
 def key_name_kind(name: str) -> str | None:
@@ -145,6 +157,8 @@ def _value_span(text: str, at: int) -> tuple[int, int, str, bool] | None:
     value = m.group(group)
     if bare and (text[m.end(group):m.end(group) + 1] == "(" or value.endswith("[")):
         return None  # password = getpass(…), password = creds["password"]
+    if m.group("q") == "`":
+        return None  # password: `cat /run/secrets/db` (a shell command), `${…}` (a template literal)
     return m.start(group), m.end(group), value, bare
 
 
@@ -184,9 +198,17 @@ def _assignments(text: str) -> Iterator[Span]:
         minimum = 4 if kind == "PASSWORD" else 6
         if len(clean) < minimum or not value_looks_like_secret(value):
             continue
-        if kind != "PASSWORD" and not re.search(r"\d", clean) and clean.isalpha() and clean.islower():
-            continue  # "token: bearer", "secret: something" — words, not values
+        if kind != "PASSWORD" and not key_value_ok(clean):
+            continue
         yield Span(start, end, kind, SOURCE)
+
+
+def key_value_ok(value: str) -> bool:
+    """A key, token or secret (not a password) is neither lower-case words without digits (`bearer`,
+    `db-secret`: names) nor a pattern (`0000…`, `abcdef…`, `…EXAMPLE`); a typed password may be either."""
+    v = _clean(value)
+    letters = v.replace("-", "").replace("_", "").replace(".", "")
+    return not (letters.isalpha() and letters.islower()) and not looks_fake(v)
 
 
 def _random_value(text: str, at: int) -> Iterator[Span]:
@@ -247,7 +269,7 @@ _RULES: tuple[Rule, ...] = (
         r"\b(?:id|user(?:name)?|login|account)\s*[/&(]\s*(?:pw|pwd|pass(?:word)?|passwd)\)?\s*[:=]\s*"
         r"(?P<secret>\S+)", re.I), value_looks_like_secret),
     # curl -u user:pass, --user user:pass
-    ("PASSWORD", re.compile(r"(?:^|\s)(?:-u|--user)\s+[\"']?[^\s:\"'$]+:(?P<secret>[^\s\"'@]+)"),
+    ("PASSWORD", re.compile(r"(?:^|\s)(?:-u|--user|--auth|-a)(?:\s+|=)[\"']?[^\s:\"'$]+:(?P<secret>[^\s\"'@]+)"),
      value_looks_like_secret),
     # PowerShell ConvertTo-SecureString "P@ss" -AsPlainText -Force
     ("PASSWORD", re.compile(r"ConvertTo-SecureString(?:\s+-\w+)*\s+\\?[\"']?(?P<secret>[^\s\"'\\-][^\s\"'\\]*)", re.I),
@@ -256,16 +278,18 @@ _RULES: tuple[Rule, ...] = (
     ("API_KEY", re.compile(
         r"\b(?:secret|private|access|api|auth|client|encryption|signing|master|recovery|bitlocker|license|licence|"
         r"product|activation)[ _\-]?key\s*(?:is|=|:|was)\s*:?\s*[\"']?(?P<secret>[^\s\"']{6,})", re.I),
-     value_looks_like_secret),
+     lambda value: value_looks_like_secret(value) and key_value_ok(value)),
     # "the secret is …", "token: …" in prose: a value with a digit, or long and not a word
     ("SECRET", re.compile(r"\b(?:secret|token|api[ _\-]?key|access[ _\-]?key|passphrase)\s+(?:is|was|=|:)\s*:?\s*"
-                          r"[\"'“]?(?P<secret>[^\s\"'”]{6,})", re.I), _value_ok_without_connector),
+                          r"[\"'“]?(?P<secret>[^\s\"'”]{6,})", re.I),
+     lambda value: _value_ok_without_connector(value) and key_value_ok(value)),
     # product keys: XXXXX-XXXXX-XXXXX-XXXXX-XXXXX
     ("API_KEY", re.compile(r"\b(?P<secret>[A-Z0-9]{5}(?:-[A-Z0-9]{5}){4})\b"), None),
     # SQL: IDENTIFIED BY 'x', PASSWORD 'x', PASSWORD('x')
     ("PASSWORD", re.compile(r"\bidentified\s+(?:with\s+\w+\s+)?by\s+[\"'](?P<secret>[^\"']+)[\"']", re.I),
      value_looks_like_secret),
-    ("PASSWORD", re.compile(r"\bpassword\s*\(?\s*[\"'](?P<secret>[^\"']+)[\"']", re.I), value_looks_like_secret),
+    ("PASSWORD", re.compile(r"\bpassword\s*\(?\s*[\"'](?P<secret>[^\"']+)[\"']", re.I),
+     lambda value: value_looks_like_secret(value) and not _FILE_NAME.match(value)),
     # connection strings: Server=…;User Id=…;Password=…;  AccountName=…;AccountKey=…
     ("CONNECTION_STRING", re.compile(
         r"\b(?:server|data source|host|endpoint|accountname|address|addr)\s*=[^;\n]*;[^\n]*?"
@@ -299,6 +323,9 @@ _RULES: tuple[Rule, ...] = (
     ("PASSWORD", re.compile(r"(?:^|\s)/user:\S+\s+(?P<secret>[^\s/*\"][^\s\"]*)", re.I), value_looks_like_secret),
     ("PASSWORD", re.compile(r"(?:^|\s)/(?:pw|pwd|pass|password)[:=][\"']?(?P<secret>[^\s\"']+)", re.I),
      value_looks_like_secret),
+    # `mstsc /v:srv /u:admin /p:S3cret`, `xfreerdp /u:x /p:S3cret` (not msbuild's `/p:Configuration=Release`)
+    ("PASSWORD", re.compile(r"(?:^|\s)/u(?:ser)?:\S+\s+(?:/\S+\s+)*?/p:[\"']?(?P<secret>[^\s\"'=]+)(?=[\s\"']|$)", re.I),
+     value_looks_like_secret),
     # `sshpass -p S3cret ssh …`, `smbclient //srv/share -U alice%S3cret`, openssl `-passin pass:S3cret`
     ("PASSWORD", re.compile(r"\bsshpass\s+-p\s*[\"']?(?P<secret>[^\s\"']+)"), value_looks_like_secret),
     ("PASSWORD", re.compile(r"(?:^|\s)-U\s+[\"']?[^\s%\"']+%(?P<secret>[^\s\"']+)"), value_looks_like_secret),
@@ -319,6 +346,54 @@ _RULES: tuple[Rule, ...] = (
     # an HTML form's `<input type="password" name="pw" value="…">`
     ("PASSWORD", re.compile(r"<input\b(?=[^<>]*\btype\s*=\s*[\"']?password)[^<>]*?\bvalue\s*=\s*[\"']"
                             r"(?P<secret>[^\"'<>]{1,200})[\"']", re.I), value_looks_like_secret),
+    # network gear: `enable secret S3cret`, `password 7 0822455D0A16` (type 7 is reversible), SNMP communities,
+    # RADIUS/TACACS/IKE shared keys; hashed types (5, 8, 9: `$1$…`) are left, as hashes are elsewhere
+    ("PASSWORD", re.compile(r"^[ \t]*enable\s+(?:secret|password)\s+(?:(?:level\s+\d+\s+)?[05]\s+)?(?P<secret>\S+)",
+                            re.I | re.M), value_looks_like_secret),
+    ("PASSWORD", re.compile(r"\b(?:password|secret|key|key-string|pre-shared-key|community)\s+7\s+(?P<secret>[0-9A-F]{4,})\b"),
+     None),
+    ("PASSWORD", re.compile(r"\bsnmp-server\s+community\s+(?P<secret>\S+)", re.I), value_looks_like_secret),
+    ("PASSWORD", re.compile(r"\b(?:tacacs-server|radius-server|tacacs|radius)\b[^\n]*?\bkey\s+(?:0\s+)?(?P<secret>[^\s7]\S*)",
+                            re.I), value_looks_like_secret),
+    ("PASSWORD", re.compile(r"\b(?:pre-shared-key|key-string|wpa-psk)\s+(?:ascii\s+|hex\s+|address\s+\S+\s+key\s+)?"
+                            r"(?:0\s+)?(?P<secret>[^\s7]\S*)", re.I), value_looks_like_secret),
+    # Redis: `redis-cli -a S3cret`, `AUTH S3cret`, `requirepass S3cret`
+    ("PASSWORD", re.compile(r"\bredis-cli\b[^\n]*?\s-a\s+[\"']?(?P<secret>[^\s\"']+)"), value_looks_like_secret),
+    ("PASSWORD", re.compile(r"^[ \t>]*(?:\d+\)\s*)?AUTH\s+(?:[\w\-]+\s+)?[\"']?(?P<secret>[^\s\"']+)[\"']?[ \t]*$", re.M),
+     _value_ok_without_connector),
+    ("PASSWORD", re.compile(r"^[ \t]*(?:requirepass|masterauth)\s+[\"']?(?P<secret>[^\s\"']+)", re.M), value_looks_like_secret),
+    # LDAP tools: `ldapsearch -D cn=admin,dc=corp -w S3cret`
+    ("PASSWORD", re.compile(r"\bldap\w*\b[^\n]*?\s-w\s+[\"']?(?P<secret>[^\s\"']+)"), value_looks_like_secret),
+    # a password piped into a login: `echo S3cret | docker login --password-stdin`, `echo 'bob:S3cret' | chpasswd`
+    ("PASSWORD", re.compile(r"\becho\s+(?:-n\s+)?[\"']?(?P<secret>[^\s\"'|]+)[\"']?\s*\|[^\n]*--password-stdin"),
+     value_looks_like_secret),
+    ("PASSWORD", re.compile(r"\becho\s+(?:-e\s+)?[\"']?[^\s:\"']+:(?P<secret>[^\s\"'|]+)[\"']?\s*\|\s*(?:sudo\s+)?chpasswd"),
+     value_looks_like_secret),
+    # JDBC Oracle thin URLs: `jdbc:oracle:thin:scott/T1ger@//db:1521/ORCL`
+    ("PASSWORD", re.compile(r"\bjdbc:oracle:(?:thin|oci\d?):[A-Za-z_][\w$#]{0,30}/(?P<secret>[^\s@/\"']+)@", re.I), None),
+    # PostgreSQL's ~/.pgpass: `host:port:database:user:password`
+    ("PASSWORD", re.compile(r"^[A-Za-z0-9_.\-*]+:(?:\d{1,5}|\*):[^\s:]+:[^\s:]+:(?P<secret>\S+)$", re.M),
+     value_looks_like_secret),
+    # Windows registry output: `DefaultPassword    REG_SZ    S3cret`
+    ("PASSWORD", re.compile(r"\b\w*(?:password|passwd|pwd)\w*\s+REG_(?:SZ|EXPAND_SZ)\s+(?P<secret>\S[^\n]*?)[ \t]*$",
+                            re.I | re.M), value_looks_like_secret),
+    # a Go/MySQL DSN without a scheme: "app:S3cret@tcp(db:3306)/shop"
+    ("PASSWORD", re.compile(r"(?<=[\"'\s=])[\w.\-]{1,64}:(?P<secret>[^@\s\"':/]{3,})@(?:tcp|unix|udp)\("),
+     value_looks_like_secret),
+    # SQL Server: EXEC sp_addlogin 'name', 'S3cret' / sp_password 'old', 'new'
+    ("PASSWORD", re.compile(r"\bsp_(?:addlogin|password)\s+(?:@\w+\s*=\s*)?N?'[^'\n]*'\s*,\s*(?:@\w+\s*=\s*)?N?'(?P<secret>[^'\n]+)'",
+                            re.I), value_looks_like_secret),
+    # HashiCorp Vault service tokens of the old format (`s.` + 24) where Vault is named on the line
+    ("TOKEN", re.compile(r"\bvault\b[^\n]*?(?<![\w.])(?P<secret>[sbr]\.[A-Za-z0-9]{24})\b", re.I),
+     lambda value: not looks_fake(value[2:])),
+    # webhook URLs whose path is the credential: Microsoft Teams / Office 365 connectors, Telegram bots
+    ("TOKEN", re.compile(r"(?:outlook\.office(?:365)?\.com/webhook|\.webhook\.office\.com/webhookb2)/(?P<secret>[^\s\"'<>]{20,})",
+                         re.I), None),
+    ("TOKEN", re.compile(r"api\.telegram\.org/(?:file/)?bot(?P<secret>\d{6,12}:[A-Za-z0-9_\-]{30,})"), None),
+    # login and password given as a pair in prose: "login admin / S3cret", "credentials are bob / S3cret"
+    ("PASSWORD", re.compile(r"\b(?:login|logon|credentials?|creds|account|user(?:name)?)\s*(?:is|are|:|=)?\s*"
+                            r"[\"']?[^\s/\"']{1,64}[\"']?\s*/\s*[\"']?(?P<secret>[^\s/\"']+)(?=[\s\"',;.)]|$)", re.I),
+     lambda value: _value_ok_without_connector(value) and not value.lower().startswith(("pw", "pass"))),
     # JSON Web Keys: the private members of RSA/EC/OKP keys (d, p, q, dp, dq, qi) and a symmetric key (k),
     # RFC 7518 §6.3.2 and §6.4; the public members (n, e, x, y) stay
     ("PRIVATE_KEY", re.compile(r"[\"'](?:d|p|q|dp|dq|qi|k)[\"']\s*:\s*[\"'](?P<secret>[A-Za-z0-9_\-]{22,})={0,2}[\"']"),
@@ -360,14 +435,98 @@ _XML_PAIR = re.compile(r"<(?:add|setting|param|parameter|property|input|entry)\b
                        r"\bvalue\s*=\s*[\"'](?P<secret>[^\"'<>]{1,200})[\"']", re.I)
 
 
+_XML_KEYED_TEXT = re.compile(r"<(?P<tag>add|setting|param|parameter|property|entry|item|string)\b[^<>]{0,200}?"
+                             r"\b(?:key|name|id)\s*=\s*[\"'](?P<name>[^\"'<>]{1,60})[\"'][^<>]{0,200}>"
+                             r"(?P<secret>[^<>\s][^<>\n]{2,200})</(?P=tag)>", re.I)
+
+
 def _name_value_pairs(text: str) -> Iterator[Span]:
-    for pattern in (_JSON_PAIR, _YAML_PAIR, _XML_PAIR):
+    for pattern in (_JSON_PAIR, _YAML_PAIR, _XML_PAIR, _XML_KEYED_TEXT):
         for m in pattern.finditer(text):
             kind = key_name_kind(m.group("name"))
             group = "secret" if "secret" in pattern.groupindex else ("quoted" if m.group("quoted") else "bare")
             value = m.group(group)
             if kind and value and len(_clean(value)) >= 4 and value_looks_like_secret(value):
                 yield Span(m.start(group), m.end(group), kind, SOURCE)
+
+# Secrets passed as arguments: `auth=('bob', 'S3cret')`, `smtp.login('bob@corp', 'S3cret')`,
+# `define('DB_PASSWORD', 'S3cret')`, `put("apiKey", "…")`, Gradle's `storePassword 'S3cret'`.
+_LOGIN_CALL = re.compile(r"(?i:[\w.]*(?:login|logon|auth|credentials?|signin|sign_in))\s*(?:=\s*)?[(\[]\s*"
+                         r"[\"'][^\"'\n]{1,80}[\"']\s*,\s*[\"'](?P<secret>[^\"'\n]{3,100})[\"']")
+_LITERAL_PAIR = re.compile(r"[(\[{,]\s*[\"'](?P<name>[A-Za-z_][\w.\-]{0,60})[\"']\s*,\s*[\"'](?P<secret>[^\"'\n]{3,200})[\"']")
+_CALL_WITHOUT_PARENS = re.compile(r"(?<![\w.])(?P<name>[A-Za-z_]\w{0,60})[ \t]+[\"'](?P<secret>[^\"'\n]{3,200})[\"']")
+# "the admin pw for the switch is X": words between the keyword and 'is' must not make it a sentence about
+# the password ("the password policy for guests is 12chars")
+_LOOSE_PASSWORD = re.compile(rf"\b{_SECRET_WORD}\b(?P<between>(?:[ \t]+[\w.@\-]+){{1,4}}?)[ \t]+(?:is|was|=|:)[ \t]*:?[ \t]*"
+                             r"[\"'“]?(?P<secret>[^\s\"'”]+)", re.I)
+_LINKING = frozenset("for on to of the my your our their this that a an new old current temporary temp admin "
+                     "administrator root local guest wifi wi-fi wireless vpn account user router switch server "
+                     "printer laptop machine box database db share".split())
+
+
+def _strong(value: str) -> bool:
+    """A value that can stand without a keyword right before it: letters with digits or symbols, 6+ long."""
+    v = _clean(value)
+    return (len(v) >= 6 and _value_ok_without_connector(value) and any(c.isalpha() for c in v)
+            and any(not c.isalpha() for c in v) and "://" not in v and not v.startswith("www."))
+
+
+def _argument_value(value: str) -> bool:
+    """An argument after a secret's name: one token, not a file name, not itself a name
+    (`t("password", "Mot de passe")`, `header("api_key", "X-API-Key")`)."""
+    return (_value_ok_without_connector(value) and not any(c.isspace() for c in value)
+            and not _FILE_NAME.match(value) and key_name_kind(value) is None)
+
+
+# a configuration directive on its own line: `auth_pass S3cret` (keepalived), `secret "S3cret"`
+_DIRECTIVE = re.compile(r"^[ \t]*(?P<name>[A-Za-z_][\w.\-]{1,40})[ \t]+(?:(?P<q>[\"'])(?P<quoted>[^\"'\n]{3,200})(?P=q)"
+                        r"|(?P<bare>[^\s\"'#;]{3,200}))[ \t]*;?[ \t]*$", re.M)
+# SQL `INSERT INTO users (name, password) VALUES ('bob', 'S3cret')`: the value in the secret column's place
+_INSERT = re.compile(r"\binsert\s+into\s+[\w.\"`\[\]]+\s*\((?P<cols>[^()]{1,500})\)\s*values\s*\((?P<vals>[^()]{1,2000})\)",
+                     re.I)
+_SQL_VALUE = re.compile(r"\s*(?:N?'(?P<quoted>(?:[^']|'')*)'|(?P<bare>[^,]*?))\s*(?:,|$)")
+
+
+def _insert_values(text: str) -> Iterator[Span]:
+    for m in _INSERT.finditer(text):
+        columns = [c.strip().strip("\"`[]") for c in m.group("cols").split(",")]
+        kinds = [key_name_kind(c) for c in columns]
+        if not any(kinds):
+            continue
+        at, end = m.start("vals"), m.end("vals")
+        for kind in kinds:
+            v = _SQL_VALUE.match(text, at, end)
+            if v is None or v.end() == at:
+                break
+            if kind and v.group("quoted") and _value_ok_without_connector(v.group("quoted")):
+                yield Span(v.start("quoted"), v.end("quoted"), kind, SOURCE)
+            at = v.end()
+
+
+def _argument_secrets(text: str) -> Iterator[Span]:
+    for m in _DIRECTIVE.finditer(text):
+        kind = key_name_kind(m.group("name"))
+        group = "quoted" if m.group("quoted") else "bare"
+        if kind and _argument_value(m.group(group)) and (kind == "PASSWORD" or key_value_ok(m.group(group))):
+            yield Span(m.start(group), m.end(group), kind, SOURCE)
+    yield from _insert_values(text)
+    for m in _LOGIN_CALL.finditer(text):
+        if _value_ok_without_connector(m.group("secret")):
+            yield Span(m.start("secret"), m.end("secret"), "PASSWORD", SOURCE)
+    for pattern in (_LITERAL_PAIR, _CALL_WITHOUT_PARENS):
+        for m in pattern.finditer(text):
+            name, value = m.group("name"), m.group("secret")
+            kind = key_name_kind(name)
+            if pattern is _CALL_WITHOUT_PARENS and len(_PARTS.findall(name)) < 2:
+                continue  # `grep password "notes.txt"`: only a compound name (storePassword) reads as a setting
+            if kind and _argument_value(value):
+                yield Span(m.start("secret"), m.end("secret"), kind, SOURCE)
+    for m in _LOOSE_PASSWORD.finditer(text):
+        words = m.group("between").lower().split()
+        if all(w in _LINKING or (w not in NOT_A_SECRET and w.isalnum() and i > 0) for i, w in enumerate(words)) \
+                and _strong(m.group("secret")):
+            yield Span(m.start("secret"), m.end("secret"), "PASSWORD", SOURCE)
+
 
 _PEM = re.compile(
     r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----.*?(?:-----END[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|\Z)", re.S)
@@ -383,6 +542,9 @@ _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12
 _CANDIDATE = re.compile(r"(?<![A-Za-z0-9_+/=.\-$])[A-Za-z0-9_+/=.~\-]{16,}(?![A-Za-z0-9_+/=.\-])")
 
 
+_DOTTED_NAME = re.compile(r"[A-Za-z_][A-Za-z_\d]*(?:\.[A-Za-z_][A-Za-z_\d]*)+")
+
+
 def _b64_pem_is_private(token: str) -> bool:
     try:
         head = base64.b64decode(token[:64] + "=" * (-len(token[:64]) % 4), validate=False)
@@ -396,8 +558,10 @@ def _keyword_context(text: str) -> Iterator[Span]:
         value = m.group(0)
         if "/" in value and value.count("/") >= 2 and not value.endswith("="):
             continue  # a path
-        if re.fullmatch(r"[\d.\-]+", value) or "://" in value or _UUID.fullmatch(value):
-            continue
+        if re.fullmatch(r"[\d.\-]+", value) or "://" in value or _UUID.fullmatch(value) or "=" in value.rstrip("="):
+            continue  # numbers, URLs, ids, and `MinimumLength=14` (a setting: base64 has '=' only at the end)
+        if text[m.end():m.end() + 1] == "(" or _DOTTED_NAME.fullmatch(value):
+            continue  # `base64.b64decode(…)`, `settings.auth_backend`: code
         if not looks_random(value):
             continue
         line_start = text.rfind("\n", 0, m.start()) + 1
@@ -441,7 +605,8 @@ def find_secrets(text: str, *, decode: bool = True) -> list[Span]:
             group = "secret" if "secret" in rule.pattern.groupindex else 0
             if group == 0 and not starts_token(text, m.start()):
                 continue
-            if rule.check_fake and looks_fake(m.group(group)) and not github_checksum_ok(m.group(group)):
+            random_part = m.group("body") if "body" in rule.pattern.groupindex else m.group(group)
+            if rule.check_fake and looks_fake(random_part) and not github_checksum_ok(m.group(group)):
                 continue
             spans.append(Span(m.start(group), m.end(group), rule.kind, SOURCE))
     spans.extend(Span(start, end, "AZURE_KEY", SOURCE) for start, end in azure_ai_keys(text))
@@ -459,6 +624,7 @@ def find_secrets(text: str, *, decode: bool = True) -> list[Span]:
     spans.extend(_keyword_context(text))
     spans.extend(_command_passwords(text))
     spans.extend(_name_value_pairs(text))
+    spans.extend(_argument_secrets(text))
     if decode:
         spans.extend(_encoded_secrets(text))
     return spans

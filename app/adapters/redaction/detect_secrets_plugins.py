@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from typing import Iterator
 
-from app.adapters.redaction.chat_rules import key_name_kind, value_looks_like_secret
+from app.adapters.redaction.chat_rules import key_name_kind, key_value_ok, names_a_setting, value_looks_like_secret
 from app.adapters.redaction.heuristics import is_masked, is_template, looks_fake
 from app.adapters.redaction.spans import Span
 
@@ -111,12 +111,16 @@ class DetectSecretsPlugins:
                     continue
                 if kind == "SECRET" and type(plugin).__name__ == "KeywordDetector":
                     kind = self._keyword_kind(line, value)
+                    if kind is None or (kind != "PASSWORD" and not key_value_ok(value)):
+                        continue  # `secret = "db-secret"`: a name; `api_key = "0000…"`: a pattern
                 for m in re.finditer(re.escape(value), line):
                     yield Span(offset + m.start(), offset + m.end(), kind, SOURCE)
 
     @staticmethod
-    def _keyword_kind(line: str, value: str) -> str:
+    def _keyword_kind(line: str, value: str) -> str | None:
         at = line.find(value)
         match = _KEYWORD_NAME.search(line[:max(at, 0)])
+        if match and names_a_setting(match.group(1)):
+            return None  # `PasswordPolicy: MinimumLength=14`
         kind = key_name_kind(match.group(1)) if match else None
         return kind or "SECRET"

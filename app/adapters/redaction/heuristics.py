@@ -44,10 +44,21 @@ def char_classes(value: str) -> int:
                 any(c.isdigit() for c in value), any(not c.isalnum() for c in value)))
 
 
+# `!Ref DbPassword`, `!Sub …`, `!!python/name:…`: a YAML tag (CloudFormation function, loader hook)
+_YAML_TAG = re.compile(r"^(?:!![a-z]+(?:/[\w:.]+)?|!(?:Ref|Sub|GetAtt|Join|Select|If|ImportValue|FindInMap|Base64|"
+                       r"Split|GetAZs|Cidr|Equals|Not|And|Or|Condition|Transform|vault|secret|env|include|reference|"
+                       r"input))$")
+# `YOUR_API_KEY`, `your-token-here`, `INSERT_KEY_HERE`, `<enter password>`: where the reader puts a value
+_FILL_IN = re.compile(r"^(?:your|insert|enter|replace|put)[_\- ]|[_\- ]here$|^(?:YOUR|INSERT|ENTER|REPLACE)[A-Z_]*$"
+                      r"|^(?:change|replace|fill|set|update)[_\- ]?(?:me|it|this)$", re.I)
+
+
 def is_template(value: str) -> bool:
-    """`<your password>`, `${DB_PASS}`, `{{ token }}`, `$PASSWORD`, `%(pw)s`: a placeholder, not a value."""
+    """`<your password>`, `${DB_PASS}`, `{{ token }}`, `$PASSWORD`, `%(pw)s`, `!Ref DbPassword`,
+    `YOUR_API_KEY`: a placeholder, not a value."""
     value = value.strip("\"'`")
-    return bool(_TEMPLATE.match(value)) or value.startswith(("${", "{{", "%(", "$(", "<%", "#{"))
+    return (bool(_TEMPLATE.match(value) or _YAML_TAG.match(value) or _FILL_IN.search(value))
+            or value.startswith(("${", "{{", "%(", "$(", "<%", "#{")))
 
 
 def is_masked(value: str) -> bool:
@@ -55,9 +66,16 @@ def is_masked(value: str) -> bool:
     return bool(_MASKED.search(value))
 
 
+# `user.password`, `settings.SECRET_KEY`, `cfg.api_token`: an attribute that holds the secret
+_SECRET_ATTRIBUTE = re.compile(r"^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*\.\w*(?i:password|passwd|pwd|secret|token|key)\w*$")
+# `projects/123/secrets/db-password/versions/latest`: a resource name (lower-case segments), not a value
+_RESOURCE_PATH = re.compile(r"^[a-z0-9][a-z0-9._\-]*(?:/[a-z0-9][a-z0-9._\-]*){2,}$")
+
+
 def is_code_reference(value: str) -> bool:
     """`os.getenv("X")`, `config.password`, `None`: code that fetches a secret, not the secret."""
-    return bool(_CODE_REFERENCE.match(value.strip("\"'`")))
+    value = value.strip("\"'`")
+    return bool(_CODE_REFERENCE.match(value) or _SECRET_ATTRIBUTE.match(value) or _RESOURCE_PATH.match(value))
 
 
 # `/run/secrets/db_password`, `~/.ssh/id_ed25519`, `C:\keys\server.pfx`: where a secret is kept, not the secret
@@ -104,11 +122,20 @@ def _has_repeat(value: str, length: int) -> bool:
     return bool(re.search(r"(.)\1{%d,}" % (length - 1), value))
 
 
+_DOC_MARKERS = ("example", "sample", "dummy", "fake", "placeholder")
+
+
+def is_documentation_value(value: str) -> bool:
+    """`example_password1`, `dummy-token-123`, `fake-secret`: a value written for documentation or tests."""
+    low = value.lower()
+    return any(marker in low for marker in _DOC_MARKERS)
+
+
 def looks_fake(value: str) -> bool:
     """A documentation/test token rather than a real one: contains 'EXAMPLE', 'sample', a long
     ascending/descending run (123456, abcdef) or a long repeat (xxxxxx, 000000), or is barely random."""
     low = value.lower()
-    if any(marker in low for marker in ("example", "sample", "dummy", "fake", "placeholder", "your_", "your-")):
+    if is_documentation_value(value) or "your_" in low or "your-" in low:
         return True
     if _has_run(value, 6) or _has_repeat(value, 6):
         return True

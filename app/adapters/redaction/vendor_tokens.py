@@ -79,9 +79,12 @@ TOKEN_RULES: tuple[TokenRule, ...] = (
     _r("API_KEY", B + r"(?:vcp|vci|vca|vcr|vck)_[A-Za-z0-9]{24,}" + E),         # Vercel
     _r("API_KEY", B + r"nfp_[A-Za-z0-9]{36,}" + E),                             # Netlify
     _r("API_KEY", B + r"sbp_(?:v0_)?[a-f0-9]{40}" + E),                         # Supabase
+    _r("TOKEN", B + r"sl\.(?:u\.)?[A-Za-z0-9_\-]{130,}"),                       # Dropbox short-lived token
+    _r("TOKEN", B + r"[a-z0-9]{11}AAAAAAAAAA[A-Za-z0-9_\-=]{43}" + E, check_fake=False),  # Dropbox long-lived
     _r("PASSWORD", B + r"pscale_(?:pw|tkn|oauth)_[A-Za-z0-9_\-.=]{32,64}"),     # PlanetScale
     # --- chat, mail, payments
-    _r("SLACK_TOKEN", B + r"xox[abposre]-[A-Za-z0-9\-]{10,}"),
+    # the numeric team/user ids may hold runs (…1234567…); only the random tail is checked for a pattern
+    _r("SLACK_TOKEN", B + r"xox[abposre]-(?:\d+-)*(?P<body>[A-Za-z0-9\-]{10,})"),
     _r("SLACK_TOKEN", B + r"xapp-\d-[A-Z0-9]+-\d+-[a-z0-9]+"),
     _r("SLACK_TOKEN", r"hooks\.slack\.com/(?:services|workflows|triggers)/(?P<secret>[A-Za-z0-9+/_\-]{20,})"),
     _r("TOKEN", r"discord(?:app)?\.com/api/webhooks/\d+/(?P<secret>[A-Za-z0-9_\-]{20,})"),
@@ -152,6 +155,8 @@ TOKEN_RULES: tuple[TokenRule, ...] = (
     _r("SECRET", B + r"A3-[A-Z0-9]{6}-(?:[A-Z0-9]{11}|[A-Z0-9]{6}-[A-Z0-9]{5})-[A-Z0-9]{5}-[A-Z0-9]{5}-[A-Z0-9]{5}" + E),
     _r("PRIVATE_KEY", B + r"AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}" + E),
     _r("PRIVATE_KEY", B + r"SU[A-Z2-7]{56}" + E),                               # NKEY seed
+    # BitLocker recovery key: eight groups of six digits (digits only, so runs are normal)
+    _r("SECRET", B + r"\d{6}(?:-\d{6}){7}" + E, check_fake=False),
     _r("JWT", B + r"eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]*"),
     _r("SECRET", r"otpauth://\S*?[?&]secret=(?P<secret>[A-Za-z2-7]{16,})", flags=re.I),  # 2FA seed
 )
