@@ -510,3 +510,42 @@ def test_secrets_in_dsns_sql_config_directives_and_webhook_urls_are_removed(text
 ])
 def test_code_settings_and_references_about_secrets_are_left_alone(text):
     assert redactor.redact(text).text == text
+
+
+@pytest.mark.parametrize("text, secret", [
+    ("can you reset my password? current one is Spring2024!!", "Spring2024!!"),
+    ("I changed my password to Winter#2025 and now outlook won't connect", "Winter#2025"),
+    ("here are my creds: jdoe Hx8!kq22", "Hx8!kq22"),
+    ("login with admin:Kx92!mmq", "Kx92!mmq"),
+    ("wifi key: Coffee#House9", "Coffee#House9"),
+    ("the key for the wifi is Coffee#House9", "Coffee#House9"),
+    ("shared secret for the radius server: Coffee#House9", "Coffee#House9"),
+    ("Wi-Fi: CorpNet / Kx92!mmq", "Kx92!mmq"),
+    ("my pass is Hx8!kq22", "Hx8!kq22"),
+    ("my old password was Autumn2023 and the new one is Autumn2024", "Autumn2024"),
+    ("i think my password got leaked, it's Kx92!mmq", "Kx92!mmq"),
+    ("password?? Kx92!mmq", "Kx92!mmq"),
+    ("Password - Kx92!mmq", "Kx92!mmq"),
+    ("the password (Kx92!mmq) is rejected", "Kx92!mmq"),
+    ("my PIN for the copier is 0042", "0042"),
+    ("recovery code: 8F3K-2L9M-QX7P-4ZT2", "8F3K-2L9M-QX7P-4ZT2"),
+    ("backup codes: 84729163 19384756", "19384756"),
+    ("door code 4471#", "4471#"),
+    ("the verification code is 482913", "482913"),
+])
+def test_passwords_and_codes_said_the_way_people_chat_are_removed(text, secret):
+    removed(text, secret, "PASSWORD")
+
+
+def test_a_card_security_code_is_removed():
+    removed("card ending 1111, cvv 123", "123", "SECRET")
+
+
+@pytest.mark.parametrize("text", [
+    "my old password was fine", "password: ask IT", "password: see vault", "password: the usual",
+    "the password for the guest network is posted at reception", "the verification code is wrong",
+    "the recovery code didn't arrive", "password - forgot", "password -> reset link", "CVV field is empty",
+    "login: failed", "my credentials stopped working after the update", "I changed my password to something longer",
+])
+def test_chat_about_passwords_and_codes_without_one_is_left_alone(text):
+    assert redactor.redact(text).text == text

@@ -37,7 +37,10 @@ NOT_A_SECRET = frozenset(
     "complexity update updated updating sync synced entry entries dialog window popup pop-up request requests "
     "requested sent expiration age rotation counter attempts attempt tries retry retries generator vault "
     "store stored saved save forgot forgotten lost missing blank empty hidden masked redacted there here "
-    "number code digits digit characters chars letters bearer basic digest negotiate ntlm token".split()
+    "number code digits digit characters chars letters bearer basic digest negotiate ntlm token "
+    "fine ok okay good bad weak simple easy short long great gone broken blocked compromised leaked stolen known "
+    "unknown disabled enabled secure insecure safe unsafe stale outdated obsolete valid accepted rejected denied "
+    "usual ask see check use call contact via same".split()
 )
 _SECRET_WORD = (r"(?:password|passwort|passwd|passcode|passphrase|pass\s?word|pwd|pw|pin(?:\s?(?:code|number))?|"
                 r"mot\s+de\s+passe|contrase[ñn]a|kennwort|wachtwoord|senha|salasana|lösenord|passord|adgangskode)")
@@ -253,7 +256,8 @@ Rule = tuple[str, re.Pattern[str], Callable[[str], bool] | None]
 _RULES: tuple[Rule, ...] = (
     # "my password is hunter2", "the wifi password would be: x", "PIN is 1234"
     ("PASSWORD", re.compile(
-        rf"\b{_SECRET_WORD}(?:\s+(?:for|on|to|of)\s+[\w.@\-]+)?\s*(?:has been set to|was set to|would be|should be|"
+        rf"\b{_SECRET_WORD}(?:\s+(?:for|on|to|of)(?:\s+(?:the|my|our|a|this|that))?\s+[\w.@\-]+)?\s*"
+        rf"\b(?:has been set to|was set to|would be|should be|"
         rf"used to be|is now|now is|will be|set to|changed to|reset to|is still|was still|is|was|ist|est|es)\b\s*:?\s*"
         rf"[\"'“]?(?P<secret>[^\s\"'”]+)|\b{_SECRET_WORD}(?:\s+for\s+[\w.@\-]{{1,60}})?\s*[=:]\s*[\"'“]?"
         rf"(?P<secret2>[^\s\"'”]+)", re.I),
@@ -391,7 +395,7 @@ _RULES: tuple[Rule, ...] = (
                          re.I), None),
     ("TOKEN", re.compile(r"api\.telegram\.org/(?:file/)?bot(?P<secret>\d{6,12}:[A-Za-z0-9_\-]{30,})"), None),
     # login and password given as a pair in prose: "login admin / S3cret", "credentials are bob / S3cret"
-    ("PASSWORD", re.compile(r"\b(?:login|logon|credentials?|creds|account|user(?:name)?)\s*(?:is|are|:|=)?\s*"
+    ("PASSWORD", re.compile(r"\b(?:login|logon|credentials?|creds|account|user(?:name)?|wi-?fi|ssid|wlan)\s*(?:is|are|:|=)?\s*"
                             r"[\"']?[^\s/\"']{1,64}[\"']?\s*/\s*[\"']?(?P<secret>[^\s/\"']+)(?=[\s\"',;.)]|$)", re.I),
      lambda value: _value_ok_without_connector(value) and not value.lower().startswith(("pw", "pass"))),
     # JSON Web Keys: the private members of RSA/EC/OKP keys (d, p, q, dp, dq, qi) and a symmetric key (k),
@@ -501,6 +505,53 @@ def _insert_values(text: str) -> Iterator[Span]:
             if kind and v.group("quoted") and _value_ok_without_connector(v.group("quoted")):
                 yield Span(v.start("quoted"), v.end("quoted"), kind, SOURCE)
             at = v.end()
+
+
+# What people type in chat beyond "password: X" — each needs a value that can stand alone (_strong):
+_CHAT_SHAPES = tuple(re.compile(p, re.I) for p in (
+    # "I changed my password to X", "reset the admin pw to X"
+    rf"\b(?:changed?|set|reset|updated?)\s+(?:(?:my|the|our|his|her|their|its)\s+)?(?:[\w\-]+\s+)?{_SECRET_WORD}\s+"
+    r"(?:back\s+)?to\s+[\"'“(]?(?P<secret>[^\s\"'”()]+)",
+    # "password?? X", "Password - X", "password -> X", "the password (X) is rejected"
+    rf"\b{_SECRET_WORD}\s*(?:[?!]+|\s-{{1,2}}|–|—|->|=>)\s*[\"'“(]?(?P<secret>[^\s\"'”()]+)",
+    rf"\b{_SECRET_WORD}\s*\((?P<secret>[^\s()]+)\)",
+    # "creds: jdoe Hx8!kq22", "login with admin:Hx8!kq22"
+    r"\b(?:creds|credentials|login|log\s?in|logon|sign\s?in)\b\s*(?:are|is|:|with|as)?\s*:?\s*[\w.\-\\@]+(?::|\s+)"
+    r"(?P<secret>[^\s\"',;]+)\s*$",
+    r"\b(?:login|log\s?in|logon|sign\s?in)\s+(?:with|as|using)\s+[\w.\-\\@]+:(?P<secret>[^\s\"',;]+)",
+    # "my pass is X" ("pass" alone is a verb elsewhere)
+    r"\b(?:my|the|your|our|new|old|wifi|wi-fi)\s+pass\s+(?:is|was|=|:)\s*[\"'“]?(?P<secret>[^\s\"'”]+)",
+    # Wi-Fi keys: "wifi key: X", "WPA2 key X", "the key for the wifi is X", "shared secret for the radius server: X"
+    r"\b(?:wi-?fi|wireless|wpa[23]?|wlan|network|wep|psk)\s+(?:key|passphrase|code)\s*(?:is|was|=|:)?\s*:?\s*"
+    r"[\"'“]?(?P<secret>[^\s\"'”]+)",
+    r"\b(?:key|passphrase|code|secret)\s+(?:for|to|of)\s+(?:the\s+)?(?:[\w\-]+\s+)?(?:wi-?fi|wireless|network|wlan|router|"
+    r"radius|tacacs|vpn|server|share)\b(?:\s+[\w\-]+)?\s*(?:is|was|=|:)\s*:?\s*[\"'“]?(?P<secret>[^\s\"'”]+)",
+    r"\bshared\s+secret\b[^\n:=]{0,40}?(?:is|was|=|:)\s*:?\s*[\"'“]?(?P<secret>[^\s\"'”]+)",
+    # "current one is X", "the new one is X", "it's X" once the message is about a password
+    rf"\b{_SECRET_WORD}\b[^\n]{{0,120}}?\b(?:(?:current|new|old|temporary|temp|right|correct)\s+one|it)\s*"
+    r"(?:is|was|'s|’s|would be|should be|=|:)\s*:?\s*[\"'“]?(?P<secret>[^\s\"'”]+)",
+    r"\b(?:current|new|old|temporary)\s+one\s+(?:is|was|would be)\s*:?\s*[\"'“]?(?P<secret>[^\s\"'”]+)",
+))
+# one-time and access codes: "recovery code: 8F3K-2L9M-…", "backup codes: 8472 1938", "door code 4471#"
+_CODE = re.compile(r"\b(?:recovery|backup|verification|security|mfa|2fa|otp|one[- ]time|authenticator|auth(?:entication)?|"
+                   r"sms|door|alarm|gate|safe|lock|locker|access|entry|keypad|unlock)\s+(?:code|codes|pin|key)\b"
+                   r"\s*(?:is|are|was|:|=)?\s*:?\s*(?P<codes>(?:[\"'“]?[A-Z0-9][A-Z0-9\-#*]{3,40}[\"'”]?(?:[\s,;]+|$))+)", re.I)
+# a card's security code: "cvv 123", "CVC: 0421"
+_CARD_CODE = re.compile(r"\b(?:cvv2?|cvc2?|csc|card\s+security\s+code)\s*(?:is|:|=|-)?\s*(?P<secret>\d{3,4})\b", re.I)
+_CODE_TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9\-#*]{3,40}")
+
+
+def _chat_shapes(text: str) -> Iterator[Span]:
+    for pattern in _CHAT_SHAPES:
+        for m in pattern.finditer(text):
+            if _strong(m.group("secret")):
+                yield Span(m.start("secret"), m.end("secret"), "PASSWORD", SOURCE)
+    for m in _CARD_CODE.finditer(text):
+        yield Span(m.start("secret"), m.end("secret"), "SECRET", SOURCE)
+    for m in _CODE.finditer(text):
+        for t in _CODE_TOKEN.finditer(m.group("codes")):
+            if any(c.isdigit() for c in t.group(0)) and t.group(0).lower() not in NOT_A_SECRET:
+                yield Span(m.start("codes") + t.start(), m.start("codes") + t.end(), "PASSWORD", SOURCE)
 
 
 def _argument_secrets(text: str) -> Iterator[Span]:
@@ -625,6 +676,7 @@ def find_secrets(text: str, *, decode: bool = True) -> list[Span]:
     spans.extend(_command_passwords(text))
     spans.extend(_name_value_pairs(text))
     spans.extend(_argument_secrets(text))
+    spans.extend(_chat_shapes(text))
     if decode:
         spans.extend(_encoded_secrets(text))
     return spans
