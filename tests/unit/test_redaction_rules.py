@@ -549,3 +549,79 @@ def test_a_card_security_code_is_removed():
 ])
 def test_chat_about_passwords_and_codes_without_one_is_left_alone(text):
     assert redactor.redact(text).text == text
+
+
+@pytest.mark.parametrize("text, secret", [
+    ('let dbPassword: String = "Vq7#kLm2Pz9!"', "Vq7#kLm2Pz9!"),
+    ('val dbPass: String? = "Vq7#kLm2Pz9!"', "Vq7#kLm2Pz9!"),
+    ('variable "db_password" {\n  default = "Vq7#kLm2Pz9!"\n}', "Vq7#kLm2Pz9!"),
+    ("bind_password Vq7#kLm2Pz9!", "Vq7#kLm2Pz9!"),
+    ('WiFi.begin("OfficeNet", "Vq7#kLm2Pz9!");', "Vq7#kLm2Pz9!"),
+    ('smtp.login(user, "Vq7#kLm2Pz9!")', "Vq7#kLm2Pz9!"),
+    ('conn.auth("Vq7kLm2Pz9xR")', "Vq7kLm2Pz9xR"),
+    ('echo "Vq7#kLm2Pz9!" | sudo -S apt update', "Vq7#kLm2Pz9!"),
+    ('{"log": "{\\"password\\": \\"Vq7kLm2Pz9xR\\"}"}', "Vq7kLm2Pz9xR"),
+    ("logged form data: db_password%3DVq7kLm2Pz9xR%26db_user%3Dapp", "Vq7kLm2Pz9xR"),
+    ('ssh-keygen -t ed25519 -N "Vq7kLm2Pz9xR" -f key', "Vq7kLm2Pz9xR"),
+    ("7z a -pVq7kLm2Pz9xR backup.7z docs/", "Vq7kLm2Pz9xR"),
+    ("zip -P Vq7kLm2Pz9xR a.zip report.txt", "Vq7kLm2Pz9xR"),
+])
+def test_passwords_in_typed_code_hcl_calls_escaped_json_and_archive_tools_are_removed(text, secret):
+    removed(text, secret, "PASSWORD")
+
+
+def test_a_vault_login_token_is_removed():
+    removed("vault login Zk8qW2mXy7RtPv4nLs9bHc3dJf6gKa1e", "Zk8qW2mXy7RtPv4nLs9bHc3dJf6gKa1e", "TOKEN")
+
+
+def test_a_secret_found_once_is_removed_everywhere_it_appears():
+    result = redactor.redact("Password: Vq7kLm2Pz9xR\nConfirm: Vq7kLm2Pz9xR\nstill rejected")
+    assert "Vq7kLm2Pz9xR" not in result.text, result.text
+    assert result.text.endswith("still rejected")
+
+
+@pytest.mark.parametrize("text", [
+    "token = accessToken", "secret: mySecret", 'password = "my-secret-pw"', "password=@db.password@",
+    "password: vault:secret/data/db#password", "password: op://it/database/password",
+    "api_key: ssm:/prod/api_key",
+    'public_key = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGq0Zk8qW2mXy7RtPv4nLs9bHc3dJf6gKa1e"',
+    'public_key: "MCowBQYDK2VwAyEAZk8qW2mXy7RtPv4nLs9bHc3dJf6gKa1eQ9kL2mXy7Rt="',
+    "The key fingerprint is SHA256:Zk8qW2mXy7RtPv4nLs9bHc3dJf6gKa1eQ9kL2mXy7Rt bob@laptop",
+    "secret_version: 9e1f0b7d6c5a4e3f3f9a1c0e7b4d2a8c",
+    'password_sha1 = "5baa61e4c9b93f3f0682250b6cf8331b7ee68fd8"',
+    "md5(password) = 5f4dcc3b5aa765d61d8327deb882cf99",
+    "STRIPE_PUBLISHABLE_KEY=pk_live_Zk8qW2mXy7RtPv4nLs9bHc3d",
+    'recaptcha_site_key = "6LeIxAcTAAAAAJcZVRqyHh71UMIEGNQ_MXjiZKhI"',
+])
+def test_names_store_references_public_keys_and_digests_are_left_alone(text):
+    assert redactor.redact(text).text == text
+
+
+@pytest.mark.parametrize("text, secret", [
+    ("hi, outlook keeps asking for my password, I entered Lm4!quartz88 like 5 times", "Lm4!quartz88"),
+    ("is Lm4!quartz88 a strong enough password?", "Lm4!quartz88"),
+    ("trying to log in as jdoe with Lm4!quartz88 and it fails", "Lm4!quartz88"),
+    ("I reset it to Lm4quartz88 yesterday and now teams won't sign in", "Lm4quartz88"),
+    ("jdoe / Lm4!quartz88 doesn't work on the portal", "Lm4!quartz88"),
+    ("My credentials - jdoe - Lm4!quartz88", "Lm4!quartz88"),
+    ("They gave me Lm4!quartz88 as a temp password", "Lm4!quartz88"),
+    ("u: jdoe p: Lm4!quartz88", "Lm4!quartz88"),
+    ("vpn: user jdoe, pass Lm4!quartz88", "Lm4!quartz88"),
+    ("bitlocker asks for PIN, mine is 482916", "482916"),
+])
+def test_a_password_shaped_token_in_a_message_about_logging_in_is_removed(text, secret):
+    removed(text, secret, "PASSWORD")
+
+
+@pytest.mark.parametrize("text", [
+    "my Office365 password expired, the iPhone15 still asks for it",
+    "password prompt after KB5034441 failed with 0x80070643",
+    "can't sign in: AADSTS50126 on login.microsoftonline.com",
+    "login fails on LT-2024-0042, Windows 11 build 22631.2715",
+    "new password: must differ from last 5",
+    "password=$1",
+    "reset my password at https://id.corp.example/reset?user=jdoe",
+    "read/write access to \\\\fs01\\Finance2024 after the password change",
+])
+def test_messages_about_passwords_keep_versions_codes_and_links(text):
+    assert redactor.redact(text).text == text

@@ -40,7 +40,8 @@ NOT_A_SECRET = frozenset(
     "number code digits digit characters chars letters bearer basic digest negotiate ntlm token "
     "fine ok okay good bad weak simple easy short long great gone broken blocked compromised leaked stolen known "
     "unknown disabled enabled secure insecure safe unsafe stale outdated obsolete valid accepted rejected denied "
-    "usual ask see check use call contact via same".split()
+    "usual ask see check use call contact via same must should can cannot could would will needs need has have "
+    "differ differs contain contains".split()
 )
 _SECRET_WORD = (r"(?:password|passwort|passwd|passcode|passphrase|pass\s?word|pwd|pw|pin(?:\s?(?:code|number))?|"
                 r"mot\s+de\s+passe|contrase[ñn]a|kennwort|wachtwoord|senha|salasana|lösenord|passord|adgangskode)")
@@ -63,7 +64,14 @@ def value_looks_like_secret(value: str) -> bool:
     if value.lstrip("\"'`“").startswith("<") or _ATTRIBUTE.match(value.strip()) or value.lstrip().startswith("`"):
         return False  # "password: <PostgreSQL PW>" (a placeholder), `<password name="x">` (an attribute), `cat …`
     return not (is_template(value) or is_masked(v) or is_code_reference(value) or is_plain_word(v)
-                or is_hash_or_encrypted(value) or is_identifier(v) or is_file_path(v) or is_documentation_value(v))
+                or is_hash_or_encrypted(value) or is_identifier(v) or is_file_path(v) or is_documentation_value(v)
+                or _names_a_secret(v))
+
+
+def _names_a_secret(value: str) -> bool:
+    """`accessToken`, `mySecret`, `my-secret-pw`: a variable or placeholder named after a secret (letters
+    only), not a value."""
+    return not any(c.isdigit() for c in value) and len(value) <= 40 and key_name_kind(value) is not None
 
 
 _FILE_NAME = re.compile(r"^[\w\-]+\.[a-z]{1,5}$")
@@ -97,6 +105,8 @@ _WEAK_SUFFIXES = frozenset({"id", "ids", "length", "len", "policy", "policies", 
                             "hash", "hashed", "algorithm", "algo", "version", "ver", "encryption",
                             "authentication", "method", "methods", "scheme", "backend", "helper", "program",
                             "handler", "set", "last", "date", "time", "timestamp", "ref", "reference",
+                            # a digest of the secret, not the secret: password_sha1, token_md5
+                            "md5", "sha", "sha1", "sha256", "sha512", "digest", "checksum", "fingerprint", "thumbprint",
                             # a file name, not a key: "skipped kb/password-reset.md: …" in a log line
                             "md", "pdf", "txt", "html", "htm", "doc", "docx", "odt", "rtf", "csv", "xls", "xlsx",
                             "ppt", "pptx", "png", "jpg", "jpeg", "gif", "svg", "log"})
@@ -105,7 +115,7 @@ _PARTS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
 
 def names_a_setting(name: str) -> bool:
     """`PasswordPolicy`, `token_lifetime`, `password_encryption`: a setting about a secret, not one."""
-    parts = _PARTS.findall(name)
+    parts = [p for p in _PARTS.findall(name) if not p.isdigit()]
     return bool(parts) and parts[-1].lower() in _WEAK_SUFFIXES
 
 
@@ -113,7 +123,8 @@ def key_name_kind(name: str) -> str | None:
     """The secret kind a key name announces (DB_PASSWORD -> PASSWORD, apiKey -> API_KEY), or None."""
     name = name.replace("ñ", "n").replace("Ñ", "N")
     parts = [p.lower() for p in _PARTS.findall(name)]
-    if not parts or parts[-1] in _WEAK_SUFFIXES:
+    words = [p for p in parts if not p.isdigit()]
+    if not words or words[-1] in _WEAK_SUFFIXES:
         return None
     for i, part in enumerate(parts):
         if part in _NOT_PASSWORD_WORDS:
@@ -133,11 +144,12 @@ def key_name_kind(name: str) -> str | None:
 
 _OPERATOR = re.compile(r":=|=>|->|==|!=|=|:")
 # `DB_PASSWORD`, `"apiKey"`, `--token`, `$config['pass']`, C's `char key[] = …` / `key[16] = …`
-_NAME_BEFORE = re.compile(r"(?<![A-Za-z0-9_])[-]{0,2}[A-Za-z_][A-Za-z0-9_.\-]{0,60}(?:\[\d{0,4}\])?[\"'\]]{0,2}\s*$")
+_NAME_BEFORE = re.compile(r"(?<![A-Za-z0-9_])[-]{0,2}[A-Za-z_][A-Za-z0-9_.\-]{0,60}(?:\[\d{0,4}\])?(?:\\?[\"'\]]){0,2}\s*$")
 _VALUE_AFTER = re.compile(
     r"""\s*(?:(?:[rbuRBU]{1,2}|L|@)?\\?(?P<q>["'`])(?P<quoted>[^"'`\n\\]{1,200})\\?(?P=q)|(?P<bare>[^\s"'`,;&<>)\]}]{1,200}))""")
 
 
+_PUBLIC_PARTS = frozenset({"public", "pub", "publishable", "site"})  # a reCAPTCHA site key is public too
 _EMAIL_LIKE = re.compile(r"@[\w\-]+\.[\w.\-]+$")
 _KEY_LAST = re.compile(r"(?:key|keys|nonce|salt)$", re.I)
 
@@ -146,7 +158,8 @@ def _random_value_name(name: str) -> bool:
     """`ANY_key`, `aesKey`, `key_wrap`, `nonce`, `salt`: names that hold a secret only when the value is
     random (so `sort_key = "name"` stays)."""
     parts = [p.lower() for p in _PARTS.findall(name)]
-    return bool(parts) and parts[-1] not in _WEAK_SUFFIXES and any(_KEY_LAST.match(p) for p in parts)
+    return (bool(parts) and parts[-1] not in _WEAK_SUFFIXES and any(_KEY_LAST.match(p) for p in parts)
+            and not any(p in _PUBLIC_PARTS for p in parts))
 
 
 def _value_span(text: str, at: int) -> tuple[int, int, str, bool] | None:
@@ -171,12 +184,21 @@ _DEFINE = re.compile(r"(?:^|[\s\"'])#\s*define\s+(?P<name>[A-Za-z_]\w{0,60})[ \t
 _OPEN_STRING = re.compile(r"""\s*(?:[rbuf]{0,2}(?:'{3}|"{3}|["'`]))(?P<open>[A-Za-z0-9+/=_\-]{16,200})\\?$""")
 
 
+# a declared type between the name and '=': `let dbPassword: String = "…"`, `val token: String? = "…"`
+_TYPED_NAME = re.compile(r"(?<![A-Za-z0-9_])(?P<name>[A-Za-z_]\w{0,60})\s*:\s*[A-Za-z_][\w.]{0,40}(?:<[^<>=\n]{0,40}>)?"
+                         r"(?:\[\])?\??\s*$")
+
+
 def _operators(text: str) -> Iterator[tuple[int, int, str]]:
     """(name end, value start, name) for every `name <op>` and `#define name` in `text`."""
     for op in _OPERATOR.finditer(text):
         before = _NAME_BEFORE.search(text, max(0, op.start() - 66), op.start())
         if before is not None:
-            yield op.start(), op.end(), before.group(0).strip("\"'] \t-")
+            yield op.start(), op.end(), before.group(0).strip("\"'] \t-\\")
+        if op.group(0) in ("=", ":="):
+            typed = _TYPED_NAME.search(text, max(0, op.start() - 110), op.start())
+            if typed is not None:
+                yield op.start(), op.end(), typed.group("name")
     for m in _DEFINE.finditer(text):
         yield m.end("name"), m.end(), m.group("name")
 
@@ -266,7 +288,8 @@ _RULES: tuple[Rule, ...] = (
     ("PASSWORD", re.compile(rf"\b{_SECRET_WORD}\s+[\"'“]?(?P<secret>[^\s\"'”]+)", re.I), _value_ok_without_connector),
     # "hunter2 is my password", "I used Summer2024! as the password"
     ("PASSWORD", re.compile(
-        r"(?<![^\s\"'])(?P<secret>[^\s\"']{3,100})\s+(?:is|was|as)\s+(?:my|the|our)\s+(?:new\s+|old\s+|current\s+|temporary\s+)?"
+        r"(?<![^\s\"'])(?P<secret>[^\s\"']{3,100})\s+(?:is|was|as)\s+(?:my|the|our|a|an)\s+"
+        r"(?:new\s+|old\s+|current\s+|temporary\s+|temp\s+|initial\s+|default\s+)?"
         rf"{_SECRET_WORD}\b", re.I), _value_ok_without_connector),
     # "ID/PW: master/iPp0@GRq", "user/pass=bob/Secret1"
     ("PASSWORD", re.compile(
@@ -373,6 +396,24 @@ _RULES: tuple[Rule, ...] = (
      value_looks_like_secret),
     ("PASSWORD", re.compile(r"\becho\s+(?:-e\s+)?[\"']?[^\s:\"']+:(?P<secret>[^\s\"'|]+)[\"']?\s*\|\s*(?:sudo\s+)?chpasswd"),
      value_looks_like_secret),
+    # `echo 'S3cret' | sudo -S apt update`: a password piped into sudo
+    ("PASSWORD", re.compile(r"\becho\s+(?:-n\s+)?[\"']?(?P<secret>[^\s\"'|]+)[\"']?\s*\|\s*sudo\s+(?:-\w+\s+)*-\w*S\b"),
+     value_looks_like_secret),
+    # Terraform / HCL: `variable "db_password" { default = "S3cret" }`
+    ("PASSWORD", re.compile(r"\bvariable\s+\"[\w\-]*(?i:pass|pwd|secret|token|key)[\w\-]*\"\s*\{[^{}]{0,300}?"
+                            r"\bdefault\s*=\s*\"(?P<secret>[^\"\n]{4,200})\""), value_looks_like_secret),
+    # archive and key tools that take the password as an option: `7z a -pS3cret`, `zip -P S3cret`,
+    # `ssh-keygen -N S3cret`, `unrar x -pS3cret`; `vault login <token>`
+    ("PASSWORD", re.compile(r"\b(?:7z|7za|unrar|rar)\b[^\n|;&]*?\s-p(?P<secret>[^\s\"'\-][^\s\"']{2,})"),
+     value_looks_like_secret),
+    ("PASSWORD", re.compile(r"\b(?:zip|unzip|zipcloak)\b[^\n|;&]*?\s-P\s+[\"']?(?P<secret>[^\s\"'\-][^\s\"']*)"),
+     value_looks_like_secret),
+    ("PASSWORD", re.compile(r"\bssh-keygen\b[^\n|;&]*?\s-[NP]\s+[\"'](?P<secret>[^\"'\n]{3,})[\"']"), value_looks_like_secret),
+    ("TOKEN", re.compile(r"\bvault\s+login\s+(?:-\w+(?:=\S+)?\s+)*(?P<secret>[A-Za-z0-9._\-]{20,})(?![\w=])"),
+     lambda value: looks_random(value.split(".")[-1]) and not looks_fake(value)),
+    # a password as the only argument of an auth call: `conn.auth("S3cret")`, `client.authenticate("S3cret")`
+    ("PASSWORD", re.compile(r"\.(?:auth|authenticate|set_?password|login)\s*\(\s*[\"'](?P<secret>[^\"'\n]{3,100})[\"']\s*\)",
+                            re.I), lambda value: _value_ok_without_connector(value) and key_name_kind(value) is None),
     # JDBC Oracle thin URLs: `jdbc:oracle:thin:scott/T1ger@//db:1521/ORCL`
     ("PASSWORD", re.compile(r"\bjdbc:oracle:(?:thin|oci\d?):[A-Za-z_][\w$#]{0,30}/(?P<secret>[^\s@/\"']+)@", re.I), None),
     # PostgreSQL's ~/.pgpass: `host:port:database:user:password`
@@ -455,8 +496,8 @@ def _name_value_pairs(text: str) -> Iterator[Span]:
 
 # Secrets passed as arguments: `auth=('bob', 'S3cret')`, `smtp.login('bob@corp', 'S3cret')`,
 # `define('DB_PASSWORD', 'S3cret')`, `put("apiKey", "…")`, Gradle's `storePassword 'S3cret'`.
-_LOGIN_CALL = re.compile(r"(?i:[\w.]*(?:login|logon|auth|credentials?|signin|sign_in))\s*(?:=\s*)?[(\[]\s*"
-                         r"[\"'][^\"'\n]{1,80}[\"']\s*,\s*[\"'](?P<secret>[^\"'\n]{3,100})[\"']")
+_LOGIN_CALL = re.compile(r"(?i:[\w.]*(?:login|logon|auth|credentials?|signin|sign_in)|wifi\.begin)\s*(?:=\s*)?[(\[]\s*"
+                         r"(?:[\"'][^\"'\n]{1,80}[\"']|[A-Za-z_][\w.]{0,60})\s*,\s*[\"'](?P<secret>[^\"'\n]{3,100})[\"']")
 _LITERAL_PAIR = re.compile(r"[(\[{,]\s*[\"'](?P<name>[A-Za-z_][\w.\-]{0,60})[\"']\s*,\s*[\"'](?P<secret>[^\"'\n]{3,200})[\"']")
 _CALL_WITHOUT_PARENS = re.compile(r"(?<![\w.])(?P<name>[A-Za-z_]\w{0,60})[ \t]+[\"'](?P<secret>[^\"'\n]{3,200})[\"']")
 # "the admin pw for the switch is X": words between the keyword and 'is' must not make it a sentence about
@@ -465,7 +506,7 @@ _LOOSE_PASSWORD = re.compile(rf"\b{_SECRET_WORD}\b(?P<between>(?:[ \t]+[\w.@\-]+
                              r"[\"'“]?(?P<secret>[^\s\"'”]+)", re.I)
 _LINKING = frozenset("for on to of the my your our their this that a an new old current temporary temp admin "
                      "administrator root local guest wifi wi-fi wireless vpn account user router switch server "
-                     "printer laptop machine box database db share".split())
+                     "printer laptop machine box database db share from at in with".split())
 
 
 def _strong(value: str) -> bool:
@@ -484,7 +525,7 @@ def _argument_value(value: str) -> bool:
 
 # a configuration directive on its own line: `auth_pass S3cret` (keepalived), `secret "S3cret"`
 _DIRECTIVE = re.compile(r"^[ \t]*(?P<name>[A-Za-z_][\w.\-]{1,40})[ \t]+(?:(?P<q>[\"'])(?P<quoted>[^\"'\n]{3,200})(?P=q)"
-                        r"|(?P<bare>[^\s\"'#;]{3,200}))[ \t]*;?[ \t]*$", re.M)
+                        r"|(?P<bare>[^\s\"'#;][^\s\"';]{2,199}))[ \t]*;?[ \t]*$", re.M)
 # SQL `INSERT INTO users (name, password) VALUES ('bob', 'S3cret')`: the value in the secret column's place
 _INSERT = re.compile(r"\binsert\s+into\s+[\w.\"`\[\]]+\s*\((?P<cols>[^()]{1,500})\)\s*values\s*\((?P<vals>[^()]{1,2000})\)",
                      re.I)
@@ -532,6 +573,52 @@ _CHAT_SHAPES = tuple(re.compile(p, re.I) for p in (
     r"(?:is|was|'s|’s|would be|should be|=|:)\s*:?\s*[\"'“]?(?P<secret>[^\s\"'”]+)",
     r"\b(?:current|new|old|temporary)\s+one\s+(?:is|was|would be)\s*:?\s*[\"'“]?(?P<secret>[^\s\"'”]+)",
 ))
+# "bitlocker asks for a PIN, mine is 482916"
+_PIN_MINE = re.compile(r"\bpin\b[^\n]{0,60}?\b(?:mine|it|that|the one)\s*(?:is|was|'s|’s)\s*:?\s*(?P<secret>\d{4,8})\b", re.I)
+# "u: jdoe p: S3cret!", "vpn: user jdoe, pass S3cret!"
+_USER_THEN_PASS = re.compile(r"\b(?:u|usr|user(?:name)?|login|id)\s*[:=]?\s*[\w.\-\\@]{2,64}[,;]?\s+(?:passwd|pass|pwd|pw|p)\b"
+                             r"\s*[:=]?\s*[\"'“]?(?P<secret>[^\s\"'”]+)", re.I)
+# A message about a password or a login: a token shaped like a password anywhere on the line is one
+# ("I entered Lm4!quartz88 five times", "is Lm4!quartz88 strong enough?", "jdoe / Lm4!quartz88 fails").
+_PASSWORD_TALK = re.compile(rf"\b{_SECRET_WORD}\b|\b(?:log\s?in|logon|log\s+on|sign\s?in|sign\s+on|creds|credentials|"
+                            r"locked\s+out|passcode)\b", re.I)
+_LINE_TOKEN = re.compile(r"[^\s\"'“”`()\[\]{},;]+")
+_SYMBOL = re.compile(r"[!#$%^&*+=?~|<>@]")
+_NOT_PASSWORD_TOKEN = re.compile(r"://|^[A-Za-z_][\w.\-]*[=:]|^www\.|^[\w.+\-]+@[\w\-]+\.[\w.\-]+$|^[\w\-]+\.[a-z]{2,5}$|[/\\].*[/\\]|^0x[0-9a-f]+$|"
+                                 r"^[a-z]?[A-Z]?[a-z]+\d{1,4}$|^#?[0-9a-f]{6}$", re.I)
+_PAIR_SLASH = re.compile(r"(?<![^\s(\[])[\w.\-@\\]{2,32}\s*/\s*(?P<secret>[^\s\"'“”`()\[\]{},;/]{8,32})"
+                         r"(?=[\s.,;:!?)\]]|$)")
+
+
+def password_shaped(token: str) -> bool:
+    """A token that only a password looks like: 8-48 characters with a lower-case letter, a digit and
+    either a symbol or an upper-case letter, and not a URL, address, file name, path, hex or a
+    product-and-version name (Office365, iPhone15)."""
+    token = token.rstrip(".,:;!?") if not _SYMBOL.search(token[:-1]) else token.rstrip(".,:;")
+    if not 8 <= len(token) <= 48 or _NOT_PASSWORD_TOKEN.search(token):
+        return False
+    lower, digit = any(c.islower() for c in token), any(c.isdigit() for c in token)
+    upper, symbol = any(c.isupper() for c in token), bool(_SYMBOL.search(token))
+    return lower and digit and (symbol or upper) and not looks_fake(token) and value_looks_like_secret(token)
+
+
+def _talk_tokens(text: str) -> Iterator[Span]:
+    for line_match in re.finditer(r"[^\n]+", text):
+        line = line_match.group(0)
+        if len(line) > 500:
+            continue  # a long line is a paste (code, a log), not a sentence about one's password
+        offset = line_match.start()
+        if _PASSWORD_TALK.search(line):
+            for t in _LINE_TOKEN.finditer(line):
+                if password_shaped(t.group(0)):
+                    value = t.group(0)
+                    end = t.end() - (len(value) - len(value.rstrip(".,:;")))
+                    yield Span(offset + t.start(), offset + end, "PASSWORD", SOURCE)
+        for m in _PAIR_SLASH.finditer(line):
+            if password_shaped(m.group("secret")) and _SYMBOL.search(m.group("secret")):
+                yield Span(offset + m.start("secret"), offset + m.end("secret"), "PASSWORD", SOURCE)
+
+
 # one-time and access codes: "recovery code: 8F3K-2L9M-…", "backup codes: 8472 1938", "door code 4471#"
 _CODE = re.compile(r"\b(?:recovery|backup|verification|security|mfa|2fa|otp|one[- ]time|authenticator|auth(?:entication)?|"
                    r"sms|door|alarm|gate|safe|lock|locker|access|entry|keypad|unlock)\s+(?:code|codes|pin|key)\b"
@@ -546,6 +633,12 @@ def _chat_shapes(text: str) -> Iterator[Span]:
         for m in pattern.finditer(text):
             if _strong(m.group("secret")):
                 yield Span(m.start("secret"), m.end("secret"), "PASSWORD", SOURCE)
+    for m in _USER_THEN_PASS.finditer(text):
+        if _value_ok_without_connector(m.group("secret")):
+            yield Span(m.start("secret"), m.end("secret"), "PASSWORD", SOURCE)
+    for m in _PIN_MINE.finditer(text):
+        yield Span(m.start("secret"), m.end("secret"), "PASSWORD", SOURCE)
+    yield from _talk_tokens(text)
     for m in _CARD_CODE.finditer(text):
         yield Span(m.start("secret"), m.end("secret"), "SECRET", SOURCE)
     for m in _CODE.finditer(text):
@@ -554,7 +647,15 @@ def _chat_shapes(text: str) -> Iterator[Span]:
                 yield Span(m.start("codes") + t.start(), m.start("codes") + t.end(), "PASSWORD", SOURCE)
 
 
+# a query string pasted URL-encoded: `password%3DS3cret%26user%3Dbob`
+_ENCODED_PAIR = re.compile(r"(?:(?<![A-Za-z0-9_%])|(?<=%26)|(?<=%3[Ff]))(?P<name>[A-Za-z_][\w.\-]{0,60})%3[Dd](?P<secret>(?:(?!%26|%3[Bb])[^\s&;\"'<>]){3,200})")
+
+
 def _argument_secrets(text: str) -> Iterator[Span]:
+    for m in _ENCODED_PAIR.finditer(text):
+        kind = key_name_kind(m.group("name"))
+        if kind and value_looks_like_secret(m.group("secret")) and (kind == "PASSWORD" or key_value_ok(m.group("secret"))):
+            yield Span(m.start("secret"), m.end("secret"), kind, SOURCE)
     for m in _DIRECTIVE.finditer(text):
         kind = key_name_kind(m.group("name"))
         group = "quoted" if m.group("quoted") else "bare"
@@ -593,6 +694,10 @@ _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12
 _CANDIDATE = re.compile(r"(?<![A-Za-z0-9_+/=.\-$])[A-Za-z0-9_+/=.~\-]{16,}(?![A-Za-z0-9_+/=.\-])")
 
 
+_NOT_SECRET_CONTEXT = re.compile(r"(?i:public|publishable|site|\bpub)[ _\-]?(?:key|token)|(?i:fingerprint|thumbprint)|"
+                                 r"\b(?i:md5|sha1|sha256|sha512|sha-?\d+|hash|digest|checksum)\b\s*[(:]?")
+_SETTING_BEFORE = re.compile(r"([A-Za-z_][\w.\-]{0,60})[\"']?\s*[:=]\s*[\"']?$")
+_SSH_PUBLIC_BEFORE = re.compile(r"(?:ssh-(?:rsa|dss|ed25519|ed448)|ecdsa-sha2-nistp\d+|sk-ssh-ed25519@openssh\.com)\s+$")
 _DOTTED_NAME = re.compile(r"[A-Za-z_][A-Za-z_\d]*(?:\.[A-Za-z_][A-Za-z_\d]*)+")
 
 
@@ -617,6 +722,11 @@ def _keyword_context(text: str) -> Iterator[Span]:
             continue
         line_start = text.rfind("\n", 0, m.start()) + 1
         before = text[max(line_start, m.start() - 60):m.start()]
+        if _SSH_PUBLIC_BEFORE.search(before) or _NOT_SECRET_CONTEXT.search(before):
+            continue  # `ssh-ed25519 AAAAC3…`, `public_key: …`, `fingerprint SHA256:…`, `md5(password) = …`
+        setting = _SETTING_BEFORE.search(before)
+        if setting and names_a_setting(setting.group(1)):
+            continue  # `secret_version: 9e1f…`, `token_id = …`: a setting about the secret
         if _CONTEXT_WORD.search(before):
             yield Span(m.start(), m.end(), "SECRET", SOURCE)
 

@@ -16,7 +16,7 @@ from collections import OrderedDict
 from typing import Callable, Iterable, Protocol, Sequence
 
 from app.adapters.redaction.kinds import PII_KINDS
-from app.adapters.redaction.spans import Span, render, resolve
+from app.adapters.redaction.spans import Span, render, resolve, trimmed
 from graphs.ports import Redaction
 
 # Everything a detector can match contains one of these: a digit (keys, phones, cards, IPs), '@'
@@ -60,6 +60,7 @@ class RedactionEngine:
         spans: list[Span] = []
         for detect in self.secret_detectors:
             spans.extend(detect(text))
+        spans.extend(_repeats(text, spans))
         url_passwords = [s for s in spans if s.kind == "URL_CREDENTIALS"]
         for detector in self.pii_detectors:
             wanted = pii_kinds & detector.kinds
@@ -78,6 +79,27 @@ class RedactionEngine:
         if cut < self.max_chars // 2:
             cut = self.max_chars
         return text[:cut] + TRUNCATION_NOTICE.format(n=f"{len(text) - cut:,}")
+
+
+_MAX_REPEATED = 32
+
+
+def _repeats(text: str, spans: list[Span]) -> list[Span]:
+    """Every other place a found secret's value appears ("Password: S3cret! / Confirm: S3cret!", a
+    token pasted twice): found once, removed everywhere. Values of 6+ characters, as whole tokens."""
+    found: dict[str, str] = {}
+    for span in spans:
+        s = trimmed(text, span)
+        if s is None:
+            continue
+        value = text[s.start:s.end]
+        if 6 <= len(value) <= 200 and "\n" not in value and s.kind not in PII_KINDS:
+            found.setdefault(value, s.kind)
+    extra: list[Span] = []
+    for value, kind in list(found.items())[:_MAX_REPEATED]:
+        pattern = re.compile(r"(?<![A-Za-z0-9_])" + re.escape(value) + r"(?![A-Za-z0-9_])")
+        extra.extend(Span(m.start(), m.end(), kind, "repeat") for m in pattern.finditer(text))
+    return extra
 
 
 class PolicyRedactor:

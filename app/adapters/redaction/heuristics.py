@@ -13,7 +13,7 @@ from collections import Counter
 
 _TEMPLATE = re.compile(
     r"^(?:<[^<>]{1,60}>|\$\{[^}]{1,60}\}|\{\{[^}]{1,60}\}\}|%\(?[A-Za-z_]{1,40}\)?s?%?|\$[A-Za-z_][A-Za-z0-9_]{1,60}"
-    r"|%[A-Za-z_]{2,40}%|@[A-Za-z_]{2,40}@|\[[A-Za-z _\-]{2,40}\])$")
+    r"|%[A-Za-z_]{2,40}%|@[A-Za-z_][\w.\-]{1,40}@|\[[A-Za-z _\-]{2,40}\])$")
 _MASKED = re.compile(r"^[*x•#.\-_?]{3,}$|\*{3,}|x{6,}|X{6,}|•{3,}", re.I)
 _CODE_REFERENCE = re.compile(
     r"^(?:os\.|process\.env|getenv\b|System\.getenv|ENV\[|env\[|config\.|settings\.|self\.|this\.|request\.|"
@@ -72,10 +72,19 @@ _SECRET_ATTRIBUTE = re.compile(r"^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*\.\w*(?i:passwo
 _RESOURCE_PATH = re.compile(r"^[a-z0-9][a-z0-9._\-]*(?:/[a-z0-9][a-z0-9._\-]*){2,}$")
 
 
+# `vault:secret/data/db#password`, `op://it/db/password`, `arn:aws:secretsmanager:…`: where a secret store keeps it
+_SECRET_STORE = re.compile(r"^(?:vault|sm|ssm|secretsmanager|secretmanager|gsm|gcpsm|awssm|op|doppler|azkv|keyvault|akv|"
+                           r"kv|sops|bws|infisical|conjur|arn):(?://?)?[\w\-./#:]+$", re.I)
+# an OpenSSH public key (`ssh-ed25519 AAAAC3…`): meant to be shared
+_PUBLIC_KEY = re.compile(r"^(?:ssh-(?:rsa|dss|ed25519|ed448)|ecdsa-sha2-nistp\d+|sk-ssh-ed25519@openssh\.com)\s+AAAA")
+
+
 def is_code_reference(value: str) -> bool:
-    """`os.getenv("X")`, `config.password`, `None`: code that fetches a secret, not the secret."""
+    """`os.getenv("X")`, `config.password`, `None`, `vault:secret/db#pw`: code or a store reference that
+    fetches a secret, not the secret; an SSH public key is not one either."""
     value = value.strip("\"'`")
-    return bool(_CODE_REFERENCE.match(value) or _SECRET_ATTRIBUTE.match(value) or _RESOURCE_PATH.match(value))
+    return bool(_CODE_REFERENCE.match(value) or _SECRET_ATTRIBUTE.match(value) or _RESOURCE_PATH.match(value)
+                or _SECRET_STORE.match(value) or _PUBLIC_KEY.match(value))
 
 
 # `/run/secrets/db_password`, `~/.ssh/id_ed25519`, `C:\keys\server.pfx`: where a secret is kept, not the secret

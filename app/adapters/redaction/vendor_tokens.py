@@ -99,7 +99,7 @@ TOKEN_RULES: tuple[TokenRule, ...] = (
     _r("API_KEY", B + r"[0-9a-f]{32}-us\d{1,2}" + E),                           # Mailchimp
     _r("API_KEY", B + r"xkeysib-[a-f0-9]{64}-[A-Za-z0-9]{16}" + E),             # Brevo
     _r("API_KEY", B + r"(?:AC|SK)[0-9a-fA-F]{32}" + E),                         # Twilio
-    _r("STRIPE_KEY", B + r"(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,}" + E),
+    _r("STRIPE_KEY", B + r"(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}" + E),  # pk_…: publishable, meant for the page
     _r("API_KEY", B + r"sq0(?:atp|csp)-[0-9A-Za-z_\-]{22,}"),                   # Square
     _r("API_KEY", r"access_token\$production\$[0-9a-z]{16}\$[0-9a-f]{32}"),     # PayPal Braintree
     _r("API_KEY", B + r"shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}" + E),               # Shopify
