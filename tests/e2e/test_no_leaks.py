@@ -124,3 +124,21 @@ def test_passwords_in_a_pasted_command_and_config_never_reach_the_store_or_the_l
     assert "db01" in bodies and "fs01" in bodies  # the rest of the paste still reaches the LLM
     assert files_containing(settings.data_dir, [share_pw, db_pw]) == []
     assert share_pw not in history.text and db_pw not in history.text
+
+
+def test_a_password_mentioned_twice_in_passing_never_reaches_the_store_or_the_llm(make_settings, serve):
+    pw = "Lm4!quartz88"
+    message = (f"outlook keeps asking for my password, I entered {pw} like 5 times. "
+               f"then teams said {pw} is wrong too")
+    llm = OpenAICompatibleServer()
+    llm.default_reply = llm_reply
+    with llm:
+        settings = make_settings(llm_base_url=f"{llm.url}/v1", llm_model="stub")
+        with serve(settings) as client:
+            reply = client.post("/chat", json={"message": message, "session_id": "twice-1"})
+            history = client.get("/sessions/twice-1")
+    assert reply.status_code == 200 and "password" in reply.json()["redaction_notice"]
+    bodies = json.dumps([r["body"] for r in llm.requests])
+    assert llm.requests and pw not in bodies and "outlook keeps asking" in bodies
+    assert files_containing(settings.data_dir, [pw]) == []
+    assert pw not in history.text
