@@ -32,6 +32,20 @@ def llm_reply(request: dict) -> str:
     return "Open Secure Client and connect to the VPN [1]."
 
 
+def chat_once(make_settings, serve, message: str, session_id: str):
+    """One chat turn through the real app with an LLM server on 127.0.0.1: (reply, every LLM request body
+    as JSON, the session read back, settings). Fails when the LLM was never called."""
+    llm = OpenAICompatibleServer()
+    llm.default_reply = llm_reply
+    with llm:
+        settings = make_settings(llm_base_url=f"{llm.url}/v1", llm_model="stub")
+        with serve(settings) as client:
+            reply = client.post("/chat", json={"message": message, "session_id": session_id})
+            history = client.get(f"/sessions/{session_id}")
+    assert llm.requests, "the LLM was never called"
+    return reply, json.dumps([r["body"] for r in llm.requests]), history, settings
+
+
 def files_containing(root, values: list[str]) -> list[str]:
     hits = []
     for path in sorted(p for p in root.rglob("*") if p.is_file()):
@@ -111,16 +125,9 @@ def test_passwords_in_a_pasted_command_and_config_never_reach_the_store_or_the_l
              "System error 53 has occurred.\n"
              "and our app's deployment has\n"
              f"env:\n  - name: DB_PASSWORD\n    value: \"{db_pw}\"\n  - name: DB_HOST\n    value: db01")
-    llm = OpenAICompatibleServer()
-    llm.default_reply = llm_reply
-    with llm:
-        settings = make_settings(llm_base_url=f"{llm.url}/v1", llm_model="stub")
-        with serve(settings) as client:
-            reply = client.post("/chat", json={"message": paste, "session_id": "paste-1"})
-            history = client.get("/sessions/paste-1")
+    reply, bodies, history, settings = chat_once(make_settings, serve, paste, "paste-1")
     assert reply.status_code == 200 and reply.json()["redaction_notice"]
-    bodies = json.dumps([r["body"] for r in llm.requests])
-    assert llm.requests and share_pw not in bodies and db_pw not in bodies
+    assert share_pw not in bodies and db_pw not in bodies
     assert "db01" in bodies and "fs01" in bodies  # the rest of the paste still reaches the LLM
     assert files_containing(settings.data_dir, [share_pw, db_pw]) == []
     assert share_pw not in history.text and db_pw not in history.text
@@ -130,15 +137,8 @@ def test_a_password_mentioned_twice_in_passing_never_reaches_the_store_or_the_ll
     pw = "Lm4!quartz88"
     message = (f"outlook keeps asking for my password, I entered {pw} like 5 times. "
                f"then teams said {pw} is wrong too")
-    llm = OpenAICompatibleServer()
-    llm.default_reply = llm_reply
-    with llm:
-        settings = make_settings(llm_base_url=f"{llm.url}/v1", llm_model="stub")
-        with serve(settings) as client:
-            reply = client.post("/chat", json={"message": message, "session_id": "twice-1"})
-            history = client.get("/sessions/twice-1")
+    reply, bodies, history, settings = chat_once(make_settings, serve, message, "twice-1")
     assert reply.status_code == 200 and "password" in reply.json()["redaction_notice"]
-    bodies = json.dumps([r["body"] for r in llm.requests])
-    assert llm.requests and pw not in bodies and "outlook keeps asking" in bodies
+    assert pw not in bodies and "outlook keeps asking" in bodies
     assert files_containing(settings.data_dir, [pw]) == []
     assert pw not in history.text
