@@ -625,3 +625,13 @@ def test_a_password_shaped_token_in_a_message_about_logging_in_is_removed(text, 
 ])
 def test_messages_about_passwords_keep_versions_codes_and_links(text):
     assert redactor.redact(text).text == text
+
+
+def test_a_question_mark_after_a_password_shaped_token_stays_in_the_sentence():
+    result = redactor.redact("teams rejects my password, is it Lm4quartz88?")
+    assert result.text == "teams rejects my password, is it [REDACTED:PASSWORD]?", result.text
+
+
+def test_a_terraform_variable_default_is_named_after_the_variable():
+    removed('variable "api_token" {\n  default = "Zk8qW2mXy7RtPv4nLs9bHc3dJf6gKa1e"\n}',
+            "Zk8qW2mXy7RtPv4nLs9bHc3dJf6gKa1e", "TOKEN")

@@ -16,7 +16,7 @@ from typing import Callable, Iterator
 
 from app.adapters.redaction.heuristics import (is_code_reference, is_documentation_value, is_file_path, is_hash_or_encrypted, is_identifier,
                                                is_masked, is_plain_word, is_template, looks_fake, looks_random,
-                                               shannon_entropy)
+                                               shannon_entropy, SSH_KEY_TYPE)
 from app.adapters.redaction.spans import Span
 from app.adapters.redaction.vendor_tokens import (TOKEN_RULES, atlassian_pats, azure_ai_keys, github_checksum_ok,
                                                   starts_token)
@@ -399,9 +399,6 @@ _RULES: tuple[Rule, ...] = (
     # `echo 'S3cret' | sudo -S apt update`: a password piped into sudo
     ("PASSWORD", re.compile(r"\becho\s+(?:-n\s+)?[\"']?(?P<secret>[^\s\"'|]+)[\"']?\s*\|\s*sudo\s+(?:-\w+\s+)*-\w*S\b"),
      value_looks_like_secret),
-    # Terraform / HCL: `variable "db_password" { default = "S3cret" }`
-    ("PASSWORD", re.compile(r"\bvariable\s+\"[\w\-]*(?i:pass|pwd|secret|token|key)[\w\-]*\"\s*\{[^{}]{0,300}?"
-                            r"\bdefault\s*=\s*\"(?P<secret>[^\"\n]{4,200})\""), value_looks_like_secret),
     # archive and key tools that take the password as an option: `7z a -pS3cret`, `zip -P S3cret`,
     # `ssh-keygen -N S3cret`, `unrar x -pS3cret`; `vault login <token>`
     ("PASSWORD", re.compile(r"\b(?:7z|7za|unrar|rar)\b[^\n|;&]*?\s-p(?P<secret>[^\s\"'\-][^\s\"']{2,})"),
@@ -590,11 +587,17 @@ _PAIR_SLASH = re.compile(r"(?<![^\s(\[])[\w.\-@\\]{2,32}\s*/\s*(?P<secret>[^\s\"
                          r"(?=[\s.,;:!?)\]]|$)")
 
 
+def _without_punctuation(token: str) -> str:
+    """The token without the sentence's closing punctuation ("…quartz88?" -> "…quartz88"); a '!' or '?'
+    stays when the token has other symbols (then it may be part of the password)."""
+    return token.rstrip(".,:;!?") if not _SYMBOL.search(token[:-1]) else token.rstrip(".,:;")
+
+
 def password_shaped(token: str) -> bool:
     """A token that only a password looks like: 8-48 characters with a lower-case letter, a digit and
     either a symbol or an upper-case letter, and not a URL, address, file name, path, hex or a
     product-and-version name (Office365, iPhone15)."""
-    token = token.rstrip(".,:;!?") if not _SYMBOL.search(token[:-1]) else token.rstrip(".,:;")
+    token = _without_punctuation(token)
     if not 8 <= len(token) <= 48 or _NOT_PASSWORD_TOKEN.search(token):
         return False
     lower, digit = any(c.islower() for c in token), any(c.isdigit() for c in token)
@@ -611,9 +614,8 @@ def _talk_tokens(text: str) -> Iterator[Span]:
         if _PASSWORD_TALK.search(line):
             for t in _LINE_TOKEN.finditer(line):
                 if password_shaped(t.group(0)):
-                    value = t.group(0)
-                    end = t.end() - (len(value) - len(value.rstrip(".,:;")))
-                    yield Span(offset + t.start(), offset + end, "PASSWORD", SOURCE)
+                    yield Span(offset + t.start(), offset + t.start() + len(_without_punctuation(t.group(0))),
+                               "PASSWORD", SOURCE)
         for m in _PAIR_SLASH.finditer(line):
             if password_shaped(m.group("secret")) and _SYMBOL.search(m.group("secret")):
                 yield Span(offset + m.start("secret"), offset + m.end("secret"), "PASSWORD", SOURCE)
@@ -647,15 +649,18 @@ def _chat_shapes(text: str) -> Iterator[Span]:
                 yield Span(m.start("codes") + t.start(), m.start("codes") + t.end(), "PASSWORD", SOURCE)
 
 
+# Terraform / HCL: `variable "db_password" { default = "S3cret" }`
+_HCL_VARIABLE = re.compile(r"\bvariable\s+\"(?P<name>[\w\-]{1,60})\"\s*\{[^{}]{0,300}?\bdefault\s*=\s*\"(?P<secret>[^\"\n]{4,200})\"")
 # a query string pasted URL-encoded: `password%3DS3cret%26user%3Dbob`
 _ENCODED_PAIR = re.compile(r"(?:(?<![A-Za-z0-9_%])|(?<=%26)|(?<=%3[Ff]))(?P<name>[A-Za-z_][\w.\-]{0,60})%3[Dd](?P<secret>(?:(?!%26|%3[Bb])[^\s&;\"'<>]){3,200})")
 
 
 def _argument_secrets(text: str) -> Iterator[Span]:
-    for m in _ENCODED_PAIR.finditer(text):
-        kind = key_name_kind(m.group("name"))
-        if kind and value_looks_like_secret(m.group("secret")) and (kind == "PASSWORD" or key_value_ok(m.group("secret"))):
-            yield Span(m.start("secret"), m.end("secret"), kind, SOURCE)
+    for pattern in (_ENCODED_PAIR, _HCL_VARIABLE):
+        for m in pattern.finditer(text):
+            kind, value = key_name_kind(m.group("name")), m.group("secret")
+            if kind and value_looks_like_secret(value) and (kind == "PASSWORD" or key_value_ok(value)):
+                yield Span(m.start("secret"), m.end("secret"), kind, SOURCE)
     for m in _DIRECTIVE.finditer(text):
         kind = key_name_kind(m.group("name"))
         group = "quoted" if m.group("quoted") else "bare"
@@ -697,7 +702,7 @@ _CANDIDATE = re.compile(r"(?<![A-Za-z0-9_+/=.\-$])[A-Za-z0-9_+/=.~\-]{16,}(?![A-
 _NOT_SECRET_CONTEXT = re.compile(r"(?i:public|publishable|site|\bpub)[ _\-]?(?:key|token)|(?i:fingerprint|thumbprint)|"
                                  r"\b(?i:md5|sha1|sha256|sha512|sha-?\d+|hash|digest|checksum)\b\s*[(:]?")
 _SETTING_BEFORE = re.compile(r"([A-Za-z_][\w.\-]{0,60})[\"']?\s*[:=]\s*[\"']?$")
-_SSH_PUBLIC_BEFORE = re.compile(r"(?:ssh-(?:rsa|dss|ed25519|ed448)|ecdsa-sha2-nistp\d+|sk-ssh-ed25519@openssh\.com)\s+$")
+_SSH_PUBLIC_BEFORE = re.compile(rf"{SSH_KEY_TYPE}\s+$")
 _DOTTED_NAME = re.compile(r"[A-Za-z_][A-Za-z_\d]*(?:\.[A-Za-z_][A-Za-z_\d]*)+")
 
 

@@ -76,7 +76,8 @@ _RESOURCE_PATH = re.compile(r"^[a-z0-9][a-z0-9._\-]*(?:/[a-z0-9][a-z0-9._\-]*){2
 _SECRET_STORE = re.compile(r"^(?:vault|sm|ssm|secretsmanager|secretmanager|gsm|gcpsm|awssm|op|doppler|azkv|keyvault|akv|"
                            r"kv|sops|bws|infisical|conjur|arn):(?://?)?[\w\-./#:]+$", re.I)
 # an OpenSSH public key (`ssh-ed25519 AAAAC3…`): meant to be shared
-_PUBLIC_KEY = re.compile(r"^(?:ssh-(?:rsa|dss|ed25519|ed448)|ecdsa-sha2-nistp\d+|sk-ssh-ed25519@openssh\.com)\s+AAAA")
+SSH_KEY_TYPE = r"(?:ssh-(?:rsa|dss|ed25519|ed448)|ecdsa-sha2-nistp\d+|sk-ssh-ed25519@openssh\.com)"
+_PUBLIC_KEY = re.compile(rf"^{SSH_KEY_TYPE}\s+AAAA")
 
 
 def is_code_reference(value: str) -> bool:
