@@ -3,6 +3,10 @@
     python bench/redaction.py --data ../shared/data                   # report half (the figures to quote)
     python bench/redaction.py --data ../shared/data --half tune --misses 40   # tuning half, with misses
 
+Also: "values gone" — of the positive lines, how many lose every secret value CredSweeper's report names
+on them (not just "something on the line was redacted"); and false alarms on real IT text with no
+secrets in it (r/techsupport wiki, Rasa helpdesk utterances, Amazon TV Q&A), split the same way.
+
 Only the tune half prints what was missed (per sample file, per item); the report half prints totals,
 so nothing is tuned against it.
 
@@ -61,6 +65,8 @@ class Item:
     label: str  # positive | hard_negative | negative
     is_block: bool = False
     lines: list[str] = field(default_factory=list)
+    line_num: int = 0
+    values: tuple[str, ...] = ()  # the secret values CredSweeper reports on this line (positives only)
 
 
 def secret_items(path: Path) -> list[Item]:
@@ -87,9 +93,48 @@ def secret_items(path: Path) -> list[Item]:
                 i = j + 1
                 continue
             items.append(Item(file, row["text"], row["label"], is_block=BEGIN.search(row["text"]) is not None,
-                              lines=[row["text"]]))
+                              lines=[row["text"]], line_num=row["line_num"]))
             i += 1
+    reported = reported_values(path.parent / "expected_output_default.json")
+    for item in items:
+        if item.label == "positive" and not item.is_block:
+            item.values = tuple(v for v in reported.get((item.file, item.line_num), ()) if v in item.text)
     return items
+
+
+def reported_values(path: Path) -> dict[tuple[str, int], set[str]]:
+    """(sample file, line number) -> the secret values CredSweeper's default report names on that line."""
+    values: dict[tuple[str, int], set[str]] = defaultdict(set)
+    if not path.exists():
+        return values
+    for finding in json.loads(path.read_text()):
+        for line in finding["line_data_list"]:
+            value = (line.get("value") or "").strip()
+            if len(value) >= 4:
+                values[(line["path"].rsplit("/", 1)[-1], line["line_num"])].add(value)
+    return values
+
+
+def it_texts(data: Path) -> list[tuple[str, str]]:
+    """(split key, text) of real IT-support text with no secret in it: the r/techsupport wiki's paragraphs,
+    the Rasa helpdesk bot's utterances, Amazon questions and answers about TVs. Every text where the
+    redactor removes a secret is a false alarm a user would see as a mangled document or message."""
+    texts: list[tuple[str, str]] = []
+    wiki = data / "it_kb_rtechsupport_wiki" / "corpus.jsonl"
+    if wiki.exists():
+        for line in wiki.read_text().splitlines():
+            row = json.loads(line)
+            texts.extend((f"wiki:{row['doc_id']}", p) for p in row["text"].split("\n") if p.strip())
+    rasa = data / "intent_rasa_helpdesk_assistant" / "nlu_examples.jsonl"
+    if rasa.exists():
+        texts.extend((f"rasa:{n}", json.loads(line)["text"]) for n, line in enumerate(rasa.read_text().splitlines()))
+    amazon = data / "techsupport_qa_emanual" / "Amazon_QA_extracted.json"
+    if amazon.exists():
+        for products in json.loads(amazon.read_text()).values():
+            for product in products:
+                for qa in product["qna"]:
+                    texts.extend((f"amazon:{product['id']}", qa[k]) for k in ("Question", "Answer") if qa.get(k))
+    return texts
 
 
 def pii_rows(path: Path) -> list[dict]:
@@ -161,6 +206,24 @@ def ratio(a: int, b: int) -> str:
     return f"{a / b:.3f}" if b else "  -  "
 
 
+def render_kept(text: str, spans: list[Span]) -> str:
+    """`text` with every span cut out (a NUL in its place), so a value that survives is still findable."""
+    kept = list(text)
+    for s in spans:
+        for k in range(s.start, s.end):
+            kept[k] = "\0"
+    return "".join(kept)
+
+
+def score_it_text(system, texts: list[tuple[str, str]], misses: int) -> dict:
+    alarms = []
+    for key, text in texts:
+        spans = [s for s in system.spans(text[:20000]) if s.kind in SECRET_KINDS or s.kind == "SECRET"]
+        if spans:
+            alarms.append(f"{key}: {[text[s.start:s.end][:30] for s in spans][:3]} in {text[:100]!r}")
+    return {"rate": ratio(len(alarms), len(texts)), "n": f"{len(alarms)}/{len(texts)}", "examples": alarms[:misses]}
+
+
 def block_fully_removed(item: Item, spans: list[Span]) -> bool:
     text = item.text
     kept = list(text)
@@ -183,6 +246,10 @@ def score_secrets(system, items: list[Item], misses: int) -> dict:
                  or (system.name == "presidio")]
         detected = bool(spans)
         counts[(item.label, detected)] += 1
+        if item.values:
+            counts["valued"] += 1
+            kept = render_kept(item.text, spans)
+            counts["values_removed"] += not any(v in kept for v in item.values)
         if item.is_block and item.label == "positive":
             blocks["blocks"] += 1
             blocks["detected"] += detected
@@ -200,6 +267,7 @@ def score_secrets(system, items: list[Item], misses: int) -> dict:
     result = {"recall": ratio(tp, tp + fn), "precision": ratio(tp, tp + fp),
               "fpr_hard": ratio(counts[("hard_negative", True)], hard), "fpr_neg": ratio(counts[("negative", True)], neg),
               "n": f"{tp + fn}/{hard}/{neg}",
+              "values": f"{counts['values_removed']}/{counts['valued']}",
               "pem": f"{blocks['detected']}/{blocks['blocks']} found, {blocks['removed']} fully removed"}
     result["by_file"] = (", ".join(f"{f} {n}" for f, n in missed_files.most_common(12)),
                          ", ".join(f"{f} {n}" for f, n in alarm_files.most_common(12)))
@@ -304,13 +372,14 @@ def main() -> None:
         print(f"  built {name} in {time.perf_counter() - started:.1f} s")
 
     print("\nSECRETS (line level; PEM blocks as one item)   n = positives/hard negatives/negatives")
-    print(f"{'system':16} {'recall':>7} {'precision':>9} {'FPR hard':>8} {'FPR neg':>8}  {'n':>12}  PEM blocks")
+    print(f"{'system':16} {'recall':>7} {'precision':>9} {'FPR hard':>8} {'FPR neg':>8}  {'n':>12}  "
+          f"{'values gone':>11}  PEM blocks")
     secret_results = {}
     prose = [i for i in items if not i.file.startswith("doc_")]
     for system in systems:
         r = secret_results[system.name] = score_secrets(system, items, args.misses)
         print(f"{system.name:16} {r['recall']:>7} {r['precision']:>9} {r['fpr_hard']:>8} {r['fpr_neg']:>8}  "
-              f"{r['n']:>12}  {r['pem']}")
+              f"{r['n']:>12}  {r['values']:>11}  {r['pem']}")
     if args.half == "tune":  # the report half stays blind: totals only, nothing to tune against
         for name, r in secret_results.items():
             print(f"  {name}: misses by sample file: {r['by_file'][0]}")
@@ -320,6 +389,15 @@ def main() -> None:
         r = score_secrets(system, prose, 0)
         print(f"{system.name:16} {r['recall']:>7} {r['precision']:>9} {r['fpr_hard']:>8} {r['fpr_neg']:>8}  "
               f"{r['n']:>12}")
+
+    it = [(key, text) for key, text in it_texts(args.data) if args.half == "all" or half_of(key, args.seed) == args.half]
+    print(f"\nREAL IT TEXT WITHOUT SECRETS (r/techsupport wiki paragraphs, Rasa helpdesk utterances, Amazon TV Q&A): "
+          f"texts that lost a 'secret'")
+    for system in systems:
+        r = score_it_text(system, it, args.misses if args.half == "tune" else 0)
+        print(f"{system.name:16} {r['rate']:>7}  ({r['n']})")
+        for line in r["examples"]:
+            print("    false alarm", line)
 
     print("\nPERSONAL DATA (span level)  found = a redacted range overlaps the gold span; "
           "removed = none of its letters/digits survive; precision = our spans that overlap any gold span")

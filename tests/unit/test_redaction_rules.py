@@ -635,3 +635,24 @@ def test_a_question_mark_after_a_password_shaped_token_stays_in_the_sentence():
 def test_a_terraform_variable_default_is_named_after_the_variable():
     removed('variable "api_token" {\n  default = "Zk8qW2mXy7RtPv4nLs9bHc3dJf6gKa1e"\n}',
             "Zk8qW2mXy7RtPv4nLs9bHc3dJf6gKa1e", "TOKEN")
+
+
+@pytest.mark.parametrize("text", [
+    "ks!CKsPin::ReleaseProcessSync+0x1e is on top of the stack",
+    "the crash is in Auth::TokenCache::Refresh+0x2c",
+    "see https://bench.example/UserRun/26665212 for the scores",
+    "export it from your password manager, see the 1Password Setup page",
+    "a passphrase as password is easier to remember and harder to guess",
+])
+def test_stack_traces_links_product_names_and_advice_in_it_docs_are_left_alone(text):
+    assert redactor.redact(text).text == text
+
+
+@pytest.mark.parametrize("text, secret", [
+    ("PIN: 482916", "482916"),
+    ("Auth::Token = 'Zk8qW2mXy7RtPv4nLs9bHc3d'", "Zk8qW2mXy7RtPv4nLs9bHc3d"),
+    ("login bob/Lm4!quartz88 on the portal", "Lm4!quartz88"),
+    ("my password is 2024Summer", "2024Summer"),
+])
+def test_the_same_shapes_still_lose_real_secrets(text, secret):
+    assert secret not in redactor.redact(text).text

@@ -41,7 +41,7 @@ NOT_A_SECRET = frozenset(
     "fine ok okay good bad weak simple easy short long great gone broken blocked compromised leaked stolen known "
     "unknown disabled enabled secure insecure safe unsafe stale outdated obsolete valid accepted rejected denied "
     "usual ask see check use call contact via same must should can cannot could would will needs need has have "
-    "differ differs contain contains".split()
+    "differ differs contain contains easier harder longer shorter stronger weaker safer better worse simpler".split()
 )
 _SECRET_WORD = (r"(?:password|passwort|passwd|passcode|passphrase|pass\s?word|pwd|pw|pin(?:\s?(?:code|number))?|"
                 r"mot\s+de\s+passe|contrase[ñn]a|kennwort|wachtwoord|senha|salasana|lösenord|passord|adgangskode)")
@@ -142,7 +142,8 @@ def key_name_kind(name: str) -> str | None:
     return None
 
 
-_OPERATOR = re.compile(r":=|=>|->|==|!=|=|:")
+# `::` is a scope operator (`ks!CKsPin::Release+0x1e` in a stack trace, `Auth::Token` in C++/Ruby), not an assignment
+_OPERATOR = re.compile(r":=|=>|->|==|!=|=|(?<!:):(?!:)")
 # `DB_PASSWORD`, `"apiKey"`, `--token`, `$config['pass']`, C's `char key[] = …` / `key[16] = …`
 _NAME_BEFORE = re.compile(r"(?<![A-Za-z0-9_])[-]{0,2}[A-Za-z_][A-Za-z0-9_.\-]{0,60}(?:\[\d{0,4}\])?(?:\\?[\"'\]]){0,2}\s*$")
 _VALUE_AFTER = re.compile(
@@ -433,7 +434,8 @@ _RULES: tuple[Rule, ...] = (
                          re.I), None),
     ("TOKEN", re.compile(r"api\.telegram\.org/(?:file/)?bot(?P<secret>\d{6,12}:[A-Za-z0-9_\-]{30,})"), None),
     # login and password given as a pair in prose: "login admin / S3cret", "credentials are bob / S3cret"
-    ("PASSWORD", re.compile(r"\b(?:login|logon|credentials?|creds|account|user(?:name)?|wi-?fi|ssid|wlan)\s*(?:is|are|:|=)?\s*"
+    # (not inside a link: `…/UserRun/26665212` is a path)
+    ("PASSWORD", re.compile(r"(?<![/.])\b(?:login|logon|credentials?|creds|account|user(?:name)?|wi-?fi|ssid|wlan)\s*(?:is|are|:|=)?\s*"
                             r"[\"']?[^\s/\"']{1,64}[\"']?\s*/\s*[\"']?(?P<secret>[^\s/\"']+)(?=[\s\"',;.)]|$)", re.I),
      lambda value: _value_ok_without_connector(value) and not value.lower().startswith(("pw", "pass"))),
     # JSON Web Keys: the private members of RSA/EC/OKP keys (d, p, q, dp, dq, qi) and a symmetric key (k),
@@ -582,7 +584,7 @@ _PASSWORD_TALK = re.compile(rf"\b{_SECRET_WORD}\b|\b(?:log\s?in|logon|log\s+on|s
 _LINE_TOKEN = re.compile(r"[^\s\"'“”`()\[\]{},;]+")
 _SYMBOL = re.compile(r"[!#$%^&*+=?~|<>@]")
 _NOT_PASSWORD_TOKEN = re.compile(r"://|^[A-Za-z_][\w.\-]*[=:]|^www\.|^[\w.+\-]+@[\w\-]+\.[\w.\-]+$|^[\w\-]+\.[a-z]{2,5}$|[/\\].*[/\\]|^0x[0-9a-f]+$|"
-                                 r"^[a-z]?[A-Z]?[a-z]+\d{1,4}$|^#?[0-9a-f]{6}$", re.I)
+                                 r"^[a-z]?[A-Z]?[a-z]+\d{1,4}$|^\d{1,2}[A-Z]?[a-z]+$|^#?[0-9a-f]{6}$", re.I)
 _PAIR_SLASH = re.compile(r"(?<![^\s(\[])[\w.\-@\\]{2,32}\s*/\s*(?P<secret>[^\s\"'“”`()\[\]{},;/]{8,32})"
                          r"(?=[\s.,;:!?)\]]|$)")
 
@@ -596,7 +598,7 @@ def _without_punctuation(token: str) -> str:
 def password_shaped(token: str) -> bool:
     """A token that only a password looks like: 8-48 characters with a lower-case letter, a digit and
     either a symbol or an upper-case letter, and not a URL, address, file name, path, hex or a
-    product-and-version name (Office365, iPhone15)."""
+    product-and-version name (Office365, iPhone15, 1Password)."""
     token = _without_punctuation(token)
     if not 8 <= len(token) <= 48 or _NOT_PASSWORD_TOKEN.search(token):
         return False
