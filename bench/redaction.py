@@ -29,9 +29,11 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import random
 import re
 import statistics
 import sys
+import sysconfig
 import time
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
@@ -206,6 +208,33 @@ def ratio(a: int, b: int) -> str:
     return f"{a / b:.3f}" if b else "  -  "
 
 
+_CODE_KEYWORD = re.compile(r"(?i)pass|pwd|\bpw\b|key|token|secret|auth|credential|\bcreds?\b|salt|nonce")
+_CODE_SUFFIXES = {".py", ".js", ".ts", ".json", ".yaml", ".yml", ".toml", ".cfg", ".ini", ".md", ".rst", ".txt", ".sh",
+                  ".html", ".xml"}
+_TEST_DIRS = {"tests", "test", "testing", "__pycache__"}
+
+
+def code_lines(root: Path, seed: int, half: str, limit: int) -> list[tuple[str, str]]:
+    """Lines that mention a secret word in the source and documentation of the installed Python packages
+    (test folders skipped): real code and docs, where a line like `password: str | None = None` or
+    `max_input_tokens = 272000` must stay as it is. Split by file; `limit` lines drawn with a fixed seed."""
+    lines: list[tuple[str, str]] = []
+    for path in sorted(root.rglob("*")):
+        if path.suffix not in _CODE_SUFFIXES or _TEST_DIRS & set(path.relative_to(root).parts[:-1]) \
+                or ".dist-info" in str(path) or not path.is_file():
+            continue
+        key = str(path.relative_to(root))
+        if half != "all" and half_of(key, seed) != half:
+            continue
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (UnicodeDecodeError, OSError):
+            continue
+        lines.extend((key, line) for line in text.splitlines() if 8 <= len(line) <= 400 and _CODE_KEYWORD.search(line))
+    random.Random(seed).shuffle(lines)
+    return lines[:limit]
+
+
 def render_kept(text: str, spans: list[Span]) -> str:
     """`text` with every span cut out (a NUL in its place), so a value that survives is still findable."""
     kept = list(text)
@@ -352,6 +381,9 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=4)
     parser.add_argument("--misses", type=int, default=0, help="print up to N misses and false alarms per system")
     parser.add_argument("--systems", default="deskmate,detect-secrets,presidio")
+    parser.add_argument("--code", type=Path, default=Path(sysconfig.get_paths()["purelib"]),
+                        help="a folder of real code for the false-alarm check (default: the installed packages)")
+    parser.add_argument("--code-lines", type=int, default=6000, help="lines drawn from --code (0: skip)")
     args = parser.parse_args()
     if args.misses and args.half != "tune":
         parser.error("--misses shows what was missed so it can be tuned: only with --half tune "
@@ -398,6 +430,16 @@ def main() -> None:
         print(f"{system.name:16} {r['rate']:>7}  ({r['n']})")
         for line in r["examples"]:
             print("    false alarm", line)
+
+    if args.code_lines:
+        code = code_lines(args.code, args.seed, args.half, args.code_lines)
+        print(f"\nREAL CODE AND DOCS (lines with a secret word from {args.code}, tests skipped): lines that lost a "
+              f"'secret' — nearly all false alarms (a few are documentation examples such as password=\"tiger\")")
+        for system in systems:
+            r = score_it_text(system, code, args.misses if args.half == "tune" else 0)
+            print(f"{system.name:16} {r['rate']:>7}  ({r['n']})")
+            for line in r["examples"]:
+                print("    flagged", line)
 
     print("\nPERSONAL DATA (span level)  found = a redacted range overlaps the gold span; "
           "removed = none of its letters/digits survive; precision = our spans that overlap any gold span")

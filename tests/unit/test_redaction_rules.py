@@ -656,3 +656,117 @@ def test_stack_traces_links_product_names_and_advice_in_it_docs_are_left_alone(t
 ])
 def test_the_same_shapes_still_lose_real_secrets(text, secret):
     assert secret not in redactor.redact(text).text
+
+
+@pytest.mark.parametrize("text", [
+    "def connect(host: str, password: str | None = None) -> None:",
+    "    api_key: Optional[str] = None",
+    "    input_ids: Tensor,",
+    "    query_tokens: TokenizedTable | None = None,",
+    "    secret_store: SecretStoreBackend = None",
+    "auth = username + \":\" + password",
+    "self.api_key = api_key or os.getenv(self.api_key_env_var)",
+    "user_password = user_password[:127]",
+    "token = Name.Builtin",
+    '"client-key-data": TEST_CLIENT_KEY_DATA_B64,',
+    "max_input_tokens = 272000",
+    '"token_ratio": 0.9957659295,',
+    "class Qwen3ForTokenClassification(Qwen2ForTokenClassification):",
+    "from kubernetes.client.models import V1SecretProjection",
+    'prompt_cache_key="tenant:acme:support-v1",',
+    "    password: Optional password for opening encrypted PDFs.",
+    "backward pass: computes gradients of the loss",
+    '    Token.String.Escape: "#C46C6C",',
+    "credentials: https://docs.example.org/user_guide/cli/authentication.html",
+    "see data-apis/array-api-extra#196 for the fix",
+    "hf spaces secrets add username/my-space --secrets-file .env.secrets",
+    "The token is sent as HTTP bearer authorization for remote files.",
+    'url = make_url("postgresql://user:pass@host/dbname")',
+    'if "password" in form and form["password"]:',
+])
+def test_code_types_expressions_names_and_docstrings_about_secrets_are_left_alone(text):
+    assert redactor.redact(text).text == text
+
+
+@pytest.mark.parametrize("text, secret", [
+    ("password: Summer2024, please reset it", "Summer2024"),
+    ("password=hunter2 if that helps", "hunter2"),
+    ("my pw: Lm4quartz88 and it's not working", "Lm4quartz88"),
+    ("password: hunter2 - thanks", "hunter2"),
+    ('password: str = "Zq8!vT3kLm"', "Zq8!vT3kLm"),
+    ("api_key: 8f7a9b2c4d6e8f0a1b3c5d7e", "8f7a9b2c4d6e8f0a1b3c5d7e"),
+    ("ftp://bob:Hx8!kq22@files.corp.example", "Hx8!kq22"),
+    ("Authorization: Bearer Zk8qW2mXy7RtPv4nLs9bHc3d", "Zk8qW2mXy7RtPv4nLs9bHc3d"),
+    ("secret_key = 'wOJIO9A2W5mFwDgiDvZbTSMK'", "wOJIO9A2W5mFwDgiDvZbTSMK"),
+])
+def test_values_next_to_code_shapes_are_still_removed(text, secret):
+    assert secret not in redactor.redact(text).text
+
+
+def test_a_name_made_of_words_is_wordlike_and_random_characters_are_not():
+    from app.adapters.redaction.code_shapes import is_wordlike
+
+    assert is_wordlike("Qwen2ForTokenClassification") and is_wordlike("max_tokens_per_1_minute")
+    assert not is_wordlike("wOJIO9A2W5mFwDgiDvZbTSMK") and not is_wordlike("8f7a9b2c4d6e8f0a1b3c5d7e")
+
+
+@pytest.mark.parametrize("text, secret, kind", [
+    ("authenticator seed WXQB7ZNM4KTR2JVH", "WXQB7ZNM4KTR2JVH", "SECRET"),
+    ("the setup key is kq4m 7zxb n2vr t5hw", "kq4m 7zxb n2vr t5hw", "SECRET"),
+    ('x_auth = "Zk8qW2mXy7RtPv4nLs9bHc3d"', "Zk8qW2mXy7RtPv4nLs9bHc3d", "API_KEY"),
+    ("hmac: Qm9vT2xWc3R5ZkR8aGx3Yk1n", "Qm9vT2xWc3R5ZkR8aGx3Yk1n", "API_KEY"),
+    ("DOCKER_TOKEN=dckr_oat_Zk8qW2mXy7RtPv4nLs9bHc3dJf6", "dckr_oat_Zk8qW2mXy7RtPv4nLs9bHc3dJf6", "API_KEY"),
+    ("Cookie: _gitlab_session=8f3k2l9m4n7q1w5e6r8t0y2u3i4o5p6a", "8f3k2l9m4n7q1w5e6r8t0y2u3i4o5p6a", "GITLAB_TOKEN"),
+    ("SAUJZDEGXDNCF32EPF3DHODZDOCIS2JHTLGMXGEDN73U55XTPLPFT7V4SE", "SAUJZDEGXDNCF32EPF3DHODZDOCIS2JHTLGMXGEDN73U55XTPLPFT7V4SE",
+     "PRIVATE_KEY"),
+    ("PMAT-01HZK8QW2MXY7RTPV4NLS9BHC3", "PMAT-01HZK8QW2MXY7RTPV4NLS9BHC3", "API_KEY"),
+])
+def test_otp_seeds_random_values_under_auth_names_and_more_vendor_formats_are_removed(text, secret, kind):
+    removed(text, secret, kind)
+
+
+@pytest.mark.parametrize("text", [
+    "KB5034441 failed with 0x80070643 on SERIALNUMBER2345",
+    "ABCDEFGHIJKLMNOP",
+    "x_auth = 'basic'",
+    "api: https://api.corp.example/v2",
+])
+def test_serials_patterns_and_auth_settings_are_not_otp_seeds_or_keys(text):
+    assert redactor.redact(text).text == text
+
+
+def _b64(raw: bytes) -> str:
+    import base64
+
+    return base64.b64encode(raw).decode()
+
+
+def test_an_encrypted_jwt_is_one_secret_whatever_its_payload_looks_like():
+    import base64
+    import json
+
+    header = base64.urlsafe_b64encode(json.dumps({"alg": "RSA-OAEP", "enc": "A256GCM"}).encode()).decode().rstrip("=")
+    jwe = f"{header}.Zk8qW2mXy7RtPv4nLs9bHc3dJf6gKa1e.Qm9vT2xWc3R5.Lm4quartz88Zk8qW2mXy7RtPv4n.Hx8kq22Zk8qW2mX"
+    removed(f"the session cookie is {jwe}", jwe, "JWT")
+
+
+@pytest.mark.parametrize("text, secret, kind", [
+    (f"debug log: Basic {_b64(b'jdoe:Hx8!kq22')}", _b64(b"jdoe:Hx8!kq22"), "AUTH_HEADER"),
+    ("AKIAZ7Q4M2XK9R3T5WNB,wJalrXUtnFEMIK7MDENGbPxRfiCYZk8qW2mXy7Rt", "wJalrXUtnFEMIK7MDENGbPxRfiCYZk8qW2mXy7Rt",
+     "AWS_KEY"),
+    ("redis://:S3cretPw9@cache:6379/0", "S3cretPw9", "URL_CREDENTIALS"),
+    ("curl --proxy-user jdoe:Hx8kq22x http://proxy", "Hx8kq22x", "PASSWORD"),
+    ("curl --oauth2-bearer Zk8qW2mXy7RtPv4nLs9bHc3d https://api.example", "Zk8qW2mXy7RtPv4nLs9bHc3d", "TOKEN"),
+    ("akab-k3m9q2x7w4r8t5z1-n6v2b8c4x9m3l7p5", "akab-k3m9q2x7w4r8t5z1-n6v2b8c4x9m3l7p5", "API_KEY"),
+])
+def test_basic_blobs_aws_pairs_url_and_command_credentials_are_removed(text, secret, kind):
+    removed(text, secret, kind)
+
+
+@pytest.mark.parametrize("text", [
+    "Basic authentication is enabled on the proxy",
+    f"Basic {_b64(b'just some words without a colon')}",
+    "version eyJhbGciOiJIUzI1NiJ9.broken",
+])
+def test_basic_auth_prose_and_broken_tokens_are_left_alone(text):
+    assert redactor.redact(text).text == text

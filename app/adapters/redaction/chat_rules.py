@@ -17,8 +17,11 @@ from typing import Callable, Iterator
 from app.adapters.redaction.heuristics import (is_code_reference, is_documentation_value, is_file_path, is_hash_or_encrypted, is_identifier,
                                                is_masked, is_plain_word, is_template, looks_fake, looks_random,
                                                shannon_entropy, SSH_KEY_TYPE)
+from app.adapters.redaction.code_shapes import (is_code_value, is_count, is_description, is_type_annotation,
+                                                is_wordlike)
 from app.adapters.redaction.spans import Span
-from app.adapters.redaction.vendor_tokens import (TOKEN_RULES, atlassian_pats, azure_ai_keys, github_checksum_ok,
+from app.adapters.redaction.vendor_tokens import (TOKEN_RULES, atlassian_pats, aws_secret_keys, azure_ai_keys,
+                                                  basic_credentials, github_checksum_ok, jose_tokens, otp_seeds,
                                                   starts_token)
 
 SOURCE = "chat_rules"
@@ -52,6 +55,8 @@ def _clean(value: str) -> str:
 
 
 _ATTRIBUTE = re.compile(r"^[A-Za-z_][\w\-]{0,40}=[\"']?$")
+_LINK = re.compile(r"^[a-z][a-z0-9+.\-]{1,20}://[^@\s]*$", re.I)
+_COLOUR = re.compile(r"^#[0-9a-fA-F]{6}$")
 _HTML_ENTITY = re.compile(r"&(?:lt|gt|amp|quot|apos|nbsp|#\d{1,5});")
 
 
@@ -61,6 +66,8 @@ def value_looks_like_secret(value: str) -> bool:
     v = _clean(value)
     if not v or v.lower() in NOT_A_SECRET or v.startswith("[REDACTED") or v.startswith("REDACTED"):
         return False
+    if _LINK.match(v) or _COLOUR.match(v):
+        return False  # "credentials: https://docs.example/auth.html" (where to read about it), a colour "#C46C6C"
     if value.lstrip("\"'`“").startswith("<") or _ATTRIBUTE.match(value.strip()) or value.lstrip().startswith("`"):
         return False  # "password: <PostgreSQL PW>" (a placeholder), `<password name="x">` (an attribute), `cat …`
     return not (is_template(value) or is_masked(v) or is_code_reference(value) or is_plain_word(v)
@@ -75,6 +82,8 @@ def _names_a_secret(value: str) -> bool:
 
 
 _FILE_NAME = re.compile(r"^[\w\-]+\.[a-z]{1,5}$")
+# `postgres://user:pass@localhost/db` in documentation: the words stand for a password
+URL_PLACEHOLDERS = frozenset({"pass", "password", "passwd", "pwd", "pw", "secret", "user", "username"})
 
 
 def _value_ok_without_connector(value: str) -> bool:
@@ -111,6 +120,7 @@ _WEAK_SUFFIXES = frozenset({"id", "ids", "length", "len", "policy", "policies", 
                             "md", "pdf", "txt", "html", "htm", "doc", "docx", "odt", "rtf", "csv", "xls", "xlsx",
                             "ppt", "pptx", "png", "jpg", "jpeg", "gif", "svg", "log"})
 _PARTS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
+_COUNT_PREFIXES = frozenset({"max", "min", "num", "n", "total", "count"})
 
 
 def names_a_setting(name: str) -> bool:
@@ -124,14 +134,14 @@ def key_name_kind(name: str) -> str | None:
     name = name.replace("ñ", "n").replace("Ñ", "N")
     parts = [p.lower() for p in _PARTS.findall(name)]
     words = [p for p in parts if not p.isdigit()]
-    if not words or words[-1] in _WEAK_SUFFIXES:
-        return None
+    if not words or words[-1] in _WEAK_SUFFIXES or (len(words) > 1 and words[0] in _COUNT_PREFIXES):
+        return None  # `token_id`, `max_input_tokens`: about a secret, not one
     for i, part in enumerate(parts):
         if part in _NOT_PASSWORD_WORDS:
             continue
         if _PASSWORD_PART.fullmatch(part) or (len(part) > 6 and _PASSWORD_INSIDE.search(part)):
             return "PASSWORD"  # DB_PASSWORD, PSSWRD, MYSQLPASS
-        if part in {"token", "tokens", "authorization"} or (len(part) > 6 and part.endswith("token")):
+        if part in {"token", "tokens", "authorization", "bearer"} or (len(part) > 6 and part.endswith("token")):
             return "TOKEN"
         if part == "apikey" or (part == "key" and i > 0 and parts[i - 1] in _KEY_PREFIXES) or \
                 any(part == prefix + "key" for prefix in _KEY_PREFIXES):
@@ -152,13 +162,15 @@ _VALUE_AFTER = re.compile(
 
 _PUBLIC_PARTS = frozenset({"public", "pub", "publishable", "site"})  # a reCAPTCHA site key is public too
 _EMAIL_LIKE = re.compile(r"@[\w\-]+\.[\w.\-]+$")
-_KEY_LAST = re.compile(r"(?:key|keys|nonce|salt)$", re.I)
+# names that hold a secret when their value is random: `…key`, `nonce`, `salt`, and (as CredSweeper's
+# keyword rules have it) anything about auth, an API, a signature or a credential: `x_auth`, `api`, `hmac`
+_KEY_LAST = re.compile(r"(?:key|keys|nonce|salt|auth|api|apis|signature|sig|hmac|cred|creds|credential|seed)$", re.I)
 
 
 def _random_value_name(name: str) -> bool:
     """`ANY_key`, `aesKey`, `key_wrap`, `nonce`, `salt`: names that hold a secret only when the value is
     random (so `sort_key = "name"` stays)."""
-    parts = [p.lower() for p in _PARTS.findall(name)]
+    parts = [p.lower() for p in _PARTS.findall(name.rsplit(".", 1)[-1])]  # `key_node.tag` names a tag
     return (bool(parts) and parts[-1] not in _WEAK_SUFFIXES and any(_KEY_LAST.match(p) for p in parts)
             and not any(p in _PUBLIC_PARTS for p in parts))
 
@@ -208,7 +220,7 @@ def _assignments(text: str) -> Iterator[Span]:
     """`NAME = value` / `"name": "value"` / `name: value` / `#define NAME value` where NAME announces a
     secret. Each operator is looked at on its own, so `value="pass: x"` and `ID:master/PASS:x` find the
     inner assignment too."""
-    for _, value_at, name in _operators(text):
+    for op_at, value_at, name in _operators(text):
         kind = key_name_kind(name)
         if kind is None:
             if _random_value_name(name):
@@ -220,6 +232,10 @@ def _assignments(text: str) -> Iterator[Span]:
         start, end, value, bare = found
         if bare and value[0] in "{([":
             continue  # password = {0x48, 0x65, …}: an array or tuple literal in code, not a typed value
+        if text[op_at:value_at].strip() == ":" and is_type_annotation(text[value_at:value_at + 200]):
+            continue  # `password: str | None = None`: a parameter's type
+        if bare and (is_code_value(value, text[end:end + 40]) or is_description(value, text[end:end + 40], name)):
+            continue  # `username + ":" + password`, `token = Name.Builtin`, `password: Optional password for …`
         clean = _clean(value)
         minimum = 4 if kind == "PASSWORD" else 6
         if len(clean) < minimum or not value_looks_like_secret(value):
@@ -231,9 +247,12 @@ def _assignments(text: str) -> Iterator[Span]:
 
 def key_value_ok(value: str) -> bool:
     """A key, token or secret (not a password) is neither lower-case words without digits (`bearer`,
-    `db-secret`: names) nor a pattern (`0000…`, `abcdef…`, `…EXAMPLE`); a typed password may be either."""
+    `db-secret`: names), nor words at all (`TokenClassification`), nor spaced, nor a count, nor a pattern
+    (`0000…`, `abcdef…`, `…EXAMPLE`); a typed password may be any of these."""
     v = _clean(value)
     letters = v.replace("-", "").replace("_", "").replace(".", "")
+    if any(c.isspace() for c in v) or is_count(v) or is_wordlike(v):
+        return False  # `"bold #A83401"`, `max_input_tokens = 272000`, `prompt_cache_key = "tenant:acme:v1"`
     return not (letters.isalpha() and letters.islower()) and not looks_fake(v)
 
 
@@ -297,7 +316,7 @@ _RULES: tuple[Rule, ...] = (
         r"\b(?:id|user(?:name)?|login|account)\s*[/&(]\s*(?:pw|pwd|pass(?:word)?|passwd)\)?\s*[:=]\s*"
         r"(?P<secret>\S+)", re.I), value_looks_like_secret),
     # curl -u user:pass, --user user:pass
-    ("PASSWORD", re.compile(r"(?:^|\s)(?:-u|--user|--auth|-a)(?:\s+|=)[\"']?[^\s:\"'$]+:(?P<secret>[^\s\"'@]+)"),
+    ("PASSWORD", re.compile(r"(?:^|\s)(?:-u|--user|--proxy-user|--auth|-a)(?:\s+|=)[\"']?[^\s:\"'$]+:(?P<secret>[^\s\"'@]+)"),
      value_looks_like_secret),
     # PowerShell ConvertTo-SecureString "P@ss" -AsPlainText -Force
     ("PASSWORD", re.compile(r"ConvertTo-SecureString(?:\s+-\w+)*\s+\\?[\"']?(?P<secret>[^\s\"'\\-][^\s\"'\\]*)", re.I),
@@ -316,15 +335,16 @@ _RULES: tuple[Rule, ...] = (
     # SQL: IDENTIFIED BY 'x', PASSWORD 'x', PASSWORD('x')
     ("PASSWORD", re.compile(r"\bidentified\s+(?:with\s+\w+\s+)?by\s+[\"'](?P<secret>[^\"']+)[\"']", re.I),
      value_looks_like_secret),
-    ("PASSWORD", re.compile(r"\bpassword\s*\(?\s*[\"'](?P<secret>[^\"']+)[\"']", re.I),
+    ("PASSWORD", re.compile(r"(?<![\"'])\bpassword\s*\(?\s*[\"'](?P<secret>[^\"']+)[\"']", re.I),
      lambda value: value_looks_like_secret(value) and not _FILE_NAME.match(value)),
     # connection strings: Server=…;User Id=…;Password=…;  AccountName=…;AccountKey=…
     ("CONNECTION_STRING", re.compile(
         r"\b(?:server|data source|host|endpoint|accountname|address|addr)\s*=[^;\n]*;[^\n]*?"
         r"\b(?:password|pwd|accountkey|sharedaccesskey|sharedsecretvalue)\s*=\s*(?P<secret>[^;\s\"']+)", re.I), None),
     # credentials in URLs: scheme://user:password@host
-    ("URL_CREDENTIALS", re.compile(r"\b[a-z][a-z0-9+.\-]{0,20}://[^\s:/]{1,200}:(?P<secret>[^\s@/]{1,200})@", re.I),
-     None),
+    # (the user may be empty: `redis://:S3cret@cache:6379`)
+    ("URL_CREDENTIALS", re.compile(r"\b[a-z][a-z0-9+.\-]{0,20}://[^\s:/]{0,200}:(?P<secret>[^\s@/]{1,200})@", re.I),
+     lambda value: not (is_template(value) or is_masked(value) or value.lower() in URL_PLACEHOLDERS)),
     # secrets in URL query strings: ?access_token=…&sig=…
     ("TOKEN", re.compile(
         r"(?:[?&]|%26|%3F)(?:access_token|refresh_token|id_token|token|api_key|apikey|key|sig|signature|password|"
@@ -341,7 +361,7 @@ _RULES: tuple[Rule, ...] = (
         r"\b(?:x-api-key|x-auth-token|x-access-token|api-key|x-goog-api-key|ocp-apim-subscription-key|private-token|"
         r"x-vault-token|x-jfrog-art-api)\s*:\s*(?P<secret>[^\s\"',;]+)", re.I), None),
     ("AUTH_HEADER", re.compile(r"\b(?:set-)?cookie\s*:\s*(?P<secret>[^\n\"']*=[^\n\"']+)", re.I), None),
-    ("TOKEN", re.compile(r"\bbearer\s+(?P<secret>[A-Za-z0-9._~+/=\-]{12,})", re.I), None),
+    ("TOKEN", re.compile(r"\bbearer\s+(?P<secret>[A-Za-z0-9._~+/=\-]{12,})", re.I), key_value_ok),  # not "bearer authorization"
     # Windows: `net user alice S3cret! /add`, `net use Z: \\srv\share S3cret! /user:CORP\alice`,
     # `net use \\srv /user:alice S3cret!`, `cmdkey /add:srv /user:alice /pass:S3cret!`
     ("PASSWORD", re.compile(r"\bnet\s+user\s+(?:\"[^\"\n]+\"|[^\s/\"]+)\s+(?P<secret>[^\s/*\"][^\s\"]*)", re.I),
@@ -435,7 +455,7 @@ _RULES: tuple[Rule, ...] = (
     ("TOKEN", re.compile(r"api\.telegram\.org/(?:file/)?bot(?P<secret>\d{6,12}:[A-Za-z0-9_\-]{30,})"), None),
     # login and password given as a pair in prose: "login admin / S3cret", "credentials are bob / S3cret"
     # (not inside a link: `…/UserRun/26665212` is a path)
-    ("PASSWORD", re.compile(r"(?<![/.])\b(?:login|logon|credentials?|creds|account|user(?:name)?|wi-?fi|ssid|wlan)\s*(?:is|are|:|=)?\s*"
+    ("PASSWORD", re.compile(r"(?<![/.])\b(?:login|logon|credentials?|creds|account|user(?:name)?|wi-?fi|ssid|wlan)(?:\s*(?:is|are|:|=)\s*|\s+)"
                             r"[\"']?[^\s/\"']{1,64}[\"']?\s*/\s*[\"']?(?P<secret>[^\s/\"']+)(?=[\s\"',;.)]|$)", re.I),
      lambda value: _value_ok_without_connector(value) and not value.lower().startswith(("pw", "pass"))),
     # JSON Web Keys: the private members of RSA/EC/OKP keys (d, p, q, dp, dq, qi) and a symmetric key (k),
@@ -585,6 +605,8 @@ _LINE_TOKEN = re.compile(r"[^\s\"'“”`()\[\]{},;]+")
 _SYMBOL = re.compile(r"[!#$%^&*+=?~|<>@]")
 _NOT_PASSWORD_TOKEN = re.compile(r"://|^[A-Za-z_][\w.\-]*[=:]|^www\.|^[\w.+\-]+@[\w\-]+\.[\w.\-]+$|^[\w\-]+\.[a-z]{2,5}$|[/\\].*[/\\]|^0x[0-9a-f]+$|"
                                  r"^[a-z]?[A-Z]?[a-z]+\d{1,4}$|^\d{1,2}[A-Z]?[a-z]+$|^#?[0-9a-f]{6}$", re.I)
+_URL_TOKEN = re.compile(r"\S*://\S*")
+_ISSUE_REF = re.compile(r"^[a-z][\w.\-]*#\d+$")
 _PAIR_SLASH = re.compile(r"(?<![^\s(\[])[\w.\-@\\]{2,32}\s*/\s*(?P<secret>[^\s\"'“”`()\[\]{},;/]{8,32})"
                          r"(?=[\s.,;:!?)\]]|$)")
 
@@ -618,7 +640,10 @@ def _talk_tokens(text: str) -> Iterator[Span]:
                 if password_shaped(t.group(0)):
                     yield Span(offset + t.start(), offset + t.start() + len(_without_punctuation(t.group(0))),
                                "PASSWORD", SOURCE)
+        links = [u.span() for u in _URL_TOKEN.finditer(line)]
         for m in _PAIR_SLASH.finditer(line):
+            if any(a <= m.start() < b for a, b in links) or _ISSUE_REF.match(m.group("secret")):
+                continue  # a path inside a link; `data-apis/array-api#807` (an issue in a repository)
             if password_shaped(m.group("secret")) and _SYMBOL.search(m.group("secret")):
                 yield Span(offset + m.start("secret"), offset + m.end("secret"), "PASSWORD", SOURCE)
 
@@ -761,6 +786,18 @@ def _encoded_secrets(text: str) -> Iterator[Span]:
             yield Span(m.start(), m.end(), "SECRET", SOURCE)
 
 
+def _code_after_operator(text: str, start: int, end: int) -> bool:
+    """`password: Union[str, None]`, `password=proxy.auth[1] if …`, `token = Name.Namespace if …`: after
+    `:` or `=` the rule found a type or an expression, not a value."""
+    before = text[max(0, start - 3):start].rstrip(" \t\"'")
+    if not before.endswith((":", "=")):
+        return False
+    if before.endswith(":") and is_type_annotation(text[start:start + 200]):
+        return True
+    value = text[start:end]
+    return text[start - 1:start] not in ("\"", "'") and is_code_value(value.rstrip(","), text[end:end + 40])
+
+
 def find_secrets(text: str, *, decode: bool = True) -> list[Span]:
     """Every secret span the chat rules see in `text` (overlaps are resolved by the caller)."""
     spans: list[Span] = []
@@ -778,12 +815,16 @@ def find_secrets(text: str, *, decode: bool = True) -> list[Span]:
                 continue
             spans.append(Span(m.start(group), m.end(group), rule.kind, SOURCE))
     spans.extend(Span(start, end, "AZURE_KEY", SOURCE) for start, end in azure_ai_keys(text))
+    spans.extend(Span(start, end, "SECRET", SOURCE) for start, end in otp_seeds(text))
+    spans.extend(Span(start, end, "JWT", SOURCE) for start, end in jose_tokens(text))
+    spans.extend(Span(start, end, "AUTH_HEADER", SOURCE) for start, end in basic_credentials(text))
+    spans.extend(Span(start, end, "AWS_KEY", SOURCE) for start, end in aws_secret_keys(text))
     spans.extend(Span(start, end, "API_KEY", SOURCE) for start, end in atlassian_pats(text))
     for kind, pattern, accept in _RULES:
         for m in pattern.finditer(text):
             group = "secret2" if "secret2" in pattern.groupindex and m.group("secret2") is not None else "secret"
             value = m.group(group)
-            if not value or (accept and not accept(value)):
+            if not value or (accept and not accept(value)) or _code_after_operator(text, m.start(group), m.end(group)):
                 continue
             spans.append(Span(m.start(group), m.end(group), kind, SOURCE))
     spans.extend(_assignments(text))

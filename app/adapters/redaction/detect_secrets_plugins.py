@@ -11,7 +11,8 @@ from __future__ import annotations
 import re
 from typing import Iterator
 
-from app.adapters.redaction.chat_rules import key_name_kind, key_value_ok, names_a_setting, value_looks_like_secret
+from app.adapters.redaction.chat_rules import URL_PLACEHOLDERS, key_name_kind, key_value_ok, names_a_setting, value_looks_like_secret
+from app.adapters.redaction.code_shapes import is_type_annotation
 from app.adapters.redaction.heuristics import is_masked, is_template, looks_fake
 from app.adapters.redaction.spans import Span
 
@@ -37,6 +38,18 @@ _ENTROPY_PLUGINS = frozenset({"Base64HighEntropyString", "HexHighEntropyString"}
 _KEYWORD_ON_LINE = re.compile(
     r"(?i)(?:key|token|secret|passw|pwd|credential|auth|bearer|signature|salt|api)")
 _KEYWORD_NAME = re.compile(r"([A-Za-z_][A-Za-z0-9_.\-]*)[\"'\]]{0,2}\s*(?:=|:|:=|=>)\s*[\"'`]?$")
+
+
+def _code_or_prose(line: str, value: str) -> bool:
+    """`password: str | None = None`, `api_key or os.getenv(…)`, `password: Optional password for …`: the
+    keyword plugin reads everything after `name:` as the value; unquoted words with spaces are code or
+    a description, and a type after the colon is an annotation."""
+    at = line.find(value)
+    if at < 0:
+        return False
+    if line[:at].rstrip().endswith(":") and is_type_annotation(line[at:]):
+        return True
+    return line[at - 1:at] not in ("\"", "'", "`") and any(c.isspace() for c in value.strip())
 
 
 def _enclosing_token(line: str, value: str) -> str:
@@ -76,7 +89,7 @@ class DetectSecretsPlugins:
                 return
             for regex_map in self._keyword_maps:
                 for value in plugin.analyze_string(line, denylist_regex_to_group=regex_map):
-                    if value_looks_like_secret(value):
+                    if value_looks_like_secret(value) and not _code_or_prose(line, value):
                         yield value, "SECRET"
             return
         for value in plugin.analyze_string(line):
@@ -103,6 +116,8 @@ class DetectSecretsPlugins:
                 value = value.strip()
                 if len(value) < 4 or self._filtered(value, line, plugin):
                     continue
+                if kind == "URL_CREDENTIALS" and value.lower() in URL_PLACEHOLDERS:
+                    continue  # `postgres://user:pass@host/db` in documentation
                 if kind == "PRIVATE_KEY":
                     # the plugin reports the BEGIN marker; the whole block is the secret (the chat
                     # rules find BEGIN…END; this catches formats they do not know): rest of the line

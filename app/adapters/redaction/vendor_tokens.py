@@ -53,23 +53,26 @@ TOKEN_RULES: tuple[TokenRule, ...] = (
     _r("TOKEN", B + r"00D[A-Za-z0-9]{12,15}![A-Za-z0-9._]{80,}"),              # Salesforce session
     _r("API_KEY", B + r"3MVG[A-Za-z0-9._]{60,}" + E),                          # Salesforce connected-app key
     _r("API_KEY", B + r"dapi[a-f0-9]{32}(?:-\d)?" + E),                         # Databricks
-    _r("API_KEY", B + r"dt0c01\.[A-Z0-9]{24}\.[A-Z0-9]{64}" + E),               # Dynatrace
+    _r("API_KEY", B + r"dt0[a-z]\d\d\.[A-Z0-9]{24}\.[A-Z0-9]{64}" + E),          # Dynatrace
+    _r("API_KEY", B + r"akab-[0-9a-z]{16}-[0-9a-z]{16}" + E),                   # Akamai EdgeGrid
     # --- code hosting, CI, registries
     _r("GITHUB_TOKEN", B + r"gh[pousr]_[A-Za-z0-9]{30,255}" + E),
     _r("GITHUB_TOKEN", B + r"github_pat_[A-Za-z0-9_]{22,255}" + E),
     _r("GITLAB_TOKEN", B + r"gl(?:pat|dt|ptt|rt|ft|imt|oas|cbt|soat|agent|ffct)-[A-Za-z0-9_\-.]{20,}"),
     _r("GITLAB_TOKEN", B + r"GR1348941[A-Za-z0-9_\-]{20,}"),
+    _r("GITLAB_TOKEN", r"_gitlab_session=(?P<secret>[A-Za-z0-9_\-]{20,})"),      # a GitLab session cookie
     _r("API_KEY", B + r"ATATT3[A-Za-z0-9_\-=]{100,}"),                          # Atlassian
+    _r("API_KEY", B + r"ATCTT3xFfGN0[A-Za-z0-9_\-=]{80,}"),                     # Bitbucket repository access token
     _r("API_KEY", B + r"BBDC-[A-Za-z0-9+/_\-]{40,}"),                           # Bitbucket DC HTTP token
     _r("API_KEY", B + r"ATBB[A-Za-z0-9]{28,}"),                                 # Bitbucket app password
     _r("API_KEY", B + r"AKCp[A-Za-z0-9]{60,}" + E),                             # JFrog API key
     _r("API_KEY", B + r"cmVmdGtuOjAxOj[A-Za-z0-9+/=]{40,}"),                    # JFrog reference token
     _r("API_KEY", B + r"npm_[A-Za-z0-9]{36}" + E),
-    _r("API_KEY", B + r"pypi-AgEIcHlwaS5vcmc[A-Za-z0-9_\-]{50,}"),
+    _r("API_KEY", B + r"pypi-Ag[A-Za-z0-9_\-]{60,}"),                           # PyPI and TestPyPI macaroons
     _r("API_KEY", B + r"oy2[a-z0-9]{43}" + E),                                  # NuGet
     _r("API_KEY", B + r"rubygems_[a-f0-9]{48}" + E),
     _r("API_KEY", B + r"CLOJARS_[a-z0-9]{60}" + E),
-    _r("API_KEY", B + r"dckr_pat_[A-Za-z0-9_\-]{27,}"),                         # Docker Hub
+    _r("API_KEY", B + r"dckr_[op]at_[A-Za-z0-9_\-]{27,}"),                      # Docker Hub (personal, organisation)
     _r("TOKEN", B + r"SWMTKN-1-[a-z0-9]{50}-[a-z0-9]{25}" + E),                 # Docker swarm join token
     _r("API_KEY", B + r"SWMKEY-1-[A-Za-z0-9+/]{43}"),                           # Docker swarm unlock key
     _r("API_KEY", B + r"sqp_[a-f0-9]{40}" + E),                                 # SonarQube
@@ -80,27 +83,30 @@ TOKEN_RULES: tuple[TokenRule, ...] = (
     _r("API_KEY", B + r"nfp_[A-Za-z0-9]{36,}" + E),                             # Netlify
     _r("API_KEY", B + r"sbp_(?:v0_)?[a-f0-9]{40}" + E),                         # Supabase
     _r("TOKEN", B + r"sl\.(?:u\.)?[A-Za-z0-9_\-]{130,}"),                       # Dropbox short-lived token
-    _r("TOKEN", B + r"[a-z0-9]{11}AAAAAAAAAA[A-Za-z0-9_\-=]{43}" + E, check_fake=False),  # Dropbox long-lived
+    _r("TOKEN", B + r"(?=[A-Za-z0-9]{64})[A-Za-z0-9]{10,12}[B-Za-z0-9]A{10,12}[B-Za-z0-9][A-Za-z0-9]{40,44}" + E,
+       check_fake=False),                                                       # Dropbox long-lived
     _r("PASSWORD", B + r"pscale_(?:pw|tkn|oauth)_[A-Za-z0-9_\-.=]{32,64}"),     # PlanetScale
     # --- chat, mail, payments
     # the numeric team/user ids may hold runs (…1234567…); only the random tail is checked for a pattern
-    _r("SLACK_TOKEN", B + r"xox[abposre]-(?:\d+-)*(?P<body>[A-Za-z0-9\-]{10,})"),
+    _r("SLACK_TOKEN", B + r"xox[a-z]-(?:\d+-)*(?P<body>[A-Za-z0-9\-]{10,})"),
     _r("SLACK_TOKEN", B + r"xapp-\d-[A-Z0-9]+-\d+-[a-z0-9]+"),
     _r("SLACK_TOKEN", r"hooks\.slack\.com/(?:services|workflows|triggers)/(?P<secret>[A-Za-z0-9+/_\-]{20,})"),
     _r("TOKEN", r"discord(?:app)?\.com/api/webhooks/\d+/(?P<secret>[A-Za-z0-9_\-]{20,})"),
     _r("TOKEN", B + r"[MNO][A-Za-z\d_\-]{23,25}\.[A-Za-z\d_\-]{6}\.[A-Za-z\d_\-]{27,}" + E),  # Discord bot
     _r("TOKEN", B + r"\d{8,10}:AA[A-Za-z0-9_\-]{33}" + E),                      # Telegram bot
-    _r("TOKEN", B + r"EAA[A-Za-z0-9]{100,}"),                                   # Facebook / Square
-    _r("TOKEN", B + r"\d{15,16}\|[A-Za-z0-9_\-]{27}" + E),                      # Facebook app token
+    _r("TOKEN", B + r"EAA[A-Za-z0-9]{80,}"),                                    # Facebook / Square
+    _r("TOKEN", B + r"\d{12,18}\|[A-Za-z0-9_\-]{24,28}" + E),                   # Facebook app token
     _r("TOKEN", B + r"IG[A-Za-z0-9_\-]{150,}"),                                 # Instagram
+    _r("TOKEN", B + r"IGQVJ[A-Za-z0-9_\-=]{100,}"),
     _r("TOKEN", B + r"A{20,40}[A-Za-z0-9%]{30,}", check_fake=False),            # X/Twitter app bearer
     _r("API_KEY", B + r"SG\.[A-Za-z0-9_\-]{16,}\.[A-Za-z0-9_\-]{16,}"),         # SendGrid
     _r("API_KEY", B + r"key-[0-9a-z]{32}" + E),                                 # Mailgun
-    _r("API_KEY", B + r"[0-9a-f]{32}-us\d{1,2}" + E),                           # Mailchimp
+    _r("API_KEY", B + r"[0-9a-f]{32}-[0-9a-f]{8}-[0-9a-f]{8}" + E),             # Mailgun (newer keys)
+    _r("API_KEY", B + r"[0-9A-Za-z]{32}-us\d{1,2}" + E),                        # Mailchimp
     _r("API_KEY", B + r"xkeysib-[a-f0-9]{64}-[A-Za-z0-9]{16}" + E),             # Brevo
     _r("API_KEY", B + r"(?:AC|SK)[0-9a-fA-F]{32}" + E),                         # Twilio
     _r("STRIPE_KEY", B + r"(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}" + E),  # pk_…: publishable, meant for the page
-    _r("API_KEY", B + r"sq0(?:atp|csp)-[0-9A-Za-z_\-]{22,}"),                   # Square
+    _r("API_KEY", B + r"sq0[a-z]{3}-[0-9A-Za-z_\-]{22,}"),                      # Square
     _r("API_KEY", r"access_token\$production\$[0-9a-z]{16}\$[0-9a-f]{32}"),     # PayPal Braintree
     _r("API_KEY", B + r"shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}" + E),               # Shopify
     _r("STRIPE_KEY", B + r"whsec_[A-Za-z0-9]{32,}" + E),                        # Stripe webhook signing secret
@@ -126,6 +132,7 @@ TOKEN_RULES: tuple[TokenRule, ...] = (
     _r("API_KEY", B + r"NR(?:AK|II|IQ|JS|RA|AA|SP)-[A-Za-z0-9_\-]{19,}"),       # New Relic (browser keys: 19)
     _r("API_KEY", B + r"[a-f0-9]{36}NRAL" + E),                                 # New Relic licence key
     _r("API_KEY", B + r"PMAK-[A-Fa-f0-9]{24}-[A-Fa-f0-9]{34}" + E),             # Postman
+    _r("API_KEY", B + r"PMAT-[A-Z0-9]{26}" + E),                                # Postman collection access token
     _r("API_KEY", B + r"pnu_[A-Za-z0-9]{36}" + E),                              # Prefect
     _r("API_KEY", B + r"pul-[a-f0-9]{40}" + E),                                 # Pulumi
     _r("API_KEY", B + r"rdme_[a-z0-9]{70}" + E),                                # ReadMe
@@ -154,7 +161,8 @@ TOKEN_RULES: tuple[TokenRule, ...] = (
     _r("TOKEN", B + r"ops_eyJ[A-Za-z0-9+/=_\-]{100,}"),                         # 1Password service account
     _r("SECRET", B + r"A3-[A-Z0-9]{6}-(?:[A-Z0-9]{11}|[A-Z0-9]{6}-[A-Z0-9]{5})-[A-Z0-9]{5}-[A-Z0-9]{5}-[A-Z0-9]{5}" + E),
     _r("PRIVATE_KEY", B + r"AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}" + E),
-    _r("PRIVATE_KEY", B + r"SU[A-Z2-7]{56}" + E),                               # NKEY seed
+    _r("PRIVATE_KEY", B + r"S[ACNOPUX][A-Z2-7]{54,56}" + E),                    # NKEY seeds (user, account, …)
+    _r("AUTH_HEADER", B + r"TlRMTVNTUAADAAAA[A-Za-z0-9+/=]{40,}"),              # NTLM authenticate message
     # BitLocker recovery key: eight groups of six digits (digits only, so runs are normal)
     _r("SECRET", B + r"\d{6}(?:-\d{6}){7}" + E, check_fake=False),
     _r("JWT", B + r"eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]*"),
@@ -162,7 +170,7 @@ TOKEN_RULES: tuple[TokenRule, ...] = (
 )
 
 
-_AZURE_MARKER = re.compile(r"JQQJ99[A-Za-z0-9]{3,}[A-Za-z0-9+/]*={0,2}")
+_AZURE_MARKER = re.compile(r"JQQJ9[9DH][A-Za-z0-9]{3,}[A-Za-z0-9+/]*={0,2}")  # AI services, storage accounts
 _ALNUM_BEFORE = re.compile(r"[A-Za-z0-9]{20,60}$")
 
 
@@ -220,3 +228,96 @@ def azure_ai_keys(text: str) -> list[tuple[int, int]]:
             spans.append((head.start(), m.end()))
     return spans
 
+
+
+_BASE32_SEED = re.compile(r"(?<![A-Za-z0-9_+/=.\-])(?:[A-Z2-7]{16}){1,2}(?![A-Za-z0-9_+/=\-])")
+# "setup key: jbsw y3dp ehpk 3pxp" — how authenticator apps show a seed (groups of four, either case)
+_GROUPED_SEED = re.compile(r"\b(?:setup|secret|2fa|mfa|totp|otp|authenticator)\s+(?:key|code|seed)\s*(?:is|:|=)?\s*:?\s*"
+                           r"(?P<seed>[A-Za-z2-7]{4}(?:[ \-]?[A-Za-z2-7]{4}){3,7})\b", re.I)
+
+
+def otp_seeds(text: str) -> list[tuple[int, int]]:
+    """TOTP/HOTP seeds (RFC 4648 base32, 16 or 32 characters as authenticator apps issue them): bare in
+    upper case when they are random (digits 2-7 among the letters, not words, no pattern), or after
+    "setup key"/"secret key" in the grouped form the apps display."""
+    from app.adapters.redaction.code_shapes import is_wordlike
+    from app.adapters.redaction.heuristics import looks_fake, shannon_entropy
+
+    spans = []
+    for m in _BASE32_SEED.finditer(text):
+        seed = m.group(0)
+        digits = sum(c.isdigit() for c in seed)
+        if 2 <= digits <= len(seed) - 8 and shannon_entropy(seed) >= 3.3 and not looks_fake(seed) \
+                and not is_wordlike(seed):
+            spans.append(m.span())
+    spans.extend(m.span("seed") for m in _GROUPED_SEED.finditer(text))
+    return spans
+
+
+_JOSE = re.compile(r"(?<![A-Za-z0-9_\-.])eyJ[A-Za-z0-9_\-]{10,}(?:\.[A-Za-z0-9_\-]{0,4000}){2,4}(?![A-Za-z0-9_\-.])")
+_BASIC = re.compile(r"\b[Bb]asic\s+(?P<blob>[A-Za-z0-9+/]{8,}={0,2})(?![A-Za-z0-9+/=])")
+_AWS_ID = re.compile(r"(?<![A-Za-z0-9])(?:AKIA|ASIA)[0-9A-Z]{16}(?![A-Za-z0-9])")
+_AWS_SECRET = re.compile(r"(?<![A-Za-z0-9/+=])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])")
+
+
+def _b64json(part: str) -> dict | None:
+    import base64
+    import json
+
+    try:
+        value = json.loads(base64.urlsafe_b64decode(part + "=" * (-len(part) % 4)))
+    except (ValueError, UnicodeDecodeError):
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def jose_tokens(text: str) -> list[tuple[int, int]]:
+    """Signed and encrypted JSON Web Tokens (JWS, JWE: 3 or 5 dotted parts) whose first part decodes to a
+    JOSE header (`{"alg": …}`) — whatever the payload looks like (a JWE's is ciphertext, not `eyJ…`)."""
+    from app.adapters.redaction.heuristics import looks_fake
+
+    spans = []
+    for m in _JOSE.finditer(text):
+        parts = m.group(0).split(".")
+        header = _b64json(parts[0])
+        if header is None or not ("alg" in header or "enc" in header) or looks_fake(m.group(0)):
+            continue
+        if len(parts) == 3 and _b64json(parts[1]) is not None and len(parts[2]) >= 16:
+            spans.append(m.span())  # signed: the payload is JSON too (a made-up `eyJ….NiIs….NiIs…` is not)
+        elif len(parts) == 5 and all(len(p) >= 8 for p in parts[3:]):
+            spans.append(m.span())  # encrypted: key, iv, ciphertext, tag
+    return spans
+
+
+def basic_credentials(text: str) -> list[tuple[int, int]]:
+    """`Basic dXNlcjpTM2NyZXQ=` anywhere (a curl header, a log line): the blob is base64 of user:password."""
+    import base64
+    import binascii
+
+    spans = []
+    for m in _BASIC.finditer(text):
+        try:
+            raw = base64.b64decode(m.group("blob") + "=" * (-len(m.group("blob")) % 4), validate=True).decode("utf-8")
+        except (binascii.Error, ValueError, UnicodeDecodeError):
+            continue
+        user, sep, password = raw.partition(":")
+        if sep and password and raw.isprintable() and len(user) <= 256:
+            spans.append(m.span("blob"))
+    return spans
+
+
+def aws_secret_keys(text: str) -> list[tuple[int, int]]:
+    """An AWS secret access key (40 base64 characters) on the same line as an access key id: the pair is
+    how credentials are pasted (`AKIA… wJalr…`, a CSV row from the console)."""
+    from app.adapters.redaction.heuristics import looks_fake
+
+    spans = []
+    for line in re.finditer(r"[^\n]+", text):
+        if not _AWS_ID.search(line.group(0)):
+            continue
+        for m in _AWS_SECRET.finditer(line.group(0)):
+            value = m.group(0)
+            if any(c.islower() for c in value) and any(c.isupper() for c in value) and any(c.isdigit() for c in value) \
+                    and not looks_fake(value):
+                spans.append((line.start() + m.start(), line.start() + m.end()))
+    return spans

