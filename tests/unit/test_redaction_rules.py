@@ -770,3 +770,17 @@ def test_basic_blobs_aws_pairs_url_and_command_credentials_are_removed(text, sec
 ])
 def test_basic_auth_prose_and_broken_tokens_are_left_alone(text):
     assert redactor.redact(text).text == text
+
+
+@pytest.mark.parametrize("text", [
+    'return f"postgresql://{user}:{password}@{host}:{port}/{database}"',
+    "username = password = port = None",
+    "# Pre-pass: find inputs of waiting nodes",
+    '("qwen2_5_omni_token2wav", "qwen2_5_omni"),',
+])
+def test_format_fields_chained_assignments_comments_and_snake_names_are_left_alone(text):
+    assert redactor.redact(text).text == text
+
+
+def test_a_password_in_braces_is_still_a_password():
+    assert "Hx8kq22" not in redactor.redact("password = {Hx8kq22}").text

@@ -83,7 +83,7 @@ def _names_a_secret(value: str) -> bool:
 
 _FILE_NAME = re.compile(r"^[\w\-]+\.[a-z]{1,5}$")
 # `postgres://user:pass@localhost/db` in documentation: the words stand for a password
-URL_PLACEHOLDERS = frozenset({"pass", "password", "passwd", "pwd", "pw", "secret", "user", "username"})
+URL_PLACEHOLDERS = frozenset({"pass", "password", "passwd", "pwd", "pw", "secret", "user", "username", "redacted"})
 
 
 def _value_ok_without_connector(value: str) -> bool:
@@ -245,13 +245,16 @@ def _assignments(text: str) -> Iterator[Span]:
         yield Span(start, end, kind, SOURCE)
 
 
+_SNAKE_NAME = re.compile(r"^[a-z][a-z0-9]*(?:_[a-z0-9]+){2,}$")  # `qwen2_5_omni`: a name, however many digits
+
+
 def key_value_ok(value: str) -> bool:
     """A key, token or secret (not a password) is neither lower-case words without digits (`bearer`,
     `db-secret`: names), nor words at all (`TokenClassification`), nor spaced, nor a count, nor a pattern
     (`0000…`, `abcdef…`, `…EXAMPLE`); a typed password may be any of these."""
     v = _clean(value)
     letters = v.replace("-", "").replace("_", "").replace(".", "")
-    if any(c.isspace() for c in v) or is_count(v) or is_wordlike(v):
+    if any(c.isspace() for c in v) or is_count(v) or is_wordlike(v) or _SNAKE_NAME.match(v):
         return False  # `"bold #A83401"`, `max_input_tokens = 272000`, `prompt_cache_key = "tenant:acme:v1"`
     return not (letters.isalpha() and letters.islower()) and not looks_fake(v)
 
@@ -703,7 +706,7 @@ def _argument_secrets(text: str) -> Iterator[Span]:
             kind = key_name_kind(name)
             if pattern is _CALL_WITHOUT_PARENS and len(_PARTS.findall(name)) < 2:
                 continue  # `grep password "notes.txt"`: only a compound name (storePassword) reads as a setting
-            if kind and _argument_value(value):
+            if kind and _argument_value(value) and (kind == "PASSWORD" or key_value_ok(value)):
                 yield Span(m.start("secret"), m.end("secret"), kind, SOURCE)
     for m in _LOOSE_PASSWORD.finditer(text):
         words = m.group("between").lower().split()

@@ -45,7 +45,7 @@ def is_type_annotation(after_colon: str) -> bool:
 
 
 # `username + ":" + password`, `api_key or os.getenv(…)`; not "hunter2 - thanks" or "hunter2 if that helps" (chat)
-_EXPRESSION_AFTER = re.compile(r"\s*(?:[+*/%]|\?\?|\|\||&&)\s|\s+or\s+[\w.]+[.(]")
+_EXPRESSION_AFTER = re.compile(r"\s*(?:[+*/%]|\?\?|\|\||&&)\s|\s+or\s+[\w.]+[.(]|\s*=(?![=>])")  # … or `a = b = None`
 _UPPER_CONSTANT = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+){2,}")
 _LETTERS_DOTTED = re.compile(r"[A-Za-z_]+(?:\.[A-Za-z_]+)+")
 _NUMBER = re.compile(r"[+-]?\d[\d_]*(?:\.\d+)?(?:[eE][+-]?\d+)?")
@@ -72,7 +72,7 @@ def is_description(value: str, after: str, name: str) -> bool:
     and only when it is capitalised (docstring style) or the name is the English verb `pass`."""
     if not value.isalpha() or not re.match(r"\s+[A-Za-z][a-z]*\s+[A-Za-z]", after):
         return False
-    return value[0].isupper() or name.lower() in {"pass", "passes"}
+    return value[0].isupper() or re.split(r"[-_\s]", name.lower())[-1] in {"pass", "passes"}
 
 
 _PART = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")

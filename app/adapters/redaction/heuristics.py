@@ -15,7 +15,7 @@ from app.adapters.redaction.code_shapes import is_wordlike
 
 _TEMPLATE = re.compile(
     r"^(?:<[^<>]{1,60}>|\$\{[^}]{1,60}\}|\{\{[^}]{1,60}\}\}|%\(?[A-Za-z_]{1,40}\)?s?%?|\$[A-Za-z_][A-Za-z0-9_]{1,60}"
-    r"|%[A-Za-z_]{2,40}%|@[A-Za-z_][\w.\-]{1,40}@|\[[A-Za-z _\-]{2,40}\])$")
+    r"|%[A-Za-z_]{2,40}%|@[A-Za-z_][\w.\-]{1,40}@|\[[A-Za-z _\-]{2,40}\]|\{[a-z_][a-z0-9_.]{0,40}(?:![rsa])?(?::[^{}]{0,20})?\})$")
 _MASKED = re.compile(r"^[*x•#.\-_?]{3,}$|\*{3,}|x{6,}|X{6,}|•{3,}", re.I)
 _CODE_REFERENCE = re.compile(
     r"^(?:os\.|process\.env|getenv\b|System\.getenv|ENV\[|env\[|config\.|settings\.|self\.|this\.|request\.|"
@@ -56,7 +56,7 @@ _FILL_IN = re.compile(r"^(?:your|insert|enter|replace|put)[_\- ]|[_\- ]here$|^(?
 
 
 def is_template(value: str) -> bool:
-    """`<your password>`, `${DB_PASS}`, `{{ token }}`, `$PASSWORD`, `%(pw)s`, `!Ref DbPassword`,
+    """`<your password>`, `${DB_PASS}`, `{{ token }}`, `{password}`, `$PASSWORD`, `%(pw)s`, `!Ref DbPassword`,
     `YOUR_API_KEY`: a placeholder, not a value."""
     value = value.strip("\"'`")
     return (bool(_TEMPLATE.match(value) or _YAML_TAG.match(value) or _FILL_IN.search(value))
