@@ -374,6 +374,10 @@ QUESTIONS = ["How do I connect to the VPN on my Mac?", "my outlook keeps asking 
              "my laptop is really slow and the disk is full", "im on linux", "thanks, that worked!"]
 
 
+LONG_PASTE_SHAPES = ["AKIA", "eyJ", "Ab1", "password=", "a=", "a:", "key: ", "pw: a ", "login(", "x_", "a.", "\t", "/a",
+                     "%3D", "a@", "'a',", "Ab1+/", "-", ":", "a\n"]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data", type=Path, required=True, help="the shared data folder (../shared/data)")
@@ -470,6 +474,9 @@ def main() -> None:
         print(f"  plain questions, llm policy (names model):  {latency(llm, QUESTIONS * 5)}")
         print(f"  benchmark texts, memory policy:             {latency(memory, chat_like)}")
         print(f"  benchmark texts, llm policy:                {latency(llm, chat_like)}")
+        # long pastes of one repeated shape: what a regex that backtracks would turn into seconds
+        pastes = [(shape * (20_000 // len(shape) + 1))[:20_000] for shape in LONG_PASTE_SHAPES]
+        print(f"  20,000-character repeated pastes, memory: {latency(memory, pastes)}")
 
 
 if __name__ == "__main__":

@@ -518,7 +518,7 @@ def _name_value_pairs(text: str) -> Iterator[Span]:
 
 # Secrets passed as arguments: `auth=('bob', 'S3cret')`, `smtp.login('bob@corp', 'S3cret')`,
 # `define('DB_PASSWORD', 'S3cret')`, `put("apiKey", "…")`, Gradle's `storePassword 'S3cret'`.
-_LOGIN_CALL = re.compile(r"(?i:[\w.]*(?:login|logon|auth|credentials?|signin|sign_in)|wifi\.begin)\s*(?:=\s*)?[(\[]\s*"
+_LOGIN_CALL = re.compile(r"(?i:(?<![\w.])[\w.]*(?:login|logon|auth|credentials?|signin|sign_in)|wifi\.begin)\s*(?:=\s*)?[(\[]\s*"
                          r"(?:[\"'][^\"'\n]{1,80}[\"']|[A-Za-z_][\w.]{0,60})\s*,\s*[\"'](?P<secret>[^\"'\n]{3,100})[\"']")
 _LITERAL_PAIR = re.compile(r"[(\[{,]\s*[\"'](?P<name>[A-Za-z_][\w.\-]{0,60})[\"']\s*,\s*[\"'](?P<secret>[^\"'\n]{3,200})[\"']")
 _CALL_WITHOUT_PARENS = re.compile(r"(?<![\w.])(?P<name>[A-Za-z_]\w{0,60})[ \t]+[\"'](?P<secret>[^\"'\n]{3,200})[\"']")
@@ -608,7 +608,7 @@ _LINE_TOKEN = re.compile(r"[^\s\"'“”`()\[\]{},;]+")
 _SYMBOL = re.compile(r"[!#$%^&*+=?~|<>@]")
 _NOT_PASSWORD_TOKEN = re.compile(r"://|^[A-Za-z_][\w.\-]*[=:]|^www\.|^[\w.+\-]+@[\w\-]+\.[\w.\-]+$|^[\w\-]+\.[a-z]{2,5}$|[/\\].*[/\\]|^0x[0-9a-f]+$|"
                                  r"^[a-z]?[A-Z]?[a-z]+\d{1,4}$|^\d{1,2}[A-Z]?[a-z]+$|^#?[0-9a-f]{6}$", re.I)
-_URL_TOKEN = re.compile(r"\S*://\S*")
+_URL_TOKEN = re.compile(r"\b[a-z][a-z0-9+.\-]{0,20}://\S*", re.I)
 _ISSUE_REF = re.compile(r"^[a-z][\w.\-]*#\d+$")
 _PAIR_SLASH = re.compile(r"(?<![^\s(\[])[\w.\-@\\]{2,32}\s*/\s*(?P<secret>[^\s\"'“”`()\[\]{},;/]{8,32})"
                          r"(?=[\s.,;:!?)\]]|$)")

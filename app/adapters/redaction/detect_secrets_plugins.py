@@ -34,6 +34,9 @@ _KIND_BY_TYPE = {
 _SKIPPED_PLUGINS = frozenset({
     "IPPublicDetector",  # IP addresses are personal data here, handled (and policed) by the PII detector
 })
+# detect-secrets' own patterns backtrack on long runs (`eyJeyJ…` costs seconds at 100,000 characters);
+# a longer line is a paste the chat rules check on their own
+_MAX_LINE = 4000
 _ENTROPY_PLUGINS = frozenset({"Base64HighEntropyString", "HexHighEntropyString"})
 _KEYWORD_ON_LINE = re.compile(
     r"(?i)(?:key|token|secret|passw|pwd|credential|auth|bearer|signature|salt|api)")
@@ -53,13 +56,15 @@ def _code_or_prose(line: str, value: str) -> bool:
 
 
 def _enclosing_token(line: str, value: str) -> str:
-    """The whitespace-delimited token around `value` (a plugin may report only part of a JWT)."""
+    """The whitespace-delimited token around `value` (a plugin may report only part of a JWT), at most
+    200 characters either side (a 100,000-character run is one "token": checking it whole for every
+    value found in it would be quadratic)."""
     at = line.find(value)
     if at < 0:
         return value
-    start = line.rfind(" ", 0, at) + 1
-    end = line.find(" ", at + len(value))
-    return line[start:end if end >= 0 else len(line)]
+    start = line.rfind(" ", max(0, at - 200), at) + 1 or max(0, at - 200)
+    end = line.find(" ", at + len(value), at + len(value) + 200)
+    return line[start:end if end >= 0 else min(len(line), at + len(value) + 200)]
 
 
 class DetectSecretsPlugins:
@@ -105,7 +110,7 @@ class DetectSecretsPlugins:
         offset = 0
         for line in text.splitlines(keepends=True):
             body = line.rstrip("\r\n")
-            if len(body) >= 8:
+            if 8 <= len(body) <= _MAX_LINE:
                 spans.extend(self._line_spans(body, offset))
             offset += len(line)
         return spans

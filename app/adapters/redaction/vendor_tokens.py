@@ -29,7 +29,9 @@ def _r(kind: str, regex: str, *, flags: int = 0, check_fake: bool = True) -> Tok
     return TokenRule(kind, re.compile(regex, flags), check_fake)
 
 
-B = ""  # start of a token: checked after matching (starts_token), so literal prefixes stay fast to search
+# Start of a token: not inside a longer one (or right after a terminal colour code's `m`, which starts_token
+# then checks). In the pattern itself, so a run like `eyJeyJeyJ…` is not re-scanned from every position.
+B = r"(?:(?<![A-Za-z0-9_\-])|(?<=m))"
 E = r"(?![A-Za-z0-9_\-])"    # end
 
 TOKEN_RULES: tuple[TokenRule, ...] = (
