@@ -784,3 +784,16 @@ def test_format_fields_chained_assignments_comments_and_snake_names_are_left_alo
 
 def test_a_password_in_braces_is_still_a_password():
     assert "Hx8kq22" not in redactor.redact("password = {Hx8kq22}").text
+
+
+@pytest.mark.parametrize("text, secret, kind", [
+    ("bindpw Hx8kq22vb", "Hx8kq22vb", "PASSWORD"),
+    ("rootpw Hx8kq22vb", "Hx8kq22vb", "PASSWORD"),
+    ("username admin privilege 15 secret 0 Hx8kq22vb", "Hx8kq22vb", "PASSWORD"),
+    (f"_auth={_b64(b'jdoe:Hx8kq22vb')}", _b64(b"jdoe:Hx8kq22vb"), "AUTH_HEADER"),
+    (f'{{"auths": {{"registry.corp.example": {{"auth": "{_b64(b"jdoe:Hx8kq22vb")}"}}}}}}', _b64(b"jdoe:Hx8kq22vb"),
+     "AUTH_HEADER"),
+    ("<config>\n  <password>\n    Hx8kq22vb\n  </password>\n</config>", "Hx8kq22vb", "PASSWORD"),
+])
+def test_ldap_and_switch_passwords_registry_auth_blobs_and_xml_values_on_their_own_line_are_removed(text, secret, kind):
+    removed(text, secret, kind)

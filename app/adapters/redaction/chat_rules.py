@@ -139,8 +139,9 @@ def key_name_kind(name: str) -> str | None:
     for i, part in enumerate(parts):
         if part in _NOT_PASSWORD_WORDS:
             continue
-        if _PASSWORD_PART.fullmatch(part) or (len(part) > 6 and _PASSWORD_INSIDE.search(part)):
-            return "PASSWORD"  # DB_PASSWORD, PSSWRD, MYSQLPASS
+        if _PASSWORD_PART.fullmatch(part) or (len(part) > 6 and _PASSWORD_INSIDE.search(part)) or \
+                (len(part) >= 4 and part.endswith(("pw", "pwd"))):
+            return "PASSWORD"  # DB_PASSWORD, PSSWRD, MYSQLPASS, bindpw, rootpw
         if part in {"token", "tokens", "authorization", "bearer"} or (len(part) > 6 and part.endswith("token")):
             return "TOKEN"
         if part == "apikey" or (part == "key" and i > 0 and parts[i - 1] in _KEY_PREFIXES) or \
@@ -275,7 +276,9 @@ def _random_value(text: str, at: int) -> Iterator[Span]:
         yield Span(start, end, "API_KEY", SOURCE)
 
 
-_XML_ELEMENT = re.compile(r"<(?P<tag>[A-Za-z_][\w:.\-]{0,60})(?:\s[^<>]{0,200})?>(?P<secret>[^<>\s][^<>\n]{2,200})</(?P=tag)>")
+# (the value may sit on a line of its own: `<password>\n    S3cret\n</password>`)
+_XML_ELEMENT = re.compile(r"<(?P<tag>[A-Za-z_][\w:.\-]{0,60})(?:\s[^<>]{0,200})?>[ \t]*(?:\r?\n[ \t]*)?"
+                          r"(?P<secret>[^<>\s][^<>\n]{2,200}?)[ \t]*(?:\r?\n[ \t]*)?</(?P=tag)>")
 
 
 def _xml_elements(text: str) -> Iterator[Span]:
@@ -403,6 +406,8 @@ _RULES: tuple[Rule, ...] = (
                             re.I | re.M), value_looks_like_secret),
     ("PASSWORD", re.compile(r"\b(?:password|secret|key|key-string|pre-shared-key|community)\s+7\s+(?P<secret>[0-9A-F]{4,})\b"),
      None),
+    # type 0 is the password in clear: `username admin secret 0 S3cret`, `password 0 S3cret`
+    ("PASSWORD", re.compile(r"\b(?:password|secret|key|key-string)\s+0\s+(?P<secret>\S+)"), value_looks_like_secret),
     ("PASSWORD", re.compile(r"\bsnmp-server\s+community\s+(?P<secret>\S+)", re.I), value_looks_like_secret),
     ("PASSWORD", re.compile(r"\b(?:tacacs-server|radius-server|tacacs|radius)\b[^\n]*?\bkey\s+(?:0\s+)?(?P<secret>[^\s7]\S*)",
                             re.I), value_looks_like_secret),

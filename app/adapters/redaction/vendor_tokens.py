@@ -257,7 +257,9 @@ def otp_seeds(text: str) -> list[tuple[int, int]]:
 
 
 _JOSE = re.compile(r"(?<![A-Za-z0-9_\-.])eyJ[A-Za-z0-9_\-]{10,}(?:\.[A-Za-z0-9_\-]{0,4000}){2,4}(?![A-Za-z0-9_\-.])")
-_BASIC = re.compile(r"\b[Bb]asic\s+(?P<blob>[A-Za-z0-9+/]{8,}={0,2})(?![A-Za-z0-9+/=])")
+_BASIC = re.compile(r"\b[Bb]asic\s+(?P<blob>[A-Za-z0-9+/]{8,}={0,2})(?![A-Za-z0-9+/=])"
+                    # npm's `_auth=…`, Docker's `"auth": "…"`: the same base64 of user:password under a key
+                    r"|(?<![\w-])_?auth[\"']?\s*[:=]\s*[\"']?(?P<keyed>[A-Za-z0-9+/]{8,}={0,2})(?![A-Za-z0-9+/=])", re.I)
 _AWS_ID = re.compile(r"(?<![A-Za-z0-9])(?:AKIA|ASIA)[0-9A-Z]{16}(?![A-Za-z0-9])")
 _AWS_SECRET = re.compile(r"(?<![A-Za-z0-9/+=])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])")
 
@@ -292,19 +294,21 @@ def jose_tokens(text: str) -> list[tuple[int, int]]:
 
 
 def basic_credentials(text: str) -> list[tuple[int, int]]:
-    """`Basic dXNlcjpTM2NyZXQ=` anywhere (a curl header, a log line): the blob is base64 of user:password."""
+    """`Basic dXNlcjpTM2NyZXQ=` anywhere (a curl header, a log line), `_auth=…` in .npmrc, `"auth": "…"` in
+    Docker's config.json: the blob is base64 of user:password."""
     import base64
     import binascii
 
     spans = []
     for m in _BASIC.finditer(text):
+        group = "blob" if m.group("blob") else "keyed"
         try:
-            raw = base64.b64decode(m.group("blob") + "=" * (-len(m.group("blob")) % 4), validate=True).decode("utf-8")
+            raw = base64.b64decode(m.group(group) + "=" * (-len(m.group(group)) % 4), validate=True).decode("utf-8")
         except (binascii.Error, ValueError, UnicodeDecodeError):
             continue
         user, sep, password = raw.partition(":")
         if sep and password and raw.isprintable() and len(user) <= 256:
-            spans.append(m.span("blob"))
+            spans.append(m.span(group))
     return spans
 
 
