@@ -3,7 +3,7 @@
 import pytest
 
 from app.adapters.redaction.detect_secrets_plugins import DetectSecretsPlugins
-from app.adapters.redaction.engine import TRUNCATION_NOTICE, RedactionEngine
+from app.adapters.redaction.engine import TRUNCATION_NOTICE, PolicyRedactor, RedactionEngine
 from app.adapters.redaction.spans import PLACEHOLDER
 from app.adapters.redactor import PatternRedactor
 
@@ -797,3 +797,14 @@ def test_a_password_in_braces_is_still_a_password():
 ])
 def test_ldap_and_switch_passwords_registry_auth_blobs_and_xml_values_on_their_own_line_are_removed(text, secret, kind):
     removed(text, secret, kind)
+
+
+def test_detect_secrets_still_finds_a_private_key_marker_in_a_very_long_line():
+    # an escaped, encrypted traditional PEM inside a 5,000-character JSON line: its markers have no dashes,
+    # and detect-secrets' other plugins skip lines this long
+    body = "q7Bz9Xy2Wm4Rt8Lp3Nv6Hk1Jd5Fg0Sa7Qe2Zc9Vb4Mn8Xw3Ty6Ui1Op5As0Df7Gh2Jk4Lz9"
+    line = ('{"padding": "' + "x1 " * 1600 + '", "pem": "\\u002d\\u002dBEGIN RSA PRIVATE KEY\\u002d\\u002d\\n'
+            'Proc-Type: 4,ENCRYPTED\\nDEK-Info: AES-128-CBC,8F3B2C4D5E6F7A8B9C0D1E2F3A4B5C6D\\n\\n' + body + '\\n"}')
+    assert len(line) > 4000
+    engine = RedactionEngine([DetectSecretsPlugins().find])
+    assert body not in PolicyRedactor(engine).redact(line).text

@@ -35,8 +35,9 @@ _SKIPPED_PLUGINS = frozenset({
     "IPPublicDetector",  # IP addresses are personal data here, handled (and policed) by the PII detector
 })
 # detect-secrets' own patterns backtrack on long runs (`eyJeyJ…` costs seconds at 100,000 characters);
-# a longer line is a paste the chat rules check on their own
+# a longer line is a paste the chat rules check on their own (only the private-key markers are still looked for)
 _MAX_LINE = 4000
+_LONG_LINE_PLUGINS = frozenset({"PrivateKeyDetector"})  # literal markers: cheap, and a key may sit in a long line
 _ENTROPY_PLUGINS = frozenset({"Base64HighEntropyString", "HexHighEntropyString"})
 _KEYWORD_ON_LINE = re.compile(
     r"(?i)(?:key|token|secret|passw|pwd|credential|auth|bearer|signature|salt|api)")
@@ -110,13 +111,16 @@ class DetectSecretsPlugins:
         offset = 0
         for line in text.splitlines(keepends=True):
             body = line.rstrip("\r\n")
-            if 8 <= len(body) <= _MAX_LINE:
+            if len(body) >= 8:
                 spans.extend(self._line_spans(body, offset))
             offset += len(line)
         return spans
 
     def _line_spans(self, line: str, offset: int) -> Iterator[Span]:
+        long_line = len(line) > _MAX_LINE
         for plugin in self._plugins:
+            if long_line and type(plugin).__name__ not in _LONG_LINE_PLUGINS:
+                continue
             for value, kind in self._values(plugin, line):
                 value = value.strip()
                 if len(value) < 4 or self._filtered(value, line, plugin):
