@@ -142,3 +142,22 @@ def test_a_password_mentioned_twice_in_passing_never_reaches_the_store_or_the_ll
     assert pw not in bodies and "outlook keeps asking" in bodies
     assert files_containing(settings.data_dir, [pw]) == []
     assert pw not in history.text
+
+
+def test_pasted_code_keeps_its_code_and_loses_only_the_credentials(make_settings, serve):
+    import base64
+
+    key = "Zq8vT3kLm9WxR2pN7cYb4HsD"
+    blob = base64.b64encode(b"jdoe:Wint3r#Reg24").decode()
+    paste = ("our sync script fails with 401, this is the client:\n"
+             "def connect(host: str, password: str | None = None, retries: int = 3):\n"
+             "    token = Name.Builtin if password else None\n"
+             f"    api_key = \"{key}\"\n"
+             f"and ~/.docker/config.json has {{\"auths\": {{\"registry.corp.example\": {{\"auth\": \"{blob}\"}}}}}}")
+    reply, bodies, history, settings = chat_once(make_settings, serve, paste, "code-1")
+    assert reply.status_code == 200 and reply.json()["redaction_notice"]
+    assert key not in bodies and blob not in bodies
+    # the code around them reaches the LLM as written, so it can still help with the 401
+    assert "password: str | None = None" in bodies and "token = Name.Builtin if password" in bodies
+    assert files_containing(settings.data_dir, [key, blob]) == []
+    assert key not in history.text and blob not in history.text
