@@ -244,7 +244,16 @@ def render_kept(text: str, spans: list[Span]) -> str:
     return "".join(kept)
 
 
-def score_it_text(system, texts: list[tuple[str, str]], misses: int) -> dict:
+def print_false_alarms(title: str, systems, texts: list[tuple[str, str]], shown: int) -> None:
+    print(f"\n{title}")
+    for system in systems:
+        r = score_false_alarms(system, texts, shown)
+        print(f"{system.name:16} {r['rate']:>7}  ({r['n']})")
+        for line in r["examples"]:
+            print("    flagged", line)
+
+
+def score_false_alarms(system, texts: list[tuple[str, str]], misses: int) -> dict:
     alarms = []
     for key, text in texts:
         spans = [s for s in system.spans(text[:20000]) if s.kind in SECRET_KINDS or s.kind == "SECRET"]
@@ -427,23 +436,14 @@ def main() -> None:
               f"{r['n']:>12}")
 
     it = [(key, text) for key, text in it_texts(args.data) if args.half == "all" or half_of(key, args.seed) == args.half]
-    print(f"\nREAL IT TEXT WITHOUT SECRETS (r/techsupport wiki paragraphs, Rasa helpdesk utterances, Amazon TV Q&A): "
-          f"texts that lost a 'secret'")
-    for system in systems:
-        r = score_it_text(system, it, args.misses if args.half == "tune" else 0)
-        print(f"{system.name:16} {r['rate']:>7}  ({r['n']})")
-        for line in r["examples"]:
-            print("    false alarm", line)
-
+    shown = args.misses if args.half == "tune" else 0
+    print_false_alarms("REAL IT TEXT WITHOUT SECRETS (r/techsupport wiki paragraphs, Rasa helpdesk utterances, Amazon "
+                       "TV Q&A): texts that lost a 'secret'", systems, it, shown)
     if args.code_lines:
         code = code_lines(args.code, args.seed, args.half, args.code_lines)
-        print(f"\nREAL CODE AND DOCS (lines with a secret word from {args.code}, tests skipped): lines that lost a "
-              f"'secret' — nearly all false alarms (a few are documentation examples such as password=\"tiger\")")
-        for system in systems:
-            r = score_it_text(system, code, args.misses if args.half == "tune" else 0)
-            print(f"{system.name:16} {r['rate']:>7}  ({r['n']})")
-            for line in r["examples"]:
-                print("    flagged", line)
+        print_false_alarms(f"REAL CODE AND DOCS (lines with a secret word from {args.code}, tests skipped): lines that "
+                           f"lost a 'secret' — nearly all false alarms (a few are documentation examples such as "
+                           f"password=\"tiger\")", systems, code, shown)
 
     print("\nPERSONAL DATA (span level)  found = a redacted range overlaps the gold span; "
           "removed = none of its letters/digits survive; precision = our spans that overlap any gold span")
