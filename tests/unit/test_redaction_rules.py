@@ -808,3 +808,8 @@ def test_detect_secrets_still_finds_a_private_key_marker_in_a_very_long_line():
     assert len(line) > 4000
     engine = RedactionEngine([DetectSecretsPlugins().find])
     assert body not in PolicyRedactor(engine).redact(line).text
+
+
+def test_a_masked_value_after_a_password_flag_is_left_alone_and_a_real_one_is_not():
+    assert redactor.redact("-dbpwd VAL:xxxx").text == "-dbpwd VAL:xxxx"
+    assert "Hx8kq22vb" not in redactor.redact("-dbpwd Hx8kq22vb").text
