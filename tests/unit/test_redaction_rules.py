@@ -813,3 +813,29 @@ def test_detect_secrets_still_finds_a_private_key_marker_in_a_very_long_line():
 def test_a_masked_value_after_a_password_flag_is_left_alone_and_a_real_one_is_not():
     assert redactor.redact("-dbpwd VAL:xxxx").text == "-dbpwd VAL:xxxx"
     assert "Hx8kq22vb" not in redactor.redact("-dbpwd Hx8kq22vb").text
+
+
+@pytest.mark.parametrize("text", [
+    '"token2wav_config": Qwen2_5OmniToken2WavConfig,',
+    "Offset for the token ids embedded by `Gemma3nMultimodalEmbedder` and the vocab",
+    "    :param password: user password",
+    "anthropic_api_key: Anthropic API key to use. Only needed once",
+    'connection_string = "DRIVER={SQL Server};SERVER=db;DATABASE=test;UID=user;PWD=password"',
+    "It does not matter which password was matched. Both passwords work",
+    "buff.writeUInt8(Buffer.byteLength(password));",
+    "Pass :meth:`peek` a default value to return instead",
+    "* 'bandpass' : flat response in bands.",
+    'connect_header += f"Proxy-Authorization: Basic {encoded_str}\\r\\n"',
+    "Auth: type[httpx2.Auth]",
+])
+def test_class_names_docstring_fields_placeholders_and_rst_roles_are_left_alone(text):
+    assert redactor.redact(text).text == text
+
+
+@pytest.mark.parametrize("text, secret", [
+    ("password = SuperSecretPassword1", "SuperSecretPassword1"),
+    ("the password was Summer2024", "Summer2024"),
+    ("PWD=Hx8kq22vb;UID=jdoe;SERVER=db01", "Hx8kq22vb"),
+])
+def test_camel_case_and_connection_string_passwords_are_still_removed(text, secret):
+    assert secret not in redactor.redact(text).text

@@ -17,8 +17,8 @@ from typing import Callable, Iterator
 from app.adapters.redaction.heuristics import (is_code_reference, is_documentation_value, is_file_path, is_hash_or_encrypted, is_identifier,
                                                is_masked, is_plain_word, is_template, looks_fake, looks_random,
                                                shannon_entropy, SSH_KEY_TYPE)
-from app.adapters.redaction.code_shapes import (is_code_value, is_count, is_description, is_type_annotation,
-                                                is_wordlike)
+from app.adapters.redaction.code_shapes import (is_camel_case_name, is_code_value, is_count, is_description,
+                                                is_type_annotation, is_wordlike)
 from app.adapters.redaction.spans import Span
 from app.adapters.redaction.vendor_tokens import (TOKEN_RULES, atlassian_pats, aws_secret_keys, azure_ai_keys,
                                                   basic_credentials, github_checksum_ok, jose_tokens, otp_seeds,
@@ -44,7 +44,8 @@ NOT_A_SECRET = frozenset(
     "fine ok okay good bad weak simple easy short long great gone broken blocked compromised leaked stolen known "
     "unknown disabled enabled secure insecure safe unsafe stale outdated obsolete valid accepted rejected denied "
     "usual ask see check use call contact via same must should can cannot could would will needs need has have "
-    "differ differs contain contains easier harder longer shorter stronger weaker safer better worse simpler".split()
+    "differ differs contain contains used matched entered provided given supplied typed shown displayed generated "
+    "encrypted hashed verified checked needed incorrectly correctly easier harder longer shorter stronger weaker safer better worse simpler".split()
 )
 _SECRET_WORD = (r"(?:password|passwort|passwd|passcode|passphrase|pass\s?word|pwd|pw|pin(?:\s?(?:code|number))?|"
                 r"mot\s+de\s+passe|contrase[ñn]a|kennwort|wachtwoord|senha|salasana|lösenord|passord|adgangskode)")
@@ -57,12 +58,14 @@ def _clean(value: str) -> str:
 _ATTRIBUTE = re.compile(r"^[A-Za-z_][\w\-]{0,40}=[\"']?$")
 _LINK = re.compile(r"^[a-z][a-z0-9+.\-]{1,20}://[^@\s]*$", re.I)
 _COLOUR = re.compile(r"^#[0-9a-fA-F]{6}$")
+_TRAILING_ESCAPES = re.compile(r"(?:\\[rnt])+$")
 _HTML_ENTITY = re.compile(r"&(?:lt|gt|amp|quot|apos|nbsp|#\d{1,5});")
 
 
 def value_looks_like_secret(value: str) -> bool:
     """A value after a secret keyword: not an ordinary word, template, mask or code reference."""
     value = _HTML_ENTITY.split(value)[0] or value
+    value = _TRAILING_ESCAPES.sub("", value) or value  # `{encoded_str}\r\n` inside a string literal
     v = _clean(value)
     if not v or v.lower() in NOT_A_SECRET or v.startswith("[REDACTED") or v.startswith("REDACTED"):
         return False
@@ -83,7 +86,8 @@ def _names_a_secret(value: str) -> bool:
 
 _FILE_NAME = re.compile(r"^[\w\-]+\.[a-z]{1,5}$")
 # `postgres://user:pass@localhost/db` in documentation: the words stand for a password
-URL_PLACEHOLDERS = frozenset({"pass", "password", "passwd", "pwd", "pw", "secret", "user", "username", "redacted"})
+URL_PLACEHOLDERS = frozenset({"pass", "password", "passwd", "pwd", "pw", "secret", "user", "username", "redacted",
+                              "passphrase", "token", "key", "apikey"})
 
 
 def _value_ok_without_connector(value: str) -> bool:
@@ -99,7 +103,8 @@ _PASSWORD_PART = re.compile(r"pa?s+w(?:o?r)?s?d|pw|pwd|pass|passw|passwort|passp
                             r"motdepasse|kennwort|wachtwoord|senha|psk|requirepass|masterauth|authtok")
 _PASSWORD_INSIDE = re.compile(r"pa?s+wo?r?d|passwd|pwd$|pass$")
 _NOT_PASSWORD_WORDS = frozenset({"bypass", "compass", "surpass", "overpass", "underpass", "trespass", "passport",
-                                 "passenger", "passive", "spin", "pinned", "mapping", "shipping", "pinterest"})
+                                 "passenger", "passive", "spin", "pinned", "mapping", "shipping", "pinterest",
+                                 "bandpass", "lowpass", "highpass", "allpass", "multipass", "onepass"})
 _KEY_PREFIXES = frozenset({"api", "access", "private", "secret", "client", "account", "master", "encryption",
                            "signing", "auth", "service", "db", "database", "app", "consumer", "shared",
                            "storage", "subscription", "x", "license", "licence", "product", "session", "ssh",
@@ -192,6 +197,8 @@ def _value_span(text: str, at: int) -> tuple[int, int, str, bool] | None:
     return m.start(group), m.end(group), value, bare
 
 
+# `:param password: …`, `@param token …`: a docstring field naming the parameter it describes
+_DOC_FIELD = re.compile(r"[:@](?:param|parameter|arg|argument|type|keyword|kwarg|ivar|var|cvar|field)\s+[\w.]+\s*$")
 # `#define DB_PASSWORD "x"` (C/C++ macros: the name and the value separated by whitespace)
 _DEFINE = re.compile(r"(?:^|[\s\"'])#\s*define\s+(?P<name>[A-Za-z_]\w{0,60})[ \t]+(?=\S)")
 # `key_wrap = 'KJH…\` (a Python string continued on the next line), `k = '''…` (triple quotes)
@@ -222,6 +229,9 @@ def _assignments(text: str) -> Iterator[Span]:
     secret. Each operator is looked at on its own, so `value="pass: x"` and `ID:master/PASS:x` find the
     inner assignment too."""
     for op_at, value_at, name in _operators(text):
+        if text[op_at:value_at].strip() == ":" and (is_type_annotation(text[value_at:value_at + 200])
+                                                    or _DOC_FIELD.search(text, max(0, op_at - len(name) - 8), op_at)):
+            continue  # `password: str | None = None` (a parameter's type), `:param password: …` (its description)
         kind = key_name_kind(name)
         if kind is None:
             if _random_value_name(name):
@@ -233,10 +243,10 @@ def _assignments(text: str) -> Iterator[Span]:
         start, end, value, bare = found
         if bare and value[0] in "{([":
             continue  # password = {0x48, 0x65, …}: an array or tuple literal in code, not a typed value
-        if text[op_at:value_at].strip() == ":" and is_type_annotation(text[value_at:value_at + 200]):
-            continue  # `password: str | None = None`: a parameter's type
         if bare and (is_code_value(value, text[end:end + 40]) or is_description(value, text[end:end + 40], name)):
             continue  # `username + ":" + password`, `token = Name.Builtin`, `password: Optional password for …`
+        if bare and kind != "PASSWORD" and is_camel_case_name(value):
+            continue  # `"token2wav_config": Qwen2_5OmniToken2WavConfig,`: a class in code
         clean = _clean(value)
         minimum = 4 if kind == "PASSWORD" else 6
         if len(clean) < minimum or not value_looks_like_secret(value):
@@ -346,7 +356,8 @@ _RULES: tuple[Rule, ...] = (
     # connection strings: Server=…;User Id=…;Password=…;  AccountName=…;AccountKey=…
     ("CONNECTION_STRING", re.compile(
         r"\b(?:server|data source|host|endpoint|accountname|address|addr)\s*=[^;\n]*;[^\n]*?"
-        r"\b(?:password|pwd|accountkey|sharedaccesskey|sharedsecretvalue)\s*=\s*(?P<secret>[^;\s\"']+)", re.I), None),
+        r"\b(?:password|pwd|accountkey|sharedaccesskey|sharedsecretvalue)\s*=\s*(?P<secret>[^;\s\"']+)", re.I),
+     lambda value: value.lower() not in URL_PLACEHOLDERS and not is_template(value)),
     # credentials in URLs: scheme://user:password@host
     # (the user may be empty: `redis://:S3cret@cache:6379`)
     ("URL_CREDENTIALS", re.compile(r"\b[a-z][a-z0-9+.\-]{0,20}://[^\s:/]{0,200}:(?P<secret>[^\s@/]{1,200})@", re.I),
@@ -359,7 +370,8 @@ _RULES: tuple[Rule, ...] = (
      value_looks_like_secret),
     # HTTP headers: Authorization: Bearer …, X-API-Key: …, Cookie: …
     ("AUTH_HEADER", re.compile(
-        r"\b(?:proxy-)?authorization\s*[:=]\s*[\"']?(?:(?:bearer|basic|token|negotiate|ntlm|apikey|sso-key)\s+)?"
+        r"\b(?:proxy-)?authorization\s*[:=]\s*[\"']?(?:(?:bearer|basic|token|negotiate|ntlm|apikey|sso-key|mac|hawk|hoba|mutual|"
+        r"vapid)\s+)?"
         r"(?P<secret>[^\s\"',;]+)", re.I), value_looks_like_secret),
     ("AUTH_HEADER", re.compile(r"\b(?:proxy-)?authorization\s*[:=]\s*[\"']?(?:digest|aws4-hmac-sha256)\s+"
                                r"(?P<secret>[^\n]+)", re.I), None),
@@ -645,6 +657,8 @@ def _talk_tokens(text: str) -> Iterator[Span]:
         offset = line_match.start()
         if _PASSWORD_TALK.search(line):
             for t in _LINE_TOKEN.finditer(line):
+                if line[t.end():t.end() + 1] == "(":
+                    continue  # `buff.writeUInt8(…)`: a call in code
                 if password_shaped(t.group(0)):
                     yield Span(offset + t.start(), offset + t.start() + len(_without_punctuation(t.group(0))),
                                "PASSWORD", SOURCE)
@@ -800,6 +814,8 @@ def _code_after_operator(text: str, start: int, end: int) -> bool:
     before = text[max(0, start - 3):start].rstrip(" \t\"'")
     if not before.endswith((":", "=")):
         return False
+    if _DOC_FIELD.search(text, max(0, start - 80), text.rfind(":", 0, start)):
+        return True  # `:param password: user password`
     if before.endswith(":") and is_type_annotation(text[start:start + 200]):
         return True
     value = text[start:end]

@@ -11,7 +11,7 @@ import math
 import re
 from collections import Counter
 
-from app.adapters.redaction.code_shapes import is_wordlike
+from app.adapters.redaction.code_shapes import is_camel_case_name, is_wordlike
 
 _TEMPLATE = re.compile(
     r"^(?:<[^<>]{1,60}>|\$\{[^}]{1,60}\}|\{\{[^}]{1,60}\}\}|%\(?[A-Za-z_]{1,40}\)?s?%?|\$[A-Za-z_][A-Za-z0-9_]{1,60}"
@@ -157,6 +157,8 @@ def looks_fake(value: str) -> bool:
 
 def looks_random(value: str, *, min_length: int = 16, min_entropy: float = 3.2) -> bool:
     """Long, mixed and high-entropy enough to be a key or token even without a known prefix, and not
-    made of words (`Qwen2ForTokenClassification` is a class name)."""
+    made of words or capitalised humps (`Qwen2ForTokenClassification`, `Gemma3nMultimodalEmbedder` are class
+    names)."""
     return (len(value) >= min_length and shannon_entropy(value) >= min_entropy and char_classes(value) >= 2
-            and any(c.isdigit() for c in value) and not looks_fake(value) and not is_wordlike(value))
+            and any(c.isdigit() for c in value) and not looks_fake(value) and not is_wordlike(value)
+            and not is_camel_case_name(value))
