@@ -839,3 +839,7 @@ def test_class_names_docstring_fields_placeholders_and_rst_roles_are_left_alone(
 ])
 def test_camel_case_and_connection_string_passwords_are_still_removed(text, secret):
     assert secret not in redactor.redact(text).text
+
+
+def test_a_plain_word_password_followed_by_chat_is_still_removed():
+    assert "Sunshine" not in redactor.redact("db_password: Sunshine but it fails").text

@@ -243,7 +243,8 @@ def _assignments(text: str) -> Iterator[Span]:
         start, end, value, bare = found
         if bare and value[0] in "{([":
             continue  # password = {0x48, 0x65, …}: an array or tuple literal in code, not a typed value
-        if bare and (is_code_value(value, text[end:end + 40]) or is_description(value, text[end:end + 40], name)):
+        if bare and (is_code_value(value, text[end:end + 40])
+                     or is_description(value, text[end:end + 40], name, password=kind == "PASSWORD")):
             continue  # `username + ":" + password`, `token = Name.Builtin`, `password: Optional password for …`
         if bare and kind != "PASSWORD" and is_camel_case_name(value):
             continue  # `"token2wav_config": Qwen2_5OmniToken2WavConfig,`: a class in code

@@ -44,8 +44,9 @@ def is_type_annotation(after_colon: str) -> bool:
     return bool(_CAMEL_TWO_HUMPS.fullmatch(last)) and bool(re.match(r"\s*(?:\[|\||\s=\s)", rest))
 
 
-# `username + ":" + password`, `api_key or os.getenv(…)`; not "hunter2 - thanks" or "hunter2 if that helps" (chat)
-_EXPRESSION_AFTER = re.compile(r"\s*(?:[+*/%]|\?\?|\|\||&&)\s|\s+or\s+[\w.]+[.(]|\s*=(?![=>])")  # … or `a = b = None`
+# `username + ":" + password`, `api_key or os.getenv(…)`, `a = b = None`; not "hunter2 - thanks" or
+# "hunter2 if that helps" (chat)
+_EXPRESSION_AFTER = re.compile(r"\s*(?:[+*/%]|\?\?|\|\||&&)\s|\s+or\s+[\w.]+[.(]|\s*=(?![=>])")
 _UPPER_CONSTANT = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+){2,}")
 _LETTERS_DOTTED = re.compile(r"[A-Za-z_]+(?:\.[A-Za-z_]+)+")
 _NUMBER = re.compile(r"[+-]?\d[\d_]*(?:\.\d+)?(?:[eE][+-]?\d+)?")
@@ -63,19 +64,26 @@ def is_code_value(value: str, after: str) -> bool:
     return bool(_NUMBER.fullmatch(value)) and ("." in value or "_" in value)
 
 
-_WORD = re.compile(r"[A-Za-z][a-z]*")
+# how a docstring's description of a parameter begins; a chat password that is a plain word ("pw: Sunshine
+# but it fails") is not one of these, so it is still removed
+_DESCRIPTION_STARTS = frozenset("""
+optional the a an if whether when used use required deprecated determine determines name path default defaults
+only your user password secret token key set sets returns return see note specifies controls provide provides
+enables disables allows indicates overrides must should can may will is are this which how what
+""".split())
 
 
-def is_description(value: str, after: str, name: str) -> bool:
+def is_description(value: str, after: str, name: str, *, password: bool = True) -> bool:
     """`password: Optional password for opening encrypted PDFs.`, `backward pass: computes gradients`: a
-    docstring's description, not a value. Only a word without digits or symbols followed by more words,
-    and only when it is capitalised (docstring style) or the name is the English verb `pass`."""
+    docstring's description, not a value. A word followed by more words: for a password only a word that
+    begins descriptions (or any word after the English verb `pass`); a key or token is never a plain word."""
     if (value.isalpha() and after.startswith(":`")) or (value[:-1].isalpha() and value.endswith(":")
                                                          and after.startswith("`")):
         return True  # `pass :data:\`h11.SERVER\``, `Pass :meth:\`peek\``: a reStructuredText role
     if not value.isalpha() or not re.match(r"\s+[A-Za-z]+\s+[A-Za-z]", after):
         return False
-    return value[0].isupper() or re.split(r"[-_\s]", name.lower())[-1] in {"pass", "passes"}
+    return (not password or value.lower() in _DESCRIPTION_STARTS
+            or re.split(r"[-_\s]", name.lower())[-1] in {"pass", "passes"})
 
 
 _PART = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
