@@ -396,7 +396,9 @@ def main() -> None:
     parser.add_argument("--systems", default="deskmate,detect-secrets,presidio")
     parser.add_argument("--code", type=Path, default=Path(sysconfig.get_paths()["purelib"]),
                         help="a folder of real code for the false-alarm check (default: the installed packages)")
-    parser.add_argument("--code-lines", type=int, default=6000, help="lines drawn from --code (0: skip)")
+    parser.add_argument("--code-lines", type=int, default=6000,
+                        help="lines drawn from --code (0: skip); the draw depends on what is installed there, which "
+                             "`make install` pins through constraints.txt")
     args = parser.parse_args()
     if args.misses and args.half != "tune":
         parser.error("--misses shows what was missed so it can be tuned: only with --half tune "

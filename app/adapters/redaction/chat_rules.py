@@ -4,7 +4,9 @@
 connection strings, `Authorization:` headers, `curl -u user:pass`, SQL `IDENTIFIED BY '…'`,
 private-key blocks (one secret from BEGIN to END, or to the end of the text when END is missing),
 vendor tokens (vendor_tokens.py) and random strings a keyword points at ("the api key 8d7f…").
-Each rule yields the span of the secret value only, so the sentence around it stays readable.
+Each rule yields the span of the secret value only, so the sentence around it stays readable. What a
+secret's name and value look like (shared with the detect-secrets adapter) is in values.py; code and
+documentation that only talk about secrets are recognised in code_shapes.py.
 """
 
 from __future__ import annotations
@@ -14,148 +16,23 @@ import binascii
 import re
 from typing import Callable, Iterator
 
-from app.adapters.redaction.heuristics import (is_code_reference, is_documentation_value, is_file_path, is_hash_or_encrypted, is_identifier,
-                                               is_masked, is_plain_word, is_template, looks_fake, looks_random,
-                                               shannon_entropy, SSH_KEY_TYPE)
-from app.adapters.redaction.code_shapes import (is_camel_case_name, is_code_value, is_count, is_description,
-                                                is_type_annotation, is_wordlike)
+from app.adapters.redaction.code_shapes import (is_camel_case_name, is_code_value, is_description,
+                                                is_type_annotation)
+from app.adapters.redaction.heuristics import (SSH_KEY_TYPE, is_masked, is_template, looks_fake, looks_random,
+                                               shannon_entropy)
 from app.adapters.redaction.spans import Span
+from app.adapters.redaction.values import (FILE_NAME, NOT_A_SECRET, PARTS, URL_PLACEHOLDERS, WEAK_SUFFIXES, clean,
+                                           key_name_kind, key_value_ok, names_a_setting, value_looks_like_secret,
+                                           value_ok_without_connector)
 from app.adapters.redaction.vendor_tokens import (TOKEN_RULES, atlassian_pats, aws_secret_keys, azure_ai_keys,
                                                   basic_credentials, github_checksum_ok, jose_tokens, otp_seeds,
                                                   starts_token)
 
 SOURCE = "chat_rules"
 
-# Words that follow "password" in ordinary sentences and are not the password itself.
-NOT_A_SECRET = frozenset(
-    "is was are be been expired expires expiring expiry wrong incorrect correct invalid not no reset resets "
-    "change changed changes changing locked lock unlock working works work doesnt doesn't didnt didn't won't wont "
-    "keeps keep isnt isn't still too the a an my your our their this that it for to on in at of with from "
-    "and or but if when policy portal page field box prompt manager managers requirement requirements rules "
-    "rule length history hint hints again anymore please help issue issues problem problems needs need "
-    "required case sensitive being getting has have had will would should can could any every new old "
-    "current same different temporary temp one expire set stopped fails failed failing fail screen login "
-    "prompt via by over through who what why how where which also just now then so did does do i me we you "
-    "they he she them us reminder reminders recovery protected protection manager. strength strong weak "
-    "complexity update updated updating sync synced entry entries dialog window popup pop-up request requests "
-    "requested sent expiration age rotation counter attempts attempt tries retry retries generator vault "
-    "store stored saved save forgot forgotten lost missing blank empty hidden masked redacted there here "
-    "number code digits digit characters chars letters bearer basic digest negotiate ntlm token "
-    "fine ok okay good bad weak simple easy short long great gone broken blocked compromised leaked stolen known "
-    "unknown disabled enabled secure insecure safe unsafe stale outdated obsolete valid accepted rejected denied "
-    "usual ask see check use call contact via same must should can cannot could would will needs need has have "
-    "differ differs contain contains used matched entered provided given supplied typed shown displayed generated "
-    "encrypted hashed verified checked needed incorrectly correctly easier harder longer shorter stronger weaker safer better worse simpler".split()
-)
+# the words for a password in a sentence, in the languages of our users
 _SECRET_WORD = (r"(?:password|passwort|passwd|passcode|passphrase|pass\s?word|pwd|pw|pin(?:\s?(?:code|number))?|"
                 r"mot\s+de\s+passe|contrase[ñn]a|kennwort|wachtwoord|senha|salasana|lösenord|passord|adgangskode)")
-
-
-def _clean(value: str) -> str:
-    return value.strip(".,;:!?\"'()[]{}<>` \t")
-
-
-_ATTRIBUTE = re.compile(r"^[A-Za-z_][\w\-]{0,40}=[\"']?$")
-_LINK = re.compile(r"^[a-z][a-z0-9+.\-]{1,20}://[^@\s]*$", re.I)
-_COLOUR = re.compile(r"^#[0-9a-fA-F]{6}$")
-_TRAILING_ESCAPES = re.compile(r"(?:\\[rnt])+$")
-_HTML_ENTITY = re.compile(r"&(?:lt|gt|amp|quot|apos|nbsp|#\d{1,5});")
-
-
-def value_looks_like_secret(value: str) -> bool:
-    """A value after a secret keyword: not an ordinary word, template, mask or code reference."""
-    value = _HTML_ENTITY.split(value)[0] or value
-    value = _TRAILING_ESCAPES.sub("", value) or value  # `{encoded_str}\r\n` inside a string literal
-    v = _clean(value)
-    if not v or v.lower() in NOT_A_SECRET or v.startswith("[REDACTED") or v.startswith("REDACTED"):
-        return False
-    if _LINK.match(v) or _COLOUR.match(v):
-        return False  # "credentials: https://docs.example/auth.html" (where to read about it), a colour "#C46C6C"
-    if value.lstrip("\"'`“").startswith("<") or _ATTRIBUTE.match(value.strip()) or value.lstrip().startswith("`"):
-        return False  # "password: <PostgreSQL PW>" (a placeholder), `<password name="x">` (an attribute), `cat …`
-    return not (is_template(value) or is_masked(v) or is_code_reference(value) or is_plain_word(v)
-                or is_hash_or_encrypted(value) or is_identifier(v) or is_file_path(v) or is_documentation_value(v)
-                or _names_a_secret(v))
-
-
-def _names_a_secret(value: str) -> bool:
-    """`accessToken`, `mySecret`, `my-secret-pw`: a variable or placeholder named after a secret (letters
-    only), not a value."""
-    return not any(c.isdigit() for c in value) and len(value) <= 40 and key_name_kind(value) is not None
-
-
-_FILE_NAME = re.compile(r"^[\w\-]+\.[a-z]{1,5}$")
-# `postgres://user:pass@localhost/db` in documentation: the words stand for a password
-URL_PLACEHOLDERS = frozenset({"pass", "password", "passwd", "pwd", "pw", "secret", "user", "username", "redacted",
-                              "passphrase", "token", "key", "apikey"})
-
-
-def _value_ok_without_connector(value: str) -> bool:
-    """"password abc123": without 'is' or ':', only a token that is not a plain word counts."""
-    v = _clean(value)
-    if value[:1] in "{([<" or _FILE_NAME.match(v):
-        return False  # "password {0x48, …}", "password (required)", `grep password notes.txt`: not a value
-    return value_looks_like_secret(value) and len(v) >= 3 and bool(re.search(r"[\d\W_]", v))
-
-
-# --- key names in assignments: DB_PASSWORD=…, "apiKey": "…", client-secret: … ----------------------
-_PASSWORD_PART = re.compile(r"pa?s+w(?:o?r)?s?d|pw|pwd|pass|passw|passwort|passphrase|passcode|pin|contrasena|mdp|"
-                            r"motdepasse|kennwort|wachtwoord|senha|psk|requirepass|masterauth|authtok")
-_PASSWORD_INSIDE = re.compile(r"pa?s+wo?r?d|passwd|pwd$|pass$")
-_NOT_PASSWORD_WORDS = frozenset({"bypass", "compass", "surpass", "overpass", "underpass", "trespass", "passport",
-                                 "passenger", "passive", "spin", "pinned", "mapping", "shipping", "pinterest",
-                                 "bandpass", "lowpass", "highpass", "allpass", "multipass", "onepass"})
-_KEY_PREFIXES = frozenset({"api", "access", "private", "secret", "client", "account", "master", "encryption",
-                           "signing", "auth", "service", "db", "database", "app", "consumer", "shared",
-                           "storage", "subscription", "x", "license", "licence", "product", "session", "ssh",
-                           "aes", "hmac", "crypt", "cipher", "jwt", "webhook", "recovery", "bitlocker"})
-_WEAK_SUFFIXES = frozenset({"id", "ids", "length", "len", "policy", "policies", "file", "path", "url", "uri",
-                            "field", "name", "mask", "hint", "expires", "expiry", "expiration", "timeout", "type",
-                            "reset", "label", "required", "min", "max", "regex", "pattern", "prompt", "enabled",
-                            "count", "endpoint", "header", "param", "mode", "format", "size", "age", "ttl",
-                            "rotation", "changed", "updated", "created", "at", "validity", "lifetime", "encoding",
-                            "placeholder", "input", "form", "attempts", "retries", "strength", "complexity",
-                            "confirmation", "manager", "storage", "provider", "location", "dir", "env", "var",
-                            "hash", "hashed", "algorithm", "algo", "version", "ver", "encryption",
-                            "authentication", "method", "methods", "scheme", "backend", "helper", "program",
-                            "handler", "set", "last", "date", "time", "timestamp", "ref", "reference",
-                            # a digest of the secret, not the secret: password_sha1, token_md5
-                            "md5", "sha", "sha1", "sha256", "sha512", "digest", "checksum", "fingerprint", "thumbprint",
-                            # a file name, not a key: "skipped kb/password-reset.md: …" in a log line
-                            "md", "pdf", "txt", "html", "htm", "doc", "docx", "odt", "rtf", "csv", "xls", "xlsx",
-                            "ppt", "pptx", "png", "jpg", "jpeg", "gif", "svg", "log"})
-_PARTS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
-_COUNT_PREFIXES = frozenset({"max", "min", "num", "n", "total", "count"})
-
-
-def names_a_setting(name: str) -> bool:
-    """`PasswordPolicy`, `token_lifetime`, `password_encryption`: a setting about a secret, not one."""
-    parts = [p for p in _PARTS.findall(name) if not p.isdigit()]
-    return bool(parts) and parts[-1].lower() in _WEAK_SUFFIXES
-
-
-def key_name_kind(name: str) -> str | None:
-    """The secret kind a key name announces (DB_PASSWORD -> PASSWORD, apiKey -> API_KEY), or None."""
-    name = name.replace("ñ", "n").replace("Ñ", "N")
-    parts = [p.lower() for p in _PARTS.findall(name)]
-    words = [p for p in parts if not p.isdigit()]
-    if not words or words[-1] in _WEAK_SUFFIXES or (len(words) > 1 and words[0] in _COUNT_PREFIXES):
-        return None  # `token_id`, `max_input_tokens`: about a secret, not one
-    for i, part in enumerate(parts):
-        if part in _NOT_PASSWORD_WORDS:
-            continue
-        if _PASSWORD_PART.fullmatch(part) or (len(part) > 6 and _PASSWORD_INSIDE.search(part)) or \
-                (len(part) >= 4 and part.endswith(("pw", "pwd"))):
-            return "PASSWORD"  # DB_PASSWORD, PSSWRD, MYSQLPASS, bindpw, rootpw
-        if part in {"token", "tokens", "authorization", "bearer"} or (len(part) > 6 and part.endswith("token")):
-            return "TOKEN"
-        if part == "apikey" or (part == "key" and i > 0 and parts[i - 1] in _KEY_PREFIXES) or \
-                any(part == prefix + "key" for prefix in _KEY_PREFIXES):
-            return "API_KEY"
-        if part in {"secret", "secrets", "credential", "credentials", "creds"} or \
-                (len(part) > 7 and part.endswith("secret")):
-            return "SECRET"
-    return None
 
 
 # `::` is a scope operator (`ks!CKsPin::Release+0x1e` in a stack trace, `Auth::Token` in C++/Ruby), not an assignment
@@ -166,7 +43,7 @@ _VALUE_AFTER = re.compile(
     r"""\s*(?:(?:[rbuRBU]{1,2}|L|@)?\\?(?P<q>["'`])(?P<quoted>[^"'`\n\\]{1,200})\\?(?P=q)|(?P<bare>[^\s"'`,;&<>)\]}]{1,200}))""")
 
 
-_PUBLIC_PARTS = frozenset({"public", "pub", "publishable", "site"})  # a reCAPTCHA site key is public too
+_PUBLICPARTS = frozenset({"public", "pub", "publishable", "site"})  # a reCAPTCHA site key is public too
 _EMAIL_LIKE = re.compile(r"@[\w\-]+\.[\w.\-]+$")
 # names that hold a secret when their value is random: `…key`, `nonce`, `salt`, and (as CredSweeper's
 # keyword rules have it) anything about auth, an API, a signature or a credential: `x_auth`, `api`, `hmac`
@@ -176,9 +53,9 @@ _KEY_LAST = re.compile(r"(?:key|keys|nonce|salt|auth|api|apis|signature|sig|hmac
 def _random_value_name(name: str) -> bool:
     """`ANY_key`, `aesKey`, `key_wrap`, `nonce`, `salt`: names that hold a secret only when the value is
     random (so `sort_key = "name"` stays)."""
-    parts = [p.lower() for p in _PARTS.findall(name.rsplit(".", 1)[-1])]  # `key_node.tag` names a tag
-    return (bool(parts) and parts[-1] not in _WEAK_SUFFIXES and any(_KEY_LAST.match(p) for p in parts)
-            and not any(p in _PUBLIC_PARTS for p in parts))
+    parts = [p.lower() for p in PARTS.findall(name.rsplit(".", 1)[-1])]  # `key_node.tag` names a tag
+    return (bool(parts) and parts[-1] not in WEAK_SUFFIXES and any(_KEY_LAST.match(p) for p in parts)
+            and not any(p in _PUBLICPARTS for p in parts))
 
 
 def _value_span(text: str, at: int) -> tuple[int, int, str, bool] | None:
@@ -248,27 +125,13 @@ def _assignments(text: str) -> Iterator[Span]:
             continue  # `username + ":" + password`, `token = Name.Builtin`, `password: Optional password for …`
         if bare and kind != "PASSWORD" and is_camel_case_name(value):
             continue  # `"token2wav_config": Qwen2_5OmniToken2WavConfig,`: a class in code
-        clean = _clean(value)
+        cleaned = clean(value)
         minimum = 4 if kind == "PASSWORD" else 6
-        if len(clean) < minimum or not value_looks_like_secret(value):
+        if len(cleaned) < minimum or not value_looks_like_secret(value):
             continue
-        if kind != "PASSWORD" and not key_value_ok(clean):
+        if kind != "PASSWORD" and not key_value_ok(cleaned):
             continue
         yield Span(start, end, kind, SOURCE)
-
-
-_SNAKE_NAME = re.compile(r"^[a-z][a-z0-9]*(?:_[a-z0-9]+){2,}$")  # `qwen2_5_omni`: a name, however many digits
-
-
-def key_value_ok(value: str) -> bool:
-    """A key, token or secret (not a password) is neither lower-case words without digits (`bearer`,
-    `db-secret`: names), nor words at all (`TokenClassification`), nor spaced, nor a count, nor a pattern
-    (`0000…`, `abcdef…`, `…EXAMPLE`); a typed password may be any of these."""
-    v = _clean(value)
-    letters = v.replace("-", "").replace("_", "").replace(".", "")
-    if any(c.isspace() for c in v) or is_count(v) or is_wordlike(v) or _SNAKE_NAME.match(v):
-        return False  # `"bold #A83401"`, `max_input_tokens = 272000`, `prompt_cache_key = "tenant:acme:v1"`
-    return not (letters.isalpha() and letters.islower()) and not looks_fake(v)
 
 
 def _random_value(text: str, at: int) -> Iterator[Span]:
@@ -283,7 +146,7 @@ def _random_value(text: str, at: int) -> Iterator[Span]:
     start, end, value, _ = found
     if _EMAIL_LIKE.search(value):
         return  # "key": "f45VgF8jX79o@mail.example" is an address, however random its local part
-    if looks_random(_clean(value)) and value_looks_like_secret(value):
+    if looks_random(clean(value)) and value_looks_like_secret(value):
         yield Span(start, end, "API_KEY", SOURCE)
 
 
@@ -296,7 +159,7 @@ def _xml_elements(text: str) -> Iterator[Span]:
     """`<password>…</password>`, `<apiKey>…</apiKey>` in pasted XML configuration."""
     for m in _XML_ELEMENT.finditer(text):
         kind = key_name_kind(m.group("tag").split(":")[-1])
-        if kind and value_looks_like_secret(m.group("secret")) and len(_clean(m.group("secret"))) >= 4:
+        if kind and value_looks_like_secret(m.group("secret")) and len(clean(m.group("secret"))) >= 4:
             yield Span(m.start("secret"), m.end("secret"), kind, SOURCE)
 
 
@@ -305,7 +168,7 @@ def _flags(text: str) -> Iterator[Span]:
     for m in re.finditer(r"(?:^|\s)--?(?P<name>[A-Za-z][\w\-]{1,40})(?:\s+|=)[\"']?(?P<secret>[^\s\"'\-][^\s\"']*)",
                          text):
         kind = key_name_kind(m.group("name"))
-        if kind and value_looks_like_secret(m.group("secret")) and len(_clean(m.group("secret"))) >= 4:
+        if kind and value_looks_like_secret(m.group("secret")) and len(clean(m.group("secret"))) >= 4:
             yield Span(m.start("secret"), m.end("secret"), kind, SOURCE)
 
 
@@ -320,14 +183,14 @@ _RULES: tuple[Rule, ...] = (
         rf"used to be|is now|now is|will be|set to|changed to|reset to|is still|was still|is|was|ist|est|es)\b\s*:?\s*"
         rf"[\"'“]?(?P<secret>[^\s\"'”]+)|\b{_SECRET_WORD}(?:\s+for\s+[\w.@\-]{{1,60}})?\s*[=:]\s*[\"'“]?"
         rf"(?P<secret2>[^\s\"'”]+)", re.I),
-     lambda value: len(_clean(value)) >= 3 and value_looks_like_secret(value)),
+     lambda value: len(clean(value)) >= 3 and value_looks_like_secret(value)),
     # "password abc123", "pw Tr0ub4dor&3"
-    ("PASSWORD", re.compile(rf"\b{_SECRET_WORD}\s+[\"'“]?(?P<secret>[^\s\"'”]+)", re.I), _value_ok_without_connector),
+    ("PASSWORD", re.compile(rf"\b{_SECRET_WORD}\s+[\"'“]?(?P<secret>[^\s\"'”]+)", re.I), value_ok_without_connector),
     # "hunter2 is my password", "I used Summer2024! as the password"
     ("PASSWORD", re.compile(
         r"(?<![^\s\"'])(?P<secret>[^\s\"']{3,100})\s+(?:is|was|as)\s+(?:my|the|our|a|an)\s+"
         r"(?:new\s+|old\s+|current\s+|temporary\s+|temp\s+|initial\s+|default\s+)?"
-        rf"{_SECRET_WORD}\b", re.I), _value_ok_without_connector),
+        rf"{_SECRET_WORD}\b", re.I), value_ok_without_connector),
     # "ID/PW: master/iPp0@GRq", "user/pass=bob/Secret1"
     ("PASSWORD", re.compile(
         r"\b(?:id|user(?:name)?|login|account)\s*[/&(]\s*(?:pw|pwd|pass(?:word)?|passwd)\)?\s*[:=]\s*"
@@ -346,14 +209,14 @@ _RULES: tuple[Rule, ...] = (
     # "the secret is …", "token: …" in prose: a value with a digit, or long and not a word
     ("SECRET", re.compile(r"\b(?:secret|token|api[ _\-]?key|access[ _\-]?key|passphrase)\s+(?:is|was|=|:)\s*:?\s*"
                           r"[\"'“]?(?P<secret>[^\s\"'”]{6,})", re.I),
-     lambda value: _value_ok_without_connector(value) and key_value_ok(value)),
+     lambda value: value_ok_without_connector(value) and key_value_ok(value)),
     # product keys: XXXXX-XXXXX-XXXXX-XXXXX-XXXXX
     ("API_KEY", re.compile(r"\b(?P<secret>[A-Z0-9]{5}(?:-[A-Z0-9]{5}){4})\b"), None),
     # SQL: IDENTIFIED BY 'x', PASSWORD 'x', PASSWORD('x')
     ("PASSWORD", re.compile(r"\bidentified\s+(?:with\s+\w+\s+)?by\s+[\"'](?P<secret>[^\"']+)[\"']", re.I),
      value_looks_like_secret),
     ("PASSWORD", re.compile(r"(?<![\"'])\bpassword\s*\(?\s*[\"'](?P<secret>[^\"']+)[\"']", re.I),
-     lambda value: value_looks_like_secret(value) and not _FILE_NAME.match(value)),
+     lambda value: value_looks_like_secret(value) and not FILE_NAME.match(value)),
     # connection strings: Server=…;User Id=…;Password=…;  AccountName=…;AccountKey=…
     ("CONNECTION_STRING", re.compile(
         r"\b(?:server|data source|host|endpoint|accountname|address|addr)\s*=[^;\n]*;[^\n]*?"
@@ -429,7 +292,7 @@ _RULES: tuple[Rule, ...] = (
     # Redis: `redis-cli -a S3cret`, `AUTH S3cret`, `requirepass S3cret`
     ("PASSWORD", re.compile(r"\bredis-cli\b[^\n]*?\s-a\s+[\"']?(?P<secret>[^\s\"']+)"), value_looks_like_secret),
     ("PASSWORD", re.compile(r"^[ \t>]*(?:\d+\)\s*)?AUTH\s+(?:[\w\-]+\s+)?[\"']?(?P<secret>[^\s\"']+)[\"']?[ \t]*$", re.M),
-     _value_ok_without_connector),
+     value_ok_without_connector),
     ("PASSWORD", re.compile(r"^[ \t]*(?:requirepass|masterauth)\s+[\"']?(?P<secret>[^\s\"']+)", re.M), value_looks_like_secret),
     # LDAP tools: `ldapsearch -D cn=admin,dc=corp -w S3cret`
     ("PASSWORD", re.compile(r"\bldap\w*\b[^\n]*?\s-w\s+[\"']?(?P<secret>[^\s\"']+)"), value_looks_like_secret),
@@ -452,7 +315,7 @@ _RULES: tuple[Rule, ...] = (
      lambda value: looks_random(value.split(".")[-1]) and not looks_fake(value)),
     # a password as the only argument of an auth call: `conn.auth("S3cret")`, `client.authenticate("S3cret")`
     ("PASSWORD", re.compile(r"\.(?:auth|authenticate|set_?password|login)\s*\(\s*[\"'](?P<secret>[^\"'\n]{3,100})[\"']\s*\)",
-                            re.I), lambda value: _value_ok_without_connector(value) and key_name_kind(value) is None),
+                            re.I), lambda value: value_ok_without_connector(value) and key_name_kind(value) is None),
     # JDBC Oracle thin URLs: `jdbc:oracle:thin:scott/T1ger@//db:1521/ORCL`
     ("PASSWORD", re.compile(r"\bjdbc:oracle:(?:thin|oci\d?):[A-Za-z_][\w$#]{0,30}/(?P<secret>[^\s@/\"']+)@", re.I), None),
     # PostgreSQL's ~/.pgpass: `host:port:database:user:password`
@@ -478,7 +341,7 @@ _RULES: tuple[Rule, ...] = (
     # (not inside a link: `…/UserRun/26665212` is a path)
     ("PASSWORD", re.compile(r"(?<![/.])\b(?:login|logon|credentials?|creds|account|user(?:name)?|wi-?fi|ssid|wlan)(?:\s*(?:is|are|:|=)\s*|\s+)"
                             r"[\"']?[^\s/\"']{1,64}[\"']?\s*/\s*[\"']?(?P<secret>[^\s/\"']+)(?=[\s\"',;.)]|$)", re.I),
-     lambda value: _value_ok_without_connector(value) and not value.lower().startswith(("pw", "pass"))),
+     lambda value: value_ok_without_connector(value) and not value.lower().startswith(("pw", "pass"))),
     # JSON Web Keys: the private members of RSA/EC/OKP keys (d, p, q, dp, dq, qi) and a symmetric key (k),
     # RFC 7518 §6.3.2 and §6.4; the public members (n, e, x, y) stay
     ("PRIVATE_KEY", re.compile(r"[\"'](?:d|p|q|dp|dq|qi|k)[\"']\s*:\s*[\"'](?P<secret>[A-Za-z0-9_\-]{22,})={0,2}[\"']"),
@@ -531,7 +394,7 @@ def _name_value_pairs(text: str) -> Iterator[Span]:
             kind = key_name_kind(m.group("name"))
             group = "secret" if "secret" in pattern.groupindex else ("quoted" if m.group("quoted") else "bare")
             value = m.group(group)
-            if kind and value and len(_clean(value)) >= 4 and value_looks_like_secret(value):
+            if kind and value and len(clean(value)) >= 4 and value_looks_like_secret(value):
                 yield Span(m.start(group), m.end(group), kind, SOURCE)
 
 # Secrets passed as arguments: `auth=('bob', 'S3cret')`, `smtp.login('bob@corp', 'S3cret')`,
@@ -551,16 +414,16 @@ _LINKING = frozenset("for on to of the my your our their this that a an new old 
 
 def _strong(value: str) -> bool:
     """A value that can stand without a keyword right before it: letters with digits or symbols, 6+ long."""
-    v = _clean(value)
-    return (len(v) >= 6 and _value_ok_without_connector(value) and any(c.isalpha() for c in v)
+    v = clean(value)
+    return (len(v) >= 6 and value_ok_without_connector(value) and any(c.isalpha() for c in v)
             and any(not c.isalpha() for c in v) and "://" not in v and not v.startswith("www."))
 
 
 def _argument_value(value: str) -> bool:
     """An argument after a secret's name: one token, not a file name, not itself a name
     (`t("password", "Mot de passe")`, `header("api_key", "X-API-Key")`)."""
-    return (_value_ok_without_connector(value) and not any(c.isspace() for c in value)
-            and not _FILE_NAME.match(value) and key_name_kind(value) is None)
+    return (value_ok_without_connector(value) and not any(c.isspace() for c in value)
+            and not FILE_NAME.match(value) and key_name_kind(value) is None)
 
 
 # a configuration directive on its own line: `auth_pass S3cret` (keepalived), `secret "S3cret"`
@@ -583,7 +446,7 @@ def _insert_values(text: str) -> Iterator[Span]:
             v = _SQL_VALUE.match(text, at, end)
             if v is None or v.end() == at:
                 break
-            if kind and v.group("quoted") and _value_ok_without_connector(v.group("quoted")):
+            if kind and v.group("quoted") and value_ok_without_connector(v.group("quoted")):
                 yield Span(v.start("quoted"), v.end("quoted"), kind, SOURCE)
             at = v.end()
 
@@ -686,7 +549,7 @@ def _chat_shapes(text: str) -> Iterator[Span]:
             if _strong(m.group("secret")):
                 yield Span(m.start("secret"), m.end("secret"), "PASSWORD", SOURCE)
     for m in _USER_THEN_PASS.finditer(text):
-        if _value_ok_without_connector(m.group("secret")):
+        if value_ok_without_connector(m.group("secret")):
             yield Span(m.start("secret"), m.end("secret"), "PASSWORD", SOURCE)
     for m in _PIN_MINE.finditer(text):
         yield Span(m.start("secret"), m.end("secret"), "PASSWORD", SOURCE)
@@ -718,13 +581,13 @@ def _argument_secrets(text: str) -> Iterator[Span]:
             yield Span(m.start(group), m.end(group), kind, SOURCE)
     yield from _insert_values(text)
     for m in _LOGIN_CALL.finditer(text):
-        if _value_ok_without_connector(m.group("secret")):
+        if value_ok_without_connector(m.group("secret")):
             yield Span(m.start("secret"), m.end("secret"), "PASSWORD", SOURCE)
     for pattern in (_LITERAL_PAIR, _CALL_WITHOUT_PARENS):
         for m in pattern.finditer(text):
             name, value = m.group("name"), m.group("secret")
             kind = key_name_kind(name)
-            if pattern is _CALL_WITHOUT_PARENS and len(_PARTS.findall(name)) < 2:
+            if pattern is _CALL_WITHOUT_PARENS and len(PARTS.findall(name)) < 2:
                 continue  # `grep password "notes.txt"`: only a compound name (storePassword) reads as a setting
             if kind and _argument_value(value) and (kind == "PASSWORD" or key_value_ok(value)):
                 yield Span(m.start("secret"), m.end("secret"), kind, SOURCE)
