@@ -4,8 +4,10 @@
     python bench/redaction.py --data ../shared/data --half tune --misses 40   # tuning half, with misses
 
 Also: "values gone" — of the positive lines, how many lose every secret value CredSweeper's report names
-on them (not just "something on the line was redacted"); and false alarms on real IT text with no
-secrets in it (r/techsupport wiki, Rasa helpdesk utterances, Amazon TV Q&A), split the same way.
+on them (not just "something on the line was redacted"); false alarms on real IT text with no
+secrets in it (r/techsupport wiki, Rasa helpdesk utterances, Amazon TV Q&A) and on lines of real code
+that mention a secret word (the installed packages, `--code`, `--code-lines`), each split the same way;
+and the cost of 20,000-character repeated pastes.
 
 Only the tune half prints what was missed (per sample file, per item); the report half prints totals,
 so nothing is tuned against it.
@@ -263,12 +265,7 @@ def score_false_alarms(system, texts: list[tuple[str, str]], misses: int) -> dic
 
 
 def block_fully_removed(item: Item, spans: list[Span]) -> bool:
-    text = item.text
-    kept = list(text)
-    for s in spans:
-        for k in range(s.start, s.end):
-            kept[k] = "\0"
-    survivors = "".join(kept)
+    survivors = render_kept(item.text, spans)
     body = survivors[BEGIN.search(survivors).end():] if BEGIN.search(survivors) else survivors
     body = END.split(body)[0]
     return not B64_RUN.search(body.replace("PRIVATE", " ").replace("BEGIN", " "))

@@ -843,3 +843,18 @@ def test_camel_case_and_connection_string_passwords_are_still_removed(text, secr
 
 def test_a_plain_word_password_followed_by_chat_is_still_removed():
     assert "Sunshine" not in redactor.redact("db_password: Sunshine but it fails").text
+
+
+def test_a_token_right_after_a_terminal_colour_code_is_removed_and_one_inside_a_longer_run_is_not():
+    token = "ghp_Zk8qW2mXy7RtPv4nLs9bHc3dJf6gKa1eQ9kL"
+    removed(f"\x1b[32m{token}\x1b[0m", token, "GITHUB_TOKEN")
+    assert redactor.redact(f"build/abc{token}").text == f"build/abc{token}"
+
+
+def test_detect_secrets_checks_a_bounded_window_around_a_value_in_a_long_run():
+    from app.adapters.redaction.detect_secrets_plugins import _enclosing_token
+
+    run = "AKIA" * 5000
+    window = _enclosing_token(run, run[10_000:10_020])
+    assert len(window) <= 420 and run[10_000:10_020] in window
+    assert _enclosing_token("key AKIAZ7Q4M2XK9R3T5WNB here", "AKIAZ7Q4M2XK9R3T5WNB") == "AKIAZ7Q4M2XK9R3T5WNB"

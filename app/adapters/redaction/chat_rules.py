@@ -16,12 +16,12 @@ import binascii
 import re
 from typing import Callable, Iterator
 
-from app.adapters.redaction.code_shapes import (is_camel_case_name, is_code_value, is_description,
-                                                is_type_annotation)
+from app.adapters.redaction.code_shapes import (DOTTED_NAME, NAME_PARTS, is_camel_case_name, is_code_value,
+                                                is_declaration, is_description)
 from app.adapters.redaction.heuristics import (SSH_KEY_TYPE, is_masked, is_template, looks_fake, looks_random,
                                                shannon_entropy)
 from app.adapters.redaction.spans import Span
-from app.adapters.redaction.values import (FILE_NAME, NOT_A_SECRET, PARTS, URL_PLACEHOLDERS, WEAK_SUFFIXES, clean,
+from app.adapters.redaction.values import (FILE_NAME, NOT_A_SECRET, URL_PLACEHOLDERS, WEAK_SUFFIXES, clean,
                                            key_name_kind, key_value_ok, names_a_setting, value_looks_like_secret,
                                            value_ok_without_connector)
 from app.adapters.redaction.vendor_tokens import (TOKEN_RULES, atlassian_pats, aws_secret_keys, azure_ai_keys,
@@ -43,7 +43,7 @@ _VALUE_AFTER = re.compile(
     r"""\s*(?:(?:[rbuRBU]{1,2}|L|@)?\\?(?P<q>["'`])(?P<quoted>[^"'`\n\\]{1,200})\\?(?P=q)|(?P<bare>[^\s"'`,;&<>)\]}]{1,200}))""")
 
 
-_PUBLICPARTS = frozenset({"public", "pub", "publishable", "site"})  # a reCAPTCHA site key is public too
+_PUBLIC_PARTS = frozenset({"public", "pub", "publishable", "site"})  # a reCAPTCHA site key is public too
 _EMAIL_LIKE = re.compile(r"@[\w\-]+\.[\w.\-]+$")
 # names that hold a secret when their value is random: `…key`, `nonce`, `salt`, and (as CredSweeper's
 # keyword rules have it) anything about auth, an API, a signature or a credential: `x_auth`, `api`, `hmac`
@@ -53,9 +53,9 @@ _KEY_LAST = re.compile(r"(?:key|keys|nonce|salt|auth|api|apis|signature|sig|hmac
 def _random_value_name(name: str) -> bool:
     """`ANY_key`, `aesKey`, `key_wrap`, `nonce`, `salt`: names that hold a secret only when the value is
     random (so `sort_key = "name"` stays)."""
-    parts = [p.lower() for p in PARTS.findall(name.rsplit(".", 1)[-1])]  # `key_node.tag` names a tag
+    parts = [p.lower() for p in NAME_PARTS.findall(name.rsplit(".", 1)[-1])]  # `key_node.tag` names a tag
     return (bool(parts) and parts[-1] not in WEAK_SUFFIXES and any(_KEY_LAST.match(p) for p in parts)
-            and not any(p in _PUBLICPARTS for p in parts))
+            and not any(p in _PUBLIC_PARTS for p in parts))
 
 
 def _value_span(text: str, at: int) -> tuple[int, int, str, bool] | None:
@@ -74,8 +74,6 @@ def _value_span(text: str, at: int) -> tuple[int, int, str, bool] | None:
     return m.start(group), m.end(group), value, bare
 
 
-# `:param password: …`, `@param token …`: a docstring field naming the parameter it describes
-_DOC_FIELD = re.compile(r"[:@](?:param|parameter|arg|argument|type|keyword|kwarg|ivar|var|cvar|field)\s+[\w.]+\s*$")
 # `#define DB_PASSWORD "x"` (C/C++ macros: the name and the value separated by whitespace)
 _DEFINE = re.compile(r"(?:^|[\s\"'])#\s*define\s+(?P<name>[A-Za-z_]\w{0,60})[ \t]+(?=\S)")
 # `key_wrap = 'KJH…\` (a Python string continued on the next line), `k = '''…` (triple quotes)
@@ -106,9 +104,8 @@ def _assignments(text: str) -> Iterator[Span]:
     secret. Each operator is looked at on its own, so `value="pass: x"` and `ID:master/PASS:x` find the
     inner assignment too."""
     for op_at, value_at, name in _operators(text):
-        if text[op_at:value_at].strip() == ":" and (is_type_annotation(text[value_at:value_at + 200])
-                                                    or _DOC_FIELD.search(text, max(0, op_at - len(name) - 8), op_at)):
-            continue  # `password: str | None = None` (a parameter's type), `:param password: …` (its description)
+        if text[op_at:value_at].strip() == ":" and is_declaration(text, op_at, value_at):
+            continue
         kind = key_name_kind(name)
         if kind is None:
             if _random_value_name(name):
@@ -587,7 +584,7 @@ def _argument_secrets(text: str) -> Iterator[Span]:
         for m in pattern.finditer(text):
             name, value = m.group("name"), m.group("secret")
             kind = key_name_kind(name)
-            if pattern is _CALL_WITHOUT_PARENS and len(PARTS.findall(name)) < 2:
+            if pattern is _CALL_WITHOUT_PARENS and len(NAME_PARTS.findall(name)) < 2:
                 continue  # `grep password "notes.txt"`: only a compound name (storePassword) reads as a setting
             if kind and _argument_value(value) and (kind == "PASSWORD" or key_value_ok(value)):
                 yield Span(m.start("secret"), m.end("secret"), kind, SOURCE)
@@ -616,7 +613,6 @@ _NOT_SECRET_CONTEXT = re.compile(r"(?i:public|publishable|site|\bpub)[ _\-]?(?:k
                                  r"\b(?i:md5|sha1|sha256|sha512|sha-?\d+|hash|digest|checksum)\b\s*[(:]?")
 _SETTING_BEFORE = re.compile(r"([A-Za-z_][\w.\-]{0,60})[\"']?\s*[:=]\s*[\"']?$")
 _SSH_PUBLIC_BEFORE = re.compile(rf"{SSH_KEY_TYPE}\s+$")
-_DOTTED_NAME = re.compile(r"[A-Za-z_][A-Za-z_\d]*(?:\.[A-Za-z_][A-Za-z_\d]*)+")
 
 
 def _b64_pem_is_private(token: str) -> bool:
@@ -634,7 +630,7 @@ def _keyword_context(text: str) -> Iterator[Span]:
             continue  # a path
         if re.fullmatch(r"[\d.\-]+", value) or "://" in value or _UUID.fullmatch(value) or "=" in value.rstrip("="):
             continue  # numbers, URLs, ids, and `MinimumLength=14` (a setting: base64 has '=' only at the end)
-        if text[m.end():m.end() + 1] == "(" or _DOTTED_NAME.fullmatch(value):
+        if text[m.end():m.end() + 1] == "(" or DOTTED_NAME.fullmatch(value):
             continue  # `base64.b64decode(…)`, `settings.auth_backend`: code
         if not looks_random(value):
             continue
@@ -678,9 +674,7 @@ def _code_after_operator(text: str, start: int, end: int) -> bool:
     before = text[max(0, start - 3):start].rstrip(" \t\"'")
     if not before.endswith((":", "=")):
         return False
-    if _DOC_FIELD.search(text, max(0, start - 80), text.rfind(":", 0, start)):
-        return True  # `:param password: user password`
-    if before.endswith(":") and is_type_annotation(text[start:start + 200]):
+    if before.endswith(":") and is_declaration(text, text.rfind(":", 0, start), start):
         return True
     value = text[start:end]
     return text[start - 1:start] not in ("\"", "'") and is_code_value(value.rstrip(","), text[end:end + 40])

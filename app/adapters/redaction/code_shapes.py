@@ -21,7 +21,9 @@ str int float bool bytes bytearray complex dict list tuple set frozenset object 
 List Dict Tuple Set FrozenSet Callable Sequence Iterable Iterator Mapping MutableMapping Type Literal Annotated
 Awaitable Coroutine Generator AsyncIterator TypeAlias Self Tensor ndarray string number boolean any unknown void
 """.split())
-_DOTTED = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
+DOTTED_NAME = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")  # `settings.auth_backend`, `torch.Tensor`
+# the parts of a name: `DB_PASSWORD` -> DB, PASSWORD; `apiKey2` -> api, Key, 2
+NAME_PARTS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
 _CAMEL_TWO_HUMPS = re.compile(r"_?[A-Z][a-z]+(?:[A-Z][a-z]+)+")
 _STRUCTURE_AFTER_TYPE = re.compile(r"\s*(?:\[|\||=(?!=)|\)|$)")
 
@@ -38,7 +40,7 @@ def is_type_annotation(after_colon: str) -> bool:
         return bool(re.match(r"\s*(?:\[|\||=(?!=)|,|\)|$)", rest))
     if any(c.isdigit() for c in word):
         return False
-    if "." in word and _DOTTED.fullmatch(word) and last[:1].isupper():
+    if "." in word and DOTTED_NAME.fullmatch(word) and last[:1].isupper():
         return bool(_STRUCTURE_AFTER_TYPE.match(rest))
     # `TokenizedTable | None`, `CustomGraphPassType = None`, `Callable[…]`; not `MyPass,` (a weak password)
     return bool(_CAMEL_TWO_HUMPS.fullmatch(last)) and bool(re.match(r"\s*(?:\[|\||\s=\s)", rest))
@@ -46,6 +48,17 @@ def is_type_annotation(after_colon: str) -> bool:
 
 # `username + ":" + password`, `api_key or os.getenv(…)`, `a = b = None`; not "hunter2 - thanks" or
 # "hunter2 if that helps" (chat)
+# `:param password: …`, `@param token …`: a docstring field naming the parameter it describes
+_DOC_FIELD = re.compile(r"[:@](?:param|parameter|arg|argument|type|keyword|kwarg|ivar|var|cvar|field)\s+[\w.]+\s*$")
+
+
+def is_declaration(text: str, colon_at: int, value_at: int) -> bool:
+    """`password: str | None = None` (a parameter's type), `:param password: …` (its description): the
+    colon at `colon_at` declares or documents a name rather than giving it a value at `value_at`."""
+    return (is_type_annotation(text[value_at:value_at + 200])
+            or bool(_DOC_FIELD.search(text, max(0, colon_at - 80), colon_at)))
+
+
 _EXPRESSION_AFTER = re.compile(r"\s*(?:[+*/%]|\?\?|\|\||&&)\s|\s+or\s+[\w.]+[.(]|\s*=(?![=>])")
 _UPPER_CONSTANT = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+){2,}")
 _LETTERS_DOTTED = re.compile(r"[A-Za-z_]+(?:\.[A-Za-z_]+)+")
@@ -84,9 +97,6 @@ def is_description(value: str, after: str, name: str, *, password: bool = True) 
         return False
     return (not password or value.lower() in _DESCRIPTION_STARTS
             or re.split(r"[-_\s]", name.lower())[-1] in {"pass", "passes"})
-
-
-_PART = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
 
 
 @functools.cache
@@ -138,7 +148,7 @@ def is_wordlike(value: str) -> bool:
     letters = sum(c.isalpha() for c in v)
     if letters < 6:
         return False
-    in_words = sum(len(p) for p in _PART.findall(v) if len(p) >= 3 and p.isalpha() and _is_word(p))
+    in_words = sum(len(p) for p in NAME_PARTS.findall(v) if len(p) >= 3 and p.isalpha() and _is_word(p))
     return in_words >= 0.6 * letters
 
 

@@ -13,7 +13,7 @@ from typing import Iterator
 
 from app.adapters.redaction.values import (URL_PLACEHOLDERS, key_name_kind, key_value_ok, names_a_setting,
                                            value_looks_like_secret)
-from app.adapters.redaction.code_shapes import is_type_annotation
+from app.adapters.redaction.code_shapes import is_declaration
 from app.adapters.redaction.heuristics import is_masked, is_template, looks_fake
 from app.adapters.redaction.spans import Span
 
@@ -46,13 +46,13 @@ _KEYWORD_NAME = re.compile(r"([A-Za-z_][A-Za-z0-9_.\-]*)[\"'\]]{0,2}\s*(?:=|:|:=
 
 
 def _code_or_prose(line: str, value: str) -> bool:
-    """`password: str | None = None`, `api_key or os.getenv(…)`, `password: Optional password for …`: the
-    keyword plugin reads everything after `name:` as the value; unquoted words with spaces are code or
-    a description, and a type after the colon is an annotation."""
+    """`password: str | None = None`, `:param password: …`, `api_key or os.getenv(…)`, `password: Optional
+    password for …`: the keyword plugin reads everything after `name:` as the value; a type or a docstring
+    field is a declaration, and unquoted words with spaces are code or a description."""
     at = line.find(value)
     if at < 0:
         return False
-    if line[:at].rstrip().endswith(":") and is_type_annotation(line[at:]):
+    if line[:at].rstrip().endswith(":") and is_declaration(line, line.rfind(":", 0, at), at):
         return True
     return line[at - 1:at] not in ("\"", "'", "`") and any(c.isspace() for c in value.strip())
 
@@ -64,9 +64,11 @@ def _enclosing_token(line: str, value: str) -> str:
     at = line.find(value)
     if at < 0:
         return value
-    start = line.rfind(" ", max(0, at - 200), at) + 1 or max(0, at - 200)
-    end = line.find(" ", at + len(value), at + len(value) + 200)
-    return line[start:end if end >= 0 else min(len(line), at + len(value) + 200)]
+    window_start, window_end = max(0, at - 200), min(len(line), at + len(value) + 200)
+    space = line.rfind(" ", window_start, at)
+    start = space + 1 if space >= 0 else window_start
+    end = line.find(" ", at + len(value), window_end)
+    return line[start:end if end >= 0 else window_end]
 
 
 class DetectSecretsPlugins:

@@ -15,7 +15,8 @@ from app.adapters.redaction.code_shapes import is_camel_case_name, is_wordlike
 
 _TEMPLATE = re.compile(
     r"^(?:<[^<>]{1,60}>|\$\{[^}]{1,60}\}|\{\{[^}]{1,60}\}\}|%\(?[A-Za-z_]{1,40}\)?s?%?|\$[A-Za-z_][A-Za-z0-9_]{1,60}"
-    r"|%[A-Za-z_]{2,40}%|@[A-Za-z_][\w.\-]{1,40}@|\[[A-Za-z _\-]{2,40}\]|\{[a-z_][a-z0-9_.]{0,40}(?:![rsa])?(?::[^{}]{0,20})?\})$")
+    r"|%[A-Za-z_]{2,40}%|@[A-Za-z_][\w.\-]{1,40}@|\[[A-Za-z _\-]{2,40}\]"
+    r"|\{[a-z_][a-z0-9_.]{0,40}(?:![rsa])?(?::[^{}]{0,20})?\})$")  # … and a format field `{password}`
 _MASKED = re.compile(r"^[*x•#.\-_?]{3,}$|\*{3,}|x{6,}|X{6,}|•{3,}|[:=]x{4,}$", re.I)  # `****`, `xxxxxx`, `•••`, `VAL:xxxx`
 _CODE_REFERENCE = re.compile(
     r"^(?:os\.|process\.env|getenv\b|System\.getenv|ENV\[|env\[|config\.|settings\.|self\.|this\.|request\.|"

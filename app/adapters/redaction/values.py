@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from app.adapters.redaction.code_shapes import is_count, is_wordlike
+from app.adapters.redaction.code_shapes import NAME_PARTS, is_count, is_wordlike
 from app.adapters.redaction.heuristics import (is_code_reference, is_documentation_value, is_file_path,
                                                is_hash_or_encrypted, is_identifier, is_masked, is_plain_word,
                                                is_template, looks_fake)
@@ -110,20 +110,19 @@ WEAK_SUFFIXES = frozenset({"id", "ids", "length", "len", "policy", "policies", "
                             # a file name, not a key: "skipped kb/password-reset.md: …" in a log line
                             "md", "pdf", "txt", "html", "htm", "doc", "docx", "odt", "rtf", "csv", "xls", "xlsx",
                             "ppt", "pptx", "png", "jpg", "jpeg", "gif", "svg", "log"})
-PARTS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
 _COUNT_PREFIXES = frozenset({"max", "min", "num", "n", "total", "count"})
 
 
 def names_a_setting(name: str) -> bool:
     """`PasswordPolicy`, `token_lifetime`, `password_encryption`: a setting about a secret, not one."""
-    parts = [p for p in PARTS.findall(name) if not p.isdigit()]
+    parts = [p for p in NAME_PARTS.findall(name) if not p.isdigit()]
     return bool(parts) and parts[-1].lower() in WEAK_SUFFIXES
 
 
 def key_name_kind(name: str) -> str | None:
     """The secret kind a key name announces (DB_PASSWORD -> PASSWORD, apiKey -> API_KEY), or None."""
     name = name.replace("ñ", "n").replace("Ñ", "N")
-    parts = [p.lower() for p in PARTS.findall(name)]
+    parts = [p.lower() for p in NAME_PARTS.findall(name)]
     words = [p for p in parts if not p.isdigit()]
     if not words or words[-1] in WEAK_SUFFIXES or (len(words) > 1 and words[0] in _COUNT_PREFIXES):
         return None  # `token_id`, `max_input_tokens`: about a secret, not one

@@ -5,8 +5,15 @@ skipped: see heuristics.looks_fake.
 
 from __future__ import annotations
 
+import base64
+import binascii
+import json
 import re
+import zlib
 from dataclasses import dataclass
+
+from app.adapters.redaction.code_shapes import is_wordlike
+from app.adapters.redaction.heuristics import looks_fake, shannon_entropy
 
 
 _TOKEN_CHAR = re.compile(r"[A-Za-z0-9_\-]")
@@ -99,7 +106,7 @@ TOKEN_RULES: tuple[TokenRule, ...] = (
     _r("TOKEN", B + r"EAA[A-Za-z0-9]{80,}"),                                    # Facebook / Square
     _r("TOKEN", B + r"\d{12,18}\|[A-Za-z0-9_\-]{24,28}" + E),                   # Facebook app token
     _r("TOKEN", B + r"IG[A-Za-z0-9_\-]{150,}"),                                 # Instagram
-    _r("TOKEN", B + r"IGQVJ[A-Za-z0-9_\-=]{100,}"),
+    _r("TOKEN", B + r"IGQVJ[A-Za-z0-9_\-=]{100,}"),                              # Instagram (shorter, with '=')
     _r("TOKEN", B + r"A{20,40}[A-Za-z0-9%]{30,}", check_fake=False),            # X/Twitter app bearer
     _r("API_KEY", B + r"SG\.[A-Za-z0-9_\-]{16,}\.[A-Za-z0-9_\-]{16,}"),         # SendGrid
     _r("API_KEY", B + r"key-[0-9a-z]{32}" + E),                                 # Mailgun
@@ -176,6 +183,15 @@ _AZURE_MARKER = re.compile(r"JQQJ9[9DH][A-Za-z0-9]{3,}[A-Za-z0-9+/]*={0,2}")  # 
 _ALNUM_BEFORE = re.compile(r"[A-Za-z0-9]{20,60}$")
 
 
+def _b64decode(text: str, *, urlsafe: bool = False) -> bytes | None:
+    """Base64 (padding optional), or None when `text` is not base64."""
+    padded = text + "=" * (-len(text) % 4)
+    try:
+        return base64.urlsafe_b64decode(padded) if urlsafe else base64.b64decode(padded, validate=True)
+    except (binascii.Error, ValueError):
+        return None
+
+
 _B64_44 = re.compile(r"(?<![A-Za-z0-9+=])[A-Za-z0-9+/]{44}(?![A-Za-z0-9+=])")  # '/' may end a URL path part
 
 
@@ -183,16 +199,10 @@ def atlassian_pats(text: str) -> list[tuple[int, int]]:
     """Jira / Confluence Data Center personal access tokens: 44 base64 characters that decode to a
     12-digit id, ':' and 20 random bytes. Found by decoding, so a 44-character run in an image or a
     hash (which does not decode to digits and ':') is left alone."""
-    import base64
-    import binascii
-
     spans = []
     for m in _B64_44.finditer(text):
-        try:
-            raw = base64.b64decode(m.group(0), validate=True)
-        except (binascii.Error, ValueError):
-            continue
-        if len(raw) == 33 and raw[:12].isdigit() and raw[12:13] == b":":
+        raw = _b64decode(m.group(0))
+        if raw is not None and len(raw) == 33 and raw[:12].isdigit() and raw[12:13] == b":":
             spans.append((m.start(), m.end()))
     return spans
 
@@ -205,8 +215,6 @@ def github_checksum_ok(token: str) -> bool:
     """GitHub's 40-character tokens end in a base62 CRC32 of their random part: a token that passes is
     real-shaped even when its body looks like a pattern (ghp_000…), one that fails may still be a
     hand-made example."""
-    import zlib
-
     m = _GITHUB_CLASSIC.fullmatch(token)
     if m is None:
         return False
@@ -221,15 +229,12 @@ def azure_ai_keys(text: str) -> list[tuple[int, int]]:
     """Azure AI services keys: 20–60 random characters, the JQQJ99 marker, a zero-padded tail. Found by
     the marker (a regex that starts anywhere would be quadratic on long base64); only the part before
     the marker must look random, the tail is mostly 'A's."""
-    from app.adapters.redaction.heuristics import looks_fake
-
     spans = []
     for m in _AZURE_MARKER.finditer(text):
         head = _ALNUM_BEFORE.search(text, max(0, m.start() - 60), m.start())
         if head and starts_token(text, head.start()) and not looks_fake(head.group(0)):
             spans.append((head.start(), m.end()))
     return spans
-
 
 
 _BASE32_SEED = re.compile(r"(?<![A-Za-z0-9_+/=.\-])(?:[A-Z2-7]{16}){1,2}(?![A-Za-z0-9_+/=\-])")
@@ -242,8 +247,6 @@ def otp_seeds(text: str) -> list[tuple[int, int]]:
     """TOTP/HOTP seeds (RFC 4648 base32, 16 or 32 characters as authenticator apps issue them): bare in
     upper case when they are random (digits 2-7 among the letters, not words, no pattern), or after
     "setup key"/"secret key" in the grouped form the apps display."""
-    from app.adapters.redaction.code_shapes import is_wordlike
-    from app.adapters.redaction.heuristics import looks_fake, shannon_entropy
 
     spans = []
     for m in _BASE32_SEED.finditer(text):
@@ -265,11 +268,9 @@ _AWS_SECRET = re.compile(r"(?<![A-Za-z0-9/+=])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=]
 
 
 def _b64json(part: str) -> dict | None:
-    import base64
-    import json
-
+    raw = _b64decode(part, urlsafe=True)
     try:
-        value = json.loads(base64.urlsafe_b64decode(part + "=" * (-len(part) % 4)))
+        value = json.loads(raw) if raw else None
     except (ValueError, UnicodeDecodeError):
         return None
     return value if isinstance(value, dict) else None
@@ -278,8 +279,6 @@ def _b64json(part: str) -> dict | None:
 def jose_tokens(text: str) -> list[tuple[int, int]]:
     """Signed and encrypted JSON Web Tokens (JWS, JWE: 3 or 5 dotted parts) whose first part decodes to a
     JOSE header (`{"alg": …}`) — whatever the payload looks like (a JWE's is ciphertext, not `eyJ…`)."""
-    from app.adapters.redaction.heuristics import looks_fake
-
     spans = []
     for m in _JOSE.finditer(text):
         parts = m.group(0).split(".")
@@ -296,15 +295,12 @@ def jose_tokens(text: str) -> list[tuple[int, int]]:
 def basic_credentials(text: str) -> list[tuple[int, int]]:
     """`Basic dXNlcjpTM2NyZXQ=` anywhere (a curl header, a log line), `_auth=…` in .npmrc, `"auth": "…"` in
     Docker's config.json: the blob is base64 of user:password."""
-    import base64
-    import binascii
-
     spans = []
     for m in _BASIC.finditer(text):
         group = "blob" if m.group("blob") else "keyed"
         try:
-            raw = base64.b64decode(m.group(group) + "=" * (-len(m.group(group)) % 4), validate=True).decode("utf-8")
-        except (binascii.Error, ValueError, UnicodeDecodeError):
+            raw = (_b64decode(m.group(group)) or b"").decode("utf-8")
+        except UnicodeDecodeError:
             continue
         user, sep, password = raw.partition(":")
         if sep and password and raw.isprintable() and len(user) <= 256:
@@ -315,8 +311,6 @@ def basic_credentials(text: str) -> list[tuple[int, int]]:
 def aws_secret_keys(text: str) -> list[tuple[int, int]]:
     """An AWS secret access key (40 base64 characters) on the same line as an access key id: the pair is
     how credentials are pasted (`AKIA… wJalr…`, a CSV row from the console)."""
-    from app.adapters.redaction.heuristics import looks_fake
-
     spans = []
     for line in re.finditer(r"[^\n]+", text):
         if not _AWS_ID.search(line.group(0)):
