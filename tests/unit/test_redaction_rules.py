@@ -858,3 +858,134 @@ def test_detect_secrets_checks_a_bounded_window_around_a_value_in_a_long_run():
     window = _enclosing_token(run, run[10_000:10_020])
     assert len(window) <= 420 and run[10_000:10_020] in window
     assert _enclosing_token("key AKIAZ7Q4M2XK9R3T5WNB here", "AKIAZ7Q4M2XK9R3T5WNB") == "AKIAZ7Q4M2XK9R3T5WNB"
+
+
+@pytest.mark.parametrize("text, secret", [
+    ('Connection c = DriverManager.getConnection("jdbc:mysql://db01/crm", "crm_app", "Lantern#882");', "Lantern#882"),
+    ('$link = mysqli_connect("db01", "wiki", "Orchid-5150", "wikidb");', "Orchid-5150"),
+    ("$pdo = new PDO($dsn, 'wiki', 'Orchid-5150');", "Orchid-5150"),
+    ('db = pymysql.connect("db01", "reports", "Kettle77!", "sales")', "Kettle77!"),
+    ('ftp = ftplib.FTP("ftp.corp.example", "scanner", "Paper$Jam9")', "Paper$Jam9"),
+    ('client.connect("10.0.4.12", 22, "backup", "Tidal_Wave3")', "Tidal_Wave3"),
+    ('PasswordAuthentication("relay", "Fjord+Mist61".toCharArray())', "Fjord+Mist61"),
+    ('$c = oci_connect("hr", "Birch_Canoe4", "//db01/XE");', "Birch_Canoe4"),
+])
+def test_a_password_passed_by_position_to_a_known_call_is_removed(text, secret):
+    removed(text, secret, "PASSWORD")
+
+
+@pytest.mark.parametrize("text", [
+    'db.connect("reports", "sales", "summary", "weekly")',  # an unknown call: positions mean nothing
+    'conn = DriverManager.getConnection(url, user, password);',  # variables, not values
+    'ssh.connect(host, 22, user, password)',
+])
+def test_calls_whose_arguments_are_variables_or_unknown_are_left_alone(text):
+    assert redactor.redact(text).text == text
+
+
+@pytest.mark.parametrize("text, first_byte", [
+    ("#define AES_KEY {0x4a, 0x91, 0x0c, 0x7e, 0xd3, 0x22, 0x5b, 0xf0, 0x18, 0x6d}", "0x4a"),
+    ("static const uint8_t hmac_secret[12] = {0x9c, 0x01, 0x44, 0xe7, 0x3a, 0xb2, 0x5d, 0x10, 0xfe, 0x61, 0x08, 0x7b};",
+     "0x9c"),
+    ("byte[] key = new byte[] { 0x11, 0xa0, 0x5f, 0xc3, 0x27, 0x9e, 0x64, 0xd8 };", "0x11"),
+    ("#define PSK {023, 010, 041, 033, 043, 000, 0x7f, 0x3c, \\", "023"),
+])
+def test_a_key_written_as_a_byte_array_is_removed(text, first_byte):
+    result = redactor.redact(text)
+    assert first_byte not in result.text and "SECRET" in result.kinds, result.text
+
+
+@pytest.mark.parametrize("text", [
+    "static const uint8_t keymap[16] = {0x04, 0x05, 0x06, 0x07, 0x08, 0x09, 0x0a, 0x0b};",
+    "int key_codes[] = {65, 66, 67, 68, 69, 70, 71, 72};",
+    "uint8_t key[16] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};",
+    "key_sizes = [128, 192, 256]",
+    "uint8_t buffer[8] = {0x12, 0x34, 0x56, 0x78, 0x9a, 0xbc, 0xde, 0xf0};",
+])
+def test_keyboard_tables_zeroed_keys_and_other_arrays_are_left_alone(text):
+    assert redactor.redact(text).text == text
+
+
+def test_a_c_macro_quoted_inside_a_string_keeps_its_password_rule():
+    text = r'"#define\tDB_PASSWORD\t\"Cobalt-Ridge7\""'
+    assert "Cobalt-Ridge7" not in redactor.redact(text).text
+
+
+@pytest.mark.parametrize("secret, kind", [
+    ("rk_prod_T4mq8Zw1Xc6Vb9Nn2Lk5Hj7Gf", "STRIPE_KEY"),
+    ("FLWSECK_TEST-a3f9c0e2b7d1", "API_KEY"),
+    ("api_org_QmTzWkXbRvNcLpYsHdJfGaUeKiOnMbVc", "API_KEY"),
+    ("sgp_9f3a6c0e1b7d2a48_" + "4e8c1a7f0b3d9e62" * 2 + "5a0c9e1f", "TOKEN"),
+    ("s-s4t2ud-" + "7c1e9a04f3b8d26e" * 4, "API_KEY"),
+    ("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", "API_KEY"),
+    ("4b1dQm7Zx2Kc9Vw4Tn8Lp1Rb6Hs3Jd0Fg5Ya2Ue7Wo", "API_KEY"),
+    ("v1.0-eee65f53e9421ce50211670e-ae679f02e8d28a79023c39c200661fccd268a29a0d347301ef56e64dc3cd6089065c3146e80a9c2"
+     "22670bbe4f4c54977656cf2d133187c8df95247f2866028de71159b42b4ea410fb9", "PRIVATE_KEY"),
+])
+def test_sourcegraph_maxmind_clickhouse_cloudflare_and_other_prefixed_tokens_are_removed(secret, kind):
+    removed(f"the setup notes say {secret} works for the build", secret, kind)
+
+
+def test_a_token_made_of_underscored_random_parts_after_a_key_name_is_removed_and_a_snake_name_is_not():
+    token = "crm_" + "8e1f4a9c0b7d3e52" + "_" + "d04c7a19e8f35b26" * 2
+    assert token not in redactor.redact(f"API_TOKEN={token}").text
+    assert redactor.redact("cache_key = user_profile_settings_v2").text == "cache_key = user_profile_settings_v2"
+
+
+def test_bundler_credentials_for_a_gem_server_are_removed_and_build_options_kept():
+    removed("BUNDLE_GEMS__CORP__EXAMPLE=deploy:Walnut-Shelf42", "Walnut-Shelf42", "PASSWORD")
+    text = 'BUNDLE_BUILD__NOKOGIRI__LIB: "--use-system-libraries"'
+    assert redactor.redact(text).text == text
+
+
+@pytest.mark.parametrize("text, secret", [
+    ("sqlcmd -S db01 -U sa -P Harbor!Gate52 -Q \"select 1\"", "Harbor!Gate52"),
+    ("bcp dbo.orders out orders.dat -S db01 -U loader -P Sprocket_88 -c", "Sprocket_88"),
+    ("schtasks /create /tn nightly /tr backup.cmd /sc daily /RU svc_backup /RP Moss-Lake-19", "Moss-Lake-19"),
+])
+def test_sql_server_clients_and_scheduled_task_passwords_are_removed(text, secret):
+    removed(text, secret, "PASSWORD")
+
+
+@pytest.mark.parametrize("text", [
+    'sqlcmd -S db01 -E -Q "select 1"',
+    "schtasks /create /tn nightly /tr backup.cmd /sc daily /RU SYSTEM /RP *",
+    "psql -h db01 -U app -W inventory",  # -W only makes psql ask; `inventory` is the database
+])
+def test_sql_clients_with_integrated_login_or_a_prompt_are_left_alone(text):
+    assert redactor.redact(text).text == text
+
+
+@pytest.mark.parametrize("text", [
+    "the wifi password is printed on the sticker under the router",
+    "The password is rotated every 90 days by the PAM tool.",
+    "the password is remembered by Chrome",
+    "the password is probably cached in credential manager",
+    "the password is synchronised from the directory every 30 minutes",
+])
+def test_a_sentence_saying_what_happens_to_a_password_keeps_its_verb(text):
+    assert redactor.redact(text).text == text
+
+
+@pytest.mark.parametrize("text, secret", [
+    ("the password is butterfly", "butterfly"),
+    ("my password is sunflower", "sunflower"),
+    ("the password is Rotated", "Rotated"),
+])
+def test_a_word_password_that_is_not_a_verb_form_is_still_removed(text, secret):
+    removed(text, secret, "PASSWORD")
+
+
+@pytest.mark.parametrize("text, secret, kind", [
+    ("password: |\n  Harbor!Gate52\nuser: app", "Harbor!Gate52", "PASSWORD"),
+    ("  client_secret: >-\n    Qm7Zx2Kc9Vw4Tn8Lp1Rb6Hs3Jd0Fg5Ya\n  scope: read", "Qm7Zx2Kc9Vw4Tn8Lp1Rb6Hs3Jd0Fg5Ya", "SECRET"),
+])
+def test_a_yaml_block_value_under_a_secret_name_is_removed(text, secret, kind):
+    result = redactor.redact(text)
+    assert secret not in result.text and kind in result.kinds, result.text
+    assert "user: app" in result.text or "scope: read" in result.text
+
+
+def test_a_yaml_block_describing_a_password_is_left_alone():
+    text = "password: |\n  Use the one from the welcome letter.\n  Change it at first login.\n"
+    assert redactor.redact(text).text == text

@@ -16,8 +16,9 @@ import binascii
 import re
 from typing import Callable, Iterator
 
+from app.adapters.redaction.detached_values import byte_array_keys, positional_passwords, yaml_block_values
 from app.adapters.redaction.code_shapes import (DOTTED_NAME, NAME_PARTS, is_camel_case_name, is_code_value,
-                                                is_declaration, is_description)
+                                                is_declaration, is_description, is_participle)
 from app.adapters.redaction.heuristics import (SSH_KEY_TYPE, is_masked, is_template, looks_fake, looks_random,
                                                shannon_entropy)
 from app.adapters.redaction.spans import Span
@@ -74,8 +75,9 @@ def _value_span(text: str, at: int) -> tuple[int, int, str, bool] | None:
     return m.start(group), m.end(group), value, bare
 
 
-# `#define DB_PASSWORD "x"` (C/C++ macros: the name and the value separated by whitespace)
-_DEFINE = re.compile(r"(?:^|[\s\"'])#\s*define\s+(?P<name>[A-Za-z_]\w{0,60})[ \t]+(?=\S)")
+# `#define DB_PASSWORD "x"` (C/C++ macros: the name and the value separated by whitespace, or by an escaped
+# tab when the macro is quoted inside a string)
+_DEFINE = re.compile(r"(?:^|[\s\"'])#\s*define(?:\s|\\t)+(?P<name>[A-Za-z_]\w{0,60})(?:[ \t]|\\t)+(?=\S)")
 # `key_wrap = 'KJH…\` (a Python string continued on the next line), `k = '''…` (triple quotes)
 _OPEN_STRING = re.compile(r"""\s*(?:[rbuf]{0,2}(?:'{3}|"{3}|["'`]))(?P<open>[A-Za-z0-9+/=_\-]{16,200})\\?$""")
 
@@ -180,7 +182,7 @@ _RULES: tuple[Rule, ...] = (
         rf"used to be|is now|now is|will be|set to|changed to|reset to|is still|was still|is|was|ist|est|es)\b\s*:?\s*"
         rf"[\"'“]?(?P<secret>[^\s\"'”]+)|\b{_SECRET_WORD}(?:\s+for\s+[\w.@\-]{{1,60}})?\s*[=:]\s*[\"'“]?"
         rf"(?P<secret2>[^\s\"'”]+)", re.I),
-     lambda value: len(clean(value)) >= 3 and value_looks_like_secret(value)),
+     lambda value: len(clean(value)) >= 3 and value_looks_like_secret(value) and not is_participle(clean(value))),
     # "password abc123", "pw Tr0ub4dor&3"
     ("PASSWORD", re.compile(rf"\b{_SECRET_WORD}\s+[\"'“]?(?P<secret>[^\s\"'”]+)", re.I), value_ok_without_connector),
     # "hunter2 is my password", "I used Summer2024! as the password"
@@ -255,6 +257,12 @@ _RULES: tuple[Rule, ...] = (
      value_looks_like_secret),
     # `sshpass -p S3cret ssh …`, `smbclient //srv/share -U alice%S3cret`, openssl `-passin pass:S3cret`
     ("PASSWORD", re.compile(r"\bsshpass\s+-p\s*[\"']?(?P<secret>[^\s\"']+)"), value_looks_like_secret),
+    # SQL Server's and IPMI's clients take the password after -P: `sqlcmd -S db -U sa -P S3cret`, `bcp … -P S3cret`;
+    # Windows' task scheduler after /RP (the task's user) or /P (the connecting user)
+    ("PASSWORD", re.compile(r"\b(?:sqlcmd|bcp|osql|isql|ipmitool)\b[^\n|;&]*?\s-P\s*[\"']?(?P<secret>[^\s\"'\-][^\s\"']*)"),
+     value_looks_like_secret),
+    ("PASSWORD", re.compile(r"\bschtasks\b[^\n|;&]*?\s/R?P\s+[\"']?(?P<secret>[^\s\"'/*][^\s\"']*)", re.I),
+     value_looks_like_secret),
     ("PASSWORD", re.compile(r"(?:^|\s)-U\s+[\"']?[^\s%\"']+%(?P<secret>[^\s\"']+)"), value_looks_like_secret),
     ("PASSWORD", re.compile(r"-pass(?:in|out)?\s+[\"']?pass:(?P<secret>[^\s\"']+)"), value_looks_like_secret),
     # `htpasswd -nb alice S3cret`, `htpasswd -b .htpasswd alice S3cret`
@@ -315,6 +323,9 @@ _RULES: tuple[Rule, ...] = (
                             re.I), lambda value: value_ok_without_connector(value) and key_name_kind(value) is None),
     # JDBC Oracle thin URLs: `jdbc:oracle:thin:scott/T1ger@//db:1521/ORCL`
     ("PASSWORD", re.compile(r"\bjdbc:oracle:(?:thin|oci\d?):[A-Za-z_][\w$#]{0,30}/(?P<secret>[^\s@/\"']+)@", re.I), None),
+    # Bundler's credentials for a gem server, named after its host: `BUNDLE_GEMS__CORP__EXAMPLE=bob:S3cret`
+    ("PASSWORD", re.compile(r"\bBUNDLE_(?!BUILD__|MIRROR__)[A-Z0-9_]+__[A-Z0-9]+__[A-Z]{2,}[\"']?\s*[=:]\s*[\"']?"
+                            r"(?P<secret>[^\s\"']+)"), value_ok_without_connector),
     # PostgreSQL's ~/.pgpass: `host:port:database:user:password`
     ("PASSWORD", re.compile(r"^[A-Za-z0-9_.\-*]+:(?:\d{1,5}|\*):[^\s:]+:[^\s:]+:(?P<secret>\S+)$", re.M),
      value_looks_like_secret),
@@ -716,6 +727,9 @@ def find_secrets(text: str, *, decode: bool = True) -> list[Span]:
     spans.extend(_command_passwords(text))
     spans.extend(_name_value_pairs(text))
     spans.extend(_argument_secrets(text))
+    spans.extend(positional_passwords(text))
+    spans.extend(byte_array_keys(text))
+    spans.extend(yaml_block_values(text))
     spans.extend(_chat_shapes(text))
     if decode:
         spans.extend(_encoded_secrets(text))

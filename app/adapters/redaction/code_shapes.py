@@ -125,6 +125,19 @@ def _is_word(part: str) -> bool:
                                for i in range(len(low) - 3, 2, -1))
 
 
+_VERB_OR_ADVERB_ENDINGS = ("ed", "ing", "ally", "ably", "ibly", "ently", "antly", "ously", "ively", "ately", "edly",
+                           "arly", "ully", "likely", "only")
+
+
+def is_participle(value: str) -> bool:
+    """`printed`, `rotated`, `synchronised`, `syncing`, `probably`: an English verb form or adverb in lower
+    case — after "the password is" it says what happens to the password, it is not the password."""
+    if not (value.isalpha() and value.islower() and value.endswith(_VERB_OR_ADVERB_ENDINGS)):
+        return False  # not any `-ly`: `butterfly`, `dragonfly` are passwords people choose
+    words = _vocabulary()[0]
+    return value in words or value.replace("is", "iz") in words  # British -ised/-ising spellings
+
+
 _CAMEL_HUMP = re.compile(r"[A-Z][a-z]{2,}")
 
 

@@ -12,7 +12,7 @@ import re
 from app.adapters.redaction.code_shapes import NAME_PARTS, is_count, is_wordlike
 from app.adapters.redaction.heuristics import (is_code_reference, is_documentation_value, is_file_path,
                                                is_hash_or_encrypted, is_identifier, is_masked, is_plain_word,
-                                               is_template, looks_fake)
+                                               is_template, looks_fake, looks_random)
 
 # Words that follow "password" in ordinary sentences and are not the password itself.
 NOT_A_SECRET = frozenset(
@@ -146,12 +146,17 @@ def key_name_kind(name: str) -> str | None:
 _SNAKE_NAME = re.compile(r"^[a-z][a-z0-9]*(?:_[a-z0-9]+){2,}$")  # `qwen2_5_omni`: a name, however many digits
 
 
+def _snake_name(value: str) -> bool:
+    """`qwen2_5_omni_thinker` is a name; `sgp_7e78…_04d1…` (parts of 16+ random characters) is a token."""
+    return bool(_SNAKE_NAME.match(value)) and not any(looks_random(part) for part in value.split("_"))
+
+
 def key_value_ok(value: str) -> bool:
     """A key, token or secret (not a password) is neither lower-case words without digits (`bearer`,
     `db-secret`: names), nor words at all (`TokenClassification`), nor spaced, nor a count, nor a pattern
     (`0000…`, `abcdef…`, `…EXAMPLE`); a typed password may be any of these."""
     v = clean(value)
     letters = v.replace("-", "").replace("_", "").replace(".", "")
-    if any(c.isspace() for c in v) or is_count(v) or is_wordlike(v) or _SNAKE_NAME.match(v):
+    if any(c.isspace() for c in v) or is_count(v) or is_wordlike(v) or _snake_name(v):
         return False  # `"bold #A83401"`, `max_input_tokens = 272000`, `prompt_cache_key = "tenant:acme:v1"`
     return not (letters.isalpha() and letters.islower()) and not looks_fake(v)

@@ -85,6 +85,10 @@ TOKEN_RULES: tuple[TokenRule, ...] = (
     _r("TOKEN", B + r"SWMTKN-1-[a-z0-9]{50}-[a-z0-9]{25}" + E),                 # Docker swarm join token
     _r("API_KEY", B + r"SWMKEY-1-[A-Za-z0-9+/]{43}"),                           # Docker swarm unlock key
     _r("API_KEY", B + r"sqp_[a-f0-9]{40}" + E),                                 # SonarQube
+    _r("TOKEN", B + r"sgp_(?:(?:[a-f0-9]{16}|local)_)?[a-f0-9]{40}" + E),       # Sourcegraph
+    _r("API_KEY", B + r"s-s4t2(?:ud|af)-[a-f0-9]{64}" + E),                     # 42 intra client secret
+    _r("API_KEY", B + r"[A-Za-z0-9]{6}_[A-Za-z0-9]{29}_mmk" + E),               # MaxMind licence key
+    _r("API_KEY", B + r"4b1d(?=[A-Za-z0-9]{0,37}[A-Z])[A-Za-z0-9]{38}" + E),   # ClickHouse Cloud secret
     _r("API_KEY", B + r"sq[au]_[a-f0-9]{40}" + E),
     _r("TOKEN", B + r"hv[sbr]\.[A-Za-z0-9_\-]{24,}"),                           # HashiCorp Vault
     _r("TOKEN", B + r"[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_=\-]{60,}"),         # Terraform Cloud
@@ -114,7 +118,7 @@ TOKEN_RULES: tuple[TokenRule, ...] = (
     _r("API_KEY", B + r"[0-9A-Za-z]{32}-us\d{1,2}" + E),                        # Mailchimp
     _r("API_KEY", B + r"xkeysib-[a-f0-9]{64}-[A-Za-z0-9]{16}" + E),             # Brevo
     _r("API_KEY", B + r"(?:AC|SK)[0-9a-fA-F]{32}" + E),                         # Twilio
-    _r("STRIPE_KEY", B + r"(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}" + E),  # pk_…: publishable, meant for the page
+    _r("STRIPE_KEY", B + r"(?:sk|rk)_(?:live|test|prod)_[A-Za-z0-9]{16,}" + E),  # pk_…: publishable, meant for the page
     _r("API_KEY", B + r"sq0[a-z]{3}-[0-9A-Za-z_\-]{22,}"),                      # Square
     _r("API_KEY", r"access_token\$production\$[0-9a-z]{16}\$[0-9a-f]{32}"),     # PayPal Braintree
     _r("API_KEY", B + r"shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}" + E),               # Shopify
@@ -122,6 +126,7 @@ TOKEN_RULES: tuple[TokenRule, ...] = (
     _r("API_KEY", B + r"duffel_(?:test|live)_[A-Za-z0-9_\-=]{43}" + E),
     _r("API_KEY", B + r"EZ[AT]K[A-Za-z0-9]{54}" + E),                           # EasyPost
     _r("API_KEY", B + r"FLW(?:SECK|PUBK)(?:_TEST)?-[a-h0-9]{32}-X" + E),        # Flutterwave
+    _r("API_KEY", B + r"FLWSECK(?:_TEST)?-[a-h0-9]{12}" + E),                   # Flutterwave encryption key
     _r("API_KEY", B + r"shippo_(?:live|test)_[a-f0-9]{40}" + E),
     # --- AI and developer SaaS
     _r("API_KEY", B + r"sk-(?:proj-|svcacct-|admin-|ant-(?:api|admin)\d\d-)?[A-Za-z0-9_\-]{20,}"),  # OpenAI, Anthropic, DeepSeek
@@ -129,6 +134,7 @@ TOKEN_RULES: tuple[TokenRule, ...] = (
     _r("API_KEY", B + r"xai-[A-Za-z0-9]{20,}" + E),
     _r("API_KEY", B + r"pplx-[A-Za-z0-9]{20,}" + E),                            # Perplexity
     _r("API_KEY", B + r"hf_(?=[A-Za-z0-9]*[A-Za-z])[A-Za-z0-9]{30,}" + E),      # Hugging Face
+    _r("API_KEY", B + r"api_org_[A-Za-z0-9]{30,}" + E),                         # Hugging Face organisation
     _r("API_KEY", B + r"tvly-(?:dev-|prod-)?[A-Za-z0-9]{24,}" + E),             # Tavily
     _r("API_KEY", B + r"tgp_v1_[A-Za-z0-9_\-]{30,}"),                           # Together AI
     _r("API_KEY", B + r"llx-[A-Za-z0-9_\-]{40,}"),                            # LlamaCloud
@@ -163,6 +169,7 @@ TOKEN_RULES: tuple[TokenRule, ...] = (
     _r("API_KEY", B + r"glsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}" + E),              # Grafana service account
     _r("API_KEY", B + r"eyJrIjoi[A-Za-z0-9+/]{30,}={0,2}"),                     # Grafana provisioned key
     _r("API_KEY", B + r"cf(?:at|ut|k)_[A-Za-z0-9]{40,}" + E),                   # Cloudflare
+    _r("PRIVATE_KEY", B + r"v1\.0-[a-f0-9]{24}-[a-f0-9]{146}" + E),             # Cloudflare origin CA key
     _r("API_KEY", B + r"dp\.(?:pt|st|sa|ct|scim|audit)\.[A-Za-z0-9]{40,}" + E), # Doppler
     _r("API_KEY", B + r"dnkey-[a-z0-9=_\-]{26}-[a-z0-9=_\-]{52}" + E),          # Defined Networking
     _r("API_KEY", B + r"cosmo_[a-f0-9]{32}" + E),                               # WunderGraph
