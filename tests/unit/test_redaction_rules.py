@@ -989,3 +989,55 @@ def test_a_yaml_block_value_under_a_secret_name_is_removed(text, secret, kind):
 def test_a_yaml_block_describing_a_password_is_left_alone():
     text = "password: |\n  Use the one from the welcome letter.\n  Change it at first login.\n"
     assert redactor.redact(text).text == text
+
+
+def test_a_snake_case_name_after_a_key_name_is_left_alone_and_underscored_random_characters_are_not():
+    assert redactor.redact("cache_key = qwen2_5_omni_thinker").text == "cache_key = qwen2_5_omni_thinker"
+    assert "a8f3_k2m9_x7q1_p4z6_w0e5" not in redactor.redact('nonce = "a8f3_k2m9_x7q1_p4z6_w0e5"').text
+
+
+@pytest.mark.parametrize("text, secret", [
+    ("sorry wrong window, Qv7$mTz29k", "Qv7$mTz29k"),
+    ("I set it to Hawk4!Lr8nq for now", "Hawk4!Lr8nq"),
+    ("tried Gz5@wPe41x and then Mr9&bTq27c, both rejected", "Mr9&bTq27c"),
+    ("Excel sheet protected with Pk3#vLw82s", "Pk3#vLw82s"),
+])
+def test_a_password_pasted_with_no_word_about_passwords_is_still_removed(text, secret):
+    removed(text, secret, "PASSWORD")
+
+
+@pytest.mark.parametrize("text", [
+    "nt!KiPageFault+0x474 shows up in every dump",
+    "the bundle defines Response$1 and keyword$DataError",
+    "the trace says com.example.Main$1.run failed",
+    "npm install node@18 then pkg@latest",
+    "formula is (2*A*G*l**2 + 12*E*I)",
+    "the link had q%2C20required in it",
+    'author = "M$Bn0Tf0YHD"',
+    "Rajaaa100@Hotmail is not a full address",
+])
+def test_symbols_in_code_formulas_handles_and_debugger_symbols_are_not_passwords(text):
+    assert redactor.redact(text).text == text
+
+
+@pytest.mark.parametrize("text, secret", [
+    ("passowrd is Fern-Hollow51", "Fern-Hollow51"),
+    ("pasw: Fern-Hollow51", "Fern-Hollow51"),
+    ("the wifi key for the 3rd floor is Tz8kq29LLm", "Tz8kq29LLm"),
+    ("network security key: Lantern2Moss9", "Lantern2Moss9"),
+    ("le mdp c'est Gohf332Sgk", "Gohf332Sgk"),
+    ("la clave del wifi es yyjVw5HanSBe", "yyjVw5HanSBe"),
+])
+def test_typos_wifi_key_phrasings_and_french_and_spanish_words_for_password_are_understood(text, secret):
+    removed(text, secret, "PASSWORD")
+
+
+@pytest.mark.parametrize("text", [
+    "Intune says my device passcode is non-compliant",
+    "my PIN is 6-digits, right?",
+    "my password is case-sensitive apparently",
+    "Teams login error caa70004",
+    "login failed 0x80070005 on the shared PC",
+])
+def test_words_describing_a_password_and_error_codes_after_login_are_left_alone(text):
+    assert redactor.redact(text).text == text

@@ -23,7 +23,7 @@ from app.adapters.redaction.heuristics import (SSH_KEY_TYPE, is_masked, is_templ
                                                shannon_entropy)
 from app.adapters.redaction.spans import Span
 from app.adapters.redaction.values import (FILE_NAME, NOT_A_SECRET, URL_PLACEHOLDERS, WEAK_SUFFIXES, clean,
-                                           key_name_kind, key_value_ok, names_a_setting, value_looks_like_secret,
+                                           is_snake_name, key_name_kind, key_value_ok, names_a_setting, value_looks_like_secret,
                                            value_ok_without_connector)
 from app.adapters.redaction.vendor_tokens import (TOKEN_RULES, atlassian_pats, aws_secret_keys, azure_ai_keys,
                                                   basic_credentials, github_checksum_ok, jose_tokens, otp_seeds,
@@ -33,7 +33,9 @@ SOURCE = "chat_rules"
 
 # the words for a password in a sentence, in the languages of our users
 _SECRET_WORD = (r"(?:password|passwort|passwd|passcode|passphrase|pass\s?word|pwd|pw|pin(?:\s?(?:code|number))?|"
-                r"mot\s+de\s+passe|contrase[ñn]a|kennwort|wachtwoord|senha|salasana|lösenord|passord|adgangskode)")
+                r"mot\s+de\s+passe|mdp|contrase[ñn]a|clave|kennwort|wachtwoord|senha|salasana|lösenord|passord|adgangskode|"
+                # the typos people make in a hurry
+                r"passowrd|passwrod|passwrd|pasword|paswrd|paswd|pasw|pswd|psw)")
 
 
 # `::` is a scope operator (`ks!CKsPin::Release+0x1e` in a stack trace, `Auth::Token` in C++/Ruby), not an assignment
@@ -117,6 +119,8 @@ def _assignments(text: str) -> Iterator[Span]:
         if found is None:
             continue
         start, end, value, bare = found
+        if bare and _quoted_namespace(text, start, end):
+            continue  # `debug("pw:android")`
         if bare and value[0] in "{([":
             continue  # password = {0x48, 0x65, …}: an array or tuple literal in code, not a typed value
         if bare and (is_code_value(value, text[end:end + 40])
@@ -145,8 +149,8 @@ def _random_value(text: str, at: int) -> Iterator[Span]:
     start, end, value, _ = found
     if _EMAIL_LIKE.search(value):
         return  # "key": "f45VgF8jX79o@mail.example" is an address, however random its local part
-    if looks_random(clean(value)) and value_looks_like_secret(value):
-        yield Span(start, end, "API_KEY", SOURCE)
+    if looks_random(clean(value)) and value_looks_like_secret(value) and key_value_ok(clean(value)):
+        yield Span(start, end, "API_KEY", SOURCE)  # not `cache_key = qwen2_5_omni_thinker` (a snake-case name)
 
 
 # (the value may sit on a line of its own: `<password>\n    S3cret\n</password>`)
@@ -174,15 +178,21 @@ def _flags(text: str) -> Iterator[Span]:
 # --- natural-language and command-line rules ------------------------------------------------------
 Rule = tuple[str, re.Pattern[str], Callable[[str], bool] | None]
 
+# "the passcode is non-compliant", "PIN is 6-digits", "password is case-sensitive": what it is, not what it is
+_COMPOUND_ADJECTIVE = re.compile(r"(?:non|out|self|re|pre|un|case|up|well|co|multi|auto|semi|half|over|under|single|"
+                                 r"two|one|time)-[a-z]+(?:-[a-z]+)*|\d{1,2}-(?:digits?|characters?|chars?|letters?)",
+                                 re.I)
+
 _RULES: tuple[Rule, ...] = (
     # "my password is hunter2", "the wifi password would be: x", "PIN is 1234"
     ("PASSWORD", re.compile(
-        rf"\b{_SECRET_WORD}(?:\s+(?:for|on|to|of)(?:\s+(?:the|my|our|a|this|that))?\s+[\w.@\-]+)?\s*"
-        rf"\b(?:has been set to|was set to|would be|should be|"
-        rf"used to be|is now|now is|will be|set to|changed to|reset to|is still|was still|is|was|ist|est|es)\b\s*:?\s*"
+        rf"\b{_SECRET_WORD}(?:\s+(?:for|on|to|of|del|de|du|für|voor)(?:\s+(?:the|my|our|a|this|that|la|le|el))?\s+[\w.@\-]+)?\s*"
+        rf"(?:\b(?:has been set to|was set to|would be|should be|"
+        rf"used to be|is now|now is|will be|set to|changed to|reset to|is still|was still|is|was|ist|est|es)\b|c['’]est)\s*:?\s*"
         rf"[\"'“]?(?P<secret>[^\s\"'”]+)|\b{_SECRET_WORD}(?:\s+for\s+[\w.@\-]{{1,60}})?\s*[=:]\s*[\"'“]?"
         rf"(?P<secret2>[^\s\"'”]+)", re.I),
-     lambda value: len(clean(value)) >= 3 and value_looks_like_secret(value) and not is_participle(clean(value))),
+     lambda value: len(clean(value)) >= 3 and value_looks_like_secret(value) and not is_participle(clean(value))
+     and not _COMPOUND_ADJECTIVE.fullmatch(clean(value))),
     # "password abc123", "pw Tr0ub4dor&3"
     ("PASSWORD", re.compile(rf"\b{_SECRET_WORD}\s+[\"'“]?(?P<secret>[^\s\"'”]+)", re.I), value_ok_without_connector),
     # "hunter2 is my password", "I used Summer2024! as the password"
@@ -468,13 +478,16 @@ _CHAT_SHAPES = tuple(re.compile(p, re.I) for p in (
     rf"\b{_SECRET_WORD}\s*(?:[?!]+|\s-{{1,2}}|–|—|->|=>)\s*[\"'“(]?(?P<secret>[^\s\"'”()]+)",
     rf"\b{_SECRET_WORD}\s*\((?P<secret>[^\s()]+)\)",
     # "creds: jdoe Hx8!kq22", "login with admin:Hx8!kq22"
-    r"\b(?:creds|credentials|login|log\s?in|logon|sign\s?in)\b\s*(?:are|is|:|with|as)?\s*:?\s*[\w.\-\\@]+(?::|\s+)"
+    r"\b(?:creds|credentials|login|log\s?in|logon|sign\s?in)\b\s*(?:are|is|:|with|as)?\s*:?\s*"
+    r"(?!(?:error|errors|failed|fails|failure|issue|issues|problem|loop|screen|page|prompt|code|attempt|window|popup|"
+    r"timeout|stuck|broken|again|not|keeps|hangs)\b)[\w.\-\\@]+(?::|\s+)"
     r"(?P<secret>[^\s\"',;]+)\s*$",
     r"\b(?:login|log\s?in|logon|sign\s?in)\s+(?:with|as|using)\s+[\w.\-\\@]+:(?P<secret>[^\s\"',;]+)",
     # "my pass is X" ("pass" alone is a verb elsewhere)
     r"\b(?:my|the|your|our|new|old|wifi|wi-fi)\s+pass\s+(?:is|was|=|:)\s*[\"'“]?(?P<secret>[^\s\"'”]+)",
     # Wi-Fi keys: "wifi key: X", "WPA2 key X", "the key for the wifi is X", "shared secret for the radius server: X"
-    r"\b(?:wi-?fi|wireless|wpa[23]?|wlan|network|wep|psk)\s+(?:key|passphrase|code)\s*(?:is|was|=|:)?\s*:?\s*"
+    r"\b(?:wi-?fi|wireless|wpa[23]?|wlan|network|wep|psk)\s+(?:security\s+)?(?:key|passphrase|code)"
+    r"(?:\s+for\s+(?:the\s+)?[\w\-]+(?:\s+[\w\-]+)?\s+(?:is|was))?\s*(?:is|was|=|:)?\s*:?\s*"
     r"[\"'“]?(?P<secret>[^\s\"'”]+)",
     r"\b(?:key|passphrase|code|secret)\s+(?:for|to|of)\s+(?:the\s+)?(?:[\w\-]+\s+)?(?:wi-?fi|wireless|network|wlan|router|"
     r"radius|tacacs|vpn|server|share)\b(?:\s+[\w\-]+)?\s*(?:is|was|=|:)\s*:?\s*[\"'“]?(?P<secret>[^\s\"'”]+)",
@@ -521,19 +534,50 @@ def password_shaped(token: str) -> bool:
     return lower and digit and (symbol or upper) and not looks_fake(token) and value_looks_like_secret(token)
 
 
+# inside a token (not first, not last): what a password has and a word, a version, a handle or a tag has not
+# (not `*` or `^`, which are arithmetic in every formula, nor `%` before two hex digits or a format letter)
+_INNER_SYMBOL = re.compile(r"(?<=[A-Za-z0-9])(?:[!#$&?~@]|%(?![0-9A-Fa-f]{2}|[sdifrxc](?![A-Za-z0-9])))(?=[A-Za-z0-9])")
+# node@18, pkg@latest, bob@host, someone@Hotmail; a debugger's module!symbol (`nt!KiPageFault+0x474`); code:
+# a bundler's renamed `Response$1`, `keyword$DataError`, a member chain `com.example.Main$1.run`, an expression
+_NOT_UNMISTAKABLE = re.compile(r"^[\w.\-]+@(?:[\d.]+|[A-Z]?[a-z][a-z\-]*)$|^[a-z]+[!?]+[a-z]*$|^[A-Za-z]+![A-Za-z_]|"
+                               r"^[A-Za-z_]\w*\$(?:\d{1,3}|[A-Z][a-z]\w*)$|^[\w$]+(?:\.[A-Za-z_$][\w$]*)+$|==|!=|&&|\|\||\.\.")
+
+
+# `author = "…"`, `"clientSecret": "…"`: a string literal under a name
+_QUOTED_SETTING_BEFORE = re.compile(r"([A-Za-z_][\w.\-]{0,60})[\"']?\s*[:=]\s*[\"']$")
+
+
+def unmistakable_password(token: str) -> bool:
+    """A token that is a password even with no word about passwords near it ("sorry wrong window,
+    fsgb682$LDE"): password-shaped, with lower case, upper case and digits and a symbol between two of
+    them, and not a handle, a package version or a tagged word."""
+    token = _without_punctuation(token)
+    if not password_shaped(token) or _NOT_UNMISTAKABLE.search(token):
+        return False
+    inner = _INNER_SYMBOL.search(token)
+    return inner is not None and sum((any(c.islower() for c in token), any(c.isupper() for c in token),
+                                      any(c.isdigit() for c in token))) == 3
+
+
 def _talk_tokens(text: str) -> Iterator[Span]:
     for line_match in re.finditer(r"[^\n]+", text):
         line = line_match.group(0)
         if len(line) > 500:
             continue  # a long line is a paste (code, a log), not a sentence about one's password
         offset = line_match.start()
-        if _PASSWORD_TALK.search(line):
-            for t in _LINE_TOKEN.finditer(line):
-                if line[t.end():t.end() + 1] == "(":
-                    continue  # `buff.writeUInt8(…)`: a call in code
-                if password_shaped(t.group(0)):
-                    yield Span(offset + t.start(), offset + t.start() + len(_without_punctuation(t.group(0))),
-                               "PASSWORD", SOURCE)
+        talk = _PASSWORD_TALK.search(line) is not None
+        for t in _LINE_TOKEN.finditer(line):
+            if line[t.end():t.end() + 1] == "(":
+                continue  # `buff.writeUInt8(…)`: a call in code
+            if talk:
+                found = password_shaped(t.group(0))
+            else:
+                # a string literal under a name (`author = "M$Bn0…"`) is for the name's rules to judge
+                found = (unmistakable_password(t.group(0))
+                         and _QUOTED_SETTING_BEFORE.search(line, max(0, t.start() - 64), t.start()) is None)
+            if found:
+                yield Span(offset + t.start(), offset + t.start() + len(_without_punctuation(t.group(0))),
+                           "PASSWORD", SOURCE)
         links = [u.span() for u in _URL_TOKEN.finditer(line)]
         for m in _PAIR_SLASH.finditer(line):
             if any(a <= m.start() < b for a, b in links) or _ISSUE_REF.match(m.group("secret")):
@@ -643,7 +687,7 @@ def _keyword_context(text: str) -> Iterator[Span]:
             continue  # numbers, URLs, ids, and `MinimumLength=14` (a setting: base64 has '=' only at the end)
         if text[m.end():m.end() + 1] == "(" or DOTTED_NAME.fullmatch(value):
             continue  # `base64.b64decode(…)`, `settings.auth_backend`: code
-        if not looks_random(value):
+        if not looks_random(value) or is_snake_name(value):
             continue
         line_start = text.rfind("\n", 0, m.start()) + 1
         before = text[max(line_start, m.start() - 60):m.start()]
@@ -679,9 +723,20 @@ def _encoded_secrets(text: str) -> Iterator[Span]:
             yield Span(m.start(), m.end(), "SECRET", SOURCE)
 
 
+# a quoted `"pw:android"` / `'passwd:name'`: a debug namespace or a function name, not a password
+_QUOTED_NAMESPACE = re.compile(r"[\"'](?i:pw|pwd|pass|passwd|password):$")
+
+
+def _quoted_namespace(text: str, start: int, end: int) -> bool:
+    return bool(_QUOTED_NAMESPACE.search(text, max(0, start - 10), start) and text[end:end + 1] in ("\"", "'")
+                and re.fullmatch(r"[a-z][a-z\-_]*", text[start:end]))
+
+
 def _code_after_operator(text: str, start: int, end: int) -> bool:
     """`password: Union[str, None]`, `password=proxy.auth[1] if …`, `token = Name.Namespace if …`: after
-    `:` or `=` the rule found a type or an expression, not a value."""
+    `:` or `=` the rule found a type or an expression, not a value; `"pw:android"` is a namespace."""
+    if _quoted_namespace(text, start, end):
+        return True
     before = text[max(0, start - 3):start].rstrip(" \t\"'")
     if not before.endswith((":", "=")):
         return False

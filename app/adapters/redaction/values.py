@@ -144,11 +144,15 @@ def key_name_kind(name: str) -> str | None:
 
 
 _SNAKE_NAME = re.compile(r"^[a-z][a-z0-9]*(?:_[a-z0-9]+){2,}$")  # `qwen2_5_omni`: a name, however many digits
+_NAME_PART = re.compile(r"^[a-z]{2,}\d*$|^\d+$")
 
 
-def _snake_name(value: str) -> bool:
-    """`qwen2_5_omni_thinker` is a name; `sgp_7e78…_04d1…` (parts of 16+ random characters) is a token."""
-    return bool(_SNAKE_NAME.match(value)) and not any(looks_random(part) for part in value.split("_"))
+def is_snake_name(value: str) -> bool:
+    """`qwen2_5_omni_thinker` is a name (most parts letters, letters then digits, or a number; none random);
+    `sgp_7e78…_04d1…` (parts of 16+ random characters) and `a8f3_k2m9_x7q1` (letters and digits mixed) are tokens."""
+    parts = value.split("_")
+    return (bool(_SNAKE_NAME.match(value)) and not any(looks_random(part) for part in parts)
+            and 2 * sum(bool(_NAME_PART.match(part)) for part in parts) >= len(parts))
 
 
 def key_value_ok(value: str) -> bool:
@@ -157,6 +161,6 @@ def key_value_ok(value: str) -> bool:
     (`0000…`, `abcdef…`, `…EXAMPLE`); a typed password may be any of these."""
     v = clean(value)
     letters = v.replace("-", "").replace("_", "").replace(".", "")
-    if any(c.isspace() for c in v) or is_count(v) or is_wordlike(v) or _snake_name(v):
+    if any(c.isspace() for c in v) or is_count(v) or is_wordlike(v) or is_snake_name(v):
         return False  # `"bold #A83401"`, `max_input_tokens = 272000`, `prompt_cache_key = "tenant:acme:v1"`
     return not (letters.isalpha() and letters.islower()) and not looks_fake(v)
