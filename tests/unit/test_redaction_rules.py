@@ -1041,3 +1041,24 @@ def test_typos_wifi_key_phrasings_and_french_and_spanish_words_for_password_are_
 ])
 def test_words_describing_a_password_and_error_codes_after_login_are_left_alone(text):
     assert redactor.redact(text).text == text
+
+
+@pytest.mark.parametrize("text, secret", [
+    ("phone PIN 661042, SIM PUK 84417203", "84417203"),
+    ("RSA token shows 901244, PIN 5521", "901244"),
+    ("token code: 77310482", "77310482"),
+])
+def test_a_puk_and_a_hardware_token_code_are_removed(text, secret):
+    removed(text, secret, "PASSWORD")
+
+
+def test_the_age_of_a_token_is_not_its_code():
+    assert redactor.redact("the RSA token is 3 years old").text == "the RSA token is 3 years old"
+
+
+@pytest.mark.parametrize("name", ["Teams", "Jenkins", "Outlook's", "Keeper", "Invalid API", "Mijn"])
+def test_it_products_and_plain_words_are_not_person_names(name):
+    from app.adapters.redaction.pii import _plausible_name
+
+    assert not _plausible_name(name)
+    assert _plausible_name("Alice") and _plausible_name("James")

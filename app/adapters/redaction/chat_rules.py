@@ -333,6 +333,11 @@ _RULES: tuple[Rule, ...] = (
                             re.I), lambda value: value_ok_without_connector(value) and key_name_kind(value) is None),
     # JDBC Oracle thin URLs: `jdbc:oracle:thin:scott/T1ger@//db:1521/ORCL`
     ("PASSWORD", re.compile(r"\bjdbc:oracle:(?:thin|oci\d?):[A-Za-z_][\w$#]{0,30}/(?P<secret>[^\s@/\"']+)@", re.I), None),
+    # a SIM card's PUK and the code a hardware token shows: "SIM PUK 84417203", "RSA token shows 901244"
+    ("PASSWORD", re.compile(r"\b(?:sim\s+)?puk2?(?:\s+code)?\s*(?:is|:|=)?\s*:?\s*(?P<secret>\d{8})\b", re.I), None),
+    ("PASSWORD", re.compile(r"\b(?:rsa|securid|hardware|soft|mfa)\s+token\s+(?:code\s+)?(?:shows|says|displays|reads|is|:)"
+                            r"\s*:?\s*(?P<secret>\d{6,8})\b|\btoken\s+code\s*(?:is|:|=)?\s*:?\s*(?P<secret2>\d{6,8})\b", re.I),
+     None),
     # Bundler's credentials for a gem server, named after its host: `BUNDLE_GEMS__CORP__EXAMPLE=bob:S3cret`
     ("PASSWORD", re.compile(r"\bBUNDLE_(?!BUILD__|MIRROR__)[A-Z0-9_]+__[A-Z0-9]+__[A-Z]{2,}[\"']?\s*[=:]\s*[\"']?"
                             r"(?P<secret>[^\s\"']+)"), value_ok_without_connector),

@@ -40,6 +40,11 @@ excel word powerpoint onedrive sharepoint office microsoft apple google gmail sl
 wi-fi bitlocker filevault intune jamf azure aws github gitlab docker kubernetes python java adobe acrobat
 webex skype dropbox box bluetooth ethernet iphone ipad android samsung dell lenovo hp thinkpad macbook
 secure client global protect globalprotect fortinet forticlient duo authenticator yubikey
+entra visio keeper lastpass bitwarden keepass dashlane cyberark jenkins servicenow salesforce sap workday zendesk
+rsa securid pingid onelogin meraki aruba unifi sonicwall crowdstrike sophos defender vmware esxi teamviewer anydesk
+tableau snowflake databricks oracle netsuite quickbooks docusign synology netgear logitech jabra polycom yealink
+api sso mfa invalid error keyboard layout voicemail pin my your our the
+mijn mein meine mon ma mes mi konto wachtwoord passwort kennwort
 """.split())
 
 
@@ -266,11 +271,14 @@ _NOT_AFTER_CUE = frozenset("i it the a an on in at not using having trying still
                            "everyone again".split())
 
 
+_POSSESSIVE = re.compile(r"['’]s?$")
+
+
 def _plausible_name(name: str) -> bool:
     words = [w for w in re.split(r"\s+", name.strip()) if w]
     if not words or any(ch.isdigit() for ch in name) or "REDACTED" in name or "[" in name or "]" in name:
         return False
-    if all(w.lower().strip(".,'’s") in NOT_NAMES for w in words):
+    if all(_POSSESSIVE.sub("", w.lower().strip(".,")) in NOT_NAMES for w in words):  # "Teams", "Outlook's"
         return False
     return any(w[:1].isupper() for w in words)
 
