@@ -1062,3 +1062,19 @@ def test_it_products_and_plain_words_are_not_person_names(name):
 
     assert not _plausible_name(name)
     assert _plausible_name("Alice") and _plausible_name("James")
+
+
+@pytest.mark.parametrize("text", [
+    "Does this work with the Samsung Model#UN55MU8000 tv?",
+    "Part#BN59-01199F is the remote",
+    "the SKU#Xr5521b is the same",
+    "I have a 2015 55in?Does it fit",
+    "Will it work with Roku3?Yes it will",
+    "bought 3 of them@Walmart2day",
+    "price was $299@BestBuy2 last week",
+    "I get error 0x80070005&Code2 when updating",
+    "Connect HDMI2 to the TV&Cable3 box",
+])
+def test_product_references_and_run_together_sentences_are_not_passwords(text):
+    result = redactor.redact(text)
+    assert "PASSWORD" not in result.kinds, result.text

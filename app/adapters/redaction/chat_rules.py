@@ -18,7 +18,7 @@ from typing import Callable, Iterator
 
 from app.adapters.redaction.detached_values import byte_array_keys, positional_passwords, yaml_block_values
 from app.adapters.redaction.code_shapes import (DOTTED_NAME, NAME_PARTS, is_camel_case_name, is_code_value,
-                                                is_declaration, is_description, is_participle)
+                                                is_declaration, is_description, is_participle, is_word)
 from app.adapters.redaction.heuristics import (SSH_KEY_TYPE, is_masked, is_template, looks_fake, looks_random,
                                                shannon_entropy)
 from app.adapters.redaction.spans import Span
@@ -552,16 +552,33 @@ _NOT_UNMISTAKABLE = re.compile(r"^[\w.\-]+@(?:[\d.]+|[A-Z]?[a-z][a-z\-]*)$|^[a-z
 _QUOTED_SETTING_BEFORE = re.compile(r"([A-Za-z_][\w.\-]{0,60})[\"']?\s*[:=]\s*[\"']$")
 
 
+_REFERENCE_LABEL = re.compile(r"^(?i:model|part|item|sku|no|nr|order|ticket|case|ref|invoice|serial|sn|pn|po|id|inc|req|"
+                              r"room|unit|apt|suite|bug|issue|pr|build|rev|ver)[#:]")
+_ALPHA_RUN = re.compile(r"[A-Za-z]{3,}")
+
+
+def _random_part(part: str) -> bool:
+    """`fsgb682`, `Lr8nq`, `mTz29k`: letters and digits, and no run of letters in it is a word (`Cable3`,
+    `Walmart2day`, `BestBuy2` are words with a number)."""
+    return (any(c.isalpha() for c in part) and any(c.isdigit() for c in part) and not part.lower().startswith("0x")
+            and not any(is_word(run) for run in _ALPHA_RUN.findall(part)))
+
+
 def unmistakable_password(token: str) -> bool:
     """A token that is a password even with no word about passwords near it ("sorry wrong window,
     fsgb682$LDE"): password-shaped, with lower case, upper case and digits and a symbol between two of
-    them, and not a handle, a package version or a tagged word."""
+    them; at least one side of the symbol random letters and digits and no side a word (`Model#UN55MU8000`,
+    `Roku3?Yes`, `them@Walmart2day`, `TV&Cable3` are text); not a handle, a package version, a reference
+    (`SKU#Xr5521b`) or code."""
     token = _without_punctuation(token)
-    if not password_shaped(token) or _NOT_UNMISTAKABLE.search(token):
+    if not password_shaped(token) or _NOT_UNMISTAKABLE.search(token) or _REFERENCE_LABEL.match(token):
         return False
-    inner = _INNER_SYMBOL.search(token)
-    return inner is not None and sum((any(c.islower() for c in token), any(c.isupper() for c in token),
-                                      any(c.isdigit() for c in token))) == 3
+    if _INNER_SYMBOL.search(token) is None or sum((any(c.islower() for c in token), any(c.isupper() for c in token),
+                                                   any(c.isdigit() for c in token))) < 3:
+        return False
+    parts = [p for p in re.split(r"[^A-Za-z0-9]+", token) if p]
+    return (not any(p.isalpha() and len(p) >= 3 and is_word(p) for p in parts)
+            and any(_random_part(p) for p in parts))
 
 
 def _talk_tokens(text: str) -> Iterator[Span]:

@@ -116,7 +116,7 @@ def load_vocabulary() -> None:
     _vocabulary()
 
 
-def _is_word(part: str) -> bool:
+def is_word(part: str) -> bool:
     """A dictionary word, a word plus a word ending (`namespace` = names + pace, `instruct` = ins + truct) or
     two words (`serialnumber`)."""
     words, endings = _vocabulary()
@@ -161,7 +161,7 @@ def is_wordlike(value: str) -> bool:
     letters = sum(c.isalpha() for c in v)
     if letters < 6:
         return False
-    in_words = sum(len(p) for p in NAME_PARTS.findall(v) if len(p) >= 3 and p.isalpha() and _is_word(p))
+    in_words = sum(len(p) for p in NAME_PARTS.findall(v) if len(p) >= 3 and p.isalpha() and is_word(p))
     return in_words >= 0.6 * letters
 
 
