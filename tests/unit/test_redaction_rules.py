@@ -1078,3 +1078,8 @@ def test_it_products_and_plain_words_are_not_person_names(name):
 def test_product_references_and_run_together_sentences_are_not_passwords(text):
     result = redactor.redact(text)
     assert "PASSWORD" not in result.kinds, result.text
+
+
+def test_a_byte_array_with_decimal_numbers_written_with_a_leading_zero_is_read_not_a_crash():
+    text = "static const uint8_t aes_key[16] = {01, 08, 09, 0x2b, 0x7e, 0x15, 0x16, 0x28, 0xae};"
+    assert "0x2b" not in redactor.redact(text).text

@@ -16,15 +16,15 @@ import binascii
 import re
 from typing import Callable, Iterator
 
-from app.adapters.redaction.detached_values import byte_array_keys, positional_passwords, yaml_block_values
 from app.adapters.redaction.code_shapes import (DOTTED_NAME, NAME_PARTS, is_camel_case_name, is_code_value,
                                                 is_declaration, is_description, is_participle, is_word)
+from app.adapters.redaction.detached_values import byte_array_keys, positional_passwords, yaml_block_values
 from app.adapters.redaction.heuristics import (SSH_KEY_TYPE, is_masked, is_template, looks_fake, looks_random,
                                                shannon_entropy)
 from app.adapters.redaction.spans import Span
 from app.adapters.redaction.values import (FILE_NAME, NOT_A_SECRET, URL_PLACEHOLDERS, WEAK_SUFFIXES, clean,
-                                           is_snake_name, key_name_kind, key_value_ok, names_a_setting, value_looks_like_secret,
-                                           value_ok_without_connector)
+                                           is_snake_name, key_name_kind, key_value_ok, names_a_setting,
+                                           value_looks_like_secret, value_ok_without_connector)
 from app.adapters.redaction.vendor_tokens import (TOKEN_RULES, atlassian_pats, aws_secret_keys, azure_ai_keys,
                                                   basic_credentials, github_checksum_ok, jose_tokens, otp_seeds,
                                                   starts_token)
@@ -178,7 +178,7 @@ def _flags(text: str) -> Iterator[Span]:
 # --- natural-language and command-line rules ------------------------------------------------------
 Rule = tuple[str, re.Pattern[str], Callable[[str], bool] | None]
 
-# "the passcode is non-compliant", "PIN is 6-digits", "password is case-sensitive": what it is, not what it is
+# "the passcode is non-compliant", "PIN is 6-digits", "password is case-sensitive": what it is like, not what it is
 _COMPOUND_ADJECTIVE = re.compile(r"(?:non|out|self|re|pre|un|case|up|well|co|multi|auto|semi|half|over|under|single|"
                                  r"two|one|time)-[a-z]+(?:-[a-z]+)*|\d{1,2}-(?:digits?|characters?|chars?|letters?)",
                                  re.I)

@@ -70,6 +70,15 @@ _NOT_A_KEY_NAME = re.compile(
 _ARRAY_START = re.compile(r"[{\[]\s*(?:0[xX][0-9A-Fa-f]{1,2}|\d{1,3})[uU]?\s*,")
 
 
+def _byte_value(literal: str) -> int:
+    """0x2b, 023 (C octal), 43; `08` is not valid octal in C, read it as decimal rather than fail."""
+    if literal[:2] in ("0x", "0X"):
+        return int(literal, 16)
+    if len(literal) > 1 and literal[0] == "0" and all(c in "01234567" for c in literal):
+        return int(literal, 8)
+    return int(literal, 10)
+
+
 def byte_array_keys(text: str) -> Iterator[Span]:
     if _ARRAY_START.search(text) is None:
         return  # most texts hold no array of numbers: skip the name-by-name scan
@@ -77,8 +86,7 @@ def byte_array_keys(text: str) -> Iterator[Span]:
         name = m.group("name")
         if not _KEY_NAME.search(name) or _NOT_A_KEY_NAME.search(name):
             continue
-        values = [int(b, 16) if b.lower().startswith("0x") else int(b, 8 if len(b) > 1 and b[0] == "0" else 10)
-                  for b in _BYTE.findall(m.group("items"))]
+        values = [_byte_value(b) for b in _BYTE.findall(m.group("items"))]
         if len(set(values)) >= 5 and all(v <= 255 for v in values):
             yield Span(m.start("items"), m.end("items"), "SECRET", SOURCE)
 
