@@ -1083,3 +1083,21 @@ def test_product_references_and_run_together_sentences_are_not_passwords(text):
 def test_a_byte_array_with_decimal_numbers_written_with_a_leading_zero_is_read_not_a_crash():
     text = "static const uint8_t aes_key[16] = {01, 08, 09, 0x2b, 0x7e, 0x15, 0x16, 0x28, 0xae};"
     assert "0x2b" not in redactor.redact(text).text
+
+
+def test_both_passwords_go_when_one_line_names_the_old_and_the_new_and_a_second_pass_changes_nothing():
+    text = "changed it from Kq7@tj81xD to Ib4#yf26Mr but Outlook still wants the old one"
+    once = redactor.redact(text).text
+    assert "Kq7@tj81xD" not in once and "Ib4#yf26Mr" not in once
+    assert redactor.redact(once).text == once
+
+
+def test_a_vendor_token_that_runs_on_past_its_format_is_removed_whole():
+    token = "xoxp-1-Z38YWenMbWTsuLcze3LiPp5PiGu_cjgWjzbRUGRToh"
+    result = redactor.redact(f"slack said {token} is revoked").text
+    assert "cjgWjzbRUGRToh" not in result and "Z38YWen" not in result
+
+
+def test_a_host_after_redacted_url_credentials_is_kept_on_a_second_pass():
+    once = redactor.redact("mongodb+srv://app:Hx8!kq22vb@cluster0.abcd.mongodb.net/").text
+    assert "cluster0.abcd.mongodb.net" in once and redactor.redact(once).text == once

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import bisect
 import re
 from typing import Callable, Iterator
 
@@ -581,23 +582,29 @@ def unmistakable_password(token: str) -> bool:
             and any(_random_part(p) for p in parts))
 
 
-def _talk_tokens(text: str) -> Iterator[Span]:
+_PLACEHOLDER = re.compile(r"\[REDACTED:[A-Z0-9_]+\]")
+
+
+def _talk_tokens(text: str, found_so_far: list[Span]) -> Iterator[Span]:
+    """Password-shaped tokens on a line about passwords — or on a line where another rule already found one
+    ("changed it from X to Y": Y too), which is also what a second pass sees in `[REDACTED:PASSWORD]`, so
+    redacting redacted text changes nothing — or where one token is unmistakably a password."""
+    password_at = sorted(s.start for s in found_so_far if s.kind == "PASSWORD")
     for line_match in re.finditer(r"[^\n]+", text):
         line = line_match.group(0)
         if len(line) > 500:
             continue  # a long line is a paste (code, a log), not a sentence about one's password
         offset = line_match.start()
-        talk = _PASSWORD_TALK.search(line) is not None
-        for t in _LINE_TOKEN.finditer(line):
-            if line[t.end():t.end() + 1] == "(":
-                continue  # `buff.writeUInt8(…)`: a call in code
-            if talk:
-                found = password_shaped(t.group(0))
-            else:
-                # a string literal under a name (`author = "M$Bn0…"`) is for the name's rules to judge
-                found = (unmistakable_password(t.group(0))
-                         and _QUOTED_SETTING_BEFORE.search(line, max(0, t.start() - 64), t.start()) is None)
-            if found:
+        i = bisect.bisect_left(password_at, offset)
+        talk = (_PASSWORD_TALK.search(_PLACEHOLDER.sub(" ", line)) is not None or "[REDACTED:PASSWORD]" in line
+                or (i < len(password_at) and password_at[i] < line_match.end()))
+        tokens = [t for t in _LINE_TOKEN.finditer(line) if line[t.end():t.end() + 1] != "("]  # not `f(…)` calls
+        # a string literal under a name (`author = "M$Bn0…"`) is for the name's rules to judge
+        talk = talk or any(unmistakable_password(t.group(0))
+                           and _QUOTED_SETTING_BEFORE.search(line, max(0, t.start() - 64), t.start()) is None
+                           for t in tokens)
+        for t in tokens if talk else ():
+            if password_shaped(t.group(0)):
                 yield Span(offset + t.start(), offset + t.start() + len(_without_punctuation(t.group(0))),
                            "PASSWORD", SOURCE)
         links = [u.span() for u in _URL_TOKEN.finditer(line)]
@@ -627,7 +634,6 @@ def _chat_shapes(text: str) -> Iterator[Span]:
             yield Span(m.start("secret"), m.end("secret"), "PASSWORD", SOURCE)
     for m in _PIN_MINE.finditer(text):
         yield Span(m.start("secret"), m.end("secret"), "PASSWORD", SOURCE)
-    yield from _talk_tokens(text)
     for m in _CARD_CODE.finditer(text):
         yield Span(m.start("secret"), m.end("secret"), "SECRET", SOURCE)
     for m in _CODE.finditer(text):
@@ -712,7 +718,7 @@ def _keyword_context(text: str) -> Iterator[Span]:
         if not looks_random(value) or is_snake_name(value):
             continue
         line_start = text.rfind("\n", 0, m.start()) + 1
-        before = text[max(line_start, m.start() - 60):m.start()]
+        before = _PLACEHOLDER.sub(" ", text[max(line_start, m.start() - 60):m.start()])  # not our own `[REDACTED:KEY]`
         if _SSH_PUBLIC_BEFORE.search(before) or _NOT_SECRET_CONTEXT.search(before):
             continue  # `ssh-ed25519 AAAAC3…`, `public_key: …`, `fingerprint SHA256:…`, `md5(password) = …`
         setting = _SETTING_BEFORE.search(before)
@@ -768,6 +774,9 @@ def _code_after_operator(text: str, start: int, end: int) -> bool:
     return text[start - 1:start] not in ("\"", "'") and is_code_value(value.rstrip(","), text[end:end + 40])
 
 
+_TOKEN_TAIL = re.compile(r"[A-Za-z0-9_\-]{1,400}")
+
+
 def find_secrets(text: str, *, decode: bool = True) -> list[Span]:
     """Every secret span the chat rules see in `text` (overlaps are resolved by the caller)."""
     spans: list[Span] = []
@@ -783,7 +792,11 @@ def find_secrets(text: str, *, decode: bool = True) -> list[Span]:
             random_part = m.group("body") if "body" in rule.pattern.groupindex else m.group(group)
             if rule.check_fake and looks_fake(random_part) and not github_checksum_ok(m.group(group)):
                 continue
-            spans.append(Span(m.start(group), m.end(group), rule.kind, SOURCE))
+            end = m.end(group)
+            if group == 0:  # a token that runs on past the format's body (`xoxp-…_…`) is removed whole
+                run = _TOKEN_TAIL.match(text, end)
+                end = run.end() if run else end
+            spans.append(Span(m.start(group), end, rule.kind, SOURCE))
     spans.extend(Span(start, end, "AZURE_KEY", SOURCE) for start, end in azure_ai_keys(text))
     spans.extend(Span(start, end, "SECRET", SOURCE) for start, end in otp_seeds(text))
     spans.extend(Span(start, end, "JWT", SOURCE) for start, end in jose_tokens(text))
@@ -808,6 +821,7 @@ def find_secrets(text: str, *, decode: bool = True) -> list[Span]:
     spans.extend(byte_array_keys(text))
     spans.extend(yaml_block_values(text))
     spans.extend(_chat_shapes(text))
+    spans.extend(_talk_tokens(text, spans))
     if decode:
         spans.extend(_encoded_secrets(text))
     return spans
