@@ -161,3 +161,13 @@ def test_pasted_code_keeps_its_code_and_loses_only_the_credentials(make_settings
     assert "password: str | None = None" in bodies and "token = Name.Builtin if password" in bodies
     assert files_containing(settings.data_dir, [key, blob]) == []
     assert key not in history.text and blob not in history.text
+
+
+def test_a_password_pasted_by_mistake_with_no_word_about_it_never_reaches_the_store_or_the_llm(make_settings, serve):
+    pw = "fsgb682$LDE"
+    message = f"vpn drops every 10 minutes on the Model#UN55 dock\nsorry wrong window, {pw}"
+    reply, bodies, history, settings = chat_once(make_settings, serve, message, "mistake-1")
+    assert reply.status_code == 200 and reply.json()["redaction_notice"]
+    assert pw not in bodies and "Model#UN55 dock" in bodies  # the rest of the message reaches the LLM as typed
+    assert files_containing(settings.data_dir, [pw]) == []
+    assert pw not in history.text

@@ -74,6 +74,14 @@ def test_names_are_removed_where_the_policy_says_and_kept_where_it_does_not(reda
     "Teams screen sharing shows a black window",
     "Cisco Secure Client says the VPN certificate is invalid",
     "I'm unable to log in since Tuesday",
+    # IT products, a quoted error and other languages' words the small model takes for names
+    "Is LastPass still allowed or do we have to move to Keeper?",
+    "can you tell me the secret for the Jenkins job? No wait, just tell me where it's stored",
+    "recovery key not found in Entra for my device",
+    "My licence key expired and Visio won't open",
+    '"Invalid API key provided" from the billing service since 14:05',
+    "Ich habe mein Passwort vergessen und mein Konto ist gesperrt",
+    "Mijn wachtwoord werkt niet meer op de laptop",
 ])
 def test_product_names_in_questions_are_not_taken_for_people(redactors, text):
     assert "PERSON" not in redactors["llm"].redact(text).kinds

@@ -22,7 +22,7 @@ from app.adapters.redaction.code_shapes import (DOTTED_NAME, NAME_PARTS, is_came
 from app.adapters.redaction.detached_values import byte_array_keys, positional_passwords, yaml_block_values
 from app.adapters.redaction.heuristics import (SSH_KEY_TYPE, is_masked, is_template, looks_fake, looks_random,
                                                shannon_entropy)
-from app.adapters.redaction.spans import Span
+from app.adapters.redaction.spans import PLACEHOLDER, Span
 from app.adapters.redaction.values import (FILE_NAME, NOT_A_SECRET, URL_PLACEHOLDERS, WEAK_SUFFIXES, clean,
                                            is_snake_name, key_name_kind, key_value_ok, names_a_setting,
                                            value_looks_like_secret, value_ok_without_connector)
@@ -184,6 +184,13 @@ _COMPOUND_ADJECTIVE = re.compile(r"(?:non|out|self|re|pre|un|case|up|well|co|mul
                                  r"two|one|time)-[a-z]+(?:-[a-z]+)*|\d{1,2}-(?:digits?|characters?|chars?|letters?)",
                                  re.I)
 
+
+
+def _sentence_password(value: str) -> bool:
+    """After "the password is": a value, not a word saying what happens to it or what it is like."""
+    return len(value) >= 3 and not is_participle(value) and not _COMPOUND_ADJECTIVE.fullmatch(value)
+
+
 _RULES: tuple[Rule, ...] = (
     # "my password is hunter2", "the wifi password would be: x", "PIN is 1234"
     ("PASSWORD", re.compile(
@@ -192,8 +199,7 @@ _RULES: tuple[Rule, ...] = (
         rf"used to be|is now|now is|will be|set to|changed to|reset to|is still|was still|is|was|ist|est|es)\b|c['’]est)\s*:?\s*"
         rf"[\"'“]?(?P<secret>[^\s\"'”]+)|\b{_SECRET_WORD}(?:\s+for\s+[\w.@\-]{{1,60}})?\s*[=:]\s*[\"'“]?"
         rf"(?P<secret2>[^\s\"'”]+)", re.I),
-     lambda value: len(clean(value)) >= 3 and value_looks_like_secret(value) and not is_participle(clean(value))
-     and not _COMPOUND_ADJECTIVE.fullmatch(clean(value))),
+     lambda value: _sentence_password(clean(value)) and value_looks_like_secret(value)),
     # "password abc123", "pw Tr0ub4dor&3"
     ("PASSWORD", re.compile(rf"\b{_SECRET_WORD}\s+[\"'“]?(?P<secret>[^\s\"'”]+)", re.I), value_ok_without_connector),
     # "hunter2 is my password", "I used Summer2024! as the password"
@@ -549,10 +555,6 @@ _NOT_UNMISTAKABLE = re.compile(r"^[\w.\-]+@(?:[\d.]+|[A-Z]?[a-z][a-z\-]*)$|^[a-z
                                r"^[A-Za-z_]\w*\$(?:\d{1,3}|[A-Z][a-z]\w*)$|^[\w$]+(?:\.[A-Za-z_$][\w$]*)+$|==|!=|&&|\|\||\.\.")
 
 
-# `author = "…"`, `"clientSecret": "…"`: a string literal under a name
-_QUOTED_SETTING_BEFORE = re.compile(r"([A-Za-z_][\w.\-]{0,60})[\"']?\s*[:=]\s*[\"']$")
-
-
 _REFERENCE_LABEL = re.compile(r"^(?i:model|part|item|sku|no|nr|order|ticket|case|ref|invoice|serial|sn|pn|po|id|inc|req|"
                               r"room|unit|apt|suite|bug|issue|pr|build|rev|ver)[#:]")
 _ALPHA_RUN = re.compile(r"[A-Za-z]{3,}")
@@ -582,7 +584,9 @@ def unmistakable_password(token: str) -> bool:
             and any(_random_part(p) for p in parts))
 
 
-_PLACEHOLDER = re.compile(r"\[REDACTED:[A-Z0-9_]+\]")
+def _string_under_a_name(line: str, at: int) -> bool:
+    """`author = "M$Bn0…"`, `"clientSecret": "…"`: a string literal under a name, for the name's rules to judge."""
+    return line[at - 1:at] in ("\"", "'") and _SETTING_BEFORE.search(line, max(0, at - 64), at) is not None
 
 
 def _talk_tokens(text: str, found_so_far: list[Span]) -> Iterator[Span]:
@@ -596,12 +600,10 @@ def _talk_tokens(text: str, found_so_far: list[Span]) -> Iterator[Span]:
             continue  # a long line is a paste (code, a log), not a sentence about one's password
         offset = line_match.start()
         i = bisect.bisect_left(password_at, offset)
-        talk = (_PASSWORD_TALK.search(_PLACEHOLDER.sub(" ", line)) is not None or "[REDACTED:PASSWORD]" in line
+        talk = (_PASSWORD_TALK.search(PLACEHOLDER.sub(" ", line)) is not None or "[REDACTED:PASSWORD]" in line
                 or (i < len(password_at) and password_at[i] < line_match.end()))
         tokens = [t for t in _LINE_TOKEN.finditer(line) if line[t.end():t.end() + 1] != "("]  # not `f(…)` calls
-        # a string literal under a name (`author = "M$Bn0…"`) is for the name's rules to judge
-        talk = talk or any(unmistakable_password(t.group(0))
-                           and _QUOTED_SETTING_BEFORE.search(line, max(0, t.start() - 64), t.start()) is None
+        talk = talk or any(unmistakable_password(t.group(0)) and not _string_under_a_name(line, t.start())
                            for t in tokens)
         for t in tokens if talk else ():
             if password_shaped(t.group(0)):
@@ -718,7 +720,7 @@ def _keyword_context(text: str) -> Iterator[Span]:
         if not looks_random(value) or is_snake_name(value):
             continue
         line_start = text.rfind("\n", 0, m.start()) + 1
-        before = _PLACEHOLDER.sub(" ", text[max(line_start, m.start() - 60):m.start()])  # not our own `[REDACTED:KEY]`
+        before = PLACEHOLDER.sub(" ", text[max(line_start, m.start() - 60):m.start()])  # not our own `[REDACTED:KEY]`
         if _SSH_PUBLIC_BEFORE.search(before) or _NOT_SECRET_CONTEXT.search(before):
             continue  # `ssh-ed25519 AAAAC3…`, `public_key: …`, `fingerprint SHA256:…`, `md5(password) = …`
         setting = _SETTING_BEFORE.search(before)

@@ -11,11 +11,11 @@ from __future__ import annotations
 import re
 from typing import Iterator
 
-from app.adapters.redaction.values import (URL_PLACEHOLDERS, key_name_kind, key_value_ok, names_a_setting,
-                                           value_looks_like_secret)
 from app.adapters.redaction.code_shapes import is_declaration
 from app.adapters.redaction.heuristics import is_masked, is_template, looks_fake
 from app.adapters.redaction.spans import Span
+from app.adapters.redaction.values import (URL_PLACEHOLDERS, key_name_kind, key_value_ok, names_a_setting,
+                                           value_looks_like_secret)
 
 SOURCE = "detect_secrets"
 _KIND_BY_TYPE = {

@@ -58,10 +58,9 @@ def build_engine(policy: RedactionPolicy, *, max_chars: int = 100_000, names_mod
                  with_detect_secrets: bool = True, destinations=DESTINATIONS) -> RedactionEngine:
     """Detectors for `policy`: the names model (seconds to load) only when one of the `destinations`
     in use removes names."""
+    from app.adapters.redaction.code_shapes import load_vocabulary
     from app.adapters.redaction.detect_secrets_plugins import DetectSecretsPlugins
     from app.adapters.redaction.pii import DEFAULT_SPACY_MODEL, PersonNames, StructuredPii, load_analyzer
-
-    from app.adapters.redaction.code_shapes import load_vocabulary
 
     load_vocabulary()  # the word list that tells names from random keys: read here, not on the first message
     secret_detectors = [find_secrets]
