@@ -171,3 +171,14 @@ def test_a_password_pasted_by_mistake_with_no_word_about_it_never_reaches_the_st
     assert pw not in bodies and "Model#UN55 dock" in bodies  # the rest of the message reaches the LLM as typed
     assert files_containing(settings.data_dir, [pw]) == []
     assert pw not in history.text
+
+
+def test_a_passphrase_of_several_words_never_reaches_the_store_or_the_llm(make_settings, serve):
+    words = ["marigold", "saxophone", "glacier"]
+    message = (f"my new password is {' '.join(words)} 17, but the vpn client on my mac still says "
+               "authentication failed")
+    reply, bodies, history, settings = chat_once(make_settings, serve, message, "passphrase-1")
+    assert reply.status_code == 200 and "password" in reply.json()["redaction_notice"]
+    assert not [w for w in words if w in bodies] and "the vpn client on my mac" in bodies
+    assert files_containing(settings.data_dir, words) == []
+    assert not [w for w in words if w in history.text]

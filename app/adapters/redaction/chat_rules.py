@@ -22,22 +22,16 @@ from app.adapters.redaction.code_shapes import (DOTTED_NAME, NAME_PARTS, is_came
 from app.adapters.redaction.detached_values import byte_array_keys, positional_passwords, yaml_block_values
 from app.adapters.redaction.heuristics import (SSH_KEY_TYPE, is_masked, is_template, looks_fake, looks_random,
                                                shannon_entropy)
+from app.adapters.redaction.passphrases import passphrases
 from app.adapters.redaction.spans import PLACEHOLDER, Span
-from app.adapters.redaction.values import (FILE_NAME, NOT_A_SECRET, URL_PLACEHOLDERS, WEAK_SUFFIXES, clean,
-                                           is_snake_name, key_name_kind, key_value_ok, names_a_setting,
+from app.adapters.redaction.values import (FILE_NAME, NOT_A_SECRET, SECRET_WORD, URL_PLACEHOLDERS, WEAK_SUFFIXES,
+                                           clean, is_snake_name, key_name_kind, key_value_ok, names_a_setting,
                                            value_looks_like_secret, value_ok_without_connector)
 from app.adapters.redaction.vendor_tokens import (TOKEN_RULES, atlassian_pats, aws_secret_keys, azure_ai_keys,
                                                   basic_credentials, github_checksum_ok, jose_tokens, otp_seeds,
                                                   starts_token)
 
 SOURCE = "chat_rules"
-
-# the words for a password in a sentence, in the languages of our users
-_SECRET_WORD = (r"(?:password|passwort|passwd|passcode|passphrase|pass\s?word|pwd|pw|pin(?:\s?(?:code|number))?|"
-                r"mot\s+de\s+passe|mdp|contrase[ñn]a|clave|kennwort|wachtwoord|senha|salasana|lösenord|passord|adgangskode|"
-                # the typos people make in a hurry
-                r"passowrd|passwrod|passwrd|pasword|paswrd|paswd|pasw|pswd|psw)")
-
 
 # `::` is a scope operator (`ks!CKsPin::Release+0x1e` in a stack trace, `Auth::Token` in C++/Ruby), not an assignment
 _OPERATOR = re.compile(r":=|=>|->|==|!=|=|(?<!:):(?!:)")
@@ -194,19 +188,19 @@ def _sentence_password(value: str) -> bool:
 _RULES: tuple[Rule, ...] = (
     # "my password is hunter2", "the wifi password would be: x", "PIN is 1234"
     ("PASSWORD", re.compile(
-        rf"\b{_SECRET_WORD}(?:\s+(?:for|on|to|of|del|de|du|für|voor)(?:\s+(?:the|my|our|a|this|that|la|le|el))?\s+[\w.@\-]+)?\s*"
+        rf"\b{SECRET_WORD}(?:\s+(?:for|on|to|of|del|de|du|für|voor)(?:\s+(?:the|my|our|a|this|that|la|le|el))?\s+[\w.@\-]+)?\s*"
         rf"(?:\b(?:has been set to|was set to|would be|should be|"
         rf"used to be|is now|now is|will be|set to|changed to|reset to|is still|was still|is|was|ist|est|es)\b|c['’]est)\s*:?\s*"
-        rf"[\"'“]?(?P<secret>[^\s\"'”]+)|\b{_SECRET_WORD}(?:\s+for\s+[\w.@\-]{{1,60}})?\s*[=:]\s*[\"'“]?"
-        rf"(?P<secret2>[^\s\"'”]+)", re.I),
+        rf"[\"'“‘]?(?P<secret>[^\s\"'“”‘’]+)|\b{SECRET_WORD}(?:\s+for\s+[\w.@\-]{{1,60}})?\s*[=:]\s*[\"'“‘]?"
+        rf"(?P<secret2>[^\s\"'“”‘’]+)", re.I),
      lambda value: _sentence_password(clean(value)) and value_looks_like_secret(value)),
     # "password abc123", "pw Tr0ub4dor&3"
-    ("PASSWORD", re.compile(rf"\b{_SECRET_WORD}\s+[\"'“]?(?P<secret>[^\s\"'”]+)", re.I), value_ok_without_connector),
+    ("PASSWORD", re.compile(rf"\b{SECRET_WORD}\s+[\"'“]?(?P<secret>[^\s\"'”]+)", re.I), value_ok_without_connector),
     # "hunter2 is my password", "I used Summer2024! as the password"
     ("PASSWORD", re.compile(
         r"(?<![^\s\"'])(?P<secret>[^\s\"']{3,100})\s+(?:is|was|as)\s+(?:my|the|our|a|an)\s+"
         r"(?:new\s+|old\s+|current\s+|temporary\s+|temp\s+|initial\s+|default\s+)?"
-        rf"{_SECRET_WORD}\b", re.I), value_ok_without_connector),
+        rf"{SECRET_WORD}\b", re.I), value_ok_without_connector),
     # "ID/PW: master/iPp0@GRq", "user/pass=bob/Secret1"
     ("PASSWORD", re.compile(
         r"\b(?:id|user(?:name)?|login|account)\s*[/&(]\s*(?:pw|pwd|pass(?:word)?|passwd)\)?\s*[:=]\s*"
@@ -435,7 +429,7 @@ _LITERAL_PAIR = re.compile(r"[(\[{,]\s*[\"'](?P<name>[A-Za-z_][\w.\-]{0,60})[\"'
 _CALL_WITHOUT_PARENS = re.compile(r"(?<![\w.])(?P<name>[A-Za-z_]\w{0,60})[ \t]+[\"'](?P<secret>[^\"'\n]{3,200})[\"']")
 # "the admin pw for the switch is X": words between the keyword and 'is' must not make it a sentence about
 # the password ("the password policy for guests is 12chars")
-_LOOSE_PASSWORD = re.compile(rf"\b{_SECRET_WORD}\b(?P<between>(?:[ \t]+[\w.@\-]+){{1,4}}?)[ \t]+(?:is|was|=|:)[ \t]*:?[ \t]*"
+_LOOSE_PASSWORD = re.compile(rf"\b{SECRET_WORD}\b(?P<between>(?:[ \t]+[\w.@\-]+){{1,4}}?)[ \t]+(?:is|was|=|:)[ \t]*:?[ \t]*"
                              r"[\"'“]?(?P<secret>[^\s\"'”]+)", re.I)
 _LINKING = frozenset("for on to of the my your our their this that a an new old current temporary temp admin "
                      "administrator root local guest wifi wi-fi wireless vpn account user router switch server "
@@ -484,11 +478,11 @@ def _insert_values(text: str) -> Iterator[Span]:
 # What people type in chat beyond "password: X" — each needs a value that can stand alone (_strong):
 _CHAT_SHAPES = tuple(re.compile(p, re.I) for p in (
     # "I changed my password to X", "reset the admin pw to X"
-    rf"\b(?:changed?|set|reset|updated?)\s+(?:(?:my|the|our|his|her|their|its)\s+)?(?:[\w\-]+\s+)?{_SECRET_WORD}\s+"
+    rf"\b(?:changed?|set|reset|updated?)\s+(?:(?:my|the|our|his|her|their|its)\s+)?(?:[\w\-]+\s+)?{SECRET_WORD}\s+"
     r"(?:back\s+)?to\s+[\"'“(]?(?P<secret>[^\s\"'”()]+)",
     # "password?? X", "Password - X", "password -> X", "the password (X) is rejected"
-    rf"\b{_SECRET_WORD}\s*(?:[?!]+|\s-{{1,2}}|–|—|->|=>)\s*[\"'“(]?(?P<secret>[^\s\"'”()]+)",
-    rf"\b{_SECRET_WORD}\s*\((?P<secret>[^\s()]+)\)",
+    rf"\b{SECRET_WORD}\s*(?:[?!]+|\s-{{1,2}}|–|—|->|=>)\s*[\"'“(]?(?P<secret>[^\s\"'”()]+)",
+    rf"\b{SECRET_WORD}\s*\((?P<secret>[^\s()]+)\)",
     # "creds: jdoe Hx8!kq22", "login with admin:Hx8!kq22"
     r"\b(?:creds|credentials|login|log\s?in|logon|sign\s?in)\b\s*(?:are|is|:|with|as)?\s*:?\s*"
     r"(?!(?:error|errors|failed|fails|failure|issue|issues|problem|loop|screen|page|prompt|code|attempt|window|popup|"
@@ -505,7 +499,7 @@ _CHAT_SHAPES = tuple(re.compile(p, re.I) for p in (
     r"radius|tacacs|vpn|server|share)\b(?:\s+[\w\-]+)?\s*(?:is|was|=|:)\s*:?\s*[\"'“]?(?P<secret>[^\s\"'”]+)",
     r"\bshared\s+secret\b[^\n:=]{0,40}?(?:is|was|=|:)\s*:?\s*[\"'“]?(?P<secret>[^\s\"'”]+)",
     # "current one is X", "the new one is X", "it's X" once the message is about a password
-    rf"\b{_SECRET_WORD}\b[^\n]{{0,120}}?\b(?:(?:current|new|old|temporary|temp|right|correct)\s+one|it)\s*"
+    rf"\b{SECRET_WORD}\b[^\n]{{0,120}}?\b(?:(?:current|new|old|temporary|temp|right|correct)\s+one|it)\s*"
     r"(?:is|was|'s|’s|would be|should be|=|:)\s*:?\s*[\"'“]?(?P<secret>[^\s\"'”]+)",
     r"\b(?:current|new|old|temporary)\s+one\s+(?:is|was|would be)\s*:?\s*[\"'“]?(?P<secret>[^\s\"'”]+)",
 ))
@@ -516,7 +510,7 @@ _USER_THEN_PASS = re.compile(r"\b(?:u|usr|user(?:name)?|login|id)\s*[:=]?\s*[\w.
                              r"\s*[:=]?\s*[\"'“]?(?P<secret>[^\s\"'”]+)", re.I)
 # A message about a password or a login: a token shaped like a password anywhere on the line is one
 # ("I entered Lm4!quartz88 five times", "is Lm4!quartz88 strong enough?", "jdoe / Lm4!quartz88 fails").
-_PASSWORD_TALK = re.compile(rf"\b{_SECRET_WORD}\b|\b(?:log\s?in|logon|log\s+on|sign\s?in|sign\s+on|creds|credentials|"
+_PASSWORD_TALK = re.compile(rf"\b{SECRET_WORD}\b|\b(?:log\s?in|logon|log\s+on|sign\s?in|sign\s+on|creds|credentials|"
                             r"locked\s+out|passcode)\b", re.I)
 _LINE_TOKEN = re.compile(r"[^\s\"'“”`()\[\]{},;]+")
 _SYMBOL = re.compile(r"[!#$%^&*+=?~|<>@]")
@@ -823,6 +817,7 @@ def find_secrets(text: str, *, decode: bool = True) -> list[Span]:
     spans.extend(byte_array_keys(text))
     spans.extend(yaml_block_values(text))
     spans.extend(_chat_shapes(text))
+    spans.extend(passphrases(text))
     spans.extend(_talk_tokens(text, spans))
     if decode:
         spans.extend(_encoded_secrets(text))

@@ -14,6 +14,12 @@ from app.adapters.redaction.heuristics import (is_code_reference, is_documentati
                                                is_hash_or_encrypted, is_identifier, is_masked, is_plain_word,
                                                is_template, looks_fake, looks_random)
 
+# the words for a password in a sentence, in the languages of our users
+SECRET_WORD = (r"(?:password|passwort|passwd|passcode|passphrase|pass\s?word|pwd|pw|pin(?:\s?(?:code|number))?|"
+                r"mot\s+de\s+passe|mdp|contrase[ñn]a|clave|kennwort|wachtwoord|senha|salasana|lösenord|passord|adgangskode|"
+                # the typos people make in a hurry
+                r"passowrd|passwrod|passwrd|pasword|paswrd|paswd|pasw|pswd|psw)")
+
 # Words that follow "password" in ordinary sentences and are not the password itself.
 NOT_A_SECRET = frozenset(
     "is was are be been expired expires expiring expiry wrong incorrect correct invalid not no reset resets "
@@ -33,7 +39,20 @@ NOT_A_SECRET = frozenset(
     "unknown disabled enabled secure insecure safe unsafe stale outdated obsolete valid accepted rejected denied "
     "usual ask see check use call contact via same must should can cannot could would will needs need has have "
     "differ differs contain contains used matched entered provided given supplied typed shown displayed generated "
-    "encrypted hashed verified checked needed incorrectly correctly easier harder longer shorter stronger weaker safer better worse simpler".split()
+    "encrypted hashed verified checked needed incorrectly correctly easier harder longer shorter stronger weaker safer better worse simpler "
+    "minimum maximum min max at least".split()
+) | frozenset(
+    # closed-class English words and irregular verb forms: "my password is about to expire", "is less than 90
+    # days old", "is written on the router", "password: whatever you chose"
+    "about above across after against along among around as before behind below beneath beside between beyond "
+    "during except inside into like near off onto out outside since than toward towards under until unlike upon "
+    "within without whatever whichever whoever whenever wherever either neither both each few many more most much "
+    "other another such own some none nothing something anything everything almost already always definitely "
+    "probably possibly maybe perhaps really actually apparently currently supposedly usually sometimes never ever "
+    "only even quite rather very less somehow somewhere literally basically "
+    "written greyed grayed printed taken given shown known kept sent set put left made done gone seen "
+    "leave leaving remains stays seems looks appears isn't aren't wasn't weren't hasn't haven't "
+    "null nil true false undefined two three four five six seven eight nine ten eleven twelve".split()
 )
 
 
