@@ -1093,3 +1093,27 @@ def test_a_vendor_token_that_runs_on_past_its_format_is_removed_whole():
 def test_a_host_after_redacted_url_credentials_is_kept_on_a_second_pass():
     once = redactor.redact("mongodb+srv://app:Hx8!kq22vb@cluster0.abcd.mongodb.net/").text
     assert "cluster0.abcd.mongodb.net" in once and redactor.redact(once).text == once
+
+
+# --- a service's key under the service's own name -------------------------------------------------
+@pytest.mark.parametrize("text, secret", [
+    ("twitter: 8fK2mQ9xLp4Rt7Vb1Nc6Hd3Js", "8fK2mQ9xLp4Rt7Vb1Nc6Hd3Js"),
+    ("algolia_admin: 4b7c9e2f1a8d6b3e5c0f7a9d2e4b6c8a", "4b7c9e2f1a8d6b3e5c0f7a9d2e4b6c8a"),
+    ('SENDGRID = "kq9X2mVb7Lp4Rt1Nc8Hd3Js6Fg"', "kq9X2mVb7Lp4Rt1Nc8Hd3Js6Fg"),
+    ('{"zendesk_admin": "Lp4Rt1Nc8Hd3Js6Fgkq9X2mVb7"}', "Lp4Rt1Nc8Hd3Js6Fgkq9X2mVb7"),
+])
+def test_a_random_value_under_a_services_name_is_a_key(text, secret):
+    removed(text, secret, "API_KEY")
+
+
+@pytest.mark.parametrize("text", [
+    "twitter_handle: deskmate_support_team",
+    "algolia_app_id: B1G2GM9NG0",
+    'model = init_embeddings("openai:text-embedding-3-small")',
+    'llm = init_chat_model(model="anthropic:claude-haiku-4-5-20251001")',
+    "slack_channel: C04Q2L8K7N9AB3XY7",
+    "stripe: 12.4.0",
+    "commit: 4b7c9e2f1a8d6b3e5c0f7a9d2e4b6c8a1f3e5d7c",
+])
+def test_names_models_versions_and_ids_next_to_a_service_stay(text):
+    assert redactor.redact(text).text == text

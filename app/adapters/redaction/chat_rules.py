@@ -27,9 +27,9 @@ from app.adapters.redaction.spans import PLACEHOLDER, Span
 from app.adapters.redaction.values import (FILE_NAME, NOT_A_SECRET, SECRET_WORD, URL_PLACEHOLDERS, WEAK_SUFFIXES,
                                            clean, is_snake_name, key_name_kind, key_value_ok, names_a_setting,
                                            value_looks_like_secret, value_ok_without_connector)
-from app.adapters.redaction.vendor_tokens import (TOKEN_RULES, atlassian_pats, aws_secret_keys, azure_ai_keys,
-                                                  basic_credentials, github_checksum_ok, jose_tokens, otp_seeds,
-                                                  starts_token)
+from app.adapters.redaction.vendor_tokens import (TOKEN_RULES, VENDOR_NAMES, atlassian_pats, aws_secret_keys,
+                                                  azure_ai_keys, basic_credentials, github_checksum_ok, jose_tokens,
+                                                  otp_seeds, starts_token)
 
 SOURCE = "chat_rules"
 
@@ -48,12 +48,24 @@ _EMAIL_LIKE = re.compile(r"@[\w\-]+\.[\w.\-]+$")
 _KEY_LAST = re.compile(r"(?:key|keys|nonce|salt|auth|api|apis|signature|sig|hmac|cred|creds|credential|seed)$", re.I)
 
 
-def _random_value_name(name: str) -> bool:
-    """`ANY_key`, `aesKey`, `key_wrap`, `nonce`, `salt`: names that hold a secret only when the value is
-    random (so `sort_key = "name"` stays)."""
+# what a name after a service's name holds when it is not a credential: `twitter_handle`, `slack_channel`
+_NOT_CREDENTIAL_LAST = frozenset({"handle", "user", "username", "login", "email", "mail", "region", "org", "team",
+                                  "workspace", "channel", "project", "host", "domain", "site", "bucket", "account",
+                                  "plan", "tier", "sdk", "client", "lib", "package", "module", "theme", "icon",
+                                  "logo", "color", "colour", "link", "page", "profile", "sid"})
+
+
+def _random_value_name(name: str) -> str | None:
+    """`ANY_key`, `aesKey`, `key_wrap`, `nonce`, `salt` ("key"), a service's name (`twitter`, `algolia_admin`:
+    "vendor"): names that hold a secret only when the value is random (so `sort_key = "name"` stays)."""
     parts = [p.lower() for p in NAME_PARTS.findall(name.rsplit(".", 1)[-1])]  # `key_node.tag` names a tag
-    return (bool(parts) and parts[-1] not in WEAK_SUFFIXES and any(_KEY_LAST.match(p) for p in parts)
-            and not any(p in _PUBLIC_PARTS for p in parts))
+    if not parts or parts[-1] in WEAK_SUFFIXES or any(p in _PUBLIC_PARTS for p in parts):
+        return None
+    if any(_KEY_LAST.match(p) for p in parts):
+        return "key"
+    if any(p in VENDOR_NAMES for p in parts) and parts[-1] not in _NOT_CREDENTIAL_LAST:
+        return "vendor"
+    return None
 
 
 def _value_span(text: str, at: int) -> tuple[int, int, str, bool] | None:
@@ -107,8 +119,9 @@ def _assignments(text: str) -> Iterator[Span]:
             continue
         kind = key_name_kind(name)
         if kind is None:
-            if _random_value_name(name):
-                yield from _random_value(text, value_at)
+            holder = _random_value_name(name)
+            if holder is not None:
+                yield from _random_value(text, value_at, vendor_name=holder == "vendor")
             continue
         found = _value_span(text, value_at)
         if found is None:
@@ -132,7 +145,7 @@ def _assignments(text: str) -> Iterator[Span]:
         yield Span(start, end, kind, SOURCE)
 
 
-def _random_value(text: str, at: int) -> Iterator[Span]:
+def _random_value(text: str, at: int, vendor_name: bool = False) -> Iterator[Span]:
     """The value at `at` when it looks random (an unterminated string continued on the next line too)."""
     found = _value_span(text, at)
     if found is None:
@@ -144,8 +157,11 @@ def _random_value(text: str, at: int) -> Iterator[Span]:
     start, end, value, _ = found
     if _EMAIL_LIKE.search(value):
         return  # "key": "f45VgF8jX79o@mail.example" is an address, however random its local part
-    if looks_random(clean(value)) and value_looks_like_secret(value) and key_value_ok(clean(value)):
-        yield Span(start, end, "API_KEY", SOURCE)  # not `cache_key = qwen2_5_omni_thinker` (a snake-case name)
+    if looks_random(clean(value)) and value_looks_like_secret(value) and key_value_ok(clean(value)) and not (
+            vendor_name and any(len(part) >= 4 and part.isalpha() and part.islower()
+                                for part in re.split(r"[^A-Za-z0-9]+", value))):
+        # not `cache_key = qwen2_5_omni_thinker` (a snake-case name), nor `openai:text-embedding-3-small` (a model)
+        yield Span(start, end, "API_KEY", SOURCE)
 
 
 # (the value may sit on a line of its own: `<password>\n    S3cret\n</password>`)

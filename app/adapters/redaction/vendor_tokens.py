@@ -16,6 +16,21 @@ from app.adapters.redaction.code_shapes import is_wordlike
 from app.adapters.redaction.heuristics import looks_fake, shannon_entropy
 
 
+# Services whose keys people keep under the service's own name, with no word like "key" or "token" in it
+# (`twitter: …`, `algolia_admin = "…"`, `SENDGRID=…`): a random value under one of these names is a credential.
+# From the vendors that public secret scanners name; words that are also common names of other things
+# (age, linear, lob, readme, vault, sentry's `dsn`) are left out.
+VENDOR_NAMES = frozenset("""
+adafruit adobe airtable algolia alibaba anthropic asana atlassian auth0 authress beamer bitbucket bittrex brevo
+clojars cloudflare codecov cohere coinbase confluent contentful databricks datadog deepseek digitalocean discord
+doppler dropbox droneci duffel dynatrace easypost etsy facebook fastly figma finicity finnhub flickr flutterwave
+frameio freshbooks gitter gocardless grafana groq hubspot huggingface intercom jfrog kucoin launchdarkly linkedin
+mailchimp mailgun mapbox mattermost messagebird mistral netlify newrelic notion nytimes openai pagerduty paypal
+perplexity plaid planetscale postman prefect pulumi pusher rapidapi replicate rubygems salesforce scalingo sendbird
+sendgrid sendinblue shippo shopify sidekiq slack snyk sonarqube squarespace stripe sumologic supabase tavily
+telegram travis trello twilio twitch twitter typeform vercel xai yandex zendesk
+""".split())
+
 _TOKEN_CHAR = re.compile(r"[A-Za-z0-9_\-]")
 _COLOUR_CODE = re.compile(r"\x1b\[[0-9;]{1,8}m$")
 
