@@ -12,6 +12,9 @@ from graphs.filters import FILTER_FIELDS, parse_filter
 from graphs.records import OperatingSystem
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+# a terminal's escape sequences pasted with a log (`\x1b[31mERROR\x1b[0m`, `\x1b]0;title\x07`): the whole
+# sequence goes, not only its ESC, so no `[31m` is left in the message, the ticket or the session
+_ESCAPE_SEQUENCE = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]{0,256}(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
 # also invisible: C1 controls, lone surrogates (JSON "\ud800" decodes to one; nothing downstream can encode it),
 # bidi overrides that make text read differently from what it is, zero-width spaces and BOMs
 _INVISIBLE = re.compile(r"[\x80-\x9f\ud800-\udfff\u202a-\u202e\u2066-\u2069\u200b\u2060\ufeff\ufffe\uffff]")
@@ -24,7 +27,7 @@ _OS_ALIASES = {
 
 def clean_message(text: str) -> str:
     """Drop control characters (keep newlines and tabs) and surrounding whitespace."""
-    return _INVISIBLE.sub("", _CONTROL.sub("", text)).strip()
+    return _INVISIBLE.sub("", _CONTROL.sub("", _ESCAPE_SEQUENCE.sub("", text))).strip()
 
 
 class ChatRequest(BaseModel):

@@ -39,9 +39,10 @@ class SentenceTransformerEmbedder:
         self.model_path = path
         self._model = _load_model(path)
         self._tokenizer = self._model.tokenizer
-        self._tokenizer.model_max_length = 1_000_000  # we count long texts; the model truncates itself
         self.dimension = int(self._model.get_embedding_dimension() if hasattr(self._model, "get_embedding_dimension")
                              else self._model.get_sentence_embedding_dimension())
+        # what the model reads of a text (256 word pieces for MiniLM): a longer query or chunk is cut there,
+        # never passed on whole (position embeddings end at 512, and a longer input fails the forward pass)
         self.max_tokens = int(self._model.max_seq_length)
         self.batch_size = batch_size
         self._lock = threading.Lock()  # one encode at a time keeps latency predictable on 2 cores
@@ -58,4 +59,5 @@ class SentenceTransformerEmbedder:
         return self.embed_documents([text])[0]
 
     def count_tokens(self, text: str) -> int:
-        return len(self._tokenizer(text, add_special_tokens=True, truncation=False)["input_ids"])
+        # long texts are counted, not embedded: no "longer than the maximum" warning for them
+        return len(self._tokenizer(text, add_special_tokens=True, truncation=False, verbose=False)["input_ids"])

@@ -100,3 +100,26 @@ def test_health_and_readiness(serve):
         ready = client.get("/ready").json()
     assert ready["status"] == "ready" and ready["documents"] == 4 and ready["chunks"] > 4
     assert ready["embedding_dimension"] == 384 and ready["llm"] == "none"
+
+
+def test_terminal_colour_codes_pasted_with_a_log_are_removed_whole(serve):
+    with serve() as client:
+        reply = client.post("/chat", json={"message": "outlook says \x1b[31mERROR 0x800CCC0E\x1b[0m when sending",
+                                           "session_id": "ansi-1"}).json()
+        history = client.get("/sessions/ansi-1").text
+    assert "ERROR 0x800CCC0E" in history and "[31m" not in history and "[0m" not in history
+    assert "[31m" not in reply["answer"]
+
+
+def test_a_long_message_under_the_limit_is_answered_not_failed(serve):
+    # ~3,900 characters is far more than the embedding model reads (256 word pieces): the query is cut
+    # there, it does not fail the turn
+    message = ("My laptop cannot connect to the VPN from home since this morning, it says the server is "
+               "unreachable. ") * 38
+    assert len(message) < 4000
+    with serve() as client:
+        reply = client.post("/chat", json={"message": message})
+        search = client.get("/search", params={"q": message[:3000]})
+    assert reply.status_code == 200, reply.text
+    assert reply.json()["answer"]
+    assert search.status_code == 200 and search.json()["results"], search.text
