@@ -40,6 +40,20 @@ class RedactingFilter(logging.Filter):
     def _clean(self, text: str) -> str:
         return self.redactor.redact(text).text
 
+    def _redacted(self, record: logging.LogRecord, message: str) -> tuple[object, tuple]:
+        """(msg, args) that render the redacted message. The arguments are kept, each redacted, when they
+        render exactly the text the whole message redacts to — formatters that read them (uvicorn's access
+        log unpacks client, method, path, version and status) keep working; otherwise the message alone."""
+        cleaned = self._clean(message)
+        if not record.args or not isinstance(record.args, tuple):
+            return cleaned, ()
+        args = tuple(self._clean(a) if isinstance(a, str) else a for a in record.args)
+        try:
+            rendered = str(record.msg) % args
+        except Exception:  # noqa: BLE001 — a broken format string: the message alone
+            return cleaned, ()
+        return (record.msg, args) if rendered == cleaned else (cleaned, ())
+
     def filter(self, record: logging.LogRecord) -> bool:
         if getattr(record, "_deskmate_redacted", False):
             return True
@@ -53,7 +67,7 @@ class RedactingFilter(logging.Filter):
                 message = record.getMessage()
             except Exception:  # a broken format string must not hide the record; show its parts
                 message = f"{record.msg} {record.args!r}"
-            record.msg, record.args = self._clean(message), ()
+            record.msg, record.args = self._redacted(record, message)
             if record.exc_info and not record.exc_text:
                 record.exc_text = logging.Formatter().formatException(record.exc_info)
             if record.exc_text:

@@ -6,6 +6,7 @@ table is checked against this class by a test, so a new knob cannot go undocumen
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Literal
 
@@ -25,10 +26,15 @@ _DEFAULT_SECRET_WORDS = ("change-me", "changeme", "change_me", "replace-me", "re
                          "placeholder", "secret", "password", "admin", "deskmate", "test", "default")
 
 
+# a short unit typed again and again: `Qwerty123!Qwerty123!Qwerty123!Qwerty123!` is as long as a key, not as strong
+_REPEATED = re.compile(r"(.{1,16}?)\1{2,}.{0,16}", re.S)
+
+
 def is_default_secret(value: str) -> bool:
-    """A placeholder, a well-known default, or text with almost no variety (e.g. 0000…)."""
+    """A placeholder, a well-known default, text with almost no variety (e.g. 0000…) or one short unit
+    repeated."""
     lowered = value.strip().lower()
-    if len(set(lowered)) < 8:
+    if len(set(lowered)) < 8 or _REPEATED.fullmatch(lowered):
         return True
     return any(lowered.startswith(word) or lowered == word for word in _DEFAULT_SECRET_WORDS) \
         or any(word in lowered for word in ("change-me", "changeme", "change_me", "replace-me", "placeholder"))
@@ -223,7 +229,11 @@ class Settings(BaseSettings):
     @field_validator("admin_key", "user_token_secret", mode="before")
     @classmethod
     def _empty_secret_means_unset(cls, value):
-        return None if isinstance(value, str) and not value.strip() else value
+        # a key pasted with a space or a newline around it (a .env line, a copied terminal output) is the key:
+        # the Bearer token a client sends is compared without them
+        if isinstance(value, str):
+            return value.strip() or None
+        return value
 
     admin_key: SecretStr | None = Field(
         None, validation_alias=_env("DESKMATE_ADMIN_KEY"),

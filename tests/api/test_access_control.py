@@ -90,11 +90,18 @@ def test_without_an_admin_key_admin_endpoints_answer_only_this_machine(serve, ma
         assert local.get("/documents").status_code == 200
 
 
+def test_an_admin_key_set_with_spaces_or_a_newline_around_it_is_the_key(serve):
+    with serve(admin_key=f"  {ADMIN_KEY}\n", kb_dir=None) as client:
+        assert client.get("/documents", headers=ADMIN).status_code == 200
+        assert client.get("/documents", headers={"Authorization": f"Bearer  {ADMIN_KEY} "}).status_code == 200
+        assert client.get("/documents", headers={"Authorization": "Bearer  "}).status_code == 401
+
+
 def test_production_mode_refuses_to_start_without_strong_distinct_secrets(make_settings, tmp_path):
     strong_a, strong_b = "pA7" + "x" * 3 + "Qm2Zr9Kt4Wn8Vb1Lc6Hd3Jf5Gs0Yp", "sE4" + "Tu7Ni1Ob9Rw3Xz6Ac2Dv8Fy5Gh0Kq"
     with pytest.raises(ValidationError, match="DESKMATE_ADMIN_KEY is not set.*DESKMATE_USER_TOKEN_SECRET is not set"):
         make_settings(mode="production")
-    for placeholder in ("change-me-to-something-long-enough-ok", "0" * 64, "secret" + "x1y2z3" * 6):
+    for placeholder in ("change-me-to-something-long-enough-ok", "0" * 64, "secret" + "x1y2z3" * 6, "Qwerty123!" * 4):
         with pytest.raises(ValidationError, match="placeholder or default"):
             make_settings(mode="production", admin_key=placeholder, user_token_secret=strong_b)
     with pytest.raises(ValidationError, match="shorter than 32"):
