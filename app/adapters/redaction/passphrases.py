@@ -51,7 +51,7 @@ _STATUS = frozenset(
 _DESCRIPTION = frozenset(
     "minimum maximum min max symbols symbol uppercase lowercase upper lower special alphanumeric numeric numbers "
     "letter character length mixed combination account accounts domain email e-mail mail username user network "
-    "windows ad sso vpn system systems same least most only least enough field fields option optional mandatory "
+    "windows ad sso vpn system systems least most only enough field fields option optional mandatory "
     "required recommended format above below following attached screenshot".split())
 # words that start a new clause: the passphrase ended before them
 _CLAUSE_STARTERS = frozenset(
@@ -74,6 +74,11 @@ def _password_like(token: str) -> bool:
         return 1 <= len(token) <= 12
     return (any(c.isalnum() for c in token) and any(not c.isalpha() for c in token) and not PLACEHOLDER.search(token)
             and value_looks_like_secret(token))
+
+
+def _core(token: str) -> str:
+    """The token without the clause's closing punctuation ("staple," -> "staple"; "Winter25!" keeps its '!')."""
+    return (token.rstrip(_CLAUSE_END_PUNCTUATION) if not _password_like(token) else token.rstrip(",.;…")) or token
 
 
 def _quoted(text: str, start: int) -> Span | None:
@@ -102,8 +107,7 @@ def _unquoted(text: str, start: int) -> Span | None:
         token = match.group(0)
         if len(token) > _MAX_TOKEN:
             return None
-        core = token.rstrip(_CLAUSE_END_PUNCTUATION) if not _password_like(token) else token.rstrip(",.;…")
-        core = core or token
+        core = _core(token)
         if len(run) == _MAX_WORDS or token in ("-", "–", "—") or core.lower() in _CLAUSE_STARTERS:
             ended = len(run) < _MAX_WORDS
             break
@@ -118,8 +122,7 @@ def _unquoted(text: str, start: int) -> Span | None:
         ended = True  # the line ended
     if not ended or not run:
         return None
-    cores = [m.group(0).rstrip(_CLAUSE_END_PUNCTUATION) if not _password_like(m.group(0))
-             else m.group(0).rstrip(",.;…") for m in run]
+    cores = [_core(m.group(0)) for m in run]
     content = [c for c in cores if c.lower() not in _STATUS]
     password_like = [c for c in cores if not c.isalpha()]
     if not ((len(run) >= 3 and len(content) >= 2) or (len(run) == 2 and len(password_like) == 2)):
