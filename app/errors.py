@@ -10,6 +10,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from app.body_limit import TOO_LARGE
 from app.chat_service import SessionNotFound
 from graphs.errors import DocumentRejected, EmbeddingError, IndexUnavailable, TicketStoreError
 from graphs.errors import InvalidFilter, UnknownMessage
@@ -46,7 +47,7 @@ def register_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(StarletteHTTPException)
     async def _http(request: Request, exc: StarletteHTTPException) -> JSONResponse:
         detail = _UNDECODABLE_BODY.get(type(exc.__cause__)) if exc.status_code == 400 else None
-        if exc.status_code == 413 and exc.detail == "Content Too Large":  # FastAPI's streaming body limit
+        if exc.status_code == 413 and exc.detail == TOO_LARGE:  # a body counted past the limit (app.body_limit)
             limit = request.app.state.settings.max_upload_bytes
             return JSONResponse(status_code=413, content={
                 "detail": f"The request is larger than the {limit:,}-byte upload limit; split the document or "

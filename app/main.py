@@ -6,10 +6,10 @@ import logging
 from contextlib import asynccontextmanager
 from typing import Any
 
-from fastapi import FastAPI, Request
+from fastapi import FastAPI
 from fastapi.concurrency import run_in_threadpool
-from fastapi.responses import JSONResponse
 
+from app.body_limit import BodyLimitMiddleware
 from app.errors import register_error_handlers
 from app.logging_setup import configure_logging
 from app.resources import build_resources, sync_bundled_kb
@@ -46,21 +46,11 @@ def create_app(settings: Settings | None = None, **overrides: Any) -> FastAPI:
             resources.close()
 
     app = FastAPI(title="deskmate", version="0.1.0", lifespan=lifespan,
-                  description="Agentic IT-support assistant: cited answers from your own documentation.",
-                  # counts the bytes as they arrive, so a chunked upload without Content-Length stops at the limit
-                  max_body_size=settings.max_upload_bytes + MULTIPART_OVERHEAD)
+                  description="Agentic IT-support assistant: cited answers from your own documentation.")
     app.state.settings = settings
     app.state.resources = None
-
-    @app.middleware("http")
-    async def refuse_oversized_bodies(request: Request, call_next):
-        # refuse before the multipart parser spools a huge body to disk
-        length = request.headers.get("content-length")
-        if length and length.isdigit() and int(length) > settings.max_upload_bytes + MULTIPART_OVERHEAD:
-            return JSONResponse(status_code=413, content={
-                "detail": f"The request is {int(length):,} bytes; uploads are limited to "
-                          f"{settings.max_upload_bytes:,} bytes."})
-        return await call_next(request)
+    app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_upload_bytes + MULTIPART_OVERHEAD,
+                       limit_for_people=settings.max_upload_bytes)
 
     register_error_handlers(app)
     app.include_router(health.router)
