@@ -27,8 +27,13 @@ _UNDECODABLE_BODY = {
 }
 
 
+_LOCATIONS = ("body", "query", "path", "header", "cookie")
+
+
 def _describe(error: dict) -> str:
-    where = ".".join(str(p) for p in error.get("loc", ()) if p not in ("body", "query", "path"))
+    loc = tuple(error.get("loc", ()))
+    # the first element says where the field was sent; a field may itself be named `query` (POST /search)
+    where = ".".join(str(p) for p in (loc[1:] if loc and loc[0] in _LOCATIONS else loc))
     message = error.get("msg", "invalid value")
     if error.get("type") == "json_invalid":
         return "The request body is not valid JSON."
@@ -37,60 +42,69 @@ def _describe(error: dict) -> str:
     return f"'{where}': {message}" if where else message
 
 
+def error_response(request: Request, status: int, detail: str, headers: dict | None = None) -> JSONResponse:
+    """`{"detail": …}`, or OpenAI's `{"error": {…}}` under `/v1/` (what its clients read)."""
+    if request.url.path.startswith("/v1/"):
+        content = {"error": {"message": detail, "type": "invalid_request_error" if status < 500 else "server_error",
+                             "code": str(status), "param": None}}
+    else:
+        content = {"detail": detail}
+    return JSONResponse(status_code=status, content=content, headers=headers)
+
+
 def register_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(RequestValidationError)
-    async def _validation(_: Request, exc: RequestValidationError) -> JSONResponse:
+    async def _validation(request: Request, exc: RequestValidationError) -> JSONResponse:
         errors = exc.errors()
         detail = " ".join(_describe(e) for e in errors[:5])
-        return JSONResponse(status_code=422, content={"detail": detail})
+        return error_response(request, 422, detail)
 
     @app.exception_handler(StarletteHTTPException)
     async def _http(request: Request, exc: StarletteHTTPException) -> JSONResponse:
         detail = _UNDECODABLE_BODY.get(type(exc.__cause__)) if exc.status_code == 400 else None
         if exc.status_code == 413 and exc.detail == TOO_LARGE:  # a body counted past the limit (app.body_limit)
             limit = request.app.state.settings.max_upload_bytes
-            return JSONResponse(status_code=413, content={
-                "detail": f"The request is larger than the {limit:,}-byte upload limit; split the document or "
-                          "compress its images and try again."})
+            return error_response(request, 413, f"The request is larger than the {limit:,}-byte upload limit; split "
+                                                "the document or compress its images and try again.")
         if detail:
-            return JSONResponse(status_code=422, content={"detail": detail})
+            return error_response(request, 422, detail)
+        if request.url.path.startswith("/v1/") and isinstance(exc.detail, str):
+            return error_response(request, exc.status_code, exc.detail, headers=getattr(exc, "headers", None))
         return await http_exception_handler(request, exc)
 
     @app.exception_handler(InvalidFilter)
-    async def _invalid_filter(_: Request, exc: InvalidFilter) -> JSONResponse:
-        return JSONResponse(status_code=422, content={"detail": str(exc)})
+    async def _invalid_filter(request: Request, exc: InvalidFilter) -> JSONResponse:
+        return error_response(request, 422, str(exc))
 
     @app.exception_handler(InvalidDirective)
-    async def _invalid_directive(_: Request, exc: InvalidDirective) -> JSONResponse:
-        return JSONResponse(status_code=422, content={"detail": str(exc)})
+    async def _invalid_directive(request: Request, exc: InvalidDirective) -> JSONResponse:
+        return error_response(request, 422, str(exc))
 
     @app.exception_handler(SessionNotFound)
-    async def _not_your_session(_: Request, exc: SessionNotFound) -> JSONResponse:
-        return JSONResponse(status_code=404, content={"detail": f"No conversation '{exc}' belongs to you. Leave out "
-                                                                "session_id to start a new one."})
+    async def _not_your_session(request: Request, exc: SessionNotFound) -> JSONResponse:
+        return error_response(request, 404, f"No conversation '{exc}' belongs to you. Leave out session_id to start "
+                                            "a new one.")
 
     @app.exception_handler(UnknownMessage)
-    async def _unknown_message(_: Request, exc: UnknownMessage) -> JSONResponse:
-        return JSONResponse(status_code=404, content={"detail": str(exc)})
+    async def _unknown_message(request: Request, exc: UnknownMessage) -> JSONResponse:
+        return error_response(request, 404, str(exc))
 
     @app.exception_handler(DocumentRejected)
-    async def _rejected(_: Request, exc: DocumentRejected) -> JSONResponse:
-        return JSONResponse(status_code=_REJECTION_STATUS.get(exc.kind, 422), content={"detail": exc.reason})
+    async def _rejected(request: Request, exc: DocumentRejected) -> JSONResponse:
+        return error_response(request, _REJECTION_STATUS.get(exc.kind, 422), exc.reason)
 
     @app.exception_handler(IndexUnavailable)
-    async def _index_down(_: Request, exc: IndexUnavailable) -> JSONResponse:
+    async def _index_down(request: Request, exc: IndexUnavailable) -> JSONResponse:
         log.error("index unavailable: %s", exc)
-        return JSONResponse(status_code=503, content={"detail": "The knowledge base is unreachable right now; "
-                                                                 "please try again in a minute."})
+        return error_response(request, 503, "The knowledge base is unreachable right now; please try again in a minute.")
 
     @app.exception_handler(EmbeddingError)
-    async def _embedding(_: Request, exc: EmbeddingError) -> JSONResponse:
+    async def _embedding(request: Request, exc: EmbeddingError) -> JSONResponse:
         log.error("embedding failed: %s", exc)
-        return JSONResponse(status_code=503, content={"detail": "The language model for search failed; "
-                                                                 "please try again."})
+        return error_response(request, 503, "The language model for search failed; please try again.")
 
     @app.exception_handler(TicketStoreError)
-    async def _ticket_store(_: Request, exc: TicketStoreError) -> JSONResponse:
+    async def _ticket_store(request: Request, exc: TicketStoreError) -> JSONResponse:
         log.error("ticket store failed: %s", exc)
-        return JSONResponse(status_code=503, content={"detail": "The ticket store cannot be read right now; "
-                                                                 "please try again in a minute."})
+        return error_response(request, 503, "The ticket store cannot be read right now; please try again in a "
+                                            "minute.")

@@ -78,6 +78,8 @@ def test_bad_filters_and_incomplete_contexts_are_refused_and_change_nothing(serv
     with serve(kb_dir=None) as client:
         assert client.get("/search", params={"q": "x", "filters": "{not json"}).status_code == 422
         assert client.post("/search", json={"query": "x", "filters": {"context_type": []}}).status_code == 422
+        too_long = client.post("/search", json={"query": "x" * 5000})
+        assert too_long.status_code == 422 and too_long.json()["detail"].startswith("'query':")  # the field is named
         partial = client.post("/documents", files={"file": ("reset.md", PASSWORD_HOWTO)},
                               data={"context_type": "how-to"})
         assert partial.status_code == 422

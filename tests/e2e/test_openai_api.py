@@ -6,6 +6,7 @@ import threading
 import time
 from contextlib import contextmanager
 
+import httpx
 import openai
 import pytest
 import uvicorn
@@ -95,6 +96,11 @@ def test_bad_requests_get_openai_shaped_errors(client):
         client.chat.completions.create(model="deskmate", messages=[{"role": "assistant", "content": "hi"}])
     with pytest.raises(openai.BadRequestError, match="empty"):
         client.chat.completions.create(model="deskmate", messages=[{"role": "user", "content": "   "}])
+    # a body that does not validate: the same {"error": {…}} shape, naming the field
+    invalid = httpx.post(f"{client.base_url}chat/completions", json={"model": "deskmate"}, timeout=60)
+    assert invalid.status_code == 422 and "detail" not in invalid.json()
+    assert invalid.json()["error"]["message"] == "'messages' is required."
+    assert invalid.json()["error"]["type"] == "invalid_request_error"
 
 
 def test_with_sign_in_the_user_field_carries_the_signed_caller(make_settings):
@@ -108,7 +114,8 @@ def test_with_sign_in_the_user_field_carries_the_signed_caller(make_settings):
         alice = client.chat.completions.create(model="deskmate", messages=[{"role": "user", "content": "hi"}],
                                                user=make_user_token(SECRET, "alice"))
         session = alice.model_extra["deskmate"]["session_id"]
-        with pytest.raises(openai.NotFoundError):  # bob cannot continue alice's conversation
+        with pytest.raises(openai.NotFoundError) as refused:  # bob cannot continue alice's conversation
             client.chat.completions.create(model="deskmate", messages=[{"role": "user", "content": "and?"}],
                                            user=make_user_token(SECRET, "bob"),
                                            extra_body={"conversation_id": session})
+        assert "belongs to you" in refused.value.body["message"]  # OpenAI's error shape, read by its client
