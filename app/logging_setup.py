@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from urllib.parse import unquote_plus
 
 from app.adapters.redaction.engine import redacting_in_this_thread
 from graphs.ports import Redactor
@@ -40,19 +41,28 @@ class RedactingFilter(logging.Filter):
     def _clean(self, text: str) -> str:
         return self.redactor.redact(text).text
 
+    def _clean_argument(self, value: str) -> str:
+        """An argument redacted; a URL-encoded one (`/search?q=my+password+is+…%263`) is read decoded too."""
+        if "%" in value or "+" in value:
+            decoded = unquote_plus(value)
+            redacted = self._clean(decoded)
+            if redacted != decoded:
+                return redacted
+        return self._clean(value)
+
     def _redacted(self, record: logging.LogRecord, message: str) -> tuple[object, tuple]:
-        """(msg, args) that render the redacted message. The arguments are kept, each redacted, when they
-        render exactly the text the whole message redacts to — formatters that read them (uvicorn's access
-        log unpacks client, method, path, version and status) keep working; otherwise the message alone."""
+        """(msg, args) that render the redacted message. The arguments are kept, each redacted, when what they
+        render holds nothing the redactor would still remove as a whole — formatters that read them (uvicorn's
+        access log unpacks client, method, path, version and status) keep working; otherwise the message alone."""
         cleaned = self._clean(message)
         if not record.args or not isinstance(record.args, tuple):
             return cleaned, ()
-        args = tuple(self._clean(a) if isinstance(a, str) else a for a in record.args)
+        args = tuple(self._clean_argument(a) if isinstance(a, str) else a for a in record.args)
         try:
             rendered = str(record.msg) % args
         except Exception:  # noqa: BLE001 — a broken format string: the message alone
             return cleaned, ()
-        return (record.msg, args) if rendered == cleaned else (cleaned, ())
+        return (record.msg, args) if rendered == cleaned or self._clean(rendered) == rendered else (cleaned, ())
 
     def filter(self, record: logging.LogRecord) -> bool:
         if getattr(record, "_deskmate_redacted", False):

@@ -137,10 +137,11 @@ def test_uvicorn_access_lines_are_still_written_and_a_token_in_the_path_is_redac
     flt = RedactingFilter(PatternRedactor())
     formatter = AccessFormatter('%(client_addr)s - "%(request_line)s" %(status_code)s', use_colors=False)
     lines = []
-    for path in ("/chat", "/reset?access_token=Qm8vT3kLm9WxR2pN7cYb4HsD"):
+    for path in ("/chat", "/reset?access_token=Qm8vT3kLm9WxR2pN7cYb4HsD", "/search?q=my+password+is+Tr0ub4dor%263"):
         record = logging.LogRecord("uvicorn.access", logging.INFO, __file__, 1, '%s - "%s %s HTTP/%s" %d',
                                    ("127.0.0.1:5000", "GET", path, "1.1", 401), None)
         flt.filter(record)
         lines.append(formatter.format(record))
     assert lines[0] == '127.0.0.1:5000 - "GET /chat HTTP/1.1" 401 Unauthorized'
     assert "Qm8vT3kLm9WxR2pN7cYb4HsD" not in lines[1] and lines[1].endswith('HTTP/1.1" 401 Unauthorized')
+    assert "Tr0ub4dor" not in lines[2] and "/search?q=my password is [REDACTED:PASSWORD]" in lines[2]
