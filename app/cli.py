@@ -151,7 +151,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return args.func(args)
     except ValidationError as exc:  # a setting is wrong: say which and why, no traceback
-        problems = "; ".join(str(e.get("msg", "")).removeprefix("Value error, ") for e in exc.errors())
+        problems = "; ".join(  # the variable, then why (never its value: it may be a key)
+            (f"{e['loc'][0]}: " if e.get("loc") else "") + str(e.get("msg", "")).removeprefix("Value error, ")
+            for e in exc.errors())
         print(f"deskmate: configuration refused: {problems}", file=sys.stderr)
         return 2
     except ConfigError as exc:

@@ -37,6 +37,9 @@ def _describe(error: dict) -> str:
     message = error.get("msg", "invalid value")
     if error.get("type") == "json_invalid":
         return "The request body is not valid JSON."
+    if loc == ("body",) and error.get("type") in ("model_attributes_type", "dict_type", "model_type"):
+        # form data, plain text, a JSON list: what arrived is not the object the endpoint reads
+        return "The request body must be a JSON object sent with Content-Type: application/json."
     if error.get("type") == "missing":
         return f"'{where}' is required."
     return f"'{where}': {message}" if where else message

@@ -66,9 +66,12 @@ def verify_user_token(token: str, secret: str, *, leeway_s: float = 30) -> Calle
         raise IdentityError(f"{USER_HEADER} has expired; the portal must sign a fresh one.") from None
     except jwt.MissingRequiredClaimError as exc:
         raise IdentityError(f"{USER_HEADER} lacks the '{exc.claim}' claim (needs sub and exp).") from None
-    except jwt.InvalidTokenError:
+    except (jwt.DecodeError, jwt.InvalidAlgorithmError):  # not a token, not ours, or a forged signature
         raise IdentityError(f"{USER_HEADER} is not a valid HS256 token signed with DESKMATE_USER_TOKEN_SECRET.") \
             from None
+    except jwt.InvalidTokenError as exc:  # signed by the portal, but a claim is malformed: say which
+        raise IdentityError(f"{USER_HEADER} is signed correctly but a claim is invalid: {exc} "
+                            "(sub must be a string, exp and iat whole seconds).") from None
     user_id = claims.get("sub")
     if not isinstance(user_id, str) or not _USER_ID.fullmatch(user_id) or user_id.lower() == ANONYMOUS:
         raise IdentityError(f"{USER_HEADER}'s 'sub' must be a user id of 1–128 letters, digits or ._:@+- "

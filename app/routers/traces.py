@@ -12,6 +12,7 @@ from fastapi import APIRouter, Depends, HTTPException, Path, Query, Request
 
 from app.adapters.traces import TraceStore
 from app.deps import current_caller, get_resources, is_admin, require_admin
+from app.identity import USER_HEADER
 from app.resources import Resources
 from app.routers.graphs import graph_shapes
 from app.ui.diagram import highlighted_mermaid, node_timings, svg_diagram
@@ -33,6 +34,8 @@ def trace_reader(request: Request) -> str | None:
         return None
     if request.app.state.settings.user_token_secret is None:
         require_admin(request)  # sign-in is off: traces are for admins only; raises with the reason
+    if request.headers.get("authorization") and not request.headers.get(USER_HEADER):
+        require_admin(request)  # an admin key that is wrong: say so, not "sign in first"
     return current_caller(request).user_id
 
 

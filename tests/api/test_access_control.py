@@ -73,6 +73,8 @@ def test_admin_endpoints_refuse_callers_without_the_admin_key(secured):
             # a signed-in employee is still not an admin
             assert getattr(client, method)(path, headers=user("alice"), **kwargs).status_code == 401, path
         assert client.get("/traces").status_code == 401  # no user header and no admin key
+        wrong_key = client.get("/traces", headers={"Authorization": "Bearer not-the-key"})
+        assert wrong_key.status_code == 401 and "admin key" in wrong_key.json()["detail"]  # not "sign in first"
         assert client.get("/admin/tickets", headers=ADMIN).status_code == 200
         assert upload(client, "a.md", b"# A\n\nSome text about printers.").status_code == 201
         assert client.get("/documents", headers=ADMIN).json()["documents"][0]["title"] == "A"
@@ -117,6 +119,11 @@ def test_production_mode_refuses_to_start_without_strong_distinct_secrets(make_s
     assert started.returncode == 2
     assert "refuses to start" in started.stderr and "DESKMATE_ADMIN_KEY is not set" in started.stderr
     assert "Traceback" not in started.stderr
+    # a mistyped mode names the variable to fix
+    mistyped = subprocess.run([sys.executable, "-m", "app.cli", "serve", "--port", "1"], capture_output=True,
+                              text=True, timeout=120, env={"DESKMATE_MODE": "Prod", "PATH": "/usr/bin:/bin",
+                                                           "DESKMATE_DATA_DIR": str(tmp_path / "d")})
+    assert mistyped.returncode == 2 and "DESKMATE_MODE: Input should be 'development' or 'production'" in mistyped.stderr
 
 
 def test_sign_in_rejects_missing_forged_expired_and_unverifiable_user_headers(secured, serve):

@@ -88,6 +88,16 @@ def test_invalid_json_is_a_clear_422(serve):
     assert response.status_code == 422 and "not valid JSON" in response.json()["detail"]
 
 
+def test_a_body_that_is_not_a_json_object_is_a_clear_422(serve):
+    with serve() as client:
+        for response in (client.post("/chat", data={"message": "hi"}),  # a form
+                         client.post("/chat", content=b'{"message": "hi"}', headers={"content-type": "text/plain"}),
+                         client.post("/chat", json=["hi"])):
+            assert response.status_code == 422
+            assert response.json()["detail"] == ("The request body must be a JSON object sent with "
+                                                 "Content-Type: application/json.")
+
+
 def test_control_characters_are_stripped_from_messages(serve):
     with serve() as client:
         reply = client.post("/chat", json={"message": "\x00\x07thanks\x1b"}).json()

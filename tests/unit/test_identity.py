@@ -26,6 +26,8 @@ def test_a_valid_token_names_the_user_and_their_normalised_groups():
     ({"sub": "alice", "exp": 4_000_000_000, "groups": "x" * 80}, "'groups' claim is invalid"),
     ({"sub": "alice", "exp": 4_000_000_000, "groups": [1, 2]}, "'groups' claim is invalid"),
     ({"sub": "alice", "exp": int(time.time()) - 120}, "expired"),
+    ({"sub": 1042, "exp": 4_000_000_000}, "signed correctly but a claim is invalid: Subject must be a string"),
+    ({"sub": "alice", "exp": 4_000_000_000, "iat": "today"}, "signed correctly but a claim is invalid"),
 ])
 def test_tokens_missing_or_misusing_a_claim_are_refused_with_the_reason(claims, reason):
     with pytest.raises(IdentityError, match=reason):
