@@ -53,7 +53,8 @@ async def handled_error(request: Request, exc: Exception) -> tuple[int, object]:
         handler = request.app.exception_handlers.get(cls)
         if handler is not None and cls is not Exception:
             response = await handler(request, exc)
-            return response.status_code, json.loads(response.body)["detail"]
+            body = json.loads(response.body)  # {"detail": …}, or OpenAI's {"error": {"message": …}} under /v1/
+            return response.status_code, body["detail"] if "detail" in body else body["error"]["message"]
     log.error("chat stream failed: %s: %s", type(exc).__name__, exc, exc_info=exc)
     return 500, UNEXPECTED
 
