@@ -45,13 +45,18 @@ def _describe(error: dict) -> str:
     return f"'{where}': {message}" if where else message
 
 
+def openai_error_body(status: int, message: str, kind: str | None = None, code: str | None = None,
+                      param: str | None = None) -> dict:
+    """An error as OpenAI's clients read it (`error.message`): the object under "error" in a reply, or the
+    `data: {"error": …}` of a stream."""
+    return {"message": message, "type": kind or ("invalid_request_error" if status < 500 else "server_error"),
+            "param": param, "code": code or str(status)}
+
+
 def error_response(request: Request, status: int, detail: str, headers: dict | None = None) -> JSONResponse:
     """`{"detail": …}`, or OpenAI's `{"error": {…}}` under `/v1/` (what its clients read)."""
-    if request.url.path.startswith("/v1/"):
-        content = {"error": {"message": detail, "type": "invalid_request_error" if status < 500 else "server_error",
-                             "code": str(status), "param": None}}
-    else:
-        content = {"detail": detail}
+    openai = request.url.path.startswith("/v1/")
+    content = {"error": openai_error_body(status, detail)} if openai else {"detail": detail}
     return JSONResponse(status_code=status, content=content, headers=headers)
 
 
@@ -99,7 +104,8 @@ def register_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(IndexUnavailable)
     async def _index_down(request: Request, exc: IndexUnavailable) -> JSONResponse:
         log.error("index unavailable: %s", exc)
-        return error_response(request, 503, "The knowledge base is unreachable right now; please try again in a minute.")
+        return error_response(request, 503, "The knowledge base is unreachable right now; please try again in a "
+                                            "minute.")
 
     @app.exception_handler(EmbeddingError)
     async def _embedding(request: Request, exc: EmbeddingError) -> JSONResponse:

@@ -36,6 +36,7 @@ from pydantic import BaseModel, Field
 from starlette.concurrency import run_in_threadpool
 
 from app.deps import current_caller, get_resources
+from app.errors import openai_error_body
 from app.identity import USER_HEADER, Caller, IdentityError, verify_user_token
 from app.resources import Resources
 from app.routers.chat import envelope, steering_of
@@ -71,8 +72,7 @@ class CompletionRequest(BaseModel):
 
 def openai_error(status: int, message: str, kind: str, code: str | None = None, param: str | None = None):
     """Errors in OpenAI's shape, which its clients read (`error.message`)."""
-    return JSONResponse(status_code=status, content={"error": {"message": message, "type": kind,
-                                                               "param": param, "code": code}})
+    return JSONResponse(status_code=status, content={"error": openai_error_body(status, message, kind, code, param)})
 
 
 def _text(content: str | list[dict[str, Any]] | None) -> str:
@@ -219,5 +219,4 @@ def rest_of(answer: str, sent: str) -> str:
 async def _stream_error(request: Request, exc: Exception) -> dict:
     """An error after the stream started, worded as OpenAI streams them: {"message", "type", "code"}."""
     status, detail = await handled_error(request, exc)
-    return {"message": detail if isinstance(detail, str) else json.dumps(detail),
-            "type": "invalid_request_error" if status < 500 else "server_error", "code": str(status)}
+    return openai_error_body(status, detail if isinstance(detail, str) else json.dumps(detail))

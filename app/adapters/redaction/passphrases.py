@@ -95,7 +95,8 @@ def _quoted(text: str, start: int) -> Span | None:
         return None  # "not set", "too short", "Enter your password"
     if any(key_name_kind(w) == "PASSWORD" for w in words):
         return None  # 'Password: "Enter password"' is a form's label
-    return Span(start + 1 + inner.index(value[0]), start + 1 + inner.index(value[0]) + len(value), "PASSWORD", SOURCE)
+    begin = start + 1 + inner.index(value[0])  # after the quote and any space inside it
+    return Span(begin, begin + len(value), "PASSWORD", SOURCE)
 
 
 def _unquoted(text: str, start: int) -> Span | None:
