@@ -1,5 +1,7 @@
 """POST/GET /search: what retrieval returns for a query — for admins checking documents and filters.
 
+The query is redacted first, as the redact node does for a chat turn; the reply echoes the redacted text.
+
 Admins search every document, restricted ones included (each hit says its audience)."""
 
 from __future__ import annotations
@@ -22,6 +24,8 @@ def run_search(resources: Resources, request: SearchRequest) -> SearchResponse:
     query = clean_message(request.query)
     if not query:
         raise HTTPException(status_code=422, detail="'query' is empty; type what to search for.")
+    # searched and echoed as a chat turn would see it: a password typed here never comes back in the reply
+    query = resources.redactor.redact(query).text
     context = resources.retrieval_context
     started = time.perf_counter()
     hits = search_chunks(context, query, resources.embedder.embed_query(query), k=request.top_k, groups=None,

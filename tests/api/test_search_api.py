@@ -110,3 +110,14 @@ def test_the_lexical_index_survives_a_restart_and_follows_deletes(serve, make_se
     with serve(settings) as client:
         after_restart = client.post("/search", json={"query": "release badge kiosk"}).json()["results"]
         assert "uploads/kiosk.md" not in {h["source"] for h in after_restart}
+
+
+def test_a_password_typed_into_admin_search_is_searched_and_echoed_redacted(serve):
+    with serve(kb_dir=None) as client:
+        upload(client, "reset.md", PASSWORD_HOWTO, HOWTO)
+        for reply in (client.post("/search", json={"query": "reset my password, it is Tr0ub4dor&3x9"}),
+                      client.get("/search", params={"q": "reset my password, it is Tr0ub4dor&3x9"})):
+            assert reply.status_code == 200, reply.text
+            assert "Tr0ub4dor" not in reply.text
+            assert reply.json()["query"].startswith("reset my password, it is [REDACTED:")
+            assert sources(reply) == {"uploads/reset.md"}
