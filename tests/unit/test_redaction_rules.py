@@ -28,6 +28,12 @@ def removed(text: str, secret: str, kind: str) -> None:
     ("Winter2024! is my password, is that too weak?", "Winter2024!"),
     ("ID/PW: jsmith/Mango+Fig33", "Mango+Fig33"),
     ("my passphrase is correct-horse-battery-77", "correct-horse-battery-77"),
+    ("il mio password è Luna8899", "Luna8899"),
+    ("a minha senha é Gato#4455", "Gato#4455"),
+    ("mitt lösenord är Sol!2024x", "Sol!2024x"),
+    ("passordet mitt er Fjell99!x", "Fjell99!x"),
+    ("moje hasło: Kot#7781", "Kot#7781"),
+    ("heslo je Pes-Kocka12", "Pes-Kocka12"),
 ])
 def test_a_password_typed_in_a_sentence_is_removed(text, secret):
     removed(text, secret, "PASSWORD")

@@ -206,7 +206,7 @@ _RULES: tuple[Rule, ...] = (
     ("PASSWORD", re.compile(
         rf"\b{SECRET_WORD}(?:\s+(?:for|on|to|of|del|de|du|für|voor)(?:\s+(?:the|my|our|a|this|that|la|le|el))?\s+[\w.@\-]+)?\s*"
         rf"(?:\b(?:has been set to|was set to|would be|should be|"
-        rf"used to be|is now|now is|will be|set to|changed to|reset to|is still|was still|is|was|ist|est|es)\b|c['’]est)\s*:?\s*"
+        rf"used to be|is now|now is|will be|set to|changed to|reset to|is still|was still|is|was|ist|est|es|è|é|är|er)\b|c['’]est)\s*:?\s*"
         rf"[\"'“‘]?(?P<secret>[^\s\"'“”‘’]+)|\b{SECRET_WORD}(?:\s+for\s+[\w.@\-]{{1,60}})?\s*[=:]\s*[\"'“‘]?"
         rf"(?P<secret2>[^\s\"'“”‘’]+)", re.I),
      lambda value: _sentence_password(clean(value)) and value_looks_like_secret(value)),
