@@ -90,6 +90,7 @@ class ChatService:
                                           response_mode=response_mode, directives=directives), config, context=self._context,
                                         durability="exit")
             self._sessions.prune(session_id)
+            self._sessions.forget_aliases(session_id)
         duration = (time.perf_counter() - started) * 1000
         log.info("chat turn session=%s trace=%s action=%s %.0f ms", session_id, trace_id,
                  output.get("action"), duration)
@@ -155,6 +156,7 @@ class ChatService:
                         recorder.abandon()
                     log.info("chat stream session=%s trace=%s stopped before the end", session_id, trace_id)
             self._sessions.prune(session_id)
+            self._sessions.forget_aliases(session_id)
         duration = (time.perf_counter() - started) * 1000
         log.info("chat turn (streamed) session=%s trace=%s action=%s %.0f ms", session_id, trace_id,
                  output.get("action"), duration)

@@ -14,6 +14,7 @@ log = logging.getLogger(__name__)
 
 
 MAX_ALIASES = 50_000
+AMBIGUOUS = ""  # a fingerprint two sessions reached: it continues neither
 
 
 class SessionStore:
@@ -38,19 +39,35 @@ class SessionStore:
             self._conn.commit()
 
     def find_alias(self, fingerprint: str) -> str | None:
+        """The session a history continues; None when none does, or when two sessions reached the same history."""
         with self.checkpointer.lock:
             row = self._conn.execute("SELECT thread_id FROM conversation_aliases WHERE fingerprint = ?",
                                      (fingerprint,)).fetchone()
-        return row[0] if row else None
+        return row[0] if row and row[0] != AMBIGUOUS else None
 
     def add_alias(self, fingerprint: str, thread_id: str, *, keep: int = MAX_ALIASES) -> None:
         """Remember that a conversation whose history has this fingerprint continues `thread_id`
-        (the oldest aliases beyond `keep` are forgotten: such a conversation then starts afresh)."""
+        (the oldest aliases beyond `keep` are forgotten: such a conversation then starts afresh).
+
+        A history is not a secret: two people who open with the same question get the same offline answer,
+        and anyone can type what someone else typed. So a fingerprint two sessions reached continues neither
+        (it is marked ambiguous, never re-pointed to the newer one), and only a session's latest history is
+        kept (`forget_aliases` after every turn) — replaying someone's first question cannot reach the
+        conversation they went on to have."""
         with self.checkpointer.lock:
+            row = self._conn.execute("SELECT thread_id FROM conversation_aliases WHERE fingerprint = ?",
+                                     (fingerprint,)).fetchone()
+            owner = thread_id if row is None or row[0] == thread_id else AMBIGUOUS
             self._conn.execute("INSERT OR REPLACE INTO conversation_aliases (fingerprint, thread_id, created_ts) "
-                               "VALUES (?, ?, ?)", (fingerprint, thread_id, time.time()))
+                               "VALUES (?, ?, ?)", (fingerprint, owner, time.time()))
             self._conn.execute("DELETE FROM conversation_aliases WHERE fingerprint IN (SELECT fingerprint FROM "
                                "conversation_aliases ORDER BY created_ts DESC LIMIT -1 OFFSET ?)", (keep,))
+            self._conn.commit()
+
+    def forget_aliases(self, thread_id: str) -> None:
+        """The session moved on: the histories that led to its earlier states no longer continue it."""
+        with self.checkpointer.lock:
+            self._conn.execute("DELETE FROM conversation_aliases WHERE thread_id = ?", (thread_id,))
             self._conn.commit()
 
     def claim(self, thread_id: str, user_id: str) -> bool:

@@ -80,6 +80,34 @@ def test_a_front_end_that_resends_the_history_continues_the_same_troubleshooting
     assert other.model_extra["deskmate"]["session_id"] != first_extra["session_id"]
 
 
+def _continue(client, question: str, first, follow_up: str):
+    return client.chat.completions.create(model="deskmate", messages=[
+        {"role": "user", "content": question}, {"role": "assistant", "content": first.choices[0].message.content},
+        {"role": "user", "content": follow_up}]).model_extra["deskmate"]["session_id"]
+
+
+def test_two_people_who_open_with_the_same_question_never_land_in_each_others_session(client):
+    question = "my printer is jammed and shows error 13"
+    alice = client.chat.completions.create(model="deskmate", messages=[{"role": "user", "content": question}])
+    bob = client.chat.completions.create(model="deskmate", messages=[{"role": "user", "content": question}])
+    alice_id, bob_id = (c.model_extra["deskmate"]["session_id"] for c in (alice, bob))
+    assert alice_id != bob_id and alice.choices[0].message.content == bob.choices[0].message.content
+    # the same resent history belongs to both: it continues neither, so nobody's next turn reaches the other
+    assert _continue(client, question, alice, "I am Alice, employee 4711") not in (alice_id, bob_id)
+    assert _continue(client, question, bob, "still jammed") not in (alice_id, bob_id)
+
+
+def test_replaying_someones_first_exchange_does_not_reach_the_conversation_they_went_on_to_have(client):
+    question = "outlook keeps asking for my password on the mac"
+    first = client.chat.completions.create(model="deskmate", messages=[{"role": "user", "content": question}])
+    session = first.model_extra["deskmate"]["session_id"]
+    # the owner carries on (through /v1 with the conversation id, the web UI or /chat alike)
+    client.chat.completions.create(model="deskmate", messages=[{"role": "user", "content": "my phone is 555-0142"}],
+                                   extra_body={"conversation_id": session})
+    # someone who knows (or guesses) the first question and its answer replays them
+    assert _continue(client, question, first, "what did I tell you before?") != session
+
+
 def test_streaming_sends_chunks_that_add_up_to_the_answer(client):
     question = [{"role": "user", "content": "how do I connect to the vpn on linux"}]
     whole = client.chat.completions.create(model="deskmate", messages=question).choices[0].message.content
