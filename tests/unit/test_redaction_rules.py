@@ -1123,3 +1123,26 @@ def test_a_random_value_under_a_services_name_is_a_key(text, secret):
 ])
 def test_names_models_versions_and_ids_next_to_a_service_stay(text):
     assert redactor.redact(text).text == text
+
+
+@pytest.mark.parametrize("text, secret, kind", [
+    ("vpn login fails with bob:Zq7!Lp4#Wg7y", "Zq7!Lp4#Wg7y", "PASSWORD"),
+    ("try svc-backup:Rq8$mV2!xT on the NAS", "Rq8$mV2!xT", "PASSWORD"),
+    ("my vpn secret is Summer2024Gg7! but it fails", "Summer2024Gg7", "SECRET"),
+    ("uploaded wifi-guest-ghp_Kp9Lm2Qr5St8Uv1Wx4Yz7Ab0Cd3Ef6Gh9Ij.md", "Kp9Lm2Qr5St8Uv1Wx4Yz7Ab0Cd3Ef6Gh9Ij", "GITHUB_TOKEN"),
+    ("export my_ghp_Kp9Lm2Qr5St8Uv1Wx4Yz7Ab0Cd3Ef6Gh9Ij", "Kp9Lm2Qr5St8Uv1Wx4Yz7Ab0Cd3Ef6Gh9Ij", "GITHUB_TOKEN"),
+])
+def test_a_name_colon_password_pair_and_a_token_glued_to_a_name_are_removed(text, secret, kind):
+    removed(text, secret, kind)
+
+
+@pytest.mark.parametrize("text", [
+    "error at 10:30:45 in module os:path",
+    "pull node:18-alpine and python:3.11-slim",
+    "digest sha256:9f86d081884c7d659a2feaa0c55ad015",
+    "std::vector<int> and a?b:c",
+    "the ratio is 16:9 on the TV",
+    "see https://wiki.example.test:8443/Page#Top1x",
+])
+def test_colons_that_are_not_a_login_pair_are_kept(text):
+    assert redactor.redact(text).text == text

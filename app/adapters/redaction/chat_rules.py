@@ -27,7 +27,7 @@ from app.adapters.redaction.spans import PLACEHOLDER, Span
 from app.adapters.redaction.values import (FILE_NAME, NOT_A_SECRET, SECRET_WORD, URL_PLACEHOLDERS, WEAK_SUFFIXES,
                                            clean, is_snake_name, key_name_kind, key_value_ok, names_a_setting,
                                            value_looks_like_secret, value_ok_without_connector)
-from app.adapters.redaction.vendor_tokens import (TOKEN_RULES, VENDOR_NAMES, atlassian_pats, aws_secret_keys,
+from app.adapters.redaction.vendor_tokens import (TOKEN_RULES, VENDOR_NAMES, atlassian_pats, aws_secret_keys, starts_word,
                                                   azure_ai_keys, basic_credentials, github_checksum_ok, jose_tokens,
                                                   otp_seeds, starts_token)
 
@@ -235,7 +235,8 @@ _RULES: tuple[Rule, ...] = (
     # "the secret is …", "token: …" in prose: a value with a digit, or long and not a word
     ("SECRET", re.compile(r"\b(?:secret|token|api[ _\-]?key|access[ _\-]?key|passphrase)\s+(?:is|was|=|:)\s*:?\s*"
                           r"[\"'“]?(?P<secret>[^\s\"'”]{6,})", re.I),
-     lambda value: value_ok_without_connector(value) and key_value_ok(value)),
+     # a key's shape, or a password's ("my vpn secret is Summer2024Gg7!")
+     lambda value: value_ok_without_connector(value) and (key_value_ok(value) or password_shaped(value))),
     # product keys: XXXXX-XXXXX-XXXXX-XXXXX-XXXXX
     ("API_KEY", re.compile(r"\b(?P<secret>[A-Z0-9]{5}(?:-[A-Z0-9]{5}){4})\b"), None),
     # SQL: IDENTIFIED BY 'x', PASSWORD 'x', PASSWORD('x')
@@ -527,6 +528,7 @@ _USER_THEN_PASS = re.compile(r"\b(?:u|usr|user(?:name)?|login|id)\s*[:=]?\s*[\w.
 # A message about a password or a login: a token shaped like a password anywhere on the line is one
 # ("I entered Lm4!quartz88 five times", "is Lm4!quartz88 strong enough?", "jdoe / Lm4!quartz88 fails").
 _PASSWORD_TALK = re.compile(rf"\b{SECRET_WORD}\b|\b(?:log\s?in|logon|log\s+on|sign\s?in|sign\s+on|creds|credentials|"
+                            r"log(?:ging|ged)\s+(?:in|on)|sign(?:ing|ed)\s+(?:in|on)|"
                             r"locked\s+out|passcode)\b", re.I)
 _LINE_TOKEN = re.compile(r"[^\s\"'“”`()\[\]{},;]+")
 _SYMBOL = re.compile(r"[!#$%^&*+=?~|<>@]")
@@ -534,6 +536,11 @@ _NOT_PASSWORD_TOKEN = re.compile(r"://|^[A-Za-z_][\w.\-]*[=:]|^www\.|^[\w.+\-]+@
                                  r"^[a-z]?[A-Z]?[a-z]+\d{1,4}$|^\d{1,2}[A-Z]?[a-z]+$|^#?[0-9a-f]{6}$", re.I)
 _URL_TOKEN = re.compile(r"\b[a-z][a-z0-9+.\-]{0,20}://\S*", re.I)
 _ISSUE_REF = re.compile(r"^[a-z][\w.\-]*#\d+$")
+# "login fails with bob:Zq7!Lp4#Wg7y": a name, one colon and a password (not `std::x`, `12:45:00`, `node:18-alpine`)
+_PAIR_COLON = re.compile(r"(?<![^\s(])(?P<name>[A-Za-z][\w.\-]{1,31}):(?P<secret>[^\s\"'“”`()\[\]{},;:/\\]{8,48})"
+                         r"(?=[\s.,;!?)\]]|$)")
+_NOT_A_USER = re.compile(r"^(?i:https?|ftp|s?ftp|ssh|git|file|mailto|tel|urn|arn|data|sha\d*|md5|crc32|blake2\w*|"
+                         r"bcrypt|argon2\w*|pbkdf2\w*|scrypt|base64|hex|utf-?8|error|warning|info|debug|note|see|fix)$")
 _PAIR_SLASH = re.compile(r"(?<![^\s(\[])[\w.\-@\\]{2,32}\s*/\s*(?P<secret>[^\s\"'“”`()\[\]{},;/]{8,32})"
                          r"(?=[\s.,;:!?)\]]|$)")
 
@@ -620,6 +627,11 @@ def _talk_tokens(text: str, found_so_far: list[Span]) -> Iterator[Span]:
                 yield Span(offset + t.start(), offset + t.start() + len(_without_punctuation(t.group(0))),
                            "PASSWORD", SOURCE)
         links = [u.span() for u in _URL_TOKEN.finditer(line)]
+        for m in _PAIR_COLON.finditer(line):
+            secret = _without_punctuation(m.group("secret"))
+            if (not _NOT_A_USER.match(m.group("name")) and password_shaped(secret) and _SYMBOL.search(secret)
+                    and not any(a <= m.start() < b for a, b in links)):
+                yield Span(offset + m.start("secret"), offset + m.start("secret") + len(secret), "PASSWORD", SOURCE)
         for m in _PAIR_SLASH.finditer(line):
             if any(a <= m.start() < b for a, b in links) or _ISSUE_REF.match(m.group("secret")):
                 continue  # a path inside a link; `data-apis/array-api#807` (an issue in a repository)
@@ -799,7 +811,7 @@ def find_secrets(text: str, *, decode: bool = True) -> list[Span]:
     for rule in TOKEN_RULES:
         for m in rule.pattern.finditer(text):
             group = "secret" if "secret" in rule.pattern.groupindex else 0
-            if group == 0 and not starts_token(text, m.start()):
+            if group == 0 and not starts_word(text, m.start()):
                 continue
             random_part = m.group("body") if "body" in rule.pattern.groupindex else m.group(group)
             if rule.check_fake and looks_fake(random_part) and not github_checksum_ok(m.group(group)):

@@ -40,6 +40,12 @@ def starts_token(text: str, at: int) -> bool:
     return at == 0 or not _TOKEN_CHAR.match(text[at - 1]) or bool(_COLOUR_CODE.search(text[max(0, at - 10):at]))
 
 
+def starts_word(text: str, at: int) -> bool:
+    """Like `starts_token`, but a vendor's prefixed token may be glued to a name by - or _
+    (`wifi-guest-ghp_…`, `my_ghp_…`, a file named after the key): only a letter or digit before it joins them."""
+    return at == 0 or not text[at - 1].isalnum() or bool(_COLOUR_CODE.search(text[max(0, at - 10):at]))
+
+
 @dataclass(frozen=True)
 class TokenRule:
     kind: str
@@ -53,7 +59,7 @@ def _r(kind: str, regex: str, *, flags: int = 0, check_fake: bool = True) -> Tok
 
 # Start of a token: not inside a longer one (or right after a terminal colour code's `m`, which starts_token
 # then checks). In the pattern itself, so a run like `eyJeyJeyJ…` is not re-scanned from every position.
-B = r"(?:(?<![A-Za-z0-9_\-])|(?<=m))"
+B = r"(?:(?<![A-Za-z0-9])|(?<=m))"  # `wifi-guest-ghp_…`, `my_ghp_…`: a token glued to a name by - or _ still counts
 E = r"(?![A-Za-z0-9_\-])"    # end
 
 TOKEN_RULES: tuple[TokenRule, ...] = (
