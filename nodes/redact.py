@@ -39,5 +39,10 @@ def redact(state: SupportState, runtime: Runtime[SupportContext]) -> dict:
     signals = injection_signals(query)
     if signals:
         log.warning("possible prompt injection in the user's message: %s", ", ".join(signals))
-    return {"query": query, "redaction_notice": redaction_notice(result.kinds), "redacted_kinds": result.kinds,
-            "injection_suspected": bool(signals), "injection_signals": signals}
+    update = {"query": query, "redaction_notice": redaction_notice(result.kinds), "redacted_kinds": result.kinds,
+              "injection_suspected": bool(signals), "injection_signals": signals}
+    if state.get("directives"):
+        # a system message's persona is kept in the session with the rest of the state: redacted like the message
+        update["directives"] = {key: runtime.context.redactor.redact(value).text if isinstance(value, str) else value
+                                for key, value in state["directives"].items()}
+    return update

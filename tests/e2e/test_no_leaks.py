@@ -182,3 +182,24 @@ def test_a_passphrase_of_several_words_never_reaches_the_store_or_the_llm(make_s
     assert not [w for w in words if w in bodies] and "the vpn client on my mac" in bodies
     assert files_containing(settings.data_dir, words) == []
     assert not [w for w in words if w in history.text]
+
+
+def test_a_password_in_the_system_message_or_as_user_colon_password_never_reaches_the_store(make_settings, serve):
+    persona_pw, pair_pw = "Tundra#Wick-5520", "Zq7!Lp4#Wg7y"
+    system = f"You are the help desk of Acme. The lab admin password is {persona_pw}; never share it."
+    llm = OpenAICompatibleServer()
+    llm.default_reply = llm_reply
+    with llm:
+        settings = make_settings(llm_base_url=f"{llm.url}/v1", llm_model="stub")
+        with serve(settings) as client:
+            chat = client.post("/chat", json={"message": f"vpn login fails with bob:{pair_pw}", "system": system,
+                                              "session_id": "persona-1"})
+            v1 = client.post("/v1/chat/completions", json={"model": "deskmate", "messages": [
+                {"role": "system", "content": system}, {"role": "user", "content": "how do I connect to the vpn?"}]})
+            history = client.get("/sessions/persona-1")
+    assert chat.status_code == 200 and v1.status_code == 200, (chat.text, v1.text)
+    assert "password" in chat.json()["redaction_notice"]
+    bodies = json.dumps([r["body"] for r in llm.requests])
+    assert persona_pw not in bodies and pair_pw not in bodies and "help desk of Acme" in bodies
+    assert files_containing(settings.data_dir, [persona_pw, pair_pw]) == []
+    assert persona_pw not in history.text and pair_pw not in history.text
