@@ -6,6 +6,7 @@ so a secret that slipped past the redact node (or sits in an upload) never reach
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import logging
 from typing import Any
@@ -36,9 +37,20 @@ def make_mask(redactor: Redactor):
             return f"<{len(data)} bytes>"
         if isinstance(data, dict):
             return {k: mask(data=v) for k, v in data.items()}
-        if isinstance(data, (list, tuple)):
+        if isinstance(data, (list, tuple, set, frozenset)):
             return [mask(data=v) for v in data]
-        return data
+        if data is None or isinstance(data, (bool, int, float)):
+            return data
+        # any other object (a parsed document, a message, a model) would be serialised by the SDK after this
+        # mask: turn it into fields first, or into its text, so its strings are redacted too
+        if dataclasses.is_dataclass(data) and not isinstance(data, type):
+            return mask(data={f.name: getattr(data, f.name) for f in dataclasses.fields(data)})
+        if callable(getattr(data, "model_dump", None)):
+            try:
+                return mask(data=data.model_dump())
+            except Exception:  # noqa: BLE001 — an object that cannot dump itself is traced as its text
+                pass
+        return mask(data=str(data))
 
     return mask
 

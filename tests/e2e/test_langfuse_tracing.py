@@ -56,6 +56,20 @@ def test_every_chat_and_indexing_run_is_traced_with_session_and_redacted_content
     assert all("bytes>" in s["attrs"]["langfuse.observation.input"] for s in indexing_runs)  # raw files not traced
 
 
+def test_an_uploaded_document_holding_a_password_is_traced_with_the_password_removed(serve):
+    document = (f"# Guest Wi-Fi\n\nThe guest network is ACME-Guest. The admin password is {SECRET} and the "
+                "router sits in room 4.\n").encode()
+    with RecordingServer() as langfuse:
+        with serve(kb_dir=None, langfuse_public_key="pk-lf-2", langfuse_secret_key="sk-lf-2",
+                   langfuse_host=langfuse.url) as client:
+            assert client.post("/documents", files={"file": ("guest-wifi.md", document)}).status_code in (200, 201)
+    spans = decoded_spans(langfuse.requests)
+    parse = [s for s in spans if s["name"] == "parse"]
+    assert parse and "ACME-Guest" in parse[0]["attrs"]["langfuse.observation.output"]  # the parsed text is traced
+    assert all(SECRET.encode() not in r["body"] for r in langfuse.requests)
+    assert "[REDACTED:PASSWORD]" in parse[0]["attrs"]["langfuse.observation.output"]
+
+
 def test_no_keys_means_nothing_is_sent(serve):
     with RecordingServer() as langfuse:
         with serve(langfuse_host=langfuse.url) as client:

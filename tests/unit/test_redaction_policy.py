@@ -145,3 +145,32 @@ def test_uvicorn_access_lines_are_still_written_and_a_token_in_the_path_is_redac
     assert lines[0] == '127.0.0.1:5000 - "GET /chat HTTP/1.1" 401 Unauthorized'
     assert "Qm8vT3kLm9WxR2pN7cYb4HsD" not in lines[1] and lines[1].endswith('HTTP/1.1" 401 Unauthorized')
     assert "Tr0ub4dor" not in lines[2] and "/search?q=my password is [REDACTED:PASSWORD]" in lines[2]
+
+
+def test_the_trace_mask_redacts_strings_inside_objects_the_sdk_would_serialise_itself():
+    import dataclasses
+
+    from langchain_core.messages import HumanMessage
+
+    @dataclasses.dataclass
+    class Block:
+        text: str
+
+    @dataclasses.dataclass
+    class Parsed:
+        title: str
+        blocks: list
+        pages: int
+
+    class Opaque:
+        def __str__(self) -> str:
+            return "token ghp_Kp9Lm2Qr5St8Uv1Wx4Yz7Ab0Cd3Ef6Gh9Ij"
+
+    mask = make_mask(PatternRedactor())
+    out = mask(data={"document": Parsed("Wi-Fi", [Block("the admin password is Zq7!Lp4#We5x")], 3),
+                     "message": HumanMessage("pw: K9$mLp2q"), "other": Opaque(), "tags": {"a"}, "n": 2, "ok": None})
+    text = str(out)
+    assert "Zq7!Lp4#We5x" not in text and "K9$mLp2q" not in text and "ghp_Kp9" not in text
+    assert out["document"] == {"title": "Wi-Fi", "blocks": [{"text": "the admin password is [REDACTED:PASSWORD]"}],
+                               "pages": 3}
+    assert out["n"] == 2 and out["ok"] is None and out["tags"] == ["a"]
