@@ -27,15 +27,18 @@ _PAGE = 1000
 
 def chunk_metadata(chunk: ChunkRecord) -> dict[str, Any]:
     """Chroma metadata of a chunk: the fixed fields plus the document context lists it carries
-    (Chroma stores string lists and filters them with `$contains`; empty lists are left out)."""
+    (Chroma stores string lists and filters them with `$contains`). An empty list is written as None:
+    Chroma's upsert merges metadata, and None is how a field the same chunk had before is removed."""
     meta = {k: chunk[k] for k in _CHUNK_META}
-    meta.update({f: list(chunk[f]) for f in CHUNK_LIST_FIELDS if chunk.get(f)})
+    meta.update({f: list(chunk[f]) if chunk.get(f) else None for f in CHUNK_LIST_FIELDS})
     meta[RESTRICTED_FIELD] = bool(chunk.get(AUDIENCE_FIELD))  # filtered on by access_where
     return meta
 
 
 def manifest_metadata(info: DocumentInfo) -> dict[str, Any]:
-    return {k: v for k, v in info.items() if v is not None and v != []}
+    """The document record; every optional field is written, None when absent, so re-uploading a document
+    without an audience or context really removes the old one (upsert would otherwise keep it)."""
+    return {k: (None if info.get(k) in (None, []) else info[k]) for k in DocumentInfo.__annotations__}
 
 
 def make_client(mode: str, *, path: str | None = None, host: str = "127.0.0.1", port: int = 8001,

@@ -242,3 +242,25 @@ def test_a_restricted_document_never_reaches_a_caller_outside_its_audience(secur
         # admins' search sees it, and says who may
         hits = client.get("/search", params={"q": "Kestrel-Payroll profile"}, headers=ADMIN).json()["results"]
         assert hits[0]["doc_id"] == document["id"] and hits[0]["audience"] == ["finance", "payroll-admins"]
+
+
+def test_a_restricted_document_uploaded_again_without_an_audience_is_open_to_everyone_again(secured):
+    with secured() as client:
+        restricted = upload(client, "payroll-vpn.md", PAYROLL_DOC, audience="finance", context_type="how-to",
+                            content_domain="network", document_category="guide", relevance_tags="vpn")
+        assert restricted.status_code == 201, restricted.text
+        doc_id = restricted.json()["document"]["id"]
+        assert restricted.json()["document"]["context"]["context_type"] == ["how-to"]
+        assert client.get(f"/documents/{doc_id}/content", headers=user("otto", "engineering")).status_code == 404
+
+        reopened = upload(client, "payroll-vpn.md", PAYROLL_DOC)  # the same bytes, no audience, no context
+        assert reopened.status_code in (200, 201), reopened.text
+        listed = {d["id"]: d for d in client.get("/documents", headers=ADMIN).json()["documents"]}[doc_id]
+        assert "audience" not in listed or not listed["audience"]
+        assert not listed.get("context")
+        assert client.get(f"/documents/{doc_id}/content", headers=user("otto", "engineering")).status_code == 200
+        hits = client.get("/search", params={"q": "Kestrel-Payroll profile"}, headers=ADMIN).json()["results"]
+        assert hits[0]["doc_id"] == doc_id and not hits[0].get("audience")
+        reply = client.post("/chat", json={"message": "how do I connect to the kestrel-payroll vpn profile?"},
+                            headers=user("otto", "engineering")).json()
+        assert doc_id in {s["doc_id"] for s in reply["sources"]}
