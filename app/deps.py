@@ -86,3 +86,10 @@ def current_caller(request: Request) -> Caller:
         return verify_user_token(header, secret.get_secret_value())
     except IdentityError as exc:
         raise HTTPException(status_code=401, detail=str(exc)) from None
+
+
+def reader(request: Request) -> Caller | None:
+    """Who reads a session, ticket or document by id: None for an admin (anyone's), else the caller — checked
+    before anything is looked up, so a caller without a valid sign-in gets the same 401 whether the id exists
+    or not (not 401 for ids that exist and 404 for the rest)."""
+    return None if is_admin(request) else current_caller(request)

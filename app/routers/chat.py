@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from fastapi import APIRouter, Depends, HTTPException, Path, Request
 
-from app.deps import current_caller, get_resources, is_admin
+from app.deps import current_caller, get_resources, is_admin, reader
 from app.identity import Caller
 from app.routers.feedback import remember_answer
 from app.resources import Resources
@@ -80,12 +80,11 @@ def checked_collections(request: ChatRequest, resources: Resources) -> list[str]
 
 
 @router.get("/sessions/{session_id}")
-def get_session(request: Request,
-                session_id: str = Path(..., pattern=r"^[A-Za-z0-9._:\-]{1,128}$", description="From /chat."),
-                resources: Resources = Depends(get_resources)) -> dict:
+def get_session(session_id: str = Path(..., pattern=r"^[A-Za-z0-9._:\-]{1,128}$", description="From /chat."),
+                caller: Caller | None = Depends(reader), resources: Resources = Depends(get_resources)) -> dict:
     """A conversation's remembered messages (redacted), oldest first — yours only (admins: any)."""
     owner = resources.chat.owner(session_id)
-    if owner is not None and not is_admin(request) and owner != current_caller(request).user_id:
+    if owner is not None and caller is not None and owner != caller.user_id:
         owner = None  # someone else's conversation: as if it did not exist
     if owner is None:
         raise HTTPException(status_code=404, detail=f"No conversation '{session_id}' belongs to you. POST /chat "

@@ -13,7 +13,8 @@ from pathlib import PurePosixPath
 from fastapi import APIRouter, Depends, File, Form, HTTPException, Query, Request, Response, UploadFile
 
 from app.adapters.parsers import FileParser, render_plain_text
-from app.deps import current_caller, get_resources, is_admin, require_admin
+from app.deps import current_caller, get_resources, is_admin, reader, require_admin
+from app.identity import Caller
 from app.resources import Resources
 from app.schemas import DocumentList, UploadResponse, document_out
 from graphs.errors import DocumentRejected
@@ -125,14 +126,15 @@ def _stored_original(resources: Resources, info: dict):
     200: {"description": "The original file (PDF, text, Markdown) or, for HTML, its sanitised text; "
                          "always sent as a download.",
           "content": {"application/pdf": {}, "text/plain": {}, "text/markdown": {}}}})
-def document_content(doc_id: str, request: Request, resources: Resources = Depends(get_resources)) -> Response:
+def document_content(doc_id: str, caller: Caller | None = Depends(reader),
+                     resources: Resources = Depends(get_resources)) -> Response:
     info = None
     if re.fullmatch(r"[0-9a-f]{16}", doc_id):  # any collection's document (ids are content hashes of the source)
         for indexer in [resources.indexer, *resources.indexers.values()]:
             info = indexer.index.get_document(doc_id)
             if info is not None:
                 break
-    if info is not None and not is_admin(request) and not may_read(info, current_caller(request).groups):
+    if info is not None and caller is not None and not may_read(info, caller.groups):
         info = None  # outside its audience: as if it did not exist
     if info is None:
         raise HTTPException(status_code=404, detail=f"No document with id '{doc_id}'. GET /documents lists the ids.")

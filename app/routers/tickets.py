@@ -13,7 +13,7 @@ from typing import Literal
 from fastapi import APIRouter, Depends, HTTPException, Path, Query, Request
 
 from app.adapters.ticket_store import normalise_ticket_id
-from app.deps import current_caller, get_resources, is_admin
+from app.deps import current_caller, get_resources, is_admin, reader
 from app.identity import Caller
 from app.resources import Resources
 from app.schemas import TicketList, TicketOut, TicketSummaryOut
@@ -68,11 +68,11 @@ def get_ticket(request: Request,
                ticket_id: str = Path(..., max_length=64, description="A deskmate ticket id, e.g. DM-1A2B3C."),
                session_id: str | None = Query(None, pattern=_ID_PATTERN, description="The conversation the "
                                               "ticket was raised in (needed when sign-in is off)."),
+               caller: Caller | None = Depends(reader),
                resources: Resources = Depends(get_resources)) -> TicketOut:
     normalised = normalise_ticket_id(ticket_id)
     ticket = resources.tickets.get(normalised, refresh=True) if normalised else None
-    if ticket is not None and not is_admin(request):
-        caller = current_caller(request)
+    if ticket is not None and caller is not None:
         mine = ticket["user_id"] == caller.user_id if caller.signed_in else ticket["session_id"] == session_id
         if not mine:
             ticket = None  # someone else's ticket: as if it did not exist

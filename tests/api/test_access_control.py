@@ -264,3 +264,25 @@ def test_a_restricted_document_uploaded_again_without_an_audience_is_open_to_eve
         reply = client.post("/chat", json={"message": "how do I connect to the kestrel-payroll vpn profile?"},
                             headers=user("otto", "engineering")).json()
         assert doc_id in {s["doc_id"] for s in reply["sources"]}
+
+
+def test_a_caller_without_a_valid_sign_in_cannot_tell_which_ids_exist(secured):
+    with secured() as client:
+        doc_id = upload(client, "payroll-vpn.md", PAYROLL_DOC, audience="finance").json()["document"]["id"]
+        turn = client.post("/chat", json={"message": "printer jammed, please open a ticket"},
+                           headers=user("alice")).json()
+        session = turn["session_id"]
+        client.post("/chat", json={"message": "yes", "session_id": session}, headers=user("alice"))
+        ticket = client.get("/tickets", headers=user("alice")).json()["tickets"]
+        pairs = [(f"/documents/{doc_id}/content", "/documents/0000000000000000/content"),
+                 (f"/sessions/{session}", "/sessions/no-such-session-123")]
+        assert ticket, "the ticket was not created"
+        pairs.append((f"/tickets/{ticket[0]['id']}", "/tickets/DM-000000"))
+        for existing, missing in pairs:
+            for headers in ({}, user("alice", secret="another-portal-secret-0123456789ab")):
+                answers = [client.get(path, headers=headers) for path in (existing, missing)]
+                assert [a.status_code for a in answers] == [401, 401], (existing, [a.text for a in answers])
+                assert answers[0].json() == answers[1].json()
+        # signed in, the owner and the admin still read them
+        assert client.get(f"/sessions/{session}", headers=user("alice")).status_code == 200
+        assert client.get(f"/documents/{doc_id}/content", headers=ADMIN).status_code == 200
