@@ -18,13 +18,14 @@ from langgraph.runtime import Runtime
 import prompts
 from graphs.context import SupportContext
 from graphs.errors import LLMError
+from graphs.filters import AUDIENCE_FIELD, may_read
 from graphs.ports import ChatMessage
 from graphs.records import RetrievedChunk
 from graphs.state import SupportState, Troubleshooting
 from nodes.extractive import label, numbered_steps, same_section_run, to_source
 from nodes.lexicon import OS_LABELS, content_words, it_topics
 from nodes.replies import LLM_FALLBACK_NOTICE
-from nodes.retrieve import confident_chunks
+from nodes.retrieve import caller_groups, confident_chunks
 from nodes.ticket_ops import close_session_ticket
 
 log = logging.getLogger(__name__)
@@ -100,7 +101,8 @@ def start(state: SupportState, ctx: SupportContext) -> dict:
         issue=state["query"], topic=", ".join(it_topics(state["query"]) or content_words(state["query"])[:3]),
         steps=[{"step": s, "outcome": "pending"} for s in steps], current=0, failed=0, asked_outcome=False,
         status="in_progress", os=state.get("user_os") or "",
-        source={"title": source_chunk["title"], "source": source_chunk["source"], "chunk_id": source_chunk["chunk_id"]},
+        source={"title": source_chunk["title"], "source": source_chunk["source"], "chunk_id": source_chunk["chunk_id"],
+                **({AUDIENCE_FIELD: list(source_chunk[AUDIENCE_FIELD])} if source_chunk.get(AUDIENCE_FIELD) else {})},
     )
     os_note = f" for {OS_LABELS[flow['os']]}" if flow["os"] else ""
     intro = (f"Let's work through this together. I'll take you through {len(steps)} steps{os_note} from "
@@ -115,8 +117,16 @@ def _mark(flow: Troubleshooting, outcome: str) -> list:
     return steps
 
 
+LOST_ACCESS = ("I've stopped this walkthrough: its steps come from a document you no longer have access to. "
+               'If you still need help, ask again or say "open a ticket".')
+
+
 def advance(state: SupportState, ctx: SupportContext, config: RunnableConfig) -> dict:
     flow: Troubleshooting = dict(state["troubleshooting"])  # type: ignore[assignment]
+    if not may_read(flow.get("source") or {}, caller_groups(config)):
+        # the steps were read from a restricted document, and the caller has since left its audience
+        flow.update(status="exited", steps=[], current=0, source={})  # nor kept in the session any longer
+        return _progress(flow) | {"answer": LOST_ACCESS, "sources": [], "needs_input": False}
     reply = workflow_reply(state)
     if reply == "resume":
         flow["status"] = "in_progress"

@@ -286,3 +286,33 @@ def test_a_caller_without_a_valid_sign_in_cannot_tell_which_ids_exist(secured):
         # signed in, the owner and the admin still read them
         assert client.get(f"/sessions/{session}", headers=user("alice")).status_code == 200
         assert client.get(f"/documents/{doc_id}/content", headers=ADMIN).status_code == 200
+
+
+PORTAL_DOC = b"""# Payroll portal not loading
+
+## Troubleshooting
+
+1. Sign out of the payroll portal and close every browser window.
+2. Switch the Kestrel-Payroll VPN profile off and on again.
+3. Clear the browser cache for payroll-gw.corp.example.
+4. Ask the payroll desk to re-issue your hardware token.
+"""
+
+
+def test_a_walkthrough_from_a_restricted_document_stops_when_the_caller_leaves_its_audience(secured):
+    with secured(kb_dir=None) as client:
+        assert upload(client, "payroll-portal.md", PORTAL_DOC, audience="finance").status_code == 201
+        first = client.post("/chat", json={"message": "the payroll portal is not loading, it keeps failing"},
+                            headers=user("alice", "finance")).json()
+        assert first["action"] == "troubleshoot" and "Sign out of the payroll portal" in first["answer"]
+        session = first["session_id"]
+        # still in finance: the next step comes
+        second = client.post("/chat", json={"message": "still broken", "session_id": session},
+                             headers=user("alice", "finance")).json()
+        assert "Kestrel-Payroll VPN profile" in second["answer"]
+        # her portal takes finance away: the walkthrough stops without showing another step
+        after = client.post("/chat", json={"message": "still broken", "session_id": session},
+                            headers=user("alice"))
+        assert after.status_code == 200
+        assert "no longer have access" in after.json()["answer"]
+        assert "payroll-gw.corp.example" not in after.text and "hardware token" not in after.text
