@@ -100,7 +100,8 @@ def cmd_user_token(args: argparse.Namespace) -> int:
     groups = [g for g in (args.groups or "").split(",") if g.strip()]
     token = make_user_token(secret, args.user, groups, ttl_s=args.ttl)
     try:
-        verify_user_token(token, secret)  # the same check the API makes: a bad user id or group fails here
+        # the same check the API makes: a bad user id or group, or a --ttl beyond the maximum, fails here
+        verify_user_token(token, secret, max_ttl_s=settings.user_token_max_ttl_s)
     except IdentityError as exc:
         print(f"deskmate: {exc}", file=sys.stderr)
         return 2

@@ -83,7 +83,8 @@ def current_caller(request: Request) -> Caller:
                                                     "with sub and exp signed by your portal with "
                                                     "DESKMATE_USER_TOKEN_SECRET.")
     try:
-        return verify_user_token(header, secret.get_secret_value())
+        return verify_user_token(header, secret.get_secret_value(),
+                                 max_ttl_s=request.app.state.settings.user_token_max_ttl_s)
     except IdentityError as exc:
         raise HTTPException(status_code=401, detail=str(exc)) from None
 

@@ -247,6 +247,12 @@ class Settings(BaseSettings):
                     "groups>` (`deskmate user-token` makes one); unset (development only): callers are "
                     "anonymous and a conversation is reachable by its session id alone.")
 
+    user_token_max_ttl_s: float = Field(
+        604800.0, gt=0, validation_alias=_env("DESKMATE_USER_TOKEN_MAX_TTL_S"),
+        description="Longest lifetime (exp minus now, in seconds) a signed user token may claim; one that "
+                    "claims more is refused (401), so a portal mistake cannot mint tokens that never expire. "
+                    "Default 7 days.")
+
     @model_validator(mode="after")
     def _production_needs_real_secrets(self) -> "Settings":
         if self.mode != "production":

@@ -92,7 +92,8 @@ def _caller(request: Request, body: CompletionRequest) -> Caller:
     secret = request.app.state.settings.user_token_secret
     if secret is not None and not request.headers.get(USER_HEADER) and body.user and _TOKEN_SHAPE.match(body.user):
         try:
-            return verify_user_token(body.user, secret.get_secret_value())
+            return verify_user_token(body.user, secret.get_secret_value(),
+                                     max_ttl_s=request.app.state.settings.user_token_max_ttl_s)
         except IdentityError as exc:
             raise _Refused(openai_error(401, str(exc), "invalid_request_error", "invalid_user", "user")) from None
     return current_caller(request)  # the header, or anonymous with sign-in off (HTTPException → 401)

@@ -316,3 +316,11 @@ def test_a_walkthrough_from_a_restricted_document_stops_when_the_caller_leaves_i
         assert after.status_code == 200
         assert "no longer have access" in after.json()["answer"]
         assert "payroll-gw.corp.example" not in after.text and "hardware token" not in after.text
+
+
+def test_a_token_that_claims_to_live_longer_than_the_maximum_is_refused(secured):
+    with secured(kb_dir=None, user_token_max_ttl_s=3600) as client:
+        ask = {"message": "how do I connect to the vpn"}
+        assert client.post("/chat", json=ask, headers=user("alice", ttl_s=3000)).status_code == 200
+        forever = client.post("/chat", json=ask, headers=user("alice", ttl_s=30 * 365 * 86400))
+        assert forever.status_code == 401 and "DESKMATE_USER_TOKEN_MAX_TTL_S" in forever.json()["detail"]
