@@ -99,3 +99,20 @@ def test_every_destination_removes_secrets_whatever_its_personal_data_policy(red
     text = "my password is Tulip#Garden7, ask Alice Johnson"
     for destination, redactor in redactors.items():
         assert "Tulip#Garden7" not in redactor.redact(text).text, destination
+
+
+@pytest.mark.parametrize("text, value", [
+    ("mail me at jane.doe [at] example [dot] com please", "jane.doe [at] example [dot] com"),
+    ("contact: ops(at)corp(dot)example", "ops(at)corp(dot)example"),
+    ("write to jane＠corp.example", "jane＠corp.example"),
+    ("it is jane at corp [dot] com", "jane at corp [dot] com"),
+])
+def test_an_email_address_written_to_dodge_scrapers_is_still_removed(structured, text, value):
+    result = structured.redact(text)
+    assert value not in result.text and "[REDACTED:EMAIL_1]" in result.text, result.text
+
+
+@pytest.mark.parametrize("text", ["meet at noon at the office dot com", "look at example.com for the manual",
+                                  "arrive at 9 (at) the latest", "the cursor is at [at] the start"])
+def test_at_and_dot_in_ordinary_sentences_are_not_an_email(structured, text):
+    assert structured.redact(text).text == text

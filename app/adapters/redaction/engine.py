@@ -24,7 +24,7 @@ from graphs.ports import Redaction
 # secret word. Text without any of them ("How do I connect to the VPN?") skips the detectors.
 _MAYBE_SECRET = re.compile(
     r"\d|@|[:=]|-----|[A-Za-z0-9_+/\-]{16,}|pass|pw|pin|key|token|secret|auth|bearer|cred|cookie|login|"
-    r"pwd|contrase|mdp", re.I)
+    r"pwd|contrase|mdp|[\[({<]\s*(?:at|dot)\s*[\])}>]|＠|﹫", re.I)
 _MAYBE_NAME = re.compile(r"[A-Z][a-z]")
 TRUNCATION_NOTICE = " […{n} more characters removed: too long to check for secrets]"
 _busy = threading.local()

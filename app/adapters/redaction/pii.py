@@ -109,8 +109,19 @@ EMAIL_ADDRESS = re.compile(
     r"(?<![\w.%+\-])[A-Za-z0-9._%+\-]{1,64}@[A-Za-z0-9\-]{1,63}(?:\.[A-Za-z0-9\-]{1,63})*\.[A-Za-z]{2,24}\b")
 
 
+# written so a scraper would miss it: "jane.doe [at] example [dot] com", "jane(at)corp(dot)example", a full-width ＠
+_AT = r"(?:\s*[\[({<]\s*at\s*[\])}>]\s*|\s+at\s+(?=[A-Za-z0-9\-]+\s*[\[({<]\s*dot\s*[\])}>])|＠|﹫)"
+_DOT = r"(?:\s*[\[({<]\s*dot\s*[\])}>]\s*|\.|．)"
+OBFUSCATED_EMAIL = re.compile(
+    rf"(?<![\w.%+\-])[A-Za-z0-9._%+\-]{{1,64}}{_AT}[A-Za-z0-9\-]{{1,63}}(?:{_DOT}[A-Za-z0-9\-]{{1,63}}){{0,4}}"
+    rf"{_DOT}[A-Za-z]{{2,24}}\b", re.I)
+
+
 def email_addresses(text: str) -> list[Span]:
-    return [Span(m.start(), m.end(), "EMAIL", "email_pattern") for m in EMAIL_ADDRESS.finditer(text)]
+    spans = [Span(m.start(), m.end(), "EMAIL", "email_pattern") for m in EMAIL_ADDRESS.finditer(text)]
+    spans += [Span(m.start(), m.end(), "EMAIL", "email_pattern") for m in OBFUSCATED_EMAIL.finditer(text)
+              if "@" not in m.group(0)]
+    return spans
 
 
 def card_cues(text: str) -> list[Span]:
