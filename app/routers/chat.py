@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from fastapi import APIRouter, Depends, HTTPException, Path, Request
+from fastapi import APIRouter, Depends, HTTPException, Path
 
-from app.deps import current_caller, get_resources, is_admin, reader
+from app.deps import current_caller, get_resources, reader
 from app.identity import Caller
 from app.routers.feedback import remember_answer
 from app.resources import Resources

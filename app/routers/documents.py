@@ -10,10 +10,10 @@ import logging
 import re
 from pathlib import PurePosixPath
 
-from fastapi import APIRouter, Depends, File, Form, HTTPException, Query, Request, Response, UploadFile
+from fastapi import APIRouter, Depends, File, Form, HTTPException, Query, Response, UploadFile
 
 from app.adapters.parsers import FileParser, render_plain_text
-from app.deps import current_caller, get_resources, is_admin, reader, require_admin
+from app.deps import get_resources, reader, require_admin
 from app.identity import Caller
 from app.resources import Resources
 from app.schemas import DocumentList, UploadResponse, document_out

@@ -10,10 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from fastapi import APIRouter, Depends, HTTPException, Path, Query, Request
+from fastapi import APIRouter, Depends, HTTPException, Path, Query
 
 from app.adapters.ticket_store import normalise_ticket_id
-from app.deps import current_caller, get_resources, is_admin, reader
+from app.deps import current_caller, get_resources, reader
 from app.identity import Caller
 from app.resources import Resources
 from app.schemas import TicketList, TicketOut, TicketSummaryOut
@@ -64,8 +64,7 @@ def list_tickets(owner: TicketOwner = Depends(ticket_owner),
 
 
 @router.get("/tickets/{ticket_id}", response_model=TicketOut)
-def get_ticket(request: Request,
-               ticket_id: str = Path(..., max_length=64, description="A deskmate ticket id, e.g. DM-1A2B3C."),
+def get_ticket(ticket_id: str = Path(..., max_length=64, description="A deskmate ticket id, e.g. DM-1A2B3C."),
                session_id: str | None = Query(None, pattern=_ID_PATTERN, description="The conversation the "
                                               "ticket was raised in (needed when sign-in is off)."),
                caller: Caller | None = Depends(reader),

@@ -27,9 +27,9 @@ from app.adapters.redaction.spans import PLACEHOLDER, Span
 from app.adapters.redaction.values import (FILE_NAME, NOT_A_SECRET, SECRET_WORD, URL_PLACEHOLDERS, WEAK_SUFFIXES,
                                            clean, is_snake_name, key_name_kind, key_value_ok, names_a_setting,
                                            value_looks_like_secret, value_ok_without_connector)
-from app.adapters.redaction.vendor_tokens import (TOKEN_RULES, VENDOR_NAMES, atlassian_pats, aws_secret_keys, starts_word,
+from app.adapters.redaction.vendor_tokens import (TOKEN_RULES, VENDOR_NAMES, atlassian_pats, aws_secret_keys,
                                                   azure_ai_keys, basic_credentials, github_checksum_ok, jose_tokens,
-                                                  otp_seeds, starts_token)
+                                                  otp_seeds, starts_token, starts_word)
 
 SOURCE = "chat_rules"
 
