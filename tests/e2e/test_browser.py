@@ -236,6 +236,47 @@ def test_nothing_in_an_answer_can_become_markup_on_the_page(page, deskmate):
     assert page.evaluate("() => window.__pwned") is None
 
 
+ATTRIBUTES_WRITTEN = """(html) => {
+    const box = document.createElement('div');
+    box.innerHTML = html;
+    return [...box.querySelectorAll('*')].flatMap((el) => [...el.attributes].map((a) => a.name));
+}"""
+
+
+@pytest.mark.parametrize("markdown", [
+    "[t](http://a/(http://evil.example/x/onmouseover=alert``;x=) done",   # a link inside a link's URL
+    "[c](http://host/[1]/q) see [1]",                                      # a citation inside a link's URL
+    "[`code`](https://example.org/p) and `[x](https://example.org)`",     # code inside a label, a link inside code
+    "**[b](https://example.org/a_b_c)** _https://example.org/x_y_",        # emphasis around links
+])
+def test_a_link_can_never_be_reopened_into_new_attributes(page, deskmate, markdown):
+    page.goto(f"{deskmate}/")
+    html = page.evaluate("(md) => window.DeskmateMarkdown.renderMarkdown(md, {cite: (n) => "
+                         "`<a class=\"cite\" href=\"#s${n}\">[${n}]</a>`})", markdown)
+    names = page.evaluate(ATTRIBUTES_WRITTEN, html)
+    assert set(names) <= {"href", "target", "rel", "class"}, html
+    hrefs = re.findall(r'href="([^"]*)"', html)
+    assert all("<" not in h and ">" not in h and "\u0001" not in h for h in hrefs), html
+    assert "\u0001" not in html
+
+
+def test_a_same_site_link_cannot_point_at_another_host_through_a_backslash(page, deskmate):
+    page.goto(f"{deskmate}/")
+    html = page.evaluate("() => window.DeskmateMarkdown.renderMarkdown('[help](/\\\\evil.example/x) [ok](/ui/help)')")
+    assert re.findall(r'href="([^"]*)"', html) == ["/ui/help"], html
+
+
+def test_a_long_unbroken_paste_wraps_and_the_composer_stays_in_view(page, deskmate):
+    page.goto(f"{deskmate}/")
+    ask(page, "my vpn log says " + "Xq7" * 500 + " and https://vpn.example.test/" + "a" * 600)
+    width = page.evaluate("() => document.documentElement.clientWidth")
+    for selector in ("#messages", "#message", "article.msg.user .bubble", "article.msg.assistant .bubble"):
+        box = page.locator(selector).last.bounding_box()
+        assert box is not None and box["x"] + box["width"] <= width + 1, (selector, box, width)
+    assert page.evaluate("() => document.documentElement.scrollWidth") <= width + 1
+    shoot(page, "long-paste.png")
+
+
 @pytest.fixture(scope="module")
 def deskmate_with_llm(browser, tmp_path_factory):
     """`deskmate serve` with a configured LLM that streams its answer token by token (the fixture KB)."""

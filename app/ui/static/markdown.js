@@ -12,7 +12,9 @@
     return String(text).replace(/[&<>"']/g, (c) => ESCAPES[c]);
   }
 
-  const SAFE_URL = /^(https?:\/\/[^\s]+|\/(?!\/)[^\s]*)$/i;
+  // http(s) with a host, or a path on this site; never a control character, a backslash (`/\\host` is
+  // read by browsers as `//host`) or a second scheme-relative slash
+  const SAFE_URL = /^(https?:\/\/[^\s\\\u0000-\u001f]+|\/(?![\/\\])[^\s\\\u0000-\u001f]*)$/i;
 
   function link(url, label) {
     // `url` and `label` are already escaped; the scheme check keeps javascript: and data: out
@@ -21,20 +23,29 @@
   }
 
   function inline(text, options) {
-    const codes = [];
-    let out = text.replace(/`([^`\n]+)`/g, (_, code) => {
-      codes.push(code);
-      return `\u0000${codes.length - 1}\u0000`;
-    });
-    out = out.replace(/\[([^\]\n]+)\]\(([^)\s]+)\)/g, (_, label, url) => link(url, label));
-    out = out.replace(/(^|[\s(])(https?:\/\/[^\s<)]+[^\s<).,;:!?])/g, (_, before, url) => before + link(url, url));
+    // Finished pieces (code, links) are set aside as placeholders, so no later pass — auto-links, bold,
+    // italics, [n] citations — can reach into a tag or an attribute this function already wrote.
+    const kept = [];
+    const keep = (html) => {
+      kept.push(html);
+      return `\u0001${kept.length - 1}\u0001`;
+    };
+    let out = text.replace(/`([^`\n]+)`/g, (_, code) => keep(`<code>${code}</code>`));
+    out = out.replace(/\[([^\]\n]+)\]\(([^)\s]+)\)/g,
+      (whole, label, url) => (SAFE_URL.test(url) ? keep(link(url, label)) : label));
+    out = out.replace(/(^|[\s(])(https?:\/\/[^\s<)\u0001]+[^\s<).,;:!?\u0001])/g,
+      (_, before, url) => before + keep(link(url, url)));
     out = out.replace(/\*\*([^*\n]+)\*\*/g, "<strong>$1</strong>");
     out = out.replace(/(^|[^*\w])\*([^*\n]+)\*(?![\w*])/g, "$1<em>$2</em>");
     out = out.replace(/(^|[\s(])_([^_\n]+)_(?![\w])/g, "$1<em>$2</em>");
     if (options.cite) {
       out = out.replace(/\[(\d{1,2})\](?![(\w])/g, (whole, n) => options.cite(Number(n)) || whole);
     }
-    return out.replace(/\u0000(\d+)\u0000/g, (_, i) => `<code>${codes[Number(i)]}</code>`);
+    // a link's label may hold a code piece: two rounds restore everything (a third finds nothing)
+    for (let round = 0; round < 3 && out.includes("\u0001"); round += 1) {
+      out = out.replace(/\u0001(\d+)\u0001/g, (_, i) => kept[Number(i)]);
+    }
+    return out;
   }
 
   const ORDERED = /^\s*(\d{1,3})[.)]\s+(.*)$/;
@@ -50,7 +61,9 @@
   /** Markdown → HTML string. options.cite(n) may return the HTML for citation [n] (or null to leave it). */
   function renderMarkdown(source, options) {
     options = options || {};
-    const lines = escapeHtml(String(source || "").replace(/\r\n?/g, "\n")).split("\n");
+    // control characters out first: \u0001 marks the pieces `inline` sets aside
+    const text = String(source || "").replace(/\r\n?/g, "\n").replace(/[\u0000-\u0008\u000b-\u001f\u007f]/g, "");
+    const lines = escapeHtml(text).split("\n");
     const html = [];
     let i = 0;
     while (i < lines.length) {
