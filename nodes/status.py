@@ -95,8 +95,13 @@ def _state(value: Any) -> str:
     return value.strip().lower() if isinstance(value, str) and value.strip() else "unknown"
 
 
+# control characters, and bidi overrides and zero-width characters that make a name read differently from
+# what it is ("E-mail down \u202eTXT.exe" shows as "…exe.TXT")
+_INVISIBLE = re.compile(r"[\x00-\x08\x0e-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\u200b\u2060\ufeff]")
+
+
 def _clean(value: Any) -> str:
-    return " ".join(value.split()) if isinstance(value, str) else ""
+    return " ".join(_INVISIBLE.sub("", value).split()) if isinstance(value, str) else ""
 
 
 _TAG = re.compile(r"<[^>]{0,500}>")

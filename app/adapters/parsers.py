@@ -77,7 +77,7 @@ def sniff_type(name: str, data: bytes) -> str:
 # text and PDFs that contain it. Harmless angle brackets stay (`<username>`, `<BROADCAST,UP>`); what
 # goes: elements that run or load something, any tag carrying attributes (event handlers, hrefs),
 # comments, and script-scheme URLs.
-_CONTROL_CHARS = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff]")
+_CONTROL_CHARS = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff\u202a-\u202e\u2066-\u2069\u200b\u2060\ufeff]")
 _RUNNABLE = ("script|style|iframe|frame|frameset|object|embed|applet|svg|math|template|noscript|noembed|noframes|"
              "xmp|plaintext|textarea|base|meta|form|portal|marquee|bgsound|isindex|param")
 _LOADERS = "img|image|video|audio|source|track|input|link|a|area|body|button|select|option|details"

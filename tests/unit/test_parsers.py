@@ -68,3 +68,10 @@ def test_truncated_pdf_is_unparseable_not_a_crash():
         if not doc.blocks:  # pypdf may recover nothing rather than raise; both are a clean refusal upstream
             raise DocumentRejected("no text", kind="empty")
     assert err.value.kind in ("unparseable", "empty")
+
+
+def test_bidi_overrides_and_zero_width_characters_are_removed_from_titles_and_text():
+    doc = parser.parse("guide.md", "# Zebra VPN guide \u202egnp.exe\n\n## Set\u200bup\n\nRun the \u2066installer\u2069 first.\n"
+                       .encode())
+    assert doc.title == "Zebra VPN guide gnp.exe"
+    assert [b.text for b in doc.blocks] == ["Zebra VPN guide gnp.exe", "Setup", "Run the installer first."]

@@ -169,3 +169,13 @@ def test_an_unchecked_status_says_so_and_why():
     report = unavailable_report("https://status.example.com", "the status page did not answer within 3 s")
     expected = "I couldn't check the status page right now (the status page did not answer within 3 s)."
     assert format_status(report) == expected == format_status(report, [VPN_INCIDENT])
+
+
+def test_bidi_overrides_and_zero_width_characters_in_a_status_page_are_removed():
+    summary = json.loads((FIXTURES / "statuspage" / MULTI).read_text(encoding="utf-8"))
+    summary["incidents"][0]["name"] = "E-mail down \u202eTXT.exe"
+    summary["incidents"][0]["incident_updates"][0]["body"] = "We are\u200b investigating \u2066now\u2069."
+    report = parse_summary(summary, page_url="https://status.example", checked_at="2024-01-21T04:37:44+00:00")
+    first = report["incidents"][0]
+    assert first["name"] == "E-mail down TXT.exe"
+    assert first["latest_update"] == "We are investigating now."
