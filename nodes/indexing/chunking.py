@@ -93,6 +93,9 @@ def merge_small_parents(sections: list[Section], count: TokenCounter) -> list[Se
     return merged
 
 
+MIN_CHARS_PER_TOKEN = 10  # English prose runs about 4–5 characters per word piece, code and URLs fewer
+
+
 class _Meter:
     """Token cost of joined pieces without re-tokenising the whole: cost(a + b) = cost(a) + cost(b).
 
@@ -105,7 +108,9 @@ class _Meter:
         self.overhead = count("")
 
     def cost(self, text: str) -> int:
-        return max(0, self.count(text) - self.overhead)
+        # at least one token per MIN_CHARS_PER_TOKEN characters: WordPiece reads a "word" of 100+ characters (a
+        # pasted key, a minified line) as one [UNK], which would let a 200,000-character line pass as 12 tokens
+        return max(0, self.count(text) - self.overhead, len(text) // MIN_CHARS_PER_TOKEN)
 
 
 def _split_long_line(line: str, budget: int, meter: _Meter) -> list[str]:
@@ -131,13 +136,31 @@ def _split_long_line(line: str, budget: int, meter: _Meter) -> list[str]:
             continue
         flush()
         for word in sentence.split():
-            word_cost = meter.cost(word)
-            if current and used + word_cost > budget:
-                flush()
-            current.append(word)
-            used += word_cost
+            for part, part_cost in _cut_word(word, meter.cost(word), budget, meter):
+                if current and used + part_cost > budget:
+                    flush()
+                current.append(part)
+                used += part_cost
     flush()
     return pieces
+
+
+def _cut_word(word: str, cost: int, budget: int, meter: _Meter) -> list[tuple[str, int]]:
+    """A "word" over budget (a pasted key, a minified line, a base64 blob) in slices that fit."""
+    if cost <= budget or len(word) <= 1:
+        return [(word, cost)]
+    size = max(1, len(word) * budget * 9 // (cost * 10))  # the share of characters that should fit, with slack
+    parts: list[tuple[str, int]] = []
+    for start in range(0, len(word), size):
+        piece = word[start:start + size]
+        piece_cost = meter.cost(piece)
+        if piece_cost > budget:  # an unusually dense slice: halve it
+            half = len(piece) // 2
+            parts += _cut_word(piece[:half], meter.cost(piece[:half]), budget, meter)
+            parts += _cut_word(piece[half:], meter.cost(piece[half:]), budget, meter)
+        else:
+            parts.append((piece, piece_cost))
+    return parts
 
 
 def pack_lines(lines: list[str], budget: int, count: TokenCounter) -> list[str]:

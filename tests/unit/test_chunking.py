@@ -56,3 +56,15 @@ def test_numbering_restarts_for_each_list():
         Block("paragraph", "between"), Block("list_item", "c", ordered=True),
     ])
     assert _chunks(doc)[0]["text"].splitlines() == ["1. a", "2. b", "between", "1. c"]
+
+
+def test_a_long_unbroken_token_is_cut_into_chunks_that_fit():
+    def by_chars(text):  # a tokenizer that reads about four characters per token, as word pieces do
+        return sum(-(-len(word) // 4) for word in text.split())
+
+    blob = "".join(chr(ord("a") + i % 26) for i in range(20_000))  # a pasted key or minified line, no spaces
+    doc = ParsedDocument("Dump", "text", [Block("paragraph", f"The log ends with {blob} and nothing else.")])
+    chunks = chunk_document(doc, doc_id="d", version="v1", source="kb/x.txt", max_tokens=50, count=by_chars)
+    assert len(chunks) > 100
+    assert all(by_chars(c["embed_text"]) <= 50 for c in chunks)
+    assert blob in "".join("".join(c["text"].split()) for c in chunks)  # nothing lost
