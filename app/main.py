@@ -45,7 +45,7 @@ def create_app(settings: Settings | None = None, **overrides: Any) -> FastAPI:
             app.state.resources = None
             resources.close()
 
-    app = FastAPI(title="deskmate", version="0.1.0", lifespan=lifespan,
+    app = FastAPI(title="deskmate", version="0.1.0", lifespan=lifespan, docs_url=None, redoc_url=None,
                   description="Agentic IT-support assistant: cited answers from your own documentation.")
     app.state.settings = settings
     app.state.resources = None

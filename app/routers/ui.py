@@ -62,6 +62,27 @@ def static_file(name: str) -> FileResponse:
                         headers=SECURITY_HEADERS | {"Cache-Control": "no-cache"})
 
 
+@router.get("/docs", include_in_schema=False)
+def api_docs() -> FileResponse:
+    """Swagger UI for the API, from the swagger-ui-py package (FastAPI's own /docs loads it from a CDN,
+    which a machine behind a firewall cannot reach)."""
+    return _page("docs.html")
+
+
+_SWAGGER_FILES = {"swagger-ui-bundle.js", "swagger-ui.css"}
+
+
+@router.get("/ui/swagger/{name}", include_in_schema=False)
+def swagger_file(name: str) -> FileResponse:
+    if name not in _SWAGGER_FILES:
+        raise HTTPException(status_code=404, detail=f"No API-docs file {name!r}.")
+    from importlib.resources import files
+
+    path = Path(str(files("swagger_ui") / "static" / name))  # the swagger-ui-py package's copy of Swagger UI 5
+    return FileResponse(path, media_type=_MEDIA_TYPES[path.suffix],
+                        headers=SECURITY_HEADERS | {"Cache-Control": "max-age=86400"})
+
+
 @router.get("/admin/tickets", response_model=TicketList, tags=["tickets"], dependencies=[Depends(require_admin)])
 def all_tickets(status: Literal["open", "closed"] | None = Query(None, description="Only open or only closed."),
                 limit: int = Query(100, ge=1, le=200),

@@ -277,6 +277,19 @@ def test_a_long_unbroken_paste_wraps_and_the_composer_stays_in_view(page, deskma
     shoot(page, "long-paste.png")
 
 
+def test_the_api_documentation_page_works_without_the_internet(page, deskmate):
+    requested: list[str] = []
+    page.on("request", lambda request: requested.append(request.url))
+    violations: list[str] = []
+    page.on("console", lambda msg: violations.append(msg.text) if "Content Security Policy" in msg.text else None)
+    page.goto(f"{deskmate}/docs")
+    page.locator(".opblock-summary-path", has_text="/chat").first.wait_for(timeout=30_000)
+    assert page.locator(".opblock").count() > 10  # every endpoint is listed
+    assert [u for u in requested if not u.startswith(deskmate)] == []  # nothing from a CDN
+    assert violations == []
+    shoot(page, "api-docs.png")
+
+
 @pytest.fixture(scope="module")
 def deskmate_with_llm(browser, tmp_path_factory):
     """`deskmate serve` with a configured LLM that streams its answer token by token (the fixture KB)."""
