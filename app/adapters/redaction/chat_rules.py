@@ -177,10 +177,18 @@ def _xml_elements(text: str) -> Iterator[Span]:
             yield Span(m.start("secret"), m.end("secret"), kind, SOURCE)
 
 
+# options that name where a secret comes from, or take no value (`--password-stdin`, `--token-file path`,
+# PowerShell's `-Credential CORP\jdoe` (a user name or credential object) and `-UseDefaultCredentials`)
+_FLAG_WITHOUT_SECRET = re.compile(r"(?i:.*[\-_](?:stdin|file|path|env|prompt|cmd|command|length|policy|type|mode|"
+                                  r"hash|expiry|expires|reset)|credentials?|use\w+|\w*default\w*)")
+
+
 def _flags(text: str) -> Iterator[Span]:
     """Command-line options: `--password Secret1`, `--super-secret_token 1ace…`, `-dbpwd=x`."""
     for m in re.finditer(r"(?:^|\s)--?(?P<name>[A-Za-z][\w\-]{1,40})(?:\s+|=)[\"']?(?P<secret>[^\s\"'\-][^\s\"']*)",
                          text):
+        if _FLAG_WITHOUT_SECRET.fullmatch(m.group("name")):
+            continue
         kind = key_name_kind(m.group("name"))
         if kind and value_looks_like_secret(m.group("secret")) and len(clean(m.group("secret"))) >= 4:
             yield Span(m.start("secret"), m.end("secret"), kind, SOURCE)
@@ -277,7 +285,9 @@ _RULES: tuple[Rule, ...] = (
      value_looks_like_secret),
     ("PASSWORD", re.compile(r"\bnet\s+use\s+(?:[A-Z]:\s+|\*\s+)?\\\\\S+\s+(?P<secret>[^\s/*\"][^\s\"]*)", re.I),
      value_looks_like_secret),
-    ("PASSWORD", re.compile(r"(?:^|\s)/user:\S+\s+(?P<secret>[^\s/*\"][^\s\"]*)", re.I), value_looks_like_secret),
+    # (not `runas /user:x cmd`, which takes no password; not "…/user:CORP\\jdoe asks for the password")
+    ("PASSWORD", re.compile(r"(?:^|(?<!runas)\s)/user:\S+\s+(?P<secret>[^\s/*\"][^\s\"]*)", re.I),
+     lambda value: value_looks_like_secret(value) and not is_word(clean(value).lower())),
     ("PASSWORD", re.compile(r"(?:^|\s)/(?:pw|pwd|pass|password)[:=][\"']?(?P<secret>[^\s\"']+)", re.I),
      value_looks_like_secret),
     # `mstsc /v:srv /u:admin /p:S3cret`, `xfreerdp /u:x /p:S3cret` (not msbuild's `/p:Configuration=Release`)
@@ -606,6 +616,30 @@ def _string_under_a_name(line: str, at: int) -> bool:
     return line[at - 1:at] in ("\"", "'") and _SETTING_BEFORE.search(line, max(0, at - 64), at) is not None
 
 
+# On a line about a login, a token after one of these names the thing the login is for, not the password:
+# "login fails on LAPTOP-7H3K9Q2", "printer HP-4F-East asks for a PIN", "after installing Office365ProPlus",
+# "sign in to the host pool HP-Prod-Win11-01", "ssh admin@Srv01-db fails", "for app id 0oa1b2c3d4E5f6G7h8i9"
+_THING_BEFORE = re.compile(
+    r"\b(?:on|at|for|via|printer|printers|host|hosts|server|servers|device|devices|machine|laptop|pc|computer|"
+    r"workstation|vm|pool|app|application|package|file|folder|site|dc|domain|tenant|version|build|model|node|"
+    r"cluster|instance|room|rooms|gateway|id|upgrad(?:e|ed|ing)\s+to|install(?:ed|ing)?|uninstall(?:ed|ing)?|"
+    r"delet(?:e|ed|ing)|remov(?:e|ed|ing)|ssh|scp|sftp|rsync|telnet|ping|mstsc)"
+    r"\s+(?:the\s+|my\s+|our\s+|a\s+|an\s+|this\s+|that\s+)?$", re.I)
+# and tokens shaped like a thing: a host name, a file, a version, a package, a dotted identifier
+_THING_SHAPE = re.compile(
+    r"^(?:[\w\-]+\.){2,}[A-Za-z]{2,12}$"                                                  # LAPTOP-7H3K9Q2.corp.local
+    r"|\.(?i:docx?|xlsx?|xlsm|pptx?|pdf|txt|csv|log|zip|7z|msi|exe|dll|ps1|bat|cmd|sh|py|json|xml|ya?ml|ini|cfg|"
+    r"conf|md|html?|png|jpe?g|gif|pst|ost|vhdx?|iso|pfx|cer|crt|bak)$"                    # Q4Report#2.docx
+    r"|^v?\d+(?:\.\d+)+(?:[\-+][\w.\-]+)?$"                                                 # v2.3.1-RC1
+    r"|^@[\w.\-]+/"                                                                          # @azure/msal-browser@3.6.0
+    r"|^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*){2,}$")                                                # Microsoft.AAD.BrokerPlugin_…
+
+
+def _names_a_thing(line: str, start: int, token: str) -> bool:
+    return bool(_THING_SHAPE.search(_without_punctuation(token))
+                or _THING_BEFORE.search(line, max(0, start - 40), start))
+
+
 def _talk_tokens(text: str, found_so_far: list[Span]) -> Iterator[Span]:
     """Password-shaped tokens on a line about passwords — or on a line where another rule already found one
     ("changed it from X to Y": Y too), which is also what a second pass sees in `[REDACTED:PASSWORD]`, so
@@ -619,7 +653,8 @@ def _talk_tokens(text: str, found_so_far: list[Span]) -> Iterator[Span]:
         i = bisect.bisect_left(password_at, offset)
         talk = (_PASSWORD_TALK.search(PLACEHOLDER.sub(" ", line)) is not None or "[REDACTED:PASSWORD]" in line
                 or (i < len(password_at) and password_at[i] < line_match.end()))
-        tokens = [t for t in _LINE_TOKEN.finditer(line) if line[t.end():t.end() + 1] != "("]  # not `f(…)` calls
+        tokens = [t for t in _LINE_TOKEN.finditer(line) if line[t.end():t.end() + 1] != "("  # not `f(…)` calls
+                  and not _names_a_thing(line, t.start(), t.group(0))]
         talk = talk or any(unmistakable_password(t.group(0)) and not _string_under_a_name(line, t.start())
                            for t in tokens)
         for t in tokens if talk else ():
@@ -719,6 +754,14 @@ _CANDIDATE = re.compile(r"(?<![A-Za-z0-9_+/=.\-$])[A-Za-z0-9_+/=.~\-]{16,}(?![A-
 _NOT_SECRET_CONTEXT = re.compile(r"(?i:public|publishable|site|\bpub)[ _\-]?(?:key|token)|(?i:fingerprint|thumbprint)|"
                                  r"\b(?i:md5|sha1|sha256|sha512|sha-?\d+|hash|digest|checksum)\b\s*[(:]?")
 _SETTING_BEFORE = re.compile(r"([A-Za-z_][\w.\-]{0,60})[\"']?\s*[:=]\s*[\"']?$")
+# a random-looking value named as an identifier right before it: "commit 3f2a9b…", "request id 7f3a…",
+# "correlation 8f3e…" — ids are not secrets even on a line about a token
+_ID_BEFORE = re.compile(r"\b(?i:commit|sha|revision|rev|request|correlation|trace|activity|build|container|entry|"
+                        r"object|package|file|folder|sid|serial|etag|version|guid|uuid|(?:app|client|tenant|object|"
+                        r"device|user|request|trace|correlation|message|event)[ _\-]?id|id)(?:\s+id)?\s*(?:number)?"
+                        r"\s*[:=#]?\s*$")
+_ID_SHAPE = re.compile(r"^S-1-\d+(?:-\d+){2,}|\.(?i:docx?|xlsx?|xlsm|pptx?|pdf|txt|csv|log|zip|msi|exe|dll|bak|json|xml)$|"
+                       r"^(?:TERMSRV|LegacyGeneric|WindowsLive|MicrosoftAccount|Domain)[/:]|(?:[\w\-]+\.){2,}[A-Za-z]{2,12}$")
 _SSH_PUBLIC_BEFORE = re.compile(rf"{SSH_KEY_TYPE}\s+$")
 
 
@@ -735,15 +778,18 @@ def _keyword_context(text: str) -> Iterator[Span]:
         value = m.group(0)
         if "/" in value and value.count("/") >= 2 and not value.endswith("="):
             continue  # a path
-        if re.fullmatch(r"[\d.\-]+", value) or "://" in value or _UUID.fullmatch(value) or "=" in value.rstrip("="):
+        if re.fullmatch(r"[\d.\-]+", value) or "://" in value or _UUID.search(value) or "=" in value.rstrip("="):
             continue  # numbers, URLs, ids, and `MinimumLength=14` (a setting: base64 has '=' only at the end)
+        if _ID_SHAPE.search(value) or text[m.start() - 1:m.start()] in ("\\", "%"):
+            continue  # a SID, a file, a host, a Credential Manager target; a folder inside a Windows path
         if text[m.end():m.end() + 1] == "(" or DOTTED_NAME.fullmatch(value):
             continue  # `base64.b64decode(…)`, `settings.auth_backend`: code
         if not looks_random(value) or is_snake_name(value):
             continue
         line_start = text.rfind("\n", 0, m.start()) + 1
         before = PLACEHOLDER.sub(" ", text[max(line_start, m.start() - 60):m.start()])  # not our own `[REDACTED:KEY]`
-        if _SSH_PUBLIC_BEFORE.search(before) or _NOT_SECRET_CONTEXT.search(before):
+        if (_SSH_PUBLIC_BEFORE.search(before) or _NOT_SECRET_CONTEXT.search(before) or _ID_BEFORE.search(before)
+                or _THING_BEFORE.search(before)):
             continue  # `ssh-ed25519 AAAAC3…`, `public_key: …`, `fingerprint SHA256:…`, `md5(password) = …`
         setting = _SETTING_BEFORE.search(before)
         if setting and names_a_setting(setting.group(1)):

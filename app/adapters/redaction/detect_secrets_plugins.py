@@ -17,6 +17,7 @@ from app.adapters.redaction.spans import Span
 from app.adapters.redaction.values import (URL_PLACEHOLDERS, key_name_kind, key_value_ok, names_a_setting,
                                            value_looks_like_secret)
 
+_WINDOWS_SID = re.compile(r"S-1-\d+(?:-\d+){2,}")
 SOURCE = "detect_secrets"
 _KIND_BY_TYPE = {
     "AWS Access Key": "AWS_KEY",
@@ -126,8 +127,8 @@ class DetectSecretsPlugins:
                 continue
             for value, kind in self._values(plugin, line):
                 value = value.strip()
-                if len(value) < 4 or self._filtered(value, line, plugin):
-                    continue
+                if len(value) < 4 or self._filtered(value, line, plugin) or _WINDOWS_SID.match(value):
+                    continue  # (a Windows SID under "key": `ProfileList key S-1-5-21-…`)
                 if kind == "URL_CREDENTIALS" and value.lower() in URL_PLACEHOLDERS:
                     continue  # `postgres://user:pass@host/db` in documentation
                 if kind == "PRIVATE_KEY":

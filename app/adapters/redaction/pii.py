@@ -169,7 +169,7 @@ class StructuredPii:
             spans.extend(phone_cues(text))
         if "CREDIT_CARD" in kinds:
             spans.extend(card_cues(text))
-        return spans
+        return [s for s in spans if not _not_personal(text, s)]
 
     @staticmethod
     def _accepted(recognizer, result, lowered: str, offset: int) -> list[Span]:
@@ -180,6 +180,46 @@ class StructuredPii:
         if context & {w.lower() for w in (recognizer.context or [])}:
             score += _CONTEXT_BOOST
         return [Span(start, end, kind, SOURCE)] if score >= threshold else []
+
+
+# Numbers that look like a phone, card or SSN and are something else, judged by what surrounds them:
+# a reference noun just before ("ticket number 4829104", "KB number 5034441", "IMEI 356938…", "model 100-20-3000")
+_REFERENCE_BEFORE = re.compile(
+    r"\b(?:ticket|case|order|po|asset|kb|invoice|build|serial|s/n|sn|part|p/n|meeting|webinar|conference|tenant|"
+    r"subscription|id|version|ver|firmware|bios|driver|model|sku|ref|reference|express\s+code|service\s+tag|"
+    r"incident|inc|request|req|change|chg|licen[cs]e|product|item|job|task|run|error|event|imei|meid|iccid|mac|"
+    r"duid|bug|issue|commit|patch|batch|lot|tracking|shipment|policy|account|acct|customer|vendor|project)"
+    r"(?:\s+(?:number|no\.?|nr\.?|#|id|code|is|was|of|:))*\s*[:#=]?\s*$", re.I)
+# a date (with its hour: "2024-01-15 10" before ":22:33"), a dotted version ("16.0.17328.20068", "02.14.08.61"),
+# a MAC address or DUID in dashed or dotted form
+_DATE = re.compile(r"(?:19|20)\d{2}[-./]\d{1,2}[-./]\d{1,2}|\d{1,2}[-./]\d{1,2}[-./](?:19|20)\d{2}|(?:19|20)\d{2}[01]\d[0-3]\d")
+_DOTTED_VERSION = re.compile(r"\d{1,5}(?:\.\d{1,5}){2,4}")
+_FRENCH_PHONE = re.compile(r"0\d(?:\.\d{2}){4}")
+_US_DOTTED = re.compile(r"\d{3}\.\d{3}\.\d{4}")
+_HEX_PAIRS = re.compile(r"[0-9A-Fa-f]{2}(?:[-.:][0-9A-Fa-f]{2}){5,}")
+_TOKEN_AROUND = re.compile(r"[^\s,;()\[\]]*")
+
+
+def _not_personal(text: str, span: Span) -> bool:
+    """A PHONE, CREDIT_CARD or US_SSN match that the text around it shows to be a date and time, a version,
+    a MAC address or a reference number (tickets, KB articles, builds, IMEIs) — never an e-mail or IBAN."""
+    if span.kind not in ("PHONE", "CREDIT_CARD", "US_SSN"):
+        return False
+    value = text[span.start:span.end]
+    if _REFERENCE_BEFORE.search(text, max(0, span.start - 40), span.start):
+        return True
+    if span.kind != "PHONE":
+        return False
+    if re.match(r":\d{2}\b", text[span.end:span.end + 3]) or _DATE.search(value):
+        return True  # "2024-01-15 10" of "2024-01-15 10:22:33", "15.01.2024 22:30"
+    compact = value.strip()
+    if _DOTTED_VERSION.fullmatch(compact) and not (_FRENCH_PHONE.fullmatch(compact) or _US_DOTTED.fullmatch(compact)):
+        return True
+    left = span.start
+    while left > 0 and not text[left - 1].isspace() and text[left - 1] not in ",;()[]":
+        left -= 1
+    token = _TOKEN_AROUND.match(text, left).group(0)
+    return bool(_HEX_PAIRS.fullmatch(token.rstrip(".")))
 
 
 _PHONE_CANDIDATE = re.compile(r"(?<![\w+])\+?\(?\d[\d \t().\-/]{5,24}\d(?:\s?(?:x|ext\.?)\s?\d{1,5})?(?!\w)")

@@ -53,6 +53,29 @@ NOT_A_SECRET = frozenset(
     "written greyed grayed printed taken given shown known kept sent set put left made done gone seen "
     "leave leaving remains stays seems looks appears isn't aren't wasn't weren't hasn't haven't "
     "null nil true false undefined two three four five six seven eight nine ten eleven twelve".split()
+) | frozenset(
+    # what a password is like, in the languages whose password words the redactor knows (values.SECRET_WORD):
+    # "Passwort ist abgelaufen", "mot de passe est expiré", "la password è scaduta", "lösenord: utgånget"
+    # German
+    "abgelaufen falsch gesperrt nicht korrekt richtig ungültig gültig unbekannt vergessen geändert zurückgesetzt "
+    "leer zu kurz lang neu alt gleich anders zurück noch immer schon "
+    # French
+    "expiré expirée expirés bloqué bloquée invalide incorrect incorrecte oublié oubliée refusé refusée faux fausse "
+    "correcte changé changée trop toujours pas encore déjà perdu perdue vide "
+    # Italian
+    "scaduta scaduto sbagliata sbagliato bloccata bloccato stata stato errata errato cambiata cambiato corretta "
+    "corretto troppo dimenticata dimenticato ancora già sempre non scadenza vuota "
+    # Spanish
+    "incorrecta incorrecto inválida inválido demasiado caducada caducado bloqueada bloqueado olvidada olvidado "
+    "correcta correcto cambiada cambiado expirada expirado todavía ya siempre muy vacía "
+    # Portuguese
+    "incorreta incorreto errada errado muito esquecida esquecido inválida recusada recusado ainda "
+    # Swedish, Norwegian, Danish
+    "utgånget utgått utgången fel låst glömt glömd ogiltigt ogiltig rätt för inte redan utløpt udløbet feil "
+    "forkert glemt ugyldig ikke "
+    # Dutch, Polish, Czech
+    "verlopen onjuist fout geblokkeerd vergeten ongeldig niet wygasło nieprawidłowe błędne zablokowane "
+    "nieważne nie špatně neplatné zablokované".split()
 )
 
 
