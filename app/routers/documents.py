@@ -6,9 +6,12 @@ caller who may retrieve it: restricted documents only to callers in their audien
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import re
+import unicodedata
 from pathlib import PurePosixPath
+from urllib.parse import quote
 
 from fastapi import APIRouter, Depends, File, Form, HTTPException, Query, Response, UploadFile
 
@@ -23,7 +26,7 @@ from nodes.indexing.steps import content_version
 
 log = logging.getLogger(__name__)
 router = APIRouter(tags=["documents"])
-_UNSAFE = re.compile(r"[^A-Za-z0-9._\- ]+")
+_UNSAFE = re.compile(r"[^\w.\- ]+")  # \w: letters and digits of any script (and _)
 
 
 def collection_indexer(resources: Resources, collection: str | None):
@@ -36,11 +39,26 @@ def collection_indexer(resources: Resources, collection: str | None):
 
 
 def safe_filename(name: str | None) -> str:
-    """Basename only, no path tricks, bounded length."""
-    base = PurePosixPath((name or "").replace("\\", "/")).name
-    base = _UNSAFE.sub("_", base).strip(" .") or "upload"
-    stem, dot, ext = base.rpartition(".")
-    return (stem[:100] + dot + ext[:10]) if dot else base[:110]
+    """Basename only, no path tricks, bounded length; letters of every script kept ("Пароль.md").
+
+    When anything had to be replaced or cut, a short hash of the name as sent is added to the stem, so two
+    different names never become the same document ("report (1).md" and "report [1].md" stay apart, and a
+    re-upload under the same name still replaces its document). Idempotent: a safe name comes back as it is."""
+    base = unicodedata.normalize("NFC", PurePosixPath((name or "").replace("\\", "/")).name)
+    cleaned = _UNSAFE.sub("_", base).strip(" .") or "upload"
+    stem, dot, ext = cleaned.rpartition(".") if "." in cleaned else (cleaned, "", "")
+    if cleaned == base and len(stem) <= 100 and len(ext) <= 10:
+        return cleaned
+    tag = hashlib.sha256(base.encode("utf-8", "surrogatepass")).hexdigest()[:8]
+    return f"{stem[:91]}-{tag}{dot}{ext[:10]}"
+
+
+def content_disposition(filename: str) -> str:
+    """An attachment header any browser reads: an ASCII fallback name, and the real one per RFC 6266/5987."""
+    fallback = re.sub(r"[^A-Za-z0-9._\- ]", "_", filename)
+    if fallback == filename:
+        return f'attachment; filename="{filename}"'
+    return f"attachment; filename=\"{fallback}\"; filename*=UTF-8''{quote(filename, safe='')}"
 
 
 @router.post("/documents", response_model=UploadResponse, status_code=201, dependencies=[Depends(require_admin)])
@@ -155,7 +173,7 @@ def document_content(doc_id: str, caller: Caller | None = Depends(reader),
             media += "; charset=" + ("utf-8" if _is_utf8(data) else "windows-1252")
     else:
         raise HTTPException(status_code=404, detail=f"Documents of type '{info['content_type']}' cannot be downloaded.")
-    headers = {**_DOWNLOAD_HEADERS, "Content-Disposition": f'attachment; filename="{filename}"'}
+    headers = {**_DOWNLOAD_HEADERS, "Content-Disposition": content_disposition(filename)}
     return Response(content=body, media_type=media, headers=headers)
 
 

@@ -179,3 +179,26 @@ def test_hostile_chat_bodies_get_a_clear_422_and_the_service_keeps_answering(ser
     assert not_object.status_code == 422
     assert surrogate.status_code == 200, surrogate.text
     assert health.json() == {"status": "ok"}
+
+
+def test_different_file_names_never_replace_each_others_documents(serve):
+    names = ["Пароль.md", "日本語.md", "Ελληνικά.md", "report (1).md", "report [1].md",
+             "a" * 200 + "-finance.md", "a" * 200 + "-hr.md"]
+    with serve(kb_dir=None) as client:
+        sources = []
+        for n, name in enumerate(names):
+            reply = client.post("/documents", files={"file": (name, f"# Topic {n}\n\nZebraword{n} lives here.\n".encode())})
+            assert reply.status_code == 201 and reply.json()["status"] == "new", (name, reply.text)
+            sources.append(reply.json()["document"]["source"])
+        assert len(set(sources)) == len(names)
+        assert "uploads/Пароль.md" in sources and "uploads/日本語.md" in sources  # letters of every script kept
+        listed = client.get("/documents").json()["documents"]
+        assert len(listed) == len(names)
+        # the same name again replaces its own document, not another one
+        again = client.post("/documents", files={"file": ("report (1).md", b"# Topic 3\n\nZebraword3 moved.\n")})
+        assert again.json()["status"] == "replaced" and again.json()["document"]["source"] == sources[3]
+        russian = next(d["id"] for d in listed if d["source"] == "uploads/Пароль.md")
+        download = client.get(f"/documents/{russian}/content")
+        assert download.status_code == 200 and "Zebraword0" in download.text
+        assert download.headers["content-disposition"] == (
+            "attachment; filename=\"______.md\"; filename*=UTF-8''%D0%9F%D0%B0%D1%80%D0%BE%D0%BB%D1%8C.md")
