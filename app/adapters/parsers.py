@@ -36,7 +36,22 @@ def _filename(name: str) -> str:
     return PurePosixPath(name).name or name
 
 
+_BOMS = ((b"\xff\xfe\x00\x00", "utf-32-le"), (b"\x00\x00\xfe\xff", "utf-32-be"), (b"\xff\xfe", "utf-16-le"),
+         (b"\xfe\xff", "utf-16-be"))
+
+
 def decode_text(data: bytes, name: str) -> str:
+    for bom, encoding in _BOMS:  # what Windows Notepad saves as "Unicode": UTF-16 with a byte-order mark
+        if data.startswith(bom):
+            try:
+                text = data[len(bom):].decode(encoding)
+            except UnicodeDecodeError:
+                raise DocumentRejected(f"{_filename(name)} starts like {encoding.upper()} text but is not valid "
+                                       f"{encoding.upper()}. Save it as UTF-8 and upload again.",
+                                       kind="unsupported_type") from None
+            if "\x00" in text:
+                break  # a binary file that happens to start with those bytes
+            return text
     if b"\x00" in data[:8192]:
         raise DocumentRejected(f"{_filename(name)} looks like a binary file, not text. "
                                f"Upload {SUPPORTED_HUMAN}.", kind="unsupported_type")
@@ -66,8 +81,8 @@ def sniff_type(name: str, data: bytes) -> str:
     if is_pdf:
         raise DocumentRejected(f"{filename} contains a PDF; rename it to .pdf and upload again.",
                                kind="unsupported_type")
-    decode_text(data, name)  # raises for binary content posing as text
-    if claimed == "html" and not _HTML_SNIFF.search(data[:65536]):
+    text = decode_text(data, name)  # raises for binary content posing as text
+    if claimed == "html" and not _HTML_SNIFF.search(text[:65536].encode("utf-8", "replace")):
         raise DocumentRejected(f"{filename} is named .html but contains no HTML markup.", kind="unsupported_type")
     return claimed
 
@@ -139,6 +154,9 @@ def strip_executable(text: str) -> str:
     return text.replace("<", "").replace(">", "")  # still changing after 5 passes: hostile, flatten it
 
 
+MAX_LIST_LEVEL = 8
+
+
 def sanitise_document(document: ParsedDocument) -> ParsedDocument:
     blocks = []
     for block in document.blocks:
@@ -146,7 +164,8 @@ def sanitise_document(document: ParsedDocument) -> ParsedDocument:
         if block.kind != "code":
             text = re.sub(r"[ \t]{2,}", " ", text).strip()
         if text.strip():
-            blocks.append(Block(block.kind, text, block.level, block.ordered))
+            # a bullet indented by 200 spaces is still a bullet: nesting beyond MAX_LIST_LEVEL reads as that level
+            blocks.append(Block(block.kind, text, min(block.level, MAX_LIST_LEVEL), block.ordered))
     title = re.sub(r"\s+", " ", strip_executable(document.title)).strip()[:300] or "Untitled"
     return ParsedDocument(title=title, content_type=document.content_type, blocks=blocks)
 

@@ -202,3 +202,14 @@ def test_different_file_names_never_replace_each_others_documents(serve):
         assert download.status_code == 200 and "Zebraword0" in download.text
         assert download.headers["content-disposition"] == (
             "attachment; filename=\"______.md\"; filename*=UTF-8''%D0%9F%D0%B0%D1%80%D0%BE%D0%BB%D1%8C.md")
+
+
+def test_odd_but_valid_text_files_are_indexed_not_refused(serve):
+    indented = ("Printer notes\n\nThe queue restarts nightly.\n" + " " * 202 + "- aligned note\n").encode()
+    notepad = "# Drucker\n\nDrücken Sie zweimal auf Freigeben.\n".encode("utf-16")  # Notepad's "Unicode"
+    with serve(kb_dir=None) as client:
+        for name, data in (("indented.txt", indented), ("drucker.md", notepad)):
+            reply = client.post("/documents", files={"file": (name, data)})
+            assert reply.status_code == 201, (name, reply.text)
+        hits = client.post("/search", json={"query": "Drücken Sie zweimal"}).json()["results"]
+        assert hits and hits[0]["source"] == "uploads/drucker.md"

@@ -75,3 +75,20 @@ def test_bidi_overrides_and_zero_width_characters_are_removed_from_titles_and_te
                        .encode())
     assert doc.title == "Zebra VPN guide gnp.exe"
     assert [b.text for b in doc.blocks] == ["Zebra VPN guide gnp.exe", "Setup", "Run the installer first."]
+
+
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-16-be", "utf-32"])
+def test_text_saved_as_unicode_by_windows_notepad_is_read(encoding):
+    def encode(text: str) -> bytes:  # Python adds the byte-order mark for utf-16 and utf-32, not for utf-16-be
+        return (b"\xfe\xff" if encoding == "utf-16-be" else b"") + text.encode(encoding)
+
+    doc = parser.parse("drucker.md", encode("# Drucker\n\nDrücken Sie zweimal auf „Freigeben“.\n"))
+    assert doc.title == "Drucker" and "Drücken Sie zweimal" in doc.blocks[-1].text
+    html = parser.parse("page.html", encode("<html><body><h1>Seite</h1><p>Grüße</p></body></html>"))
+    assert html.title == "Seite"
+
+
+def test_a_bullet_indented_far_beyond_any_nesting_is_still_indexed():
+    doc = parser.parse("notes.txt", ("Printer notes\n\nThe queue restarts nightly.\n" + " " * 202 + "- aligned note\n"
+                                     ).encode())
+    assert any(b.text == "aligned note" for b in doc.blocks)
