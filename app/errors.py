@@ -24,6 +24,7 @@ _UNDECODABLE_BODY = {
     UnicodeDecodeError: "The request body is not valid UTF-8. Send JSON encoded as UTF-8 "
                         "(Content-Type: application/json; charset=utf-8).",
     RecursionError: "The request body is nested too deeply to read. Send a flat JSON object.",
+    ValueError: "The request body holds a number too long to read (more than 4,300 digits). Send ordinary numbers.",
 }
 
 
@@ -40,6 +41,8 @@ def _describe(error: dict) -> str:
     if loc == ("body",) and error.get("type") in ("model_attributes_type", "dict_type", "model_type"):
         # form data, plain text, a JSON list: what arrived is not the object the endpoint reads
         return "The request body must be a JSON object sent with Content-Type: application/json."
+    if error.get("type") == "missing" and loc == ("body",):
+        return "The request body is empty: send a JSON object with Content-Type: application/json."
     if error.get("type") == "missing":
         return f"'{where}' is required."
     return f"'{where}': {message}" if where else message

@@ -168,7 +168,14 @@ def test_hostile_chat_bodies_get_a_clear_422_and_the_service_keeps_answering(ser
         wrong_type = client.post("/chat", json={"message": ["how", "do", "I"]})
         not_object = client.post("/chat", json=["how do I connect to the vpn"])
         surrogate = client.post("/chat", content=b'{"message": "vpn \\ud800 help"}', headers=json_header)
+        joiners = client.post("/chat", json={"message": "\u200c\u200d\u00ad\u0301\U000e0041"})
+        empty_body = client.post("/chat", content=b"", headers=json_header)
+        huge_number = client.post("/chat", content=b'{"message": "vpn", "debug": ' + b"9" * 5000 + b"}",
+                                  headers=json_header)
         health = client.get("/health")
+    assert joiners.status_code == 422 and "empty" in joiners.json()["detail"]
+    assert empty_body.status_code == 422 and "body is empty" in empty_body.json()["detail"]
+    assert huge_number.status_code == 422 and "number too long" in huge_number.json()["detail"]
     for response in (latin1, garbage):
         assert response.status_code == 422 and "not valid UTF-8" in response.json()["detail"]
     assert nested.status_code == 422 and nested.json()["detail"]
