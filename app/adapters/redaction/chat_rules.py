@@ -761,7 +761,7 @@ _ID_BEFORE = re.compile(r"\b(?i:commit|sha|revision|rev|request|correlation|trac
                         r"device|user|request|trace|correlation|message|event)[ _\-]?id|id)(?:\s+id)?\s*(?:number)?"
                         r"\s*[:=#]?\s*$")
 _ID_SHAPE = re.compile(r"^S-1-\d+(?:-\d+){2,}|\.(?i:docx?|xlsx?|xlsm|pptx?|pdf|txt|csv|log|zip|msi|exe|dll|bak|json|xml)$|"
-                       r"^(?:TERMSRV|LegacyGeneric|WindowsLive|MicrosoftAccount|Domain)[/:]|(?:[\w\-]+\.){2,}[A-Za-z]{2,12}$")
+                       r"^(?:TERMSRV|LegacyGeneric|WindowsLive|MicrosoftAccount|Domain)[/:]|^(?:[\w\-]+\.){2,}[A-Za-z]{2,12}$")
 _SSH_PUBLIC_BEFORE = re.compile(rf"{SSH_KEY_TYPE}\s+$")
 
 
