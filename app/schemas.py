@@ -11,17 +11,11 @@ from pydantic import BaseModel, Field, field_validator
 from graphs.errors import InvalidFilter
 from graphs.filters import FILTER_FIELDS, parse_filter
 from graphs.records import OperatingSystem
+from graphs.text import CONTROL, INVISIBLE
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 # a terminal's escape sequences pasted with a log (`\x1b[31mERROR\x1b[0m`, `\x1b]0;title\x07`): the whole
 # sequence goes, not only its ESC, so no `[31m` is left in the message, the ticket or the session
 _ESCAPE_SEQUENCE = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]{0,256}(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
-# also invisible: C1 controls, lone surrogates (JSON "\ud800" decodes to one; nothing downstream can encode it),
-# bidi overrides that make text read differently from what it is, zero-width spaces and BOMs
-# soft hyphens, fillers and tag characters too: Unicode "tags" (U+E0000–E007F) spell ASCII no one can see, the
-# classic way to hide "ignore previous instructions" from a reader but not from a model
-_INVISIBLE = re.compile(r"[\x80-\x9f\ud800-\udfff\u202a-\u202e\u2066-\u2069\u200b\u2060\ufeff\ufffe\uffff"
-                        r"\u00ad\u034f\u115f\u1160\u17b4\u17b5\u180b-\u180f\u3164\uffa0\U000e0000-\U000e007f]")
 _OS_ALIASES = {
     "windows": "windows", "win": "windows", "win10": "windows", "win11": "windows", "windows 10": "windows",
     "windows 11": "windows", "macos": "macos", "mac": "macos", "osx": "macos", "os x": "macos", "darwin": "macos",
@@ -32,7 +26,7 @@ _OS_ALIASES = {
 def clean_message(text: str) -> str:
     """Drop control characters (keep newlines and tabs) and surrounding whitespace; "" when nothing a person
     could see is left (only joiners, combining marks or spaces)."""
-    cleaned = _INVISIBLE.sub("", _CONTROL.sub("", _ESCAPE_SEQUENCE.sub("", text))).strip()
+    cleaned = INVISIBLE.sub("", CONTROL.sub("", _ESCAPE_SEQUENCE.sub("", text))).strip()
     if cleaned and not any(unicodedata.category(c)[0] in "LNPS" for c in cleaned):
         return ""
     return cleaned

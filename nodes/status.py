@@ -18,6 +18,7 @@ from langgraph.runtime import Runtime
 from graphs.errors import StatusUnavailable
 from graphs.records import StatusComponent, StatusIncident, StatusReport
 from graphs.state_status import StatusContext, StatusState
+from graphs.text import CONTROL, INVISIBLE
 
 log = logging.getLogger(__name__)
 
@@ -95,13 +96,9 @@ def _state(value: Any) -> str:
     return value.strip().lower() if isinstance(value, str) and value.strip() else "unknown"
 
 
-# control characters, and bidi overrides and zero-width characters that make a name read differently from
-# what it is ("E-mail down \u202eTXT.exe" shows as "…exe.TXT")
-_INVISIBLE = re.compile(r"[\x00-\x08\x0e-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\u200b\u2060\ufeff]")
-
-
 def _clean(value: Any) -> str:
-    return " ".join(_INVISIBLE.sub("", value).split()) if isinstance(value, str) else ""
+    """One line of text: control and invisible characters out (a U+202E in "E-mail down TXT.exe" would reverse it)."""
+    return " ".join(INVISIBLE.sub("", CONTROL.sub(" ", value)).split()) if isinstance(value, str) else ""
 
 
 _TAG = re.compile(r"<[^>]{0,500}>")

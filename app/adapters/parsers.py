@@ -20,6 +20,7 @@ from pathlib import PurePosixPath
 
 from graphs.errors import DocumentRejected
 from graphs.records import Block, ParsedDocument
+from graphs.text import CONTROL, INVISIBLE
 
 log = logging.getLogger(__name__)
 
@@ -92,7 +93,6 @@ def sniff_type(name: str, data: bytes) -> str:
 # text and PDFs that contain it. Harmless angle brackets stay (`<username>`, `<BROADCAST,UP>`); what
 # goes: elements that run or load something, any tag carrying attributes (event handlers, hrefs),
 # comments, and script-scheme URLs.
-_CONTROL_CHARS = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff\u202a-\u202e\u2066-\u2069\u200b\u2060\ufeff]")
 _RUNNABLE = ("script|style|iframe|frame|frameset|object|embed|applet|svg|math|template|noscript|noembed|noframes|"
              "xmp|plaintext|textarea|base|meta|form|portal|marquee|bgsound|isindex|param")
 _LOADERS = "img|image|video|audio|source|track|input|link|a|area|body|button|select|option|details"
@@ -137,7 +137,7 @@ def remove_runnable_elements(text: str) -> str:
 
 def strip_executable(text: str) -> str:
     """Text with control characters, runnable markup and script URLs removed."""
-    text = _CONTROL_CHARS.sub("", text)
+    text = INVISIBLE.sub("", CONTROL.sub("", text))
     if "<" not in text and ":" not in text:
         return text
     for _ in range(5):  # nested tricks ("<scr<script>ipt>") need another pass after a removal
