@@ -29,7 +29,7 @@ from app.adapters.redaction.values import (FILE_NAME, NOT_A_SECRET, SECRET_WORD,
                                            value_looks_like_secret, value_ok_without_connector)
 from app.adapters.redaction.vendor_tokens import (TOKEN_RULES, VENDOR_NAMES, atlassian_pats, aws_secret_keys,
                                                   azure_ai_keys, basic_credentials, github_checksum_ok, jose_tokens,
-                                                  otp_seeds, starts_token, starts_word)
+                                                  otp_seeds, starts_word)
 
 SOURCE = "chat_rules"
 
@@ -626,10 +626,12 @@ _THING_BEFORE = re.compile(
     r"delet(?:e|ed|ing)|remov(?:e|ed|ing)|ssh|scp|sftp|rsync|telnet|ping|mstsc)"
     r"\s+(?:the\s+|my\s+|our\s+|a\s+|an\s+|this\s+|that\s+)?$", re.I)
 # and tokens shaped like a thing: a host name, a file, a version, a package, a dotted identifier
+# (a host name and a file name are also what an id-like value in `_keyword_context` may be)
+_HOST_NAME = r"^(?:[\w\-]+\.){2,}[A-Za-z]{2,12}$"                                            # LAPTOP-7H3K9Q2.corp.local
+_FILE_NAME_END = (r"\.(?i:docx?|xlsx?|xlsm|pptx?|pdf|txt|csv|log|zip|7z|msi|exe|dll|ps1|bat|cmd|sh|py|json|xml|"
+                  r"ya?ml|ini|cfg|conf|md|html?|png|jpe?g|gif|pst|ost|vhdx?|iso|pfx|cer|crt|bak)$")  # Q4Report#2.docx
 _THING_SHAPE = re.compile(
-    r"^(?:[\w\-]+\.){2,}[A-Za-z]{2,12}$"                                                  # LAPTOP-7H3K9Q2.corp.local
-    r"|\.(?i:docx?|xlsx?|xlsm|pptx?|pdf|txt|csv|log|zip|7z|msi|exe|dll|ps1|bat|cmd|sh|py|json|xml|ya?ml|ini|cfg|"
-    r"conf|md|html?|png|jpe?g|gif|pst|ost|vhdx?|iso|pfx|cer|crt|bak)$"                    # Q4Report#2.docx
+    rf"{_HOST_NAME}|{_FILE_NAME_END}"
     r"|^v?\d+(?:\.\d+)+(?:[\-+][\w.\-]+)?$"                                                 # v2.3.1-RC1
     r"|^@[\w.\-]+/"                                                                          # @azure/msal-browser@3.6.0
     r"|^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*){2,}$")                                                # Microsoft.AAD.BrokerPlugin_…
@@ -756,12 +758,13 @@ _NOT_SECRET_CONTEXT = re.compile(r"(?i:public|publishable|site|\bpub)[ _\-]?(?:k
 _SETTING_BEFORE = re.compile(r"([A-Za-z_][\w.\-]{0,60})[\"']?\s*[:=]\s*[\"']?$")
 # a random-looking value named as an identifier right before it: "commit 3f2a9b…", "request id 7f3a…",
 # "correlation 8f3e…" — ids are not secrets even on a line about a token
-_ID_BEFORE = re.compile(r"\b(?i:commit|sha|revision|rev|request|correlation|trace|activity|build|container|entry|"
+_ID_BEFORE = re.compile(r"\b(?:commit|sha|revision|rev|request|correlation|trace|activity|build|container|entry|"
                         r"object|package|file|folder|sid|serial|etag|version|guid|uuid|(?:app|client|tenant|object|"
                         r"device|user|request|trace|correlation|message|event)[ _\-]?id|id)(?:\s+id)?\s*(?:number)?"
-                        r"\s*[:=#]?\s*$")
-_ID_SHAPE = re.compile(r"^S-1-\d+(?:-\d+){2,}|\.(?i:docx?|xlsx?|xlsm|pptx?|pdf|txt|csv|log|zip|msi|exe|dll|bak|json|xml)$|"
-                       r"^(?:TERMSRV|LegacyGeneric|WindowsLive|MicrosoftAccount|Domain)[/:]|^(?:[\w\-]+\.){2,}[A-Za-z]{2,12}$")
+                        r"\s*[:=#]?\s*$", re.I)
+# a Windows SID, a file, a Credential Manager target, a host
+_ID_SHAPE = re.compile(rf"^S-1-\d+(?:-\d+){{2,}}|{_FILE_NAME_END}|"
+                       rf"^(?:TERMSRV|LegacyGeneric|WindowsLive|MicrosoftAccount|Domain)[/:]|{_HOST_NAME}")
 _SSH_PUBLIC_BEFORE = re.compile(rf"{SSH_KEY_TYPE}\s+$")
 
 

@@ -198,6 +198,7 @@ _FRENCH_PHONE = re.compile(r"0\d(?:\.\d{2}){4}")
 _US_DOTTED = re.compile(r"\d{3}\.\d{3}\.\d{4}")
 _HEX_PAIRS = re.compile(r"[0-9A-Fa-f]{2}(?:[-.:][0-9A-Fa-f]{2}){5,}")
 _TOKEN_AROUND = re.compile(r"[^\s,;()\[\]]*")
+_TOKEN_END = re.compile(r"[^\s,;()\[\]]*$")
 
 
 def _not_personal(text: str, span: Span) -> bool:
@@ -215,10 +216,9 @@ def _not_personal(text: str, span: Span) -> bool:
     compact = value.strip()
     if _DOTTED_VERSION.fullmatch(compact) and not (_FRENCH_PHONE.fullmatch(compact) or _US_DOTTED.fullmatch(compact)):
         return True
-    left = span.start
-    while left > 0 and not text[left - 1].isspace() and text[left - 1] not in ",;()[]":
-        left -= 1
-    token = _TOKEN_AROUND.match(text, left).group(0)
+    # the whole token the match sits in: "00-50-56-12-34-56" when the match was "00-50-56-12-34"
+    before = _TOKEN_END.search(text, max(0, span.start - 64), span.start).group(0)
+    token = before + _TOKEN_AROUND.match(text, span.start).group(0)
     return bool(_HEX_PAIRS.fullmatch(token.rstrip(".")))
 
 

@@ -16,7 +16,8 @@ from app.adapters.redaction.heuristics import (is_code_reference, is_documentati
 
 # the words for a password in a sentence, in the languages of our users
 SECRET_WORD = (r"(?:password|passwort|passwd|passcode|passphrase|pass\s?word|pwd|pw|pin(?:\s?(?:code|number))?|"
-                r"mot\s+de\s+passe|mdp|contrase[ñn]a|clave|kennwort|wachtwoord|senha|salasana|lösenord|passord|adgangskode|has[łl]o|heslo|jelszó|"
+                r"mot\s+de\s+passe|mdp|contrase[ñn]a|clave|kennwort|wachtwoord|senha|salasana|lösenord|passord|"
+                r"adgangskode|has[łl]o|heslo|jelszó|"
                 # the typos people make in a hurry
                 r"passowrd|passwrod|passwrd|pasword|paswrd|paswd|pasw|pswd|psw)")
 
