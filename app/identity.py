@@ -52,6 +52,11 @@ def make_user_token(secret: str, user_id: str, groups: tuple[str, ...] | list[st
     return jwt.encode(claims, secret, algorithm="HS256")
 
 
+def _days(seconds: float) -> str:
+    days = round(seconds / 86400, 1)
+    return f"{days:,g} day" + ("" if days == 1 else "s")
+
+
 def verify_user_token(token: str, secret: str, *, leeway_s: float = 30, max_ttl_s: float | None = None) -> Caller:
     """The caller a token names, or IdentityError saying what is wrong with it (`max_ttl_s`: the longest
     lifetime, from now to its `exp`, a token may claim)."""
@@ -74,9 +79,9 @@ def verify_user_token(token: str, secret: str, *, leeway_s: float = 30, max_ttl_
         raise IdentityError(f"{USER_HEADER} is signed correctly but a claim is invalid: {exc} "
                             "(sub must be a string, exp and iat whole seconds).") from None
     if max_ttl_s is not None and claims["exp"] - time.time() > max_ttl_s + leeway_s:
-        raise IdentityError(f"{USER_HEADER} claims to be valid for {(claims['exp'] - time.time()) / 86400:,.0f} "
-                            f"days; deskmate accepts at most {max_ttl_s / 86400:g} days "
-                            "(DESKMATE_USER_TOKEN_MAX_TTL_S). Have the portal sign shorter-lived tokens.")
+        raise IdentityError(f"{USER_HEADER} claims to be valid for {_days(claims['exp'] - time.time())}; deskmate "
+                            f"accepts at most {_days(max_ttl_s)} (DESKMATE_USER_TOKEN_MAX_TTL_S). Have the portal "
+                            "sign shorter-lived tokens.")
     user_id = claims.get("sub")
     if not isinstance(user_id, str) or not _USER_ID.fullmatch(user_id) or user_id.lower() == ANONYMOUS:
         raise IdentityError(f"{USER_HEADER}'s 'sub' must be a user id of 1–128 letters, digits or ._:@+- "

@@ -75,3 +75,19 @@ def test_serve_answers_over_real_http(tmp_path):
     finally:
         server.terminate()
         server.wait(timeout=30)
+
+
+def test_user_token_prints_a_token_the_api_accepts_and_refuses_one_that_would_live_too_long(tmp_path):
+    from app.identity import verify_user_token
+
+    secret = "usr-" + "Vb8Nq3Lx6Tz1Rk9Wm4Pc7Hs2Jd5Gf0Ya"
+    env = _env(tmp_path / "data") | {"DESKMATE_USER_TOKEN_SECRET": secret, "DESKMATE_USER_TOKEN_MAX_TTL_S": "86400"}
+    made = subprocess.run(DESKMATE + ["user-token", "--user", "alice", "--groups", "finance", "--ttl", "3600"],
+                          env=env, capture_output=True, text=True, timeout=60)
+    assert made.returncode == 0, made.stderr
+    caller = verify_user_token(made.stdout.strip(), secret, max_ttl_s=86400)
+    assert caller.user_id == "alice" and caller.groups == frozenset({"finance"})
+    forever = subprocess.run(DESKMATE + ["user-token", "--user", "alice", "--ttl", str(30 * 86400)], env=env,
+                             capture_output=True, text=True, timeout=60)
+    assert forever.returncode == 2 and forever.stdout == ""
+    assert "DESKMATE_USER_TOKEN_MAX_TTL_S" in forever.stderr and "at most 1 day (" in forever.stderr
