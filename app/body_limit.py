@@ -1,4 +1,4 @@
-"""A request-body limit that answers like every other error: `{"detail": …}` with status 413.
+"""A request-body limit that answers like every other error: `{"detail": …}` (OpenAI's shape under `/v1/`), 413.
 
 Two checks: a declared `Content-Length` over the limit is refused before a byte is read (so the multipart
 parser never spools a huge upload to disk), and a body without one (chunked) is counted as it arrives and
@@ -28,10 +28,13 @@ class BodyLimitMiddleware:
             return
         declared = dict(scope.get("headers") or ()).get(b"content-length", b"")
         if declared.isdigit() and int(declared) > self.max_bytes:
-            response = JSONResponse(status_code=413, content={
-                "detail": f"The request is {int(declared):,} bytes; uploads are limited to "
-                          f"{self.limit_for_people:,} bytes."})
-            await response(scope, receive, send)
+            from app.errors import openai_error_body  # (app.errors imports this module)
+
+            detail = f"The request is {int(declared):,} bytes; uploads are limited to {self.limit_for_people:,} bytes."
+            # the same shape as every other error: OpenAI's under /v1/, where its clients read `error.message`
+            content = ({"error": openai_error_body(413, detail)} if scope.get("path", "").startswith("/v1/")
+                       else {"detail": detail})
+            await JSONResponse(status_code=413, content=content)(scope, receive, send)
             return
         received = 0
 

@@ -129,6 +129,10 @@ def test_bad_requests_get_openai_shaped_errors(client):
     assert invalid.status_code == 422 and "detail" not in invalid.json()
     assert invalid.json()["error"]["message"] == "'messages' is required."
     assert invalid.json()["error"]["type"] == "invalid_request_error"
+    # a body over the size limit, declared up front: refused before it is read, still in OpenAI's shape
+    with pytest.raises(openai.APIStatusError, match="uploads are limited to") as too_large:
+        client.chat.completions.create(model="deskmate", messages=[{"role": "user", "content": "x" * 21_100_000}])
+    assert too_large.value.status_code == 413
 
 
 def test_with_sign_in_the_user_field_carries_the_signed_caller(make_settings):
