@@ -7,6 +7,8 @@ so even a rendering bug could not run script that came in an answer or a documen
 
 from __future__ import annotations
 
+import functools
+from importlib.resources import files
 from pathlib import Path
 from typing import Literal
 
@@ -72,13 +74,17 @@ def api_docs() -> FileResponse:
 _SWAGGER_FILES = {"swagger-ui-bundle.js", "swagger-ui.css"}
 
 
+@functools.lru_cache(maxsize=1)
+def _swagger_static() -> Path:
+    """The swagger-ui-py package's copy of Swagger UI 5 (found on the first /docs visit, not at import)."""
+    return Path(str(files("swagger_ui") / "static"))
+
+
 @router.get("/ui/swagger/{name}", include_in_schema=False)
 def swagger_file(name: str) -> FileResponse:
     if name not in _SWAGGER_FILES:
         raise HTTPException(status_code=404, detail=f"No API-docs file {name!r}.")
-    from importlib.resources import files
-
-    path = Path(str(files("swagger_ui") / "static" / name))  # the swagger-ui-py package's copy of Swagger UI 5
+    path = _swagger_static() / name
     return FileResponse(path, media_type=_MEDIA_TYPES[path.suffix],
                         headers=SECURITY_HEADERS | {"Cache-Control": "max-age=86400"})
 
