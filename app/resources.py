@@ -30,6 +30,7 @@ from graphs.policy_config import DEFAULT_LLM, AnswerPolicy, default_policy
 from graphs.ports import ChatModel, DocumentParser, Embedder, Redactor, Reranker, StatusChecker
 from graphs.support import build_support_graph
 from nodes.actions import BUILTIN_ACTIONS, ActionCatalogue, integration_action
+from nodes.confidence import default_model
 
 log = logging.getLogger(__name__)
 
@@ -180,6 +181,8 @@ def build_resources(settings: Settings, *, embedder: Embedder | None = None, llm
         integrations={spec.name: HttpIntegration(spec) for spec in policy.integrations},
         integration_min_score=settings.integration_min_score,
         policy=policy, main_collection=policy.collections[0].name, collections=extra_indexes, llms=llms,
+        confidence_model=default_model() if settings.answer_confidence == "calibrated" else None,
+        answer_threshold=settings.answer_min_confidence,
     )
     # parsing untrusted files happens in time- and memory-limited worker processes (app/adapters/parse_sandbox.py)
     parser = parser or SandboxedParser(FileParser, timeout_s=settings.parse_timeout_s,

@@ -154,6 +154,10 @@ class ChatResponse(BaseModel):
     fallback_notice: str | None = None
     answer_path: str | None = Field(None, description='"fact" when a fact question got one short cited sentence.')
     integration: str | None = Field(None, description="With action use_integration: the configured lookup used.")
+    confidence: float | None = Field(
+        None, description="How likely the knowledge-base article this turn found is the right one (0..1, calibrated "
+                          "on development data: 0.7 means right about 7 times in 10); null when nothing was searched.")
+    question_type: str | None = Field(None, description="What the message asked: fix, how-to, why, where, what-is.")
     user_os: OperatingSystem | None = None
     troubleshooting: TroubleshootingOut | None = None
     ticket: TicketRefOut | None = None

@@ -88,6 +88,17 @@ class Settings(BaseSettings):
     min_score: float = Field(0.35, ge=0.0, le=1.0, validation_alias=_env("DESKMATE_MIN_SCORE"),
                              description="Confidence (0..1 retrieval score) below which a chunk does not count as an "
                                          "answer.")
+    answer_confidence: Literal["calibrated", "score"] = Field(
+        "calibrated", validation_alias=_env("DESKMATE_ANSWER_CONFIDENCE"),
+        description="How deskmate decides it has an answer: `calibrated` — the probability that the best article "
+                    "is the right one, from evidence gathered per article (fitted on development data, reported "
+                    "as `confidence` on every reply); `score` — the best chunk's retrieval score against "
+                    "DESKMATE_MIN_SCORE.")
+    answer_min_confidence: float | None = Field(
+        None, ge=0.0, le=1.0, validation_alias=_env("DESKMATE_ANSWER_MIN_CONFIDENCE"),
+        description="With calibrated confidence: answer from the knowledge base at or above this probability, "
+                    "say it was not found below it. Empty: the threshold chosen with the model on development "
+                    "data.")
     max_searches: int = Field(3, ge=1, le=5, validation_alias=_env("DESKMATE_MAX_SEARCHES"),
                               description="Knowledge-base searches allowed per turn.")
     fact_path: bool = Field(True, validation_alias=_env("DESKMATE_FACT_PATH"),

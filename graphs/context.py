@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, Literal, Mapping
 if TYPE_CHECKING:
     from graphs.policy_config import AnswerPolicy
     from nodes.actions import ActionCatalogue
+    from nodes.confidence import ConfidenceModel
 
 from graphs.ports import (ChatModel, DocumentParser, Embedder, FeedbackSource, Integration, LexicalIndex, Redactor,
                           Reranker, StatusChecker, TicketDesk, VectorIndex)
@@ -70,6 +71,16 @@ class SupportContext:
     # without an LLM, a message goes to an integration when its closest example is at least this similar
     # (cosine) and closer than every built-in action's examples
     integration_min_score: float = 0.6
+    # the calibrated answer confidence (nodes/confidence.py); None: the best chunk's score stands in for it
+    # and `min_score` is the answer threshold (how deskmate answered before the model existed)
+    confidence_model: "ConfidenceModel | None" = None
+    answer_threshold: float | None = None  # None: the model's own threshold, chosen on development data
+
+    def confidence_threshold(self) -> float:
+        """The confidence at or above which deskmate answers from the knowledge base."""
+        if self.answer_threshold is not None:
+            return self.answer_threshold
+        return self.confidence_model.threshold if self.confidence_model is not None else self.min_score
 
 
 @dataclass(frozen=True)

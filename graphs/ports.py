@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, Sequence, runtime_checkable
 
-from graphs.records import (ChunkRecord, DocumentInfo, ParsedDocument, RetrievedChunk, StatusReport, Ticket,
+from graphs.records import (ChunkRecord, DocumentInfo, ParsedDocument, QueryCoverage, RetrievedChunk, StatusReport, Ticket,
                             TicketDraft)
 
 
@@ -187,6 +187,16 @@ class LexicalIndex(Protocol):
 
     def neighbours(self, chunk_id: str, radius: int) -> list[RetrievedChunk]:
         """Chunks within `radius` positions of `chunk_id` in the same document section, in order (score 0)."""
+        ...
+
+    def document_chunks(self, doc_id: str) -> list[RetrievedChunk]:
+        """Every chunk of a document's active version in document order (score 0): the answer step reads the
+        whole article, not only the chunks a search returned."""
+        ...
+
+    def query_coverage(self, text: str, doc_ids: Sequence[str]) -> QueryCoverage:
+        """The share of the query's words (IDF-weighted) found in each document, and found nowhere at all:
+        evidence for the answer confidence."""
         ...
 
 

@@ -45,6 +45,7 @@ class ChunkRecord(TypedDict):
     os: str  # "windows" | "macos" | "linux" | "" when the chunk is not OS-specific
     chunk_index: int
     content_hash: str
+    role: NotRequired[str]  # what the section is for: symptoms, cause, resolution … (nodes/indexing/roles.py)
     text: str  # the body shown to users when quoted
     embed_text: str  # what is embedded: title and section path + body
     # document context (seed 001), present only when the document was uploaded with one
@@ -72,7 +73,8 @@ class RetrievedChunk(TypedDict):
     lexical_score: NotRequired[float]  # BM25 as a share of the query's best possible BM25 (0..1)
     rerank_score: NotRequired[float]  # cross-encoder probability, when a reranker is configured
     feedback_multiplier: NotRequired[float]  # learned from votes; 1.0 when there are not enough
-    origin: NotRequired[str]  # dense | lexical | both | neighbour
+    origin: NotRequired[str]  # dense | lexical | both | neighbour | article (read for the composed answer)
+    role: NotRequired[str]  # the section's role (nodes/indexing/roles.py); absent on chunks indexed before roles
     content_hash: NotRequired[str]  # the body's hash: feedback follows it across document versions
     # the document's context (seed 001) when it has one: filters match it, secondary fields rank by it
     context_type: NotRequired[list[str]]
@@ -80,6 +82,15 @@ class RetrievedChunk(TypedDict):
     document_category: NotRequired[list[str]]
     relevance_tags: NotRequired[list[str]]
     audience: NotRequired[list[str]]  # groups that may retrieve it; absent: everyone
+
+
+@dataclass(frozen=True)
+class QueryCoverage:
+    """How much of a query's wording a corpus holds (IDF-weighted shares, 0..1): per document, and nowhere."""
+
+    documents: dict[str, float]  # doc_id → share of the query found anywhere in that document
+    unseen: float  # share of the query that no chunk of the corpus contains (product names it does not cover …)
+    terms: int  # distinct query words counted
 
 
 class DocumentInfo(TypedDict):
@@ -100,6 +111,18 @@ class DocumentInfo(TypedDict):
     relevance_tags: NotRequired[list[str]]
     audience: NotRequired[list[str]]  # groups that may retrieve it; absent: everyone
     description: NotRequired[str]
+
+
+class ArticleRef(TypedDict):
+    """A document a search found, with what the answer step needs to read it whole (graph state, JSON-safe)."""
+
+    doc_id: str
+    title: str
+    source: str
+    score: float  # the article's aggregated search score (nodes/compose.py rank_articles)
+    answerable: float  # how likely the knowledge base answers the message from it (nodes/confidence.py), 0..1
+    confidence: float  # how likely the answer from it is right, 0..1
+    hits: list[dict]  # [{chunk_id, score, section, role}] the search returned from it, best first
 
 
 class Source(TypedDict):

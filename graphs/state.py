@@ -12,7 +12,7 @@ from typing import Annotated, Literal, TypedDict
 from langchain_core.messages import AnyMessage
 from langgraph.graph.message import add_messages
 
-from graphs.records import (OperatingSystem, RetrievedChunk, Source, StatusIncident, TicketDraft,
+from graphs.records import (ArticleRef, OperatingSystem, RetrievedChunk, Source, StatusIncident, TicketDraft,
                             TroubleshootingStep)
 
 Intent = Literal["informative", "troubleshooting"]
@@ -86,6 +86,9 @@ class SupportInput(TypedDict, total=False):
     # --- retrieve ---
     retrieved_chunks: Annotated[list[RetrievedChunk], replace]
     search_count: int
+    articles: Annotated[list[ArticleRef], replace]  # the documents found, best first (at most 3)
+    confidence: float | None  # how likely the best article answers the message (None: nothing searched)
+    question_type: str  # fix | how-to | why | where | what-is (nodes/compose.py)
     # --- decide ---
     action: Action
     decision_reasoning: str
@@ -118,6 +121,7 @@ class SupportState(SupportInput, total=False):
 
     messages: Annotated[list[AnyMessage], add_messages]
     active_topic: str | None
+    active_article: dict | None  # {doc_id, title, source, section} last answered from: follow-ups stay in it
     clarify_streak: int
     turn_count: int
     troubleshooting: Troubleshooting | None
@@ -152,6 +156,9 @@ class SupportOutput(TypedDict, total=False):
     intent: Intent
     search_count: int
     retrieved_chunks: list[RetrievedChunk]
+    articles: list[ArticleRef]
+    confidence: float | None
+    question_type: str
     turn_count: int
     troubleshooting: Troubleshooting | None
     ticket_offer: TicketDraft | None
@@ -193,6 +200,9 @@ def turn_input(query: str, user_os: OperatingSystem | None = None, search_filter
         "query_embedding": [],
         "retrieved_chunks": [],
         "search_count": 0,
+        "articles": [],
+        "confidence": None,
+        "question_type": "",
         "action": "answer",
         "decision_reasoning": "",
         "decided_by": "policy",

@@ -19,6 +19,8 @@ from graphs.policy_config import DEFAULT_LLM, CollectionSpec, ResponseRule, defa
 from graphs.ports import ChatMessage, ChatModel
 from graphs.records import RetrievedChunk, Source
 from graphs.state import SupportState
+from nodes.article_answer import (compose_reply, composed_context, found_articles, is_confident, points_into_article,
+                                  read_target, reference_reply, tie, tie_reply)
 from nodes.extractive import cite, compose_answer, label, to_source
 from nodes.fact import fact_reply
 from nodes.injection import delimit_data
@@ -169,6 +171,8 @@ def knowledge_answer(state: SupportState, ctx: SupportContext, update: dict,
     mode = state.get("response_mode") or policy.response_mode
     profile = evaluate(results, user_message=state["query"], selected=selected, response_mode=mode,
                        user=str(((config or {}).get("configurable") or {}).get("user_id") or ""))
+    if state.get("confidence") is not None and ctx.main_collection in [c.name for c in selected]:
+        profile["confidence"] = state["confidence"]  # the calibrated article confidence, not one chunk's score
     intent_llm = None
     if policy.intent_detection is not None:
         intent_llm = ctx.llm if policy.intent_detection.llm == DEFAULT_LLM else ctx.llms.get(policy.intent_detection.llm)
@@ -193,6 +197,8 @@ def knowledge_answer(state: SupportState, ctx: SupportContext, update: dict,
     if plan.source == "documents" and not chunks and not plan.degraded:
         chunks = expanded_documents(profile)[: ctx.top_k]  # RAG_PRIORITY, RAG_ONLY: partial documents answer too
     budget = max_tokens_for(rule, profile, ctx.llm_max_tokens)
+    if is_confident(state, ctx):  # the LLM writes from the part of the article the offline answer would quote
+        chunks = composed_context(state, ctx, chunks or list(state.get("retrieved_chunks", [])))
     if llm is not None and not failed:
         try:
             if rule.prompt is not None:
@@ -210,6 +216,19 @@ def knowledge_answer(state: SupportState, ctx: SupportContext, update: dict,
         except LLMError as exc:
             log.warning("answer LLM failed (rule %r), answering extractively: %s", rule.name, exc)
             update["fallback_notice"] = LLM_FALLBACK_NOTICE
+    return offline_answer(state, ctx, chunks)
+
+
+def offline_answer(state: SupportState, ctx: SupportContext, chunks: list[RetrievedChunk]) -> tuple[str, list[Source]]:
+    """Without an LLM: the part of the best article that answers (two equal fits are both offered), or an
+    honest "not found" when no article is confident enough."""
+    if found_articles(state, ctx):
+        if not is_confident(state, ctx):
+            return not_found_reply(state), []
+        if tied := tie(state, ctx):
+            return tie_reply(tied)
+        if (reading := read_target(state, ctx)) is not None:
+            return compose_reply(state, ctx, reading)
     if not chunks:
         return not_found_reply(state), []
     return compose_answer(state.get("search_query") or state["query"], chunks, state.get("user_os"))
@@ -245,7 +264,10 @@ def answer(state: SupportState, runtime: Runtime[SupportContext], config: Runnab
         return update | {"answer": SMALL_TALK_REPLIES[state["small_talk"]], "sources": []}
     if asks_status(state["query"]) and state.get("status_checked"):
         return update | {"answer": state.get("status_summary", "") + resume_hint(state), "sources": []}
-    text, sources = knowledge_answer(state, ctx, update, config)
+    if points_into_article(state) and (pointed := reference_reply(state, ctx, caller_groups(config))) is not None:
+        text, sources = pointed  # "what about step 3?": that step of the article in play, not a new search
+    else:
+        text, sources = knowledge_answer(state, ctx, update, config)
     if update.get("mode_notice"):
         text = f"_{update['mode_notice']}_\n\n{text}"
     return update | {"answer": with_status(state, text) + resume_hint(state), "sources": sources}

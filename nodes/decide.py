@@ -29,8 +29,8 @@ from nodes.embed_query import is_follow_up, search_variants
 from nodes.lexicon import (about_speaker, asks_for_something_new, asks_status, asks_ticket_status, is_question,
                            is_troubleshooting, it_topics, wants_ticket)
 from nodes.replies import LLM_FALLBACK_NOTICE
-from nodes.retrieve import confident_chunks
-from nodes.troubleshoot import candidate_steps, workflow_reply
+from nodes.article_answer import found_articles, is_confident, points_into_article
+from nodes.troubleshoot import walkthrough_steps, workflow_reply
 
 log = logging.getLogger(__name__)
 
@@ -149,21 +149,25 @@ def policy_decision(state: SupportState, ctx: SupportContext) -> Decision:
         return Decision("answer", "status question: report the status page")
     if state.get("is_vague") and not is_follow_up(state) and state.get("clarify_streak", 0) < MAX_CLARIFY_STREAK:
         return Decision("clarify", "the message names no system or symptom to search for")
-    confident = confident_chunks(state, ctx.min_score)
-    if confident:
-        if troubleshooting and len(candidate_steps(confident, state.get("user_os"))) >= 2:
-            return Decision("troubleshoot", f"a problem, and the knowledge base has steps for it "
-                                            f"(best {confident[0]['score']:.2f})")
-        return Decision("answer", f"{len(confident)} passage(s) at or above the answer threshold "
-                                  f"(best {confident[0]['score']:.2f})")
+    if points_into_article(state):
+        return Decision("answer", f"a follow-up about a step or method of '{state['active_article']['title']}'")
+    if is_confident(state, ctx):
+        best = found_articles(state, ctx)[0]
+        evidence = (f"'{best['title']}' answers it with probability {best['answerable']:.2f} (threshold "
+                    f"{ctx.confidence_threshold():.2f}), confidence {best['confidence']:.2f}")
+        if troubleshooting and len(walkthrough_steps(state, ctx)) >= 2:
+            return Decision("troubleshoot", f"a problem, and the knowledge base has steps for it: {evidence}")
+        return Decision("answer", f"the knowledge base answers this: {evidence}")
     searches = state.get("search_count", 0)
     if searches < ctx.max_searches and _untried_variants(state):
-        return Decision("search_kb", f"no confident passage after {searches} search(es); trying another wording")
+        return Decision("search_kb", f"no confident answer after {searches} search(es) (confidence "
+                                     f"{state.get('confidence') or 0:.2f}); trying another wording")
     if troubleshooting and ctx.tickets is not None and not state.get("is_vague"):
         return Decision("create_ticket", f"a problem the knowledge base does not cover after {searches} "
                                          "search(es): offer a ticket")
-    return Decision("answer", f"no confident passage after {searches} search(es); answer honestly that the "
-                              "knowledge base does not cover it")
+    return Decision("answer", f"no confident answer after {searches} search(es) (confidence "
+                              f"{state.get('confidence') or 0:.2f}); answer honestly that the knowledge base does not "
+                              "cover it")
 
 
 def enforce_policy(proposed: Decision, state: SupportState, ctx: SupportContext,
@@ -187,8 +191,8 @@ def enforce_policy(proposed: Decision, state: SupportState, ctx: SupportContext,
         veto = "LLM asked another clarifying question, but two were already asked"
     elif proposed.action == "check_status" and state.get("status_checked"):
         veto = "LLM asked to check the status page again in the same turn"
-    elif proposed.action == "troubleshoot" and len(candidate_steps(confident_chunks(state, ctx.min_score),
-                                                                   state.get("user_os"))) < 2:
+    elif proposed.action == "troubleshoot" and (not is_confident(state, ctx)
+                                                or len(walkthrough_steps(state, ctx)) < 2):
         veto = "LLM chose troubleshooting, but the knowledge base has no steps for this"
     elif (proposed.action == "answer" and fallback.action == "troubleshoot"):
         veto = "troubleshooting intent and documented steps: guide step by step instead of answering at once"

@@ -18,7 +18,13 @@ def respond(state: SupportState, runtime: Runtime[SupportContext]) -> dict:
     keep = 2 * runtime.context.history_turns - 2  # room for this turn's two messages
     removals = [RemoveMessage(id=m.id) for m in history[: max(0, len(history) - keep)] if m.id]
     answered = state.get("action") == "answer" and bool(state.get("sources"))
+    cited = (state.get("sources") or [{}])[0]
+    from_article = state.get("action") in ("answer", "troubleshoot") and cited.get("doc_id")
     return {
+        # the article and section a follow-up ("and on windows?", "what about step 3?") stays in
+        "active_article": {**{k: cited.get(k, "") for k in ("doc_id", "title", "source", "section")},
+                           "question_type": state.get("question_type", "")} if from_article
+        else state.get("active_article"),
         "answer": text,
         "messages": removals + [HumanMessage(content=state["query"]), AIMessage(content=text)],
         # the topic a short follow-up ("im on linux") refers to: what was last answered from the KB

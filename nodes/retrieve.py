@@ -1,5 +1,6 @@
 """retrieve: top-k chunks for the current search through the retrieval pipeline (nodes/retrieval.py),
-OS-aware and filtered by the request's document-context filters, merged with earlier searches this turn."""
+OS-aware and filtered by the request's document-context filters, merged with earlier searches this turn;
+and the articles they come from, each with a calibrated confidence (nodes/article_answer.py)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ from graphs.context import SupportContext
 from graphs.filters import parse_filter
 from graphs.records import RetrievedChunk
 from graphs.state import SupportState
+from nodes.article_answer import assess
+from nodes.compose import question_type
 from nodes.retrieval import fits_os, search_chunks
 
 __all__ = ["retrieve", "confident_chunks", "fits_os", "CANDIDATE_FLOOR"]
@@ -38,7 +41,17 @@ def retrieve(state: SupportState, runtime: Runtime[SupportContext], config: Runn
         if hit["chunk_id"] not in best or hit["score"] > best[hit["chunk_id"]]["score"]:
             best[hit["chunk_id"]] = hit
     ranked = sorted(best.values(), key=lambda c: c["score"], reverse=True)[: ctx.top_k]
-    return {"retrieved_chunks": ranked, "search_count": state.get("search_count", 0) + 1}
+    active = state.get("active_article") if state.get("is_follow_up") else None
+    update = {"retrieved_chunks": ranked, "search_count": state.get("search_count", 0) + 1,
+              # "and on windows?" asks what the previous question asked, for another case
+              "question_type": (active or {}).get("question_type") or question_type(state.get("query", ""))}
+    articles = assess(ctx, query, hits, prefer_doc=(active or {}).get("doc_id"))
+    earlier = state.get("articles") or []
+    if articles and (not earlier or articles[0]["answerable"] > earlier[0]["answerable"]):  # this turn's best search
+        update.update(articles=articles, confidence=articles[0]["confidence"])
+    elif not earlier:
+        update.update(articles=[], confidence=0.0)
+    return update
 
 
 def confident_chunks(state: SupportState, min_score: float) -> list[RetrievedChunk]:

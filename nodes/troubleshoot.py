@@ -25,6 +25,8 @@ from graphs.state import SupportState, Troubleshooting
 from nodes.extractive import label, numbered_steps, same_section_run, to_source
 from nodes.lexicon import OS_LABELS, content_words, it_topics
 from nodes.replies import LLM_FALLBACK_NOTICE
+from nodes.article_answer import composed_context, is_confident, read_target
+from nodes.compose import target_steps
 from nodes.retrieve import caller_groups, confident_chunks
 from nodes.ticket_ops import close_session_ticket
 
@@ -50,6 +52,25 @@ def steps_source(chunks: list[RetrievedChunk], user_os: str | None = None) -> tu
 
 def candidate_steps(chunks: list[RetrievedChunk], user_os: str | None = None) -> list[str]:
     return steps_source(chunks, user_os)[0]
+
+
+def walkthrough(state: SupportState, ctx: SupportContext) -> tuple[list[str], RetrievedChunk | None, str]:
+    """The steps to walk through, the chunk they are cited from, and a "This matches: …" line: the resolution
+    (or procedure) of the best article from its first step, each step with the code or list under it; the
+    numbered steps of the best passage when no article can be read whole."""
+    reading = read_target(state, ctx) if is_confident(state, ctx) else None
+    if reading is not None:
+        steps = target_steps(reading.target)
+        if len(steps) >= 2:
+            anchor = dict(reading.target.anchor or reading.target.sections[0].chunks[0])
+            anchor["section"] = reading.target.sections[0].name
+            return steps[:MAX_STEPS], anchor, reading.target.matches  # type: ignore[return-value]
+    steps, chunk = steps_source(confident_chunks(state, ctx.min_score), state.get("user_os"))
+    return steps, chunk, ""
+
+
+def walkthrough_steps(state: SupportState, ctx: SupportContext) -> list[str]:
+    return walkthrough(state, ctx)[0]
 
 
 def workflow_reply(state: SupportState) -> str:
@@ -87,12 +108,12 @@ def _progress(flow: Troubleshooting) -> dict:
 
 
 def start(state: SupportState, ctx: SupportContext) -> dict:
-    chunks = confident_chunks(state, ctx.min_score)
-    steps, source_chunk = steps_source(chunks, state.get("user_os"))
+    chunks = confident_chunks(state, ctx.min_score) or list(state.get("retrieved_chunks", []))
+    steps, source_chunk, matches = walkthrough(state, ctx)
     update: dict = {}
     if ctx.llm is not None and not state.get("fallback_notice"):
         try:
-            steps = _llm_steps(state, ctx, chunks)
+            steps = _llm_steps(state, ctx, composed_context(state, ctx, chunks))
         except LLMError as exc:
             log.warning("troubleshooting LLM failed, using the documented steps: %s", exc)
             update["fallback_notice"] = LLM_FALLBACK_NOTICE
@@ -106,7 +127,9 @@ def start(state: SupportState, ctx: SupportContext) -> dict:
     )
     os_note = f" for {OS_LABELS[flow['os']]}" if flow["os"] else ""
     intro = (f"Let's work through this together. I'll take you through {len(steps)} steps{os_note} from "
-             f"**{label(source_chunk)}** [1], simplest first.")
+             f"**{label(source_chunk)}** [1], in the order it gives them.")
+    if matches:
+        intro = f"This matches: {matches}\n\n{intro}"
     text = f"{intro}\n\n{_step_text(flow)}\n\nSources:\n[1] {label(source_chunk)} — {source_chunk['source']}"
     return update | _progress(flow) | {"answer": text, "sources": [to_source(1, source_chunk)], "needs_input": True}
 

@@ -27,7 +27,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from graphs.filters import CHUNK_LIST_FIELDS, RESTRICTED_FIELD, matches_where
-from graphs.records import ChunkRecord, RetrievedChunk
+from graphs.records import ChunkRecord, QueryCoverage, RetrievedChunk
 
 log = logging.getLogger(__name__)
 
@@ -216,6 +216,8 @@ class BM25Index:
         hit["lexical_score"] = hit["score"]
         hit["origin"] = "lexical"
         hit["content_hash"] = record.get("content_hash", "")
+        if record.get("role"):
+            hit["role"] = record["role"]
         for field in CHUNK_LIST_FIELDS:
             if record.get(field):
                 hit[field] = list(record[field])
@@ -250,6 +252,37 @@ class BM25Index:
                 return {cid: 0.0 for cid in rows}
             scores, best = self._score_all(terms)
             return {cid: round(float(scores[row]) / best, 4) for cid, row in rows.items()}
+
+    def query_coverage(self, text: str, doc_ids: Sequence[str]) -> QueryCoverage:
+        """How much of a query the corpus and given documents hold, each query word weighted by its IDF:
+        the share found anywhere in each document, and the share no chunk of the corpus contains at all."""
+        terms = list(dict.fromkeys(self._tokenize(text)))
+        with self._lock:
+            n = len(self._by_chunk)
+            if not terms or n == 0:
+                return QueryCoverage({d: 0.0 for d in doc_ids}, 1.0 if terms else 0.0, len(terms))
+            weights: dict[str, float] = {}
+            for term in terms:
+                df = len(self._postings.get(term) or ())
+                weights[term] = math.log(1 + (n - df + 0.5) / (df + 0.5))
+            total = sum(weights.values()) or 1.0
+            unseen = sum(w for t, w in weights.items() if not self._postings.get(t)) / total
+            coverage = {}
+            for doc_id in doc_ids:
+                rows = self._by_doc.get(doc_id, ())
+                found = sum(w for t, w in weights.items() if any(r in (self._postings.get(t) or ()) for r in rows))
+                coverage[doc_id] = round(found / total, 4)
+        return QueryCoverage(coverage, round(unseen, 4), len(terms))
+
+    def document_chunks(self, doc_id: str) -> list[RetrievedChunk]:
+        """Every chunk of a document's held version, in document order (score 0)."""
+        with self._lock:
+            rows = sorted(self._by_doc.get(doc_id, ()), key=lambda r: self._rows[r]["chunk_index"])
+            chunks = [self._hit(row, 0.0) for row in rows]
+        for chunk in chunks:
+            chunk["origin"] = "article"
+            del chunk["lexical_score"]
+        return chunks
 
     def neighbours(self, chunk_id: str, radius: int) -> list[RetrievedChunk]:
         with self._lock:
@@ -354,4 +387,11 @@ class HybridIndex:
 
     def neighbours(self, chunk_id: str, radius: int) -> list[RetrievedChunk]:
         return self.lexical.neighbours(chunk_id, radius)
+
+    def document_chunks(self, doc_id: str) -> list[RetrievedChunk]:
+        self._follow_manifest()
+        return self.lexical.document_chunks(doc_id)
+
+    def query_coverage(self, text: str, doc_ids: Sequence[str]) -> QueryCoverage:
+        return self.lexical.query_coverage(text, doc_ids)
 

@@ -20,16 +20,21 @@ from graphs.records import ChunkRecord, DocumentInfo, RetrievedChunk
 log = logging.getLogger(__name__)
 _MANIFEST_VECTOR = [1.0]  # Chroma insists on an embedding; the manifest is never searched
 _CHUNK_META = ("doc_id", "version", "title", "source", "section", "os", "chunk_index", "content_hash")
+_OPTIONAL_META = ("role",)  # absent from chunks indexed by older versions
 MANIFEST_TTL_S = 2.0  # other replicas' writes become visible within this time
 OVERFETCH = 2
 _PAGE = 1000
+
+
+def _optional_meta(chunk: ChunkRecord) -> dict[str, Any]:
+    return {k: chunk[k] for k in _OPTIONAL_META if chunk.get(k)}
 
 
 def chunk_metadata(chunk: ChunkRecord) -> dict[str, Any]:
     """Chroma metadata of a chunk: the fixed fields plus the document context lists it carries
     (Chroma stores string lists and filters them with `$contains`). An empty list is written as None:
     Chroma's upsert merges metadata, and None is how a field the same chunk had before is removed."""
-    meta = {k: chunk[k] for k in _CHUNK_META}
+    meta = {k: chunk[k] for k in _CHUNK_META} | _optional_meta(chunk)
     meta.update({f: list(chunk[f]) if chunk.get(f) else None for f in CHUNK_LIST_FIELDS})
     meta[RESTRICTED_FIELD] = bool(chunk.get(AUDIENCE_FIELD))  # filtered on by access_where
     return meta
@@ -65,6 +70,7 @@ def chunks_from_records(ids: Iterable[str], texts: Iterable[str], metadatas: Ite
                              source=meta["source"], section=meta["section"], os=meta["os"],
                              chunk_index=int(meta["chunk_index"]), content_hash=meta.get("content_hash", ""),
                              text=text, embed_text="")
+        record.update({k: meta[k] for k in _OPTIONAL_META if meta.get(k)})
         for field in CHUNK_LIST_FIELDS:
             if meta.get(field):
                 record[field] = list(meta[field])
@@ -182,6 +188,7 @@ class ChromaVectorIndex:
                 text=text, score=round(1.0 - float(distance), 4),
             )
             hit.update(dense_score=hit["score"], origin="dense", content_hash=meta.get("content_hash", ""))
+            hit.update({k: meta[k] for k in _OPTIONAL_META if meta.get(k)})
             hit.update({f: list(meta[f]) for f in CHUNK_LIST_FIELDS if meta.get(f)})
             hits.append(hit)
             if len(hits) == k:

@@ -108,6 +108,8 @@ def envelope(turn, *, debug: bool = False, warnings: tuple[str, ...] = ()) -> Ch
         fallback_notice=out.get("fallback_notice"),
         answer_path=out.get("answer_path") or None,
         integration=out.get("integration") or None,
+        confidence=out.get("confidence"),
+        question_type=out.get("question_type") or None,
         user_os=out.get("user_os"),
         troubleshooting=TroubleshootingOut(
             issue=flow["issue"], step=min(flow["current"] + 1, len(flow["steps"])), total=len(flow["steps"]),

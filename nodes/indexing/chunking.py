@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from graphs.records import Block, ChunkRecord, ParsedDocument
+from nodes.indexing.roles import section_role
 from nodes.lexicon import detect_os_in_path
 
 TokenCounter = Callable[[str], int]
@@ -200,6 +201,7 @@ def chunk_document(doc: ParsedDocument, *, doc_id: str, version: str, source: st
     for section in merge_small_parents(split_sections(doc), count):
         prefix = heading_prefix(doc.title, section.path)
         budget = max(16, max_tokens - count(prefix) - 2)
+        role = section_role(section.path, section.lines)
         for body in pack_lines(section.lines, budget, count):
             index = len(chunks)
             os_name = detect_os_in_path(section.path) or ""
@@ -210,6 +212,7 @@ def chunk_document(doc: ParsedDocument, *, doc_id: str, version: str, source: st
                 title=doc.title,
                 source=source,
                 section=" > ".join(section.path),
+                role=role,
                 os=os_name,
                 chunk_index=index,
                 content_hash=_hash(body)[:16],

@@ -20,8 +20,14 @@ def document_id(source: str) -> str:
     return hashlib.sha256(source.encode("utf-8")).hexdigest()[:16]
 
 
+# Bumped when parsing or chunking changes what the same bytes become (markup cleaning, section roles), so that
+# unchanged files are indexed again once after an upgrade instead of keeping chunks of the older format.
+INDEX_FORMAT = b"deskmate-index-2\x00"
+
+
 def content_version(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()[:16]
+    """The version of a document: a hash of its bytes (and of the index format they are read with)."""
+    return hashlib.sha256(INDEX_FORMAT + data).hexdigest()[:16]
 
 
 def load(state: IndexingState, runtime: Runtime[IndexingContext]) -> dict:

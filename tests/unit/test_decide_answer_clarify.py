@@ -100,7 +100,8 @@ def test_answer_admits_when_nothing_is_confident():
 
 def test_llm_answer_keeps_only_cited_sources():
     llm = ScriptedChatModel(["Open the client and click Connect [2]."])
-    chunks = [chunk("other", score=0.8, chunk_index=0), chunk(STEPS, score=0.7, chunk_index=1, title="VPN")]
+    chunks = [chunk("other", score=0.8, chunk_index=0),
+              chunk(STEPS, score=0.7, chunk_index=1, title="VPN", doc_id="d2", source="kb/vpn.md")]
     out = answer({"query": "vpn", "retrieved_chunks": chunks}, Runtime(context=_ctx(llm=llm)), {})
     assert [s["n"] for s in out["sources"]] == [2]
     assert "<source id=\"2\"" in llm.history[0][1].content  # sources passed as delimited data

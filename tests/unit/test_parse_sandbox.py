@@ -168,11 +168,12 @@ def test_a_script_hidden_behind_a_bracket_in_an_attribute_is_made_inert():
 
 @pytest.mark.parametrize("pathological", ["<a " + "=" * 200_000 + "<", "<script" * 50_000, "[a](" * 50_000,
                                           "<!--" * 50_000, "<img " * 50_000 + "x", "javascript:" * 30_000])
-def test_the_sanitiser_stays_fast_on_pathological_input(pathological):
-    started = time.monotonic()
+def test_the_sanitiser_stays_linear_on_pathological_input(pathological):
+    # CPU seconds of this process, not the wall clock: other work on a busy machine does not count
+    started = time.process_time()
     strip_executable(pathological)
     FileParser().parse("p.md", pathological.encode())
-    assert time.monotonic() - started < 3  # quadratic behaviour would take minutes
+    assert time.process_time() - started < 3  # quadratic behaviour would take minutes
 
 
 def test_control_characters_never_reach_block_text():

@@ -64,7 +64,8 @@ def test_a_chat_turn_leaves_its_ordered_path_node_timings_decision_and_candidate
         assert node["start_ms"] >= previous_end - 0.01 and node["duration_ms"] >= 0
         previous_end = node["end_ms"]
     retrieve = record["nodes"][3]
-    assert retrieve["output_keys"] == ["retrieved_chunks", "search_count"] and "query_embedding" in retrieve["input_keys"]
+    assert retrieve["output_keys"] == ["articles", "confidence", "question_type", "retrieved_chunks",
+                                       "search_count"] and "query_embedding" in retrieve["input_keys"]
     assert record["decisions"] == [{"action": "answer", "decided_by": "policy",
                                     "reasoning": turn.output["decision_reasoning"]}]
     candidates = record["retrieval"][0]["candidates"]

@@ -1,0 +1,234 @@
+"""From a search to an answer over whole articles: assess what was found, then compose from the best article.
+
+`assess` (called by the retrieve node) groups the searched chunks by article and gives each a calibrated
+confidence (nodes/confidence.py); `read_target` (answer and troubleshoot nodes) reads the chosen article whole
+through the lexical index and picks the part that answers (nodes/compose.py); `compose_reply` writes the offline
+answer, and `composed_context` hands an LLM the same choice of passages, best first.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from graphs.context import SupportContext
+from graphs.records import ArticleRef, RetrievedChunk, Source
+from graphs.state import SupportState
+from graphs.filters import may_read
+from nodes.compose import (ArticleHits, Target, article_sections, choose_target, follow_up_reference, question_type,
+                           rank_articles, referenced_alternative, render, target_steps)
+from nodes.confidence import article_features
+from nodes.extractive import cite, to_source
+from nodes.lexicon import OS_LABELS
+from nodes.retrieval import fits_os
+
+MAX_ARTICLES = 3  # articles kept in the state (the best, and the runners-up a tie or the trace may name)
+FOLLOW_UP_BOOST = 1.25  # a follow-up ("and on windows?") prefers the article the conversation is in
+TIE_MARGIN = 0.015  # two articles this close in score and confidence fit equally well
+
+
+def assess(ctx: SupportContext, query: str, hits: list[RetrievedChunk],
+           prefer_doc: str | None = None) -> list[ArticleRef]:
+    """The articles behind `hits`, best first, each with how likely the knowledge base answers the question
+    from it (`answerable`, compared with the threshold) and how likely that answer is right (`confidence`)."""
+    if not hits:
+        return []
+    if prefer_doc:
+        hits = [dict(h, score=min(1.0, round(h["score"] * FOLLOW_UP_BOOST, 4))) if h["doc_id"] == prefer_doc else h
+                for h in hits]  # type: ignore[misc]
+    ranked = rank_articles(hits)
+    model = ctx.confidence_model
+    coverage = None
+    if model is not None and ctx.lexical is not None:
+        coverage = ctx.lexical.query_coverage(query, [a.doc_id for a in ranked[:MAX_ARTICLES]])
+    refs = []
+    for rank, article in enumerate(ranked[:MAX_ARTICLES]):
+        if coverage is not None:
+            assessed = model.assess(article_features(ranked, coverage, rank))
+            answerable, confidence = assessed.answerable, assessed.confidence
+        else:  # no model (or no lexical evidence): the best chunk's score, as before calibration existed
+            answerable = confidence = float(article.hits[0]["score"])
+        refs.append(ArticleRef(doc_id=article.doc_id, title=article.title, source=article.source,
+                               score=article.score, answerable=round(answerable, 4), confidence=round(confidence, 4),
+                               hits=[{"chunk_id": h["chunk_id"], "score": h["score"], "section": h["section"],
+                                      "role": h.get("role", "")} for h in article.hits[:10]]))
+    return refs
+
+
+def found_articles(state: SupportState, ctx: SupportContext) -> list[ArticleRef]:
+    """The articles this turn's search found, best first. A state that did not come through the retrieve node
+    (a node run on its own, in Studio or a test) has them assessed from its chunks."""
+    if "articles" in state:
+        return list(state.get("articles") or [])
+    chunks = list(state.get("retrieved_chunks") or [])
+    return assess(ctx, state.get("search_query") or state.get("query", ""), chunks) if chunks else []
+
+
+def is_confident(state: SupportState, ctx: SupportContext) -> bool:
+    """The best article answers the message, as far as the evidence goes (answerable ≥ the threshold)."""
+    articles = found_articles(state, ctx)
+    return bool(articles) and articles[0]["answerable"] >= ctx.confidence_threshold()
+
+
+@dataclass
+class ArticleReading:
+    """The chosen article and the part of it that answers."""
+
+    article: ArticleRef
+    chunks: list[RetrievedChunk]  # the article's chunks that fit the user's OS, in order
+    target: Target
+    qtype: str
+    other_os: list[str]  # operating systems the article also has steps for (OS unknown)
+
+
+def read_target(state: SupportState, ctx: SupportContext, article: ArticleRef | None = None) -> ArticleReading | None:
+    """Read the best (or given) article whole and choose the part that answers the message."""
+    refs = found_articles(state, ctx)
+    article = article or (refs[0] if refs else None)
+    if article is None:
+        return None
+    if ctx.lexical is not None:
+        chunks = ctx.lexical.document_chunks(article["doc_id"])
+    else:  # no lexical index: only what the search returned of it
+        chunks = [c for c in state.get("retrieved_chunks", []) if c["doc_id"] == article["doc_id"]]
+    user_os = state.get("user_os")
+    usable = [c for c in chunks if fits_os(c, user_os)]
+    if not usable:
+        return None
+    query = state.get("search_query") or state["query"]
+    qtype = state.get("question_type") or question_type(state["query"])
+    target = choose_target(article_sections(usable), _scored_hits(article), qtype, query)  # type: ignore[arg-type]
+    if not target.sections:
+        return None
+    target_os = {c["os"] for s in target.sections for c in s.chunks if c["os"]}
+    other_os = sorted({c["os"] for c in chunks if c["os"]} - target_os) if target_os and not user_os else []
+    return ArticleReading(article, usable, target, qtype, other_os)
+
+
+def _scored_hits(article: ArticleRef) -> list[RetrievedChunk]:
+    return [RetrievedChunk(chunk_id=h["chunk_id"], doc_id=article["doc_id"], title=article["title"],
+                           source=article["source"], section=h.get("section", ""), os="", chunk_index=0, text="",
+                           score=h["score"]) for h in article["hits"]]
+
+
+def anchor_source(reading: ArticleReading, n: int = 1) -> Source:
+    """The citation: the article at the section the answer quotes."""
+    anchor = dict(reading.target.anchor or reading.target.sections[0].chunks[0])
+    anchor["section"] = reading.target.sections[0].name
+    anchor.setdefault("score", reading.article["score"])
+    return to_source(n, anchor)  # type: ignore[arg-type]
+
+
+def tie(state: SupportState, ctx: SupportContext) -> list[ArticleRef]:
+    """The two best articles when they fit equally well (both confident, scores within TIE_MARGIN); else []."""
+    refs = found_articles(state, ctx)
+    if len(refs) < 2:
+        return []
+    first, second = refs[0], refs[1]
+    if second["answerable"] >= ctx.confidence_threshold() and first["score"] - second["score"] <= TIE_MARGIN and \
+            abs(first["confidence"] - second["confidence"]) <= 0.1:
+        return [first, second]
+    return []
+
+
+def compose_reply(state: SupportState, ctx: SupportContext, reading: ArticleReading) -> tuple[str, list[Source]]:
+    """The offline answer: the part of the article that answers, quoted as written, cited."""
+    body, cut = render(reading.target)
+    source = anchor_source(reading)
+    label = f"{reading.article['title']} › {source['section']}" if source["section"] else reading.article["title"]
+    lines = []
+    if reading.target.matches:
+        lines += [f"This matches: {reading.target.matches}", ""]
+    lines += [f"From **{label}** [1]:", "", body]
+    if cut:
+        lines += ["", "… the article goes on; open [1] for the rest."]
+    if reading.target.alternatives:
+        names = ", ".join(f"**{name}**" for name in reading.target.alternatives[:4])
+        lines += ["", f"If that doesn't help, the article has other ways: {names}."]
+    if reading.other_os:
+        current = sorted({c["os"] for s in reading.target.sections for c in s.chunks if c["os"]})
+        if current:
+            hint = " or ".join(OS_LABELS[o] for o in reading.other_os)
+            lines += ["", f"These are the {OS_LABELS[current[0]]} steps. If you're on {hint}, tell me."]
+    lines += ["", "Sources:", cite(1, source)]
+    return "\n".join(lines), [source]
+
+
+def tie_reply(articles: list[ArticleRef]) -> tuple[str, list[Source]]:
+    """Two articles fit equally: name both, one line each, and ask which."""
+    sources = [Source(n=i, title=a["title"], source=a["source"], section="", chunk_id=a["hits"][0]["chunk_id"],
+                      score=a["score"], doc_id=a["doc_id"]) for i, a in enumerate(articles, start=1)]
+    lines = ["Two articles fit this equally well:", ""]
+    lines += [f"{s['n']}. **{s['title']}** [{s['n']}]" for s in sources]
+    lines += ["", "Which one is closer to what you see? Reply 1 or 2, or tell me more.", "", "Sources:"]
+    lines += [cite(s["n"], s) for s in sources]
+    return "\n".join(lines), sources
+
+
+MAX_REFERENCE_WORDS = 10
+
+
+def points_into_article(state: SupportState) -> bool:
+    """A short follow-up naming a step or method ("what about step 3?") of the article last answered from."""
+    text = state.get("query", "")
+    return bool((state.get("active_article") or {}).get("doc_id")) and len(text.split()) <= MAX_REFERENCE_WORDS \
+        and follow_up_reference(text) is not None
+
+
+def reference_reply(state: SupportState, ctx: SupportContext,
+                    groups: frozenset[str] | None) -> tuple[str, list[Source]] | None:
+    """The step or method a follow-up points at, from the article in play; None when it cannot be found."""
+    active = state.get("active_article") or {}
+    reference = follow_up_reference(state.get("query", ""))
+    if not active.get("doc_id") or reference is None or ctx.lexical is None:
+        return None
+    chunks = [c for c in ctx.lexical.document_chunks(active["doc_id"])
+              if fits_os(c, state.get("user_os")) and (groups is None or may_read(c, groups))]
+    sections = article_sections(chunks)
+    if not sections:
+        return None
+    kind, n = reference
+    title = sections[0].chunks[0]["title"]
+    if kind == "method":
+        target = referenced_alternative(sections, n)
+        if target is None:
+            return None
+        body, _ = render(target)
+        source = to_source(1, dict(target.sections[0].chunks[0], score=1.0))  # type: ignore[arg-type]
+        source["section"] = target.sections[0].name
+        text = f"From **{title} › {source['section']}** [1]:\n\n{body}\n\nSources:\n{cite(1, source)}"
+        return text, [source]
+    in_play = [s for s in sections if active.get("section") and (s.name == active["section"]
+                                                                 or s.name.startswith(active["section"] + " > "))]
+    steps = target_steps(Target(in_play or sections))
+    if not steps:
+        return None
+    first = (in_play or sections)[0]
+    source = to_source(1, dict(first.chunks[0], score=1.0))  # type: ignore[arg-type]
+    source["section"] = first.name
+    where = f"**{title} › {first.name}**" if first.name else f"**{title}**"
+    if n > len(steps):
+        text = f"{where} [1] has {len(steps)} steps, so there is no step {n}. Step {len(steps)} is:\n\n{steps[-1]}"
+    else:
+        text = f"Step {n} of {len(steps)} in {where} [1]:\n\n{steps[n - 1]}"
+    return f"{text}\n\nSources:\n{cite(1, source)}", [source]
+
+
+def composed_context(state: SupportState, ctx: SupportContext, fallback: list[RetrievedChunk]) -> list[RetrievedChunk]:
+    """What an LLM is given: the chosen part of the best article first (whole, as one source), then the
+    article's other ways and the runners-up's best passages; `fallback` when no article can be read."""
+    reading = read_target(state, ctx) if is_confident(state, ctx) else None
+    if reading is None:
+        return fallback
+    body, _ = render(reading.target)
+    first = dict(reading.target.sections[0].chunks[0])
+    first.update(text=body, section=reading.target.sections[0].name, score=reading.article["score"])
+    context: list[RetrievedChunk] = [first]  # type: ignore[list-item]
+    used = {c["chunk_id"] for s in reading.target.sections for c in s.chunks}
+    for chunk in fallback:
+        if chunk["chunk_id"] not in used and len(context) < ctx.top_k:
+            context.append(chunk)
+    return context
+
+
+__all__ = ["ArticleHits", "ArticleReading", "assess", "compose_reply", "composed_context", "is_confident",
+           "question_type", "read_target", "tie", "tie_reply"]
