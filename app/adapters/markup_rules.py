@@ -288,11 +288,15 @@ RULES: tuple[MarkupRule, ...] = (
         not_matches=("{{< /tabs >}}", "Text {{< ref \"a.md\" >}}"),
         renders=(("{{< tabs >}}\nUse the tray icon.\n{{< /tabs >}}\n", "Use the tray icon."),)),
     MarkupRule(
-        "hugo-shortcode", "hugo", "line", re.compile(r"\{\{[<%].{0,500}?[>%]\}\}"), "replace", replacement="",
+        "hugo-shortcode", "hugo", "line",
+        # "(…)" around a shortcode goes with it, unless it is a link's target: "[guide]()" reads "guide"
+        re.compile(r"(?<!\])\([ \t]*\{\{[<%].{0,500}?[>%]\}\}[ \t]*\)|\{\{[<%].{0,500}?[>%]\}\}"), "replace",
+        replacement="",
         matches=('{{< ref "vpn.md" >}}', '{{% param "version" %}}', "{{</* note */>}}", '{{< figure src="a.png" >}}'),
         not_matches=("{{ .Title }}", "{ {x} }"),
         renders=(('See [the VPN guide]({{< ref "vpn.md" >}}).\n\n{{< figure src="router.png" >}}\n',
-                  "See the VPN guide."),)),
+                  "See the VPN guide."),
+                 ('Open the portal ({{< ref "portal.md" >}}) and sign in.\n', "Open the portal and sign in."))),
 
     # ---------------------------------------------------------------- reStructuredText habits
     MarkupRule(

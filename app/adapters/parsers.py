@@ -28,8 +28,8 @@ from graphs.text import CONTROL, INVISIBLE
 log = logging.getLogger(__name__)
 
 SUPPORTED_EXTENSIONS = {".pdf": "pdf", ".html": "html", ".htm": "html", ".md": "markdown",
-                        ".markdown": "markdown", ".txt": "text", ".text": "text"}
-SUPPORTED_HUMAN = "PDF, HTML, Markdown (.md) or plain text (.txt)"
+                        ".markdown": "markdown", ".mdx": "markdown", ".txt": "text", ".text": "text"}
+SUPPORTED_HUMAN = "PDF, HTML, Markdown (.md, .mdx) or plain text (.txt)"
 MAX_PDF_PAGES = 2000
 MAX_TEXT_CHARS = 5_000_000  # ~2,500 pages of prose; more is not one help-desk article
 MAX_STREAM_BYTES = 32 * 1024 * 1024  # one PDF stream, once decompressed
