@@ -24,8 +24,14 @@ _BLOCK_RULES = tuple(r for r in RULES if r.stage == "block")
 _LINE_RULES = tuple(r for r in RULES if r.stage == "line")
 _TEXT_RULES = tuple(r for r in RULES if r.stage == "text")
 _ALERT = RULES_BY_NAME["alert"].pattern
-# a line no rule can touch is passed through without trying each rule
-_TRIGGER = re.compile(r":::|\[!|\{|!!!|\?\?\?|^[ \t]*\.\.|<|^import\b|^export\b|8<|^#")
+# a line no rule can touch is passed through without trying each rule (substring tests: a regex alternation
+# of these costs more than all the rules on an ordinary line)
+_TRIGGER_ANYWHERE = (":::", "[!", "{", "!!!", "???", "<", "8<")
+_TRIGGER_AT_START = ("..", "import", "export", "#")
+
+
+def _may_need_rules(line: str) -> bool:
+    return any(t in line for t in _TRIGGER_ANYWHERE) or line.lstrip().startswith(_TRIGGER_AT_START)
 _FENCE_OPEN = re.compile(r"^(?P<prefix>[ \t]*(?:>[ \t]?)*[ \t]*)(?P<marks>`{3,}(?=[^`]*$)|~{3,})")
 
 
@@ -151,7 +157,7 @@ MAX_OPEN_DIRECTIVE_KINDS = 64  # distinct closing lines tracked at once (":::", 
 
 
 def _first_block_rule(line: str) -> tuple[MarkupRule, re.Match[str]] | None:
-    if not _TRIGGER.search(line):
+    if not _may_need_rules(line):
         return None
     for rule in _BLOCK_RULES:
         if (match := rule.pattern.match(line)):
@@ -287,7 +293,7 @@ def rewrite_lines(lines: list[str], depth: int = 0) -> list[str]:
             out.append(line)
             index += 1
             continue
-        if not _TRIGGER.search(line):
+        if not _may_need_rules(line):
             out.append(line)
             index += 1
             continue
@@ -330,8 +336,9 @@ _HTML_TAG = re.compile(r"</?(?:a|abbr|b|big|cite|code|del|dfn|div|em|font|i|img|
                        r"(?:\s(?:[^<>\"']|\"[^\"]{0,1000}\"|'[^']{0,1000}'){0,1000})?\s*/?>", re.I)
 _LINE_BREAK = re.compile(r"<br\s*/?>|\\\n", re.I)
 _STRONG = re.compile(r"(\*\*|__)(?=\S)(.{1,2000}?)(?<=\S)\1")
-_EMPHASIS = re.compile(r"(?<![\w*\\])\*(?=[^\s*])([^*\n]{1,2000}?)(?<=[^\s*])\*(?![\w*])"
-                       r"|(?<![\w\\])_(?=[^\s_])([^_\n]{1,2000}?)(?<=[^\s_])_(?!\w)")
+# the marker comes first and the look-behind after it, so the search skips ahead to the next '*' or '_'
+_EMPHASIS = re.compile(r"\*(?<![\w*\\]\*)(?=[^\s*])([^*\n]{1,2000}?)(?<=[^\s*])\*(?![\w*])"
+                       r"|_(?<![\w\\]_)(?=[^\s_])([^_\n]{1,2000}?)(?<=[^\s_])_(?!\w)")
 _STRIKE = re.compile(r"~~(?=\S)([^~\n]{1,2000}?)(?<=\S)~~")
 
 

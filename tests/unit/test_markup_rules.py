@@ -69,3 +69,11 @@ def test_image_alt_text_is_kept_only_when_it_says_something(alt, kept):
 def test_note_kinds_read_as_labels():
     assert [note_label(k) for k in ("NOTE", "warning", "hint", "seealso", "gotcha-alert")] == [
         "Note", "Warning", "Tip", "See also", "Gotcha alert"]
+
+
+def test_every_line_a_rule_matches_reaches_the_rules():
+    from app.adapters.markup import _may_need_rules  # the engine's quick test that skips ordinary lines
+
+    for rule in RULES:
+        if rule.stage in ("block", "line"):
+            assert all(_may_need_rules(example) for example in rule.matches), rule.name

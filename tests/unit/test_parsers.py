@@ -252,3 +252,15 @@ def test_plain_text_keeps_indented_code_and_notes_under_their_step():
     assert render_blocks(doc.blocks[1:]) == ["1. Open a terminal.", "2. Run:", "   net stop spooler",
                                              "   net start spooler", "   This clears stuck jobs.",
                                              "3. Print a test page."]
+
+
+def test_a_very_long_markdown_file_is_read_line_by_line_with_its_structure(monkeypatch):
+    import app.adapters.parsers as parsers
+    from nodes.indexing.chunking import render_blocks
+
+    monkeypatch.setattr(parsers, "MAX_STRUCTURED_LINES", 5)
+    md = b"# Long guide\n\n> [!TIP]\n> Save first.\n\n1. Open it.\n2. Run:\n\n   ```\n   fix --all\n   ```\n\n3. Close it.\n"
+    doc = parser.parse("long.md", md)
+    assert doc.title == "Long guide"
+    assert render_blocks(doc.blocks[1:]) == ["Tip: Save first.", "1. Open it.", "2. Run:", "   fix --all",
+                                             "3. Close it."]
