@@ -8,10 +8,11 @@ the set of files is known — a folder given to `deskmate ingest`, the bundled k
 single upload (which can only include itself, so its includes are left out with a warning).
 
 The rules, and why:
-- **By file name, within the batch.** A link's folders are ignored (`../../../includes/x.md` names
-  `x.md`); it is looked up among the batch's own files, never on disk, so an include cannot read
-  anything outside the folder it came with. Several files with that name: the one whose path shares
-  the longest tail with the link wins.
+- **By file name, within the batch.** A link is looked up among the batch's own files, never on disk,
+  so an include cannot read anything outside the folder it came with. Only its last folder counts
+  (`../../../includes/x.md` is an `x.md` in a folder called `includes`, wherever that sits in the batch:
+  sites move their include folders about); a link with no folder takes any `x.md`. An article that
+  merely shares the name (`factoids/specify.md` for `_includes/embeds/specify.md`) is not taken.
 - **One level.** A fragment's own includes are not expanded, so a cycle cannot happen.
 - **A fragment is not an article.** A file included by an article of the batch (a file no other file
   of the batch includes) is indexed only inside the articles that include it: on its own it would be
@@ -154,20 +155,22 @@ class IncludeResolver:
         return _text_lines(data, name) if data and len(data) <= MAX_SCANNED_BYTES else None
 
     def find(self, target: str, including: str) -> str | None:
-        """The batch file a link names, by file name; None when the batch has none."""
+        """The batch file a link names, by file name (and the folder it sits in, when the link names one)."""
         candidates = self._by_file_name.get(target_file_name(target).casefold(), [])
+        wanted = [p for p in PurePosixPath(unquote(target).replace("\\", "/")).parts[:-1] if p not in ("..", ".", "~")]
+        if wanted:  # "../includes/x.md" is an x.md in a folder called includes, not any x.md of the batch
+            candidates = [c for c in candidates if PurePosixPath(c).parent.name.casefold() == wanted[-1].casefold()]
         if len(candidates) <= 1:
             return candidates[0] if candidates else None
-        wanted = [p for p in PurePosixPath(target.replace("\\", "/")).parts if p not in ("..", ".")]
 
-        def shared_tail(candidate: str) -> int:
-            parts = PurePosixPath(candidate).parts
+        def shared_folders(candidate: str) -> int:
+            folders = PurePosixPath(candidate).parts[:-1]
             count = 0
-            while count < min(len(parts), len(wanted)) and parts[-1 - count] == wanted[-1 - count]:
+            while count < min(len(folders), len(wanted)) and folders[-1 - count] == wanted[-1 - count]:
                 count += 1
             return count
 
-        return sorted(candidates, key=lambda c: (-shared_tail(c), c != including, c))[0]
+        return sorted(candidates, key=lambda c: (-shared_folders(c), c))[0]
 
     def is_fragment(self, name: str) -> bool:
         """Whether `name` is only a fragment other articles of the batch include (so not indexed alone)."""

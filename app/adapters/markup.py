@@ -380,6 +380,7 @@ def clean_inline(text: str, references: Mapping[str, str] | None = None,
     text = _CODE_SPAN.sub(set_aside, text)
     text = _IMAGE.sub(lambda m: image_text(m.group(1)), text)
     text = _LINK.sub(lambda m: _with_target(m.group(1), _link_target(m.group(2))), text)
+    text = _IMAGE.sub(lambda m: image_text(m.group(1)), text)  # an image whose alt text held a link
     if references:
         text = _REFERENCE_LINK.sub(
             lambda m: _with_target(m.group(1), references.get(normalise_label(m.group(2) or m.group(1)), "")), text)

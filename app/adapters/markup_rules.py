@@ -78,7 +78,7 @@ _PICTURE_DESCRIPTION = re.compile(
     r"^\W*(?:an?\s+|the\s+)?(?:screen\s*shots?|screen\s*captures?|screen\s*grabs?|screens?|images?|pictures?|"
     r"illustrations?|icons?|graphics?|diagrams?|figures?|photos?|gifs?|animations?|logos?|snapshots?|"
     r"thumbnails?|banners?)\b", re.I)
-_FILE_LIKE = re.compile(r"^\S+\.(?:png|jpe?g|gif|svg|webp|bmp|ico)$|^[\w./\\-]+/[\w./\\-]*$|^\w+://", re.I)
+_FILE_LIKE = re.compile(r"\.(?:png|jpe?g|gif|svg|webp|bmp|ico)$|^[\w./\\-]+/[\w./\\-]*$|^\w+://", re.I)
 
 
 def image_text(alt: str, image_type: str = "content") -> str:

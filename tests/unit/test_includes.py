@@ -32,6 +32,14 @@ def test_a_link_is_resolved_by_its_file_name_within_the_batch_whatever_its_folde
     assert batch.is_fragment("kb/shared/includes/disclaimer.md") and not batch.is_fragment("kb/guides/vpn.md")
 
 
+def test_an_article_that_only_shares_the_included_file_name_is_not_taken_for_the_fragment():
+    files = {"docs/disks/recovery.md": b"import Specify from '../../_includes/embeds/specify.md';\n\n<Specify />\n",
+             "docs/factoids/specify.md": b"# Specify\n\nRun Specify and share the link.\n"}
+    batch = IncludeResolver.from_bytes(files)
+    assert batch.expand("docs/disks/recovery.md", files["docs/disks/recovery.md"]) == files["docs/disks/recovery.md"]
+    assert not batch.is_fragment("docs/factoids/specify.md")
+
+
 def test_an_include_never_reads_a_file_outside_the_batch(tmp_path):
     (tmp_path / "secret.md").write_text("TOP SECRET\n")
     folder = tmp_path / "kb"

@@ -77,3 +77,9 @@ def test_every_line_a_rule_matches_reaches_the_rules():
     for rule in RULES:
         if rule.stage in ("block", "line"):
             assert all(_may_need_rules(example) for example in rule.matches), rule.name
+
+
+def test_an_image_whose_alt_text_is_a_link_or_a_file_name_leaves_no_markup():
+    doc = parser.parse("x.md", b"See the comic: ![[XKCD 936](https://xkcd.com/936/)](https://imgs.example/p.png)\n\n"
+                               b"![Windows 11-2021-10-05-15-20-37.png](../assets/w.webp)\n")
+    assert [b.text for b in doc.blocks] == ["See the comic: XKCD 936 (https://xkcd.com/936/)"]
