@@ -49,7 +49,7 @@ class IncludeSyntax:
     pattern: re.Pattern[str]
     matches: tuple[str, ...]
     not_matches: tuple[str, ...]
-    whole_line: bool = True  # False: may sit inside a sentence (the fragment is then read as one line)
+    whole_line: bool = True  # False: may also sit inside a sentence (the fragment is then read as one line)
 
 
 SYNTAXES: tuple[IncludeSyntax, ...] = (
@@ -73,7 +73,8 @@ SYNTAXES: tuple[IncludeSyntax, ...] = (
 )
 _SYNTAX = {syntax.name: syntax for syntax in SYNTAXES}
 # MDX: which component is which file ("import Warning from '../_includes/warning.md'")
-MDX_IMPORT = re.compile(r"^import[ \t]+(?P<component>[A-Z]\w*)[ \t]+from[ \t]+[\"'](?P<target>[^\"'\n]+\.mdx?)[\"'];?[ \t]*$")
+MDX_IMPORT = re.compile(
+    r"^import[ \t]+(?P<component>[A-Z]\w*)[ \t]+from[ \t]+[\"'](?P<target>[^\"'\n]+\.mdx?)[\"'];?[ \t]*$")
 
 
 def target_file_name(target: str) -> str:
@@ -95,20 +96,24 @@ class _Reference:
 
 
 def _references(lines: list[str]) -> list[_Reference]:
+    """Every include in `lines` outside fenced code, in order."""
     found: list[_Reference] = []
     fenced = fenced_code_lines(lines)
     components = {m.group("component"): m.group("target") for line in lines if (m := MDX_IMPORT.match(line))}
     for number, line in enumerate(lines):
         if fenced[number]:
             continue
-        for match in _SYNTAX["docfx"].pattern.finditer(line):
-            found.append(_Reference(number, "docfx", match.group("target"), match.start(), match.end()))
-        for name in ("mkdocs-snippet", "rst-include"):
-            if (match := _SYNTAX[name].pattern.match(line)):
-                found.append(_Reference(number, name, match.group("target")))
-        if components and (match := _SYNTAX["mdx-component"].pattern.match(line)) \
-                and match.group("component") in components:
-            found.append(_Reference(number, "mdx-component", components[match.group("component")]))
+        for syntax in SYNTAXES:
+            if syntax.name == "mdx-component":
+                match = syntax.pattern.match(line) if components else None
+                if match and match.group("component") in components:
+                    found.append(_Reference(number, syntax.name, components[match.group("component")]))
+            elif syntax.whole_line:
+                if (match := syntax.pattern.match(line)):
+                    found.append(_Reference(number, syntax.name, match.group("target")))
+            else:
+                found += [_Reference(number, syntax.name, m.group("target"), m.start(), m.end())
+                          for m in syntax.pattern.finditer(line)]
     return found
 
 
@@ -142,12 +147,12 @@ class IncludeResolver:
         self._fragments = {name for name, includers in included_by.items() if includers & articles}
 
     @classmethod
-    def from_paths(cls, files: Mapping[str, Path]) -> "IncludeResolver":
+    def from_paths(cls, files: Mapping[str, Path]) -> IncludeResolver:
         return cls({name: (lambda path=path: path.read_bytes() if path.stat().st_size <= MAX_SCANNED_BYTES else b"")
                     for name, path in files.items()})
 
     @classmethod
-    def from_bytes(cls, files: Mapping[str, bytes]) -> "IncludeResolver":
+    def from_bytes(cls, files: Mapping[str, bytes]) -> IncludeResolver:
         return cls({name: (lambda data=data: data) for name, data in files.items()})
 
     def _lines_of(self, name: str) -> list[str] | None:
@@ -170,7 +175,7 @@ class IncludeResolver:
                 count += 1
             return count
 
-        return sorted(candidates, key=lambda c: (-shared_folders(c), c))[0]
+        return min(candidates, key=lambda c: (-shared_folders(c), c))
 
     def is_fragment(self, name: str) -> bool:
         """Whether `name` is only a fragment other articles of the batch include (so not indexed alone)."""
@@ -209,16 +214,16 @@ class IncludeResolver:
                 continue
             budget -= size
             line = lines[reference.line]
-            if reference.syntax == "docfx" and line[:reference.start].strip(" \t>") == "" \
-                    and not line[reference.end:].strip():
-                prefix = line[:reference.start]
-                replaced[reference.line] = [f"{prefix}{f}".rstrip() or prefix.rstrip() for f in fragment]
-            elif reference.syntax == "docfx":
+            if _SYNTAX[reference.syntax].whole_line:
+                prefix = _SYNTAX[reference.syntax].pattern.match(line).group("prefix")
+            elif line[:reference.start].strip(" \t>") == "" and not line[reference.end:].strip():
+                prefix = line[:reference.start]  # alone on its line (under a step, inside a quote): as a block
+            else:  # inside a sentence: the fragment as one line
                 flat = " ".join(part.strip() for part in fragment if part.strip())
                 inline.setdefault(reference.line, []).append((reference.start, reference.end, flat))
-            else:
-                prefix = _SYNTAX[reference.syntax].pattern.match(line).group("prefix")
-                replaced[reference.line] = [f"{prefix}{f}".rstrip() or prefix.rstrip() for f in fragment]
+                continue
+            # each fragment line carries the include's indentation and quote markers, so it stays where it was
+            replaced[reference.line] = [f"{prefix}{f}".rstrip() or prefix.rstrip() for f in fragment]
         if not replaced and not inline:
             return data
         out: list[str] = []

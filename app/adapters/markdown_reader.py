@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from app.adapters.html_reader import fragment_blocks
-from app.adapters.markup import clean_inline, split_alert
+from app.adapters.markup import clean_inline, reference_key, split_alert
 from graphs.records import Block
 
 MAX_NESTING = 20  # lists and quotes inside each other; deeper markup is read as text
@@ -67,7 +67,6 @@ class _Reader:
         self.blocks: list[Block] = []
         self.lists: list[_List] = []
         self.items: list[_Item] = []
-        self.quotes = 0
         self.pending_label: str | None = None  # an alert marker alone on its line labels what follows
         self.closed: _Closed | None = None
 
@@ -198,10 +197,7 @@ class _Reader:
                 self.items.append(_Item(current.depth, current.ordered))
             elif kind == "list_item_close":
                 self.items.pop()
-            elif kind == "blockquote_open":
-                self.quotes += 1
             elif kind == "blockquote_close":
-                self.quotes -= 1
                 self.pending_label = None  # a note with nothing after its label: nothing to label
         return self.blocks
 
@@ -211,6 +207,5 @@ def markdown_blocks(text: str) -> list[Block]:
     env: dict = {}
     tokens = _block_parser().parse(text, env)
     # link reference definitions ("[portal]: https://…"), keyed as clean_inline looks them up
-    references = {" ".join(label.split()).casefold(): ref.get("href", "")
-                  for label, ref in env.get("references", {}).items()}
+    references = {reference_key(label): ref.get("href", "") for label, ref in env.get("references", {}).items()}
     return _Reader(references).read(tokens)

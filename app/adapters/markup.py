@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Callable, Mapping
+from typing import Mapping
 
 from app.adapters.markup_rules import NOTE_LABELS, RULES, RULES_BY_NAME, MarkupRule, image_text, note_label
 
@@ -46,7 +46,8 @@ _TOML_TITLE = re.compile(r"^title[ \t]*=[ \t]*(?P<value>.*?)[ \t]*$")
 
 
 def _unquote(value: str) -> str:
-    value = re.sub(r"[ \t]+#.*$", "", value) if not value[:1] in "\"'" else value  # a YAML comment after it
+    if value[:1] not in ("'", '"'):
+        value = re.sub(r"[ \t]+#.*$", "", value)  # a YAML comment after a plain value
     if len(value) >= 2 and value[0] == value[-1] == '"':
         return value[1:-1].replace('\\"', '"').replace("\\\\", "\\")
     if len(value) >= 2 and value[0] == value[-1] == "'":
@@ -361,9 +362,15 @@ def _with_target(label: str, target: str) -> str:
     return f"{label} ({target})"
 
 
-def clean_inline(text: str, references: Mapping[str, str] | None = None,
-                 normalise_label: Callable[[str], str] = lambda s: " ".join(s.split()).casefold()) -> str:
-    """One paragraph's inline Markdown as the plain text a reader sees; entities decoded."""
+def reference_key(label: str) -> str:
+    """How a link reference label is matched ("[Portal] [portal]" alike)."""
+    return " ".join(label.split()).casefold()
+
+
+def clean_inline(text: str, references: Mapping[str, str] | None = None) -> str:
+    """One paragraph's inline Markdown as the plain text a reader sees; entities decoded.
+
+    `references`: link reference definitions ("[portal]: https://…"), keyed by `reference_key`."""
     if not text:
         return ""
     text = text.replace("\x00", "").replace("\x01", "").replace("\x02", "")
@@ -383,7 +390,7 @@ def clean_inline(text: str, references: Mapping[str, str] | None = None,
     text = _IMAGE.sub(lambda m: image_text(m.group(1)), text)  # an image whose alt text held a link
     if references:
         text = _REFERENCE_LINK.sub(
-            lambda m: _with_target(m.group(1), references.get(normalise_label(m.group(2) or m.group(1)), "")), text)
+            lambda m: _with_target(m.group(1), references.get(reference_key(m.group(2) or m.group(1)), "")), text)
     text = _AUTOLINK.sub(lambda m: "" if m.group(1) and _UNSAFE_LINK.match(m.group(1)) else m.group(1) or m.group(2),
                          text)
     text = _LINE_BREAK.sub(" ", text)

@@ -230,10 +230,12 @@ RULES: tuple[MarkupRule, ...] = (
     MarkupRule(
         "mdx-import", "mdx", "line",
         re.compile(r"^import[ \t]+(?:[\w*{}\s,]+?[ \t]+from[ \t]+)?(?:\"[^\"\n]+\"|'[^'\n]+');?[ \t]*$"), "drop",
-        matches=("import Tabs from '@theme/Tabs';", "import { LinkCard, CardGrid } from '@astrojs/starlight/components';",
+        matches=("import Tabs from '@theme/Tabs';",
+                 "import { LinkCard, CardGrid } from '@astrojs/starlight/components';",
                  "import './styles.css'", 'import Warning from "../_includes/warning.md"'),
         not_matches=("import os", "Import your contacts from Outlook.", "import the certificate from 'C:\\certs'."),
-        renders=(("import Tabs from '@theme/Tabs';\n\n# Backups\n\nBack up weekly.\n", "# Backups\n\nBack up weekly."),)),
+        renders=(("import Tabs from '@theme/Tabs';\n\n# Backups\n\nBack up weekly.\n",
+                  "# Backups\n\nBack up weekly."),)),
     MarkupRule(
         "mdx-export", "mdx", "line", re.compile(r"^export[ \t]+(?:const|let|var|function|default)\b.*$"), "drop",
         matches=("export const toc = [];", "export default function Layout() {}"),
@@ -307,7 +309,8 @@ RULES: tuple[MarkupRule, ...] = (
         not_matches=(".. code-block:: bash", ".. note:", "..note::", "... note::"),
         renders=((".. note::\n   Restart after the update.\n\nDone.\n", "Note: Restart after the update.\n\nDone."),
                  (".. warning:: Back up first.\n", "Warning: Back up first."),
-                 (".. admonition:: Before you start\n\n   Close Outlook.\n", "Note: Before you start\n\nClose Outlook."))),
+                 (".. admonition:: Before you start\n\n   Close Outlook.\n",
+                  "Note: Before you start\n\nClose Outlook."))),
     MarkupRule(
         "rst-code", "rst", "block",
         re.compile(r"^(?P<indent>[ \t]*)\.\.[ \t]+(?:code-block|sourcecode|code)::[ \t]*(?P<lang>[\w+#.-]*)[ \t]*$"),

@@ -185,8 +185,8 @@ def test_no_chunk_of_any_docs_site_fixture_carries_markup():
       "Warning: Never share a reset code with anyone, including the service desk."]),
     ("rst-notes.txt", "Mapping the team drive",
      ["Note: The team drive is only reachable from the office network or the VPN.", "2. Mount the share:",
-      "   sudo mount -t cifs //files.brightwave.example/team /mnt/team -o user=jdoe", "3. Open /mnt/team in the file "
-      "manager.", "Warning: Unmount the share before you undock the laptop."]),
+      "   sudo mount -t cifs //files.brightwave.example/team /mnt/team -o user=jdoe",
+      "3. Open /mnt/team in the file manager.", "Warning: Unmount the share before you undock the laptop."]),
 ])
 def test_each_docs_site_family_reads_as_plain_labelled_text(name, title, expected):
     chunks = _docs_site_chunks()[name]
@@ -212,9 +212,10 @@ def test_a_thematic_break_opening_a_document_is_not_taken_for_front_matter():
 
 
 def test_decoded_entities_never_become_live_markup():
-    doc = parser.parse("x.md", b"# Tips\n\nType &lt;script&gt;alert(1)&lt;/script&gt; or &lt;img src=x onerror=alert(2)&gt;"
-                               b" to test.\n\n> [!NOTE]\n> &lt;iframe src=&quot;javascript:alert(3)&quot;&gt;&lt;/iframe&gt;"
-                               b"\n\nSee [the page](javascript&#58;alert(4)) and &lt;server name&gt;.\n")
+    doc = parser.parse("x.md", b"# Tips\n\nType &lt;script&gt;alert(1)&lt;/script&gt; or "
+                               b"&lt;img src=x onerror=alert(2)&gt; to test.\n\n> [!NOTE]\n"
+                               b"> &lt;iframe src=&quot;javascript:alert(3)&quot;&gt;&lt;/iframe&gt;\n\n"
+                               b"See [the page](javascript&#58;alert(4)) and &lt;server name&gt;.\n")
     text = " ".join(b.text for b in doc.blocks).lower()
     for payload in ("<script", "onerror", "<iframe", "javascript", "alert(1)", "alert(3)", "alert(4)"):
         assert payload not in text, text
@@ -255,11 +256,12 @@ def test_plain_text_keeps_indented_code_and_notes_under_their_step():
 
 
 def test_a_very_long_markdown_file_is_read_line_by_line_with_its_structure(monkeypatch):
-    import app.adapters.parsers as parsers
+    from app.adapters import parsers
     from nodes.indexing.chunking import render_blocks
 
     monkeypatch.setattr(parsers, "MAX_STRUCTURED_LINES", 5)
-    md = b"# Long guide\n\n> [!TIP]\n> Save first.\n\n1. Open it.\n2. Run:\n\n   ```\n   fix --all\n   ```\n\n3. Close it.\n"
+    md = (b"# Long guide\n\n> [!TIP]\n> Save first.\n\n1. Open it.\n2. Run:\n\n   ```\n   fix --all\n   ```\n\n"
+          b"3. Close it.\n")
     doc = parser.parse("long.md", md)
     assert doc.title == "Long guide"
     assert render_blocks(doc.blocks[1:]) == ["Tip: Save first.", "1. Open it.", "2. Run:", "   fix --all",
