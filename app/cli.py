@@ -22,34 +22,41 @@ def _settings(args: argparse.Namespace):
 def cmd_ingest(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
-    from app.indexing_service import supported_files
+    from app.includes import IncludeResolver
+    from app.indexing_service import IndexingService, IndexResult, supported_files
     from app.resources import build_resources
 
     settings = _settings(args)
     resources = build_resources(settings)
     try:
-        jobs: list[tuple[Path, Path]] = []
+        jobs: list[tuple[Path, list[Path]]] = []
         for raw in args.paths:
             path = Path(raw).resolve()
             if not path.exists():
                 sys.stderr.write(f"deskmate: {raw}: no such file or folder\n")
                 return 2
-            root = path.parent  # sources read "<prefix>/<folder>/<file>"
-            jobs.extend((root, f) for f in supported_files(path))
-        failed = 0
+            jobs.append((path.parent, supported_files(path)))  # sources read "<prefix>/<folder>/<file>"
+        # everything named on one command line is one batch: an article includes fragments from any of it
+        batch = {source: file for root, files in jobs
+                 for source, file in IndexingService.sources(files, root=root, prefix=args.prefix).items()}
+        includes = IncludeResolver.from_paths(batch)
         counts: dict[str, int] = {}
-        with tqdm(total=len(jobs), unit="file", desc="indexing", disable=args.quiet) as bar:
-            for root, file in jobs:
-                result = resources.indexer.index_paths([file], root=root, prefix=args.prefix)[0]
+        with tqdm(total=len(batch), unit="file", desc="indexing", disable=args.quiet) as bar:
+            def progress(result: IndexResult) -> None:
                 counts[result.status] = counts.get(result.status, 0) + 1
                 if result.status == "failed":
-                    failed += 1
                     tqdm.write(f"  skipped {result.source}: {result.error}", file=sys.stderr)
-                bar.set_postfix_str(file.name[-30:])
+                bar.set_postfix_str(result.source.rsplit("/", 1)[-1][-30:])
                 bar.update(1)
-        summary = ", ".join(f"{n} {status}" for status, n in sorted(counts.items())) or "no supported files"
+
+            for root, files in jobs:
+                resources.indexer.index_paths(files, root=root, prefix=args.prefix, progress=progress,
+                                              includes=includes)
+        words = {"included": "included in other files"}
+        summary = ", ".join(f"{n} {words.get(status, status)}" for status, n in sorted(counts.items())) \
+            or "no supported files"
         sys.stdout.write(f"{summary}; the index now holds {resources.index.count()} chunks\n")
-        return 1 if failed else 0
+        return 1 if counts.get("failed") else 0
     finally:
         resources.close()
 

@@ -11,10 +11,12 @@ from typing import Callable, Iterable
 
 from app.adapters.parsers import SUPPORTED_EXTENSIONS
 from app.adapters.tracing import run_config
+from app.includes import IncludeResolver
 from graphs.context import IndexingContext
 from graphs.errors import DocumentRejected
 from graphs.records import DocumentInfo
 from graphs.ports import VectorIndex
+from nodes.indexing.steps import document_id
 
 log = logging.getLogger(__name__)
 
@@ -22,7 +24,7 @@ log = logging.getLogger(__name__)
 @dataclass
 class IndexResult:
     source: str
-    status: str  # new | replaced | unchanged | failed
+    status: str  # new | replaced | unchanged | failed | removed | included (a fragment other files include)
     document: DocumentInfo | None = None
     error: str | None = None
 
@@ -50,8 +52,14 @@ class IndexingService:
     def index(self) -> VectorIndex:
         return self._context.index
 
-    def index_bytes(self, source: str, data: bytes, document_context: dict | None = None) -> IndexResult:
-        """Index one document; raises DocumentRejected (index untouched) when it cannot be used."""
+    def index_bytes(self, source: str, data: bytes, document_context: dict | None = None, *,
+                    includes: IncludeResolver | None = None) -> IndexResult:
+        """Index one document; raises DocumentRejected (index untouched) when it cannot be used.
+
+        Its includes are resolved within `includes` (the batch it came with); alone, it has nothing to
+        include, and its include lines are left out (with a warning in the log)."""
+        resolver = includes or IncludeResolver.from_bytes({source: data})
+        data = resolver.expand(source, data)
         trace_id = uuid.uuid4().hex
         config = run_config(tracer=self._tracer, trace_id=trace_id, run_name="indexing", tags=["indexing"])
         with self._lock:
@@ -59,20 +67,39 @@ class IndexingService:
                                      config, context=self._context)
         return IndexResult(source=source, status=out["status"], document=out.get("document_info"))
 
+    @staticmethod
+    def sources(paths: Iterable[Path], *, root: Path, prefix: str) -> dict[str, Path]:
+        """Each file's source name ("kb/guides/vpn.md"): what citations show and includes are resolved by."""
+        return {(f"{prefix}/{path.relative_to(root).as_posix()}" if path != root else f"{prefix}/{path.name}"): path
+                for path in paths}
+
     def index_paths(self, paths: Iterable[Path], *, root: Path, prefix: str,
-                    progress: Callable[[IndexResult], None] | None = None) -> list[IndexResult]:
+                    progress: Callable[[IndexResult], None] | None = None,
+                    includes: IncludeResolver | None = None) -> list[IndexResult]:
+        """Index files as one batch: includes resolve among them (or within `includes`), fragments are skipped."""
+        sources = self.sources(paths, root=root, prefix=prefix)
+        resolver = includes or IncludeResolver.from_paths(sources)
         results = []
-        for path in paths:
-            source = f"{prefix}/{path.relative_to(root).as_posix()}" if path != root else f"{prefix}/{path.name}"
-            try:
-                result = self.index_bytes(source, path.read_bytes())
-            except DocumentRejected as exc:
-                log.warning("skipped %s: %s", source, exc.reason)
-                result = IndexResult(source=source, status="failed", error=exc.reason)
+        for source, path in sources.items():
+            if resolver.is_fragment(source):
+                result = self._skip_fragment(source)
+            else:
+                try:
+                    result = self.index_bytes(source, path.read_bytes(), includes=resolver)
+                except DocumentRejected as exc:
+                    log.warning("skipped %s: %s", source, exc.reason)
+                    result = IndexResult(source=source, status="failed", error=exc.reason)
             results.append(result)
             if progress:
                 progress(result)
         return results
+
+    def _skip_fragment(self, source: str) -> IndexResult:
+        """A fragment is indexed inside the files that include it; a copy indexed on its own before goes."""
+        existing = self.index.get_document(document_id(source))
+        if existing is not None:
+            self.delete(existing["doc_id"])
+        return IndexResult(source=source, status="included")
 
     def sync_directory(self, root: Path, prefix: str = "kb") -> list[IndexResult]:
         """Make the index hold exactly the folder's files under `prefix/`: add, replace, remove."""

@@ -19,8 +19,11 @@ class Block:
 
     kind: Literal["heading", "paragraph", "list_item", "code", "table"]
     text: str
-    level: int = 0  # heading level (1 = title) or list nesting depth
+    level: int = 0  # heading level (1 = title); list nesting depth (list items, and blocks with in_list)
     ordered: bool = False  # list_item: part of a numbered list
+    # paragraph/code/table that belongs to the list item before it at depth `level` (a step's command, its
+    # sub-note): it stays under that step, and the list's numbering carries on after it
+    in_list: bool = False
 
 
 @dataclass

@@ -41,7 +41,7 @@ from graphs.records import Block, ParsedDocument
 log = logging.getLogger(__name__)
 
 DEFAULT_MAX_RESULT_BYTES = 32 * 1024 * 1024
-_PRELOAD = ["app.adapters.parse_sandbox", "app.adapters.parsers", "pypdf", "bs4"]
+_PRELOAD = ["app.adapters.parse_sandbox", "app.adapters.parsers", "pypdf", "bs4", "markdown_it"]
 _BLOCK_KINDS = {"heading", "paragraph", "list_item", "code", "table"}
 _CONTENT_TYPES = {"pdf", "html", "markdown", "text"}
 _REJECTION_KINDS = {"unsupported_type", "too_large", "unparseable", "empty"}
@@ -94,7 +94,7 @@ def _grant_cpu_seconds(seconds: int) -> None:
 
 def _plain(document: ParsedDocument) -> dict:
     return {"title": document.title, "content_type": document.content_type,
-            "blocks": [[b.kind, b.text, b.level, b.ordered] for b in document.blocks]}
+            "blocks": [[b.kind, b.text, b.level, b.ordered, b.in_list] for b in document.blocks]}
 
 
 def _parse_one(parser: DocumentParser, name: str, data: bytes, max_result_bytes: int) -> tuple[bytes, bool]:
@@ -240,10 +240,11 @@ def _document_from(plain: Any) -> ParsedDocument:
         raise ValueError("malformed document")
     blocks = []
     for item in plain["blocks"]:
-        if not (isinstance(item, list) and len(item) == 4 and item[0] in _BLOCK_KINDS and isinstance(item[1], str)
-                and type(item[2]) is int and 0 <= item[2] <= 100 and isinstance(item[3], bool)):
+        if not (isinstance(item, list) and len(item) == 5 and item[0] in _BLOCK_KINDS and isinstance(item[1], str)
+                and type(item[2]) is int and 0 <= item[2] <= 100 and isinstance(item[3], bool)
+                and isinstance(item[4], bool)):
             raise ValueError("malformed block")
-        blocks.append(Block(item[0], item[1], item[2], item[3]))
+        blocks.append(Block(item[0], item[1], item[2], item[3], item[4]))
     return ParsedDocument(title=plain["title"], content_type=plain["content_type"], blocks=blocks)
 
 

@@ -18,6 +18,9 @@ import re
 from collections import Counter
 from pathlib import PurePosixPath
 
+from app.adapters.html_reader import DROP_TAGS, html_blocks
+from app.adapters.markdown_reader import markdown_blocks
+from app.adapters.markup import clean_inline, normalise_source, split_alert
 from graphs.errors import DocumentRejected
 from graphs.records import Block, ParsedDocument
 from graphs.text import CONTROL, INVISIBLE
@@ -25,8 +28,8 @@ from graphs.text import CONTROL, INVISIBLE
 log = logging.getLogger(__name__)
 
 SUPPORTED_EXTENSIONS = {".pdf": "pdf", ".html": "html", ".htm": "html", ".md": "markdown",
-                        ".markdown": "markdown", ".txt": "text", ".text": "text"}
-SUPPORTED_HUMAN = "PDF, HTML, Markdown (.md) or plain text (.txt)"
+                        ".markdown": "markdown", ".mdx": "markdown", ".txt": "text", ".text": "text"}
+SUPPORTED_HUMAN = "PDF, HTML, Markdown (.md, .mdx) or plain text (.txt)"
 MAX_PDF_PAGES = 2000
 MAX_TEXT_CHARS = 5_000_000  # ~2,500 pages of prose; more is not one help-desk article
 MAX_STREAM_BYTES = 32 * 1024 * 1024  # one PDF stream, once decompressed
@@ -110,7 +113,6 @@ _DANGLING_OPENER = re.compile(rf"<(?=\s*/?\s*(?:{_LOADERS})\b[^<>]*$)", re.I)
 _COMMENT = re.compile(r"<!--.*?(?:-->|$)|<!\[CDATA\[.*?(?:\]\]>|$)", re.S)
 _SCRIPT_URL = re.compile(r"\b(?:javascript|vbscript|livescript|mocha)\s*:(?=\S)[^\s<>\"'\]]*"
                          r"|\bdata\s*:\s*(?:text/html|application/|image/svg)[^\s<>\"')\]]*", re.I)
-_UNSAFE_LINK = re.compile(r"^\s*(?:javascript|vbscript|livescript|mocha|data|file)\s*:", re.I)
 
 
 def remove_runnable_elements(text: str) -> str:
@@ -165,31 +167,53 @@ def sanitise_document(document: ParsedDocument) -> ParsedDocument:
             text = re.sub(r"[ \t]{2,}", " ", text).strip()
         if text.strip():
             # a bullet indented by 200 spaces is still a bullet: nesting beyond MAX_LIST_LEVEL reads as that level
-            blocks.append(Block(block.kind, text, min(block.level, MAX_LIST_LEVEL), block.ordered))
+            blocks.append(Block(block.kind, text, min(block.level, MAX_LIST_LEVEL), block.ordered, block.in_list))
     title = re.sub(r"\s+", " ", strip_executable(document.title)).strip()[:300] or "Untitled"
     return ParsedDocument(title=title, content_type=document.content_type, blocks=blocks)
 
 
 def render_plain_text(document: ParsedDocument) -> str:
-    """The document as readable plain text (headings as '#', steps numbered): safe to show anywhere."""
+    """The document as readable plain text (headings as '#', steps numbered): safe to show anywhere.
+
+    What belongs to a step (its command, a note, a table) is indented under it, and the numbering goes on
+    after it."""
     lines: list[str] = []
     counters: dict[int, int] = {}
+    columns: dict[int, int] = {}  # list depth → where that item's text starts
     for block in document.blocks:
-        if block.kind != "list_item":
-            counters.clear()
-        if block.kind == "heading":
-            lines += ["", f"{'#' * max(1, block.level)} {block.text}", ""]
-        elif block.kind == "list_item":
+        if block.kind == "list_item":
             for deeper in [lvl for lvl in counters if lvl > block.level]:
                 del counters[deeper]
-            counters[block.level] = counters.get(block.level, 0) + 1
+            if block.ordered:
+                counters[block.level] = counters.get(block.level, 0) + 1
+            else:
+                counters.pop(block.level, None)
             marker = f"{counters[block.level]}." if block.ordered else "-"
-            lines.append(f"{'   ' * block.level}{marker} {block.text}")
+            indent = "   " * block.level
+            columns[block.level] = len(indent) + len(marker) + 1
+            lines.append(f"{indent}{marker} {block.text}")
+            continue
+        if block.in_list:
+            for deeper in [lvl for lvl in counters if lvl > block.level]:
+                del counters[deeper]
+            pad = " " * columns.get(block.level, 3 * (block.level + 1))
+            if block.kind == "code":
+                lines += ["", *(f"{pad}    {line}" if line.strip() else "" for line in block.text.splitlines()), ""]
+            else:
+                lines += ["", f"{pad}{block.text}", ""] if block.kind == "paragraph" else [f"{pad}{block.text}"]
+            continue
+        counters.clear()
+        columns.clear()
+        if block.kind == "heading":
+            lines += ["", f"{'#' * max(1, block.level)} {block.text}", ""]
         elif block.kind == "code":
             lines += ["", *("    " + line for line in block.text.splitlines()), ""]
+        elif block.kind == "table":
+            lines.append(block.text)
         else:
-            lines += [block.text, ""]
-    return re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip() + "\n"
+            lines += ["", block.text, ""]
+    text = "\n".join(line.rstrip() for line in lines)
+    return re.sub(r"\n{3,}", "\n\n", text).strip() + "\n"
 
 
 # --- Markdown and plain text ----------------------------------------------------------------------
@@ -198,105 +222,136 @@ _ORDERED = re.compile(r"^(\s*)(\d+)[.)]\s+(.*)$")
 _BULLET = re.compile(r"^(\s*)[-*+•]\s+(.*)$")
 _TABLE_RULE = re.compile(r"^\s*\|?\s*:?-{3,}")
 _UNDERLINE = re.compile(r"^\s*(=+|-+)\s*$")
-_MD_LINK = re.compile(r"\[([^\]]+)\]\(((?:[^()]|\([^()]*\))+)\)")  # one level of (parens) in the target
-_MD_AUTOLINK = re.compile(r"<((?:[a-zA-Z][a-zA-Z0-9+.-]*):[^<>\s]*)>")
-_MD_INLINE = [(re.compile(r"!\[([^\]]*)\]\([^)]*\)"), r"\1"),
-              (re.compile(r"(\*\*|__)(.+?)\1"), r"\2"), (re.compile(r"`([^`]+)`"), r"\1")]
-# inline HTML a Markdown reader never sees as text (<kbd>Ctrl</kbd> reads "Ctrl"); `<username>` is not one
-_MD_HTML_TAG = re.compile(r"</?(?:a|abbr|b|big|br|cite|code|del|dfn|div|em|font|i|ins|kbd|mark|p|q|s|samp|small|"
-                          r"span|strike|strong|sub|sup|tt|u|var|center|hr|details|summary)\s*/?>", re.I)
+_QUOTE_MARKERS = re.compile(r"^[ \t]{0,3}(?:>[ \t]?)+")
+_FENCE = re.compile(r"^(\s*)(`{3,}|~{3,})")
 
 
-def _link_text(match: re.Match) -> str:
-    label, target = match.group(1), match.group(2).strip()
-    return label if _UNSAFE_LINK.match(target) else f"{label} ({target})"
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip(" \t"))
 
 
-def _clean_inline(text: str) -> str:
-    text = _MD_INLINE[0][0].sub(_MD_INLINE[0][1], text)  # images before links: ![alt](src) keeps only alt
-    text = _MD_LINK.sub(_link_text, text)
-    text = _MD_AUTOLINK.sub(lambda m: "" if _UNSAFE_LINK.match(m.group(1)) else m.group(1), text)
-    for pattern, repl in _MD_INLINE[1:]:
-        text = pattern.sub(repl, text)
-    text = _MD_HTML_TAG.sub("", text)
-    return re.sub(r"\s+", " ", text).strip()
+def parse_text_lines(lines: list[str], *, underlined_headings: bool) -> list[Block]:
+    """Blocks of plain text written with Markdown habits (headings, numbered steps, fences, tables).
 
-
-def _strip_front_matter(text: str) -> str:
-    if text.startswith("---\n"):
-        end = text.find("\n---", 4)
-        if end != -1:
-            return text[end + 4:].lstrip("\n")
-    return text
-
-
-def parse_markdown_lines(lines: list[str], *, underlined_headings: bool) -> list[Block]:
+    A line indented under a list item after a blank line, a fenced block or a table indented under it
+    stay with that item (`in_list`); quote markers ('> ') are dropped and alerts labelled."""
     blocks: list[Block] = []
     paragraph: list[str] = []
-    in_code = False
+    paragraph_item: list[int | None] = [None]  # the list depth the open paragraph belongs to
+    item_level: int | None = None  # the last list item's depth while indented lines may still belong to it
+    pending_label: list[str | None] = [None]
+    fence: tuple[str, int, int | None] | None = None  # (marker, indent, list depth) of an open fenced block
     code: list[str] = []
+    after_blank = False
+
+    def add(kind: str, text: str, level: int = 0, ordered: bool = False, under: int | None = None) -> None:
+        if not text.strip():
+            return
+        if pending_label[0]:
+            label, pending_label[0] = pending_label[0], None
+            if kind == "paragraph":
+                text = f"{label}: {text}"
+            else:
+                add("paragraph", f"{label}:", under=under)
+        if under is not None and kind != "list_item":
+            blocks.append(Block(kind, text, level=under, in_list=True))
+        else:
+            blocks.append(Block(kind, text, level, ordered))
 
     def flush_paragraph() -> None:
-        if paragraph:
-            blocks.append(Block("paragraph", _clean_inline(" ".join(paragraph))))
-            paragraph.clear()
+        if not paragraph:
+            return
+        raw, under = "\n".join(paragraph), paragraph_item[0]
+        paragraph.clear()
+        alert = split_alert(raw) if raw.startswith("[!") else None
+        if alert is None:
+            add("paragraph", clean_inline(raw), under=under)
+        elif alert.title:
+            add("paragraph", f"{alert.label}: {alert.title}", under=under)
+            add("paragraph", clean_inline(alert.body), under=under)
+        elif clean_inline(alert.body):
+            add("paragraph", f"{alert.label}: {clean_inline(alert.body)}", under=under)
+        else:
+            pending_label[0] = alert.label
 
     i = 0
     while i < len(lines):
         line = lines[i].rstrip()
-        if line.strip().startswith("```"):
-            if in_code:
-                blocks.append(Block("code", "\n".join(code)))
+        if fence is None and line.lstrip().startswith(">"):
+            line = _QUOTE_MARKERS.sub("", line)
+        if fence is not None:
+            marker, indent, under = fence
+            if line.strip().startswith(marker) and set(line.strip()) == {marker[0]}:
+                add("code", "\n".join(c[min(indent, _indent(c)):] for c in code).strip("\n"), under=under)
                 code.clear()
+                fence = None
             else:
-                flush_paragraph()
-            in_code = not in_code
+                code.append(line)
             i += 1
             continue
-        if in_code:
-            code.append(line)
+        if (opened := _FENCE.match(line)):
+            flush_paragraph()
+            indent = len(opened.group(1))
+            fence = (opened.group(2), indent, item_level if indent >= 2 and item_level is not None else None)
             i += 1
             continue
         nxt = lines[i + 1].rstrip() if i + 1 < len(lines) else ""
-        if underlined_headings and line.strip() and _UNDERLINE.match(nxt) and not _BULLET.match(line):
-            flush_paragraph()
-            blocks.append(Block("heading", line.strip(), level=1 if nxt.strip().startswith("=") else 2))
+        indented = _indent(line) >= 2 and item_level is not None
+        if underlined_headings and line.strip() and _UNDERLINE.match(nxt) and not _BULLET.match(line) \
+                and not paragraph:
+            add("heading", clean_inline(line), level=1 if nxt.strip().startswith("=") else 2)
+            item_level = None
             i += 2
             continue
         heading = _MD_HEADING.match(line)
         if heading:
             flush_paragraph()
-            blocks.append(Block("heading", _clean_inline(heading.group(2)), level=len(heading.group(1))))
+            add("heading", clean_inline(heading.group(2)), level=len(heading.group(1)))
+            item_level = None
         elif (ordered := _ORDERED.match(line)):
             flush_paragraph()
-            blocks.append(Block("list_item", _clean_inline(ordered.group(3)), level=len(ordered.group(1)) // 2,
-                                ordered=True))
+            item_level = len(ordered.group(1)) // 2
+            add("list_item", clean_inline(ordered.group(3)), level=item_level, ordered=True)
         elif (bullet := _BULLET.match(line)):
             flush_paragraph()
-            blocks.append(Block("list_item", _clean_inline(bullet.group(2)), level=len(bullet.group(1)) // 2))
+            item_level = len(bullet.group(1)) // 2
+            add("list_item", clean_inline(bullet.group(2)), level=item_level)
         elif line.strip().startswith("|"):
             flush_paragraph()
+            if not indented:
+                item_level = None
             if not _TABLE_RULE.match(line):
-                cells = [_clean_inline(c) for c in line.strip().strip("|").split("|")]
-                blocks.append(Block("table", " | ".join(cells)))
+                cells = [clean_inline(c) for c in line.strip().strip("|").split("|")]
+                add("table", " | ".join(cells), under=item_level if indented else None)
         elif not line.strip():
             flush_paragraph()
-        elif line.startswith("  ") and blocks and blocks[-1].kind == "list_item" and not paragraph:
+            after_blank = True
+            i += 1
+            continue
+        elif indented and not after_blank and not paragraph and blocks and blocks[-1].kind == "list_item":
             last = blocks.pop()  # a list item's continuation line
-            blocks.append(Block("list_item", f"{last.text} {_clean_inline(line)}", last.level, last.ordered))
+            blocks.append(Block("list_item", f"{last.text} {clean_inline(line)}", last.level, last.ordered))
         else:
+            if not paragraph:
+                paragraph_item[0] = item_level if indented else None
+            if not indented:
+                item_level = None
             paragraph.append(line.strip())
+        after_blank = False
         i += 1
     flush_paragraph()
-    if in_code and code:
-        blocks.append(Block("code", "\n".join(code)))
+    if fence is not None and code:
+        add("code", "\n".join(code), under=fence[2])
     return blocks
 
 
-def _title_from(blocks: list[Block], name: str) -> str:
+def _title_from(blocks: list[Block], name: str, front_matter_title: str = "") -> str:
+    """The document's H1; else its front matter's title; else its first heading; else its file name."""
     for block in blocks:
         if block.kind == "heading" and block.level == 1:
             return block.text
+    if front_matter_title:
+        return front_matter_title
     for block in blocks:
         if block.kind == "heading":
             return block.text
@@ -304,114 +359,41 @@ def _title_from(blocks: list[Block], name: str) -> str:
     return stem.replace("-", " ").replace("_", " ").strip().capitalize() or "Untitled"
 
 
+# CommonMark's block parser is pure Python (about 50k lines a second on a busy 2-core machine): a file longer
+# than this is read line by line instead, which is less exact about what sits inside a list item but stays
+# well inside the parse time limit
+MAX_STRUCTURED_LINES = 20_000
+
+
 def parse_markdown(name: str, data: bytes) -> ParsedDocument:
-    text = remove_runnable_elements(_strip_front_matter(decode_text(data, name)))
-    blocks = parse_markdown_lines(text.splitlines(), underlined_headings=True)
-    return ParsedDocument(title=_title_from(blocks, name), content_type="markdown", blocks=blocks)
+    text, front_matter_title = normalise_source(remove_runnable_elements(decode_text(data, name)))
+    if text.count("\n") > MAX_STRUCTURED_LINES:
+        log.info("%s: %d lines, read line by line", _filename(name), text.count("\n"))
+        blocks = parse_text_lines(text.splitlines(), underlined_headings=True)
+    else:
+        blocks = markdown_blocks(text)
+    return ParsedDocument(title=_title_from(blocks, name, front_matter_title), content_type="markdown",
+                          blocks=blocks)
 
 
 def parse_text(name: str, data: bytes) -> ParsedDocument:
-    blocks = parse_markdown_lines(remove_runnable_elements(decode_text(data, name)).splitlines(),
-                                  underlined_headings=True)
+    text, front_matter_title = normalise_source(remove_runnable_elements(decode_text(data, name)))
+    blocks = parse_text_lines(text.splitlines(), underlined_headings=True)
     # plain text has no '#' syntax; a '#' line is content (a comment, a channel name), not a heading
     blocks = [Block("paragraph", b.text) if b.kind == "heading" and b.level > 2 else b for b in blocks]
-    return ParsedDocument(title=_title_from(blocks, name), content_type="text", blocks=blocks)
+    return ParsedDocument(title=_title_from(blocks, name, front_matter_title), content_type="text", blocks=blocks)
 
 
 # --- HTML ---------------------------------------------------------------------------------------
-_DROP_TAGS = ("script", "style", "noscript", "template", "iframe", "svg", "canvas", "nav", "footer",
-              "form", "button", "object", "embed", "head", "math", "applet", "frameset", "frame", "noembed",
-              "noframes", "xmp", "textarea", "select", "input", "audio", "video", "link", "meta", "base")
-_SPACED_TAGS = {"p", "div", "br", "li", "ul", "ol", "pre", "table", "tr", "td", "th", "h1", "h2", "h3", "h4", "h5",
-                "h6", "section", "article", "blockquote", "dt", "dd"}
-_BLOCK_TAGS = {"p", "div", "section", "article", "main", "header", "aside", "blockquote", "figure",
-               "figcaption", "dl", "dt", "dd", "details", "summary", "body", "html", "span", "center"}
-
-
 def parse_html(name: str, data: bytes) -> ParsedDocument:
-    from bs4 import BeautifulSoup, NavigableString, Tag
+    from bs4 import BeautifulSoup
 
     soup = BeautifulSoup(decode_text(data, name), "html.parser")
     title_tag = soup.find("title")
     page_title = title_tag.get_text(" ", strip=True) if title_tag else ""
-    for tag in soup(list(_DROP_TAGS)):
+    for tag in soup(list(DROP_TAGS)):
         tag.decompose()
-    blocks: list[Block] = []
-
-    def text_of(tag) -> str:
-        """Text as a reader sees it: inline tags glued (no "Report phishing ."), block tags spaced."""
-        parts: list[str] = []
-
-        def collect(node) -> None:
-            for child in node.children:
-                if isinstance(child, NavigableString):
-                    if child.__class__.__name__ not in ("Comment", "Doctype", "Declaration", "ProcessingInstruction"):
-                        parts.append(str(child))
-                elif isinstance(child, Tag):
-                    spaced = child.name.lower() in _SPACED_TAGS
-                    if spaced:
-                        parts.append(" ")
-                    collect(child)
-                    if spaced:
-                        parts.append(" ")
-
-        collect(tag)
-        return re.sub(r"\s+", " ", "".join(parts)).strip()
-
-    def walk(node, list_depth: int = -1, ordered: bool = False) -> None:
-        inline: list[str] = []
-
-        def flush() -> None:
-            text = re.sub(r"\s+", " ", "".join(inline)).strip()
-            if text:
-                blocks.append(Block("paragraph", text))
-            inline.clear()
-
-        for child in node.children:
-            if isinstance(child, NavigableString):
-                if child.__class__.__name__ in ("Comment", "Doctype", "Declaration", "ProcessingInstruction"):
-                    continue
-                inline.append(str(child))
-                continue
-            if not isinstance(child, Tag):
-                continue
-            name_ = child.name.lower()
-            if re.fullmatch(r"h[1-6]", name_):
-                flush()
-                if (text := text_of(child)):
-                    blocks.append(Block("heading", text, level=int(name_[1])))
-            elif name_ in ("ul", "ol"):
-                flush()
-                walk(child, list_depth + 1, ordered=name_ == "ol")
-            elif name_ == "li":
-                flush()
-                nested = child.find_all(["ul", "ol"], recursive=False)
-                for sub in nested:
-                    sub.extract()
-                if (text := text_of(child)):
-                    blocks.append(Block("list_item", text, level=max(0, list_depth), ordered=ordered))
-                for sub in nested:
-                    walk(sub, list_depth + 1, ordered=sub.name == "ol")
-            elif name_ == "pre":
-                flush()
-                if (text := child.get_text().strip("\n")):
-                    blocks.append(Block("code", text))
-            elif name_ == "table":
-                flush()
-                for row in child.find_all("tr"):
-                    cells = [text_of(c) for c in row.find_all(["th", "td"])]
-                    if any(cells):
-                        blocks.append(Block("table", " | ".join(cells)))
-            elif name_ == "br":
-                inline.append(" ")
-            elif name_ in _BLOCK_TAGS:
-                flush()
-                walk(child, list_depth, ordered)
-            else:  # inline element: a, strong, code, em …
-                inline.append(text_of(child) if child.name.lower() in _SPACED_TAGS else child.get_text())
-        flush()
-
-    walk(soup.body or soup)
+    blocks = html_blocks(soup.body or soup)
     title = page_title or _title_from(blocks, name)
     h1 = next((b for b in blocks if b.kind == "heading" and b.level == 1), None)
     if h1 is not None:

@@ -30,22 +30,40 @@ class Section:
 
 
 def render_blocks(blocks: list[Block]) -> list[str]:
-    """Blocks → text lines: numbered lists renumbered 1..n per list, bullets as '- '."""
+    """Blocks → text lines: numbered lists renumbered 1..n per list, bullets as '- '.
+
+    A block that belongs to a list item (`in_list`: the step's command, table or note) is indented under
+    that item's text and does not end the list: the next step is numbered on. Code comes one line per
+    entry, so packing never joins its lines."""
     lines: list[str] = []
     counters: dict[int, int] = {}
+    columns: dict[int, int] = {}  # list depth → the column where that item's text starts
     for block in blocks:
         if block.kind == "list_item":
+            for deeper in [lvl for lvl in counters if lvl > block.level]:
+                del counters[deeper]
             indent = "  " * max(0, block.level)
             if block.ordered:
                 counters[block.level] = counters.get(block.level, 0) + 1
-                lines.append(f"{indent}{counters[block.level]}. {block.text}")
+                marker = f"{counters[block.level]}."
             else:
-                lines.append(f"{indent}- {block.text}")
+                counters.pop(block.level, None)  # a bulleted list between two numbered ones ends the first
+                marker = "-"
+            columns[block.level] = len(indent) + len(marker) + 1
+            lines.append(f"{indent}{marker} {block.text}")
+            continue
+        if block.in_list:
             for deeper in [lvl for lvl in counters if lvl > block.level]:
                 del counters[deeper]
-            continue
-        counters.clear()
-        lines.append(block.text)
+            pad = " " * columns.get(block.level, 2 * (max(0, block.level) + 1))
+        else:
+            counters.clear()
+            columns.clear()
+            pad = ""
+        if block.kind == "code":
+            lines += [f"{pad}{line}".rstrip() for line in block.text.splitlines()]
+        else:
+            lines.append(f"{pad}{block.text}")
     return lines
 
 

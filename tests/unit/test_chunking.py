@@ -1,5 +1,5 @@
 from graphs.records import Block, ParsedDocument
-from nodes.indexing.chunking import chunk_document
+from nodes.indexing.chunking import chunk_document, render_blocks
 
 count = lambda text: len(text.split())  # noqa: E731  (a word is a token here)
 
@@ -68,3 +68,40 @@ def test_a_long_unbroken_token_is_cut_into_chunks_that_fit():
     assert len(chunks) > 100
     assert all(by_chars(c["embed_text"]) <= 50 for c in chunks)
     assert blob in "".join("".join(c["text"].split()) for c in chunks)  # nothing lost
+
+
+def test_a_step_keeps_its_code_sub_steps_and_table_and_the_numbering_goes_on_after_them():
+    doc = ParsedDocument("T", "markdown", [
+        Block("list_item", "Open Registry Editor and go to:", ordered=True),
+        Block("code", "HKLM\\Software\\Corp\nHKCU\\Software\\Corp", in_list=True),
+        Block("list_item", "Check the value:", ordered=True),
+        Block("list_item", "Name is Mode.", level=1, ordered=True),
+        Block("list_item", "Data is 1.", level=1, ordered=True),
+        Block("table", "Mode | 1", in_list=True),
+        Block("paragraph", "Restart if it was 0.", in_list=True),
+        Block("list_item", "Close the editor.", ordered=True),
+        Block("list_item", "Confirm it worked.", level=1, ordered=True),
+    ])
+    assert render_blocks(doc.blocks) == [
+        "1. Open Registry Editor and go to:", "   HKLM\\Software\\Corp", "   HKCU\\Software\\Corp",
+        "2. Check the value:", "  1. Name is Mode.", "  2. Data is 1.", "   Mode | 1", "   Restart if it was 0.",
+        "3. Close the editor.", "  1. Confirm it worked."]  # a sub-list after the step's own text starts again
+
+
+def test_a_bulleted_list_between_two_numbered_ones_ends_the_first():
+    blocks = [Block("list_item", "a", ordered=True), Block("list_item", "b", ordered=True), Block("list_item", "x"),
+              Block("list_item", "c", ordered=True)]
+    assert render_blocks(blocks) == ["1. a", "2. b", "- x", "1. c"]
+
+
+def test_code_keeps_its_line_breaks_even_when_its_section_is_split_into_chunks():
+    script = "\n".join(f"Set-ItemProperty -Path HKLM:\\Software\\Corp -Name Value{i} -Value {i}" for i in range(40))
+    doc = ParsedDocument("Script", "markdown", [Block("heading", "Run it", 2),
+                                                Block("list_item", "Run this script:", ordered=True),
+                                                Block("code", script, in_list=True),
+                                                Block("list_item", "Restart.", ordered=True)])
+    chunks = _chunks(doc, max_tokens=60)
+    assert len(chunks) > 3
+    lines = [line for c in chunks for line in c["text"].splitlines()]
+    assert lines[0] == "1. Run this script:" and lines[-1] == "2. Restart."
+    assert lines[1:-1] == ["   " + line for line in script.splitlines()]  # one command per line, none joined
