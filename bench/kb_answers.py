@@ -197,7 +197,8 @@ def judge(question: dict, state: dict, ms: float, corpus: Path) -> dict:
     row.update(article=first in gold_files, article_strict=first == gold_files[0],
                section=answered and first == gold_files[0] and (whole or key in quoted_path
                                                                  or steps_present(items, reply)),
-               rouge=rouge_recall(reply, text) if answered else 0.0, gold=f"{gold_files[0]} › {question['gold_section']}")
+               rouge=rouge_recall(reply, text) if answered else 0.0,
+               gold=f"{gold_files[0]} › {question['gold_section']}")
     return row
 
 

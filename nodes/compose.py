@@ -41,7 +41,8 @@ _STEP_LINE = re.compile(r"^\d+[.)]\s+\S")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 
 # --- 1. what is asked ----------------------------------------------------------------------------------
-_WHY = re.compile(r"^\s*(why|how come)\b|\bwhy\b\s*[?!.]*\s*$|\bwhy so\b|\bwhat gives\b|\bhow come\b|\bwhy (is|are|does|do|did|was|were|am|can'?t|won'?t|doesn'?t|isn'?t|"
+_WHY = re.compile(r"^\s*(why|how come)\b|\bwhy\b\s*[?!.]*\s*$|\bwhy so\b|\bwhat gives\b|\bhow come\b|"
+                  r"\bwhy (is|are|does|do|did|was|were|am|can'?t|won'?t|doesn'?t|isn'?t|"
                   r"would|does it|is it|do i|is my|are my)\b|\bwhat (causes|caused|is causing)\b|"
                   r"\breason (why|for)\b", re.I)
 _WHERE = re.compile(r"^\s*(where|which (folder|menu|tab|setting|page|site|place))\b|"

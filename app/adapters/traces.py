@@ -43,6 +43,7 @@ STAGES = {"embed_query": "embedding_ms", "retrieve": "retrieval_ms", "decide": "
           "check_status": "decision_ms", "answer": "generation_ms", "clarify": "generation_ms",
           "troubleshoot": "generation_ms", "ticket": "generation_ms", "search_tickets": "generation_ms",
           "use_integration": "generation_ms"}
+ARTICLE_KEYS = ("title", "source", "score", "answerable", "confidence")
 CANDIDATE_KEYS = ("chunk_id", "doc_id", "title", "source", "section", "os", "score", "dense_score",
                   "lexical_score", "rerank_score", "feedback_multiplier", "origin", "role")
 # values under these keys come from indexed documents: the `documents` policy (secrets) applies, not the
@@ -342,7 +343,7 @@ def _retrievals(nodes: list[_NodeRun]) -> list[dict]:
             searches.append({"search": node.raw_output.get("search_count", len(searches) + 1), "query": shape(query),
                              "candidates": [shape(c, 1, "retrieved_chunks") for c in chunks[:MAX_ITEMS]],
                              # the articles behind them, each with its calibrated confidence (the best one decides)
-                             "articles": [{k: shape(a.get(k)) for k in ("title", "source", "score", "confidence")}
+                             "articles": [{k: shape(a.get(k)) for k in ARTICLE_KEYS}
                                           for a in (node.raw_output.get("articles") or [])[:MAX_ITEMS]],
                              "confidence": node.raw_output.get("confidence"),
                              "question_type": node.raw_output.get("question_type")})

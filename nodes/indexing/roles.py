@@ -62,7 +62,8 @@ ROLE_RULES: tuple[RoleRule, ...] = (
                         r"[0-9ivx]+\b|^(to )?(fix|resolve|repair|solve) (this|the|it)\b|"
                         r"\bhow (do|can|to) (i |we |you )?(fix|resolve|repair|solve|troubleshoot)\b|"
                         r"^(step|phase) [0-9]+\b|^steps? to (fix|resolve|try)\b|^methods to try\b|^things to try\b",
-          ["Resolution", "Solution", "Solutions", "Method 1", "Method 2: Manually disable the add-in", "Option 4: Ignore DDE",
+          ["Resolution", "Solution", "Solutions", "Method 1", "Method 2: Manually disable the add-in",
+           "Option 4: Ignore DDE",
            "Solution 1: Use PowerShell", "Resolution - Step 1: Identify the rule", "Quick resolution",
            "I got this bounce message. How do I fix it?", "Troubleshooting steps", "Step 2: Perform a clean restart",
            "How to fix the error", "Methods to try if you cannot open a file", "Fix"],

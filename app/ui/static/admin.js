@@ -144,13 +144,25 @@
       el("thead", {}, el("tr", {}, el("th", {}, "Action"), el("th", {}, "By"), el("th", {}, "Why"))),
       el("tbody", {}, t.decisions.map((d) => el("tr", {}, el("td", {}, badge(d.action, "action")),
         el("td", {}, d.decided_by || ""), el("td", {}, d.reasoning || ""))))) : el("div", { class: "empty" }, "No decision in this run.");
+    const pct = (x) => (typeof x === "number" ? `${Math.round(x * 100)} %` : "–");
+    const articles = (search) => (search.articles && search.articles.length ? el("table", { class: "data articles" },
+      el("thead", {}, el("tr", {}, ["Article", "Score", "Answerable", "Confidence"].map((h) => el("th", {}, h)))),
+      el("tbody", {}, search.articles.map((a) => el("tr", {},
+        el("td", {}, a.title, el("div", { class: "path" }, a.source)),
+        el("td", { class: "num" }, (a.score ?? 0).toFixed(3)),
+        el("td", { class: "num" }, pct(a.answerable)),
+        el("td", { class: "num" }, pct(a.confidence)))))) : []);
     const retrieval = t.retrieval.length ? t.retrieval.map((search) => el("div", {},
-      el("div", { class: "muted" }, `Search ${search.search}: “${search.query || ""}”`),
+      el("div", { class: "muted" }, `Search ${search.search}: “${search.query || ""}”` +
+        (search.question_type ? ` · asks: ${search.question_type}` : "") +
+        (typeof search.confidence === "number" ? ` · confidence ${pct(search.confidence)}` : "")),
+      articles(search),
       el("table", { class: "data candidates" },
-        el("thead", {}, el("tr", {}, ["#", "Passage", "Score", "Dense", "BM25", "Origin"].map((h) => el("th", {}, h)))),
+        el("thead", {}, el("tr", {}, ["#", "Passage", "Role", "Score", "Dense", "BM25", "Origin"].map((h) => el("th", {}, h)))),
         el("tbody", {}, search.candidates.map((c, i) => el("tr", { dataset: { chunk: c.chunk_id } },
           el("td", { class: "num" }, String(i + 1)),
           el("td", {}, `${c.title}${c.section ? " › " + c.section : ""}`, el("div", { class: "path" }, c.source)),
+          el("td", {}, c.role || ""),
           el("td", { class: "num" }, (c.score ?? 0).toFixed(3)),
           el("td", { class: "num" }, c.dense_score !== undefined ? c.dense_score.toFixed(3) : "–"),
           el("td", { class: "num" }, c.lexical_score !== undefined ? c.lexical_score.toFixed(3) : "–"),
