@@ -79,6 +79,12 @@ class Resources:
             self.feedback.close()
 
 
+def answer_confidence(settings: Settings) -> dict:
+    """The SupportContext fields for how deskmate decides it has an answer (DESKMATE_ANSWER_CONFIDENCE)."""
+    return {"confidence_model": default_model() if settings.answer_confidence == "calibrated" else None,
+            "answer_threshold": settings.answer_min_confidence}
+
+
 def retrieval_config(settings: Settings) -> RetrievalConfig:
     """The retrieval pipeline's knobs from the settings (the benchmark builds the same)."""
     return RetrievalConfig(
@@ -181,8 +187,7 @@ def build_resources(settings: Settings, *, embedder: Embedder | None = None, llm
         integrations={spec.name: HttpIntegration(spec) for spec in policy.integrations},
         integration_min_score=settings.integration_min_score,
         policy=policy, main_collection=policy.collections[0].name, collections=extra_indexes, llms=llms,
-        confidence_model=default_model() if settings.answer_confidence == "calibrated" else None,
-        answer_threshold=settings.answer_min_confidence,
+        **answer_confidence(settings),
     )
     # parsing untrusted files happens in time- and memory-limited worker processes (app/adapters/parse_sandbox.py)
     parser = parser or SandboxedParser(FileParser, timeout_s=settings.parse_timeout_s,

@@ -197,12 +197,12 @@ def build_index(corpus: list[dict], settings, embedder, folder: str):
 
 def base_context(index, embedder, settings, candidates: int | None = None):
     """The SupportContext the app builds, minus what retrieval does not use."""
-    from app.resources import retrieval_config
+    from app.resources import answer_confidence, retrieval_config
     from graphs.context import SupportContext
 
     return SupportContext(embedder=embedder, index=index, redactor=None, lexical=index, top_k=settings.top_k,
                           candidate_k=candidates or settings.candidate_k, min_score=settings.min_score,
-                          retrieval=retrieval_config(settings))
+                          retrieval=retrieval_config(settings), **answer_confidence(settings))
 
 
 def print_table(title: str, rows: list[tuple[str, dict[str, float] | None]]) -> None:

@@ -25,7 +25,7 @@ from nodes.extractive import cite, compose_answer, label, to_source
 from nodes.fact import fact_reply
 from nodes.injection import delimit_data
 from nodes.lexicon import OS_LABELS, asks_status
-from nodes.replies import (LLM_FALLBACK_NOTICE, NOT_FOUND, NOT_FOUND_CLOSEST, NOT_FOUND_NEXT,
+from nodes.replies import (LLM_FALLBACK_NOTICE, NOT_FOUND, NOT_FOUND_CLOSEST, NOT_FOUND_NEXT, NOT_FOUND_SEARCHED,
                            SMALL_TALK_REPLIES)
 from nodes.directives import format_persona
 from nodes.modes import (DEFAULT_FALLBACK_STRATEGY, DEFAULT_MIN_CONFIDENCE, DEFAULT_MODE, GENERAL_KNOWLEDGE_HEADING,
@@ -41,10 +41,15 @@ HISTORY_FOR_PROMPT = 6  # messages
 
 
 def not_found_reply(state: SupportState) -> str:
-    titles = list(dict.fromkeys(c["title"] for c in state.get("retrieved_chunks", [])))[:3]
+    """Nothing answers: say so, what was searched for, and the closest articles."""
+    titles = [a["title"] for a in state.get("articles") or []] or list(
+        dict.fromkeys(c["title"] for c in state.get("retrieved_chunks", [])))
     parts = [NOT_FOUND]
+    searched = (state.get("search_query") or "").strip()
+    if searched:
+        parts.append(NOT_FOUND_SEARCHED.format(query=searched[:200]))
     if titles:
-        parts.append(NOT_FOUND_CLOSEST.format(titles=", ".join(titles)))
+        parts.append(NOT_FOUND_CLOSEST.format(titles=", ".join(f"“{t}”" for t in titles[:3])))
     parts.append(NOT_FOUND_NEXT)
     return " ".join(parts)
 

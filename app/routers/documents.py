@@ -17,6 +17,8 @@ from fastapi import APIRouter, Depends, File, Form, HTTPException, Query, Respon
 
 from app.adapters.parsers import FileParser, render_plain_text
 from app.deps import get_resources, reader, require_admin
+from app.includes import IncludeResolver
+from app.indexing_service import IndexingService, supported_files
 from app.identity import Caller
 from app.resources import Resources
 from app.schemas import DocumentList, UploadResponse, document_out
@@ -137,7 +139,16 @@ def _stored_original(resources: Resources, info: dict):
     if not path.is_file():
         return None
     data = path.read_bytes()
-    return data if content_version(data) == info["version"] else None  # changed on disk since it was indexed
+    if content_version(data) == info["version"]:
+        return data
+    # indexed with its includes resolved (within the KB folder; an upload alone has none to resolve)
+    if prefix == "kb":
+        batch = IndexingService.sources(supported_files(root), root=root, prefix="kb")
+        resolver = IncludeResolver.from_paths(batch)
+    else:
+        resolver = IncludeResolver.from_bytes({info["source"]: data})
+    expanded = resolver.expand(info["source"], data)
+    return data if content_version(expanded) == info["version"] else None  # changed on disk since it was indexed
 
 
 @router.get("/documents/{doc_id}/content", response_class=Response, responses={

@@ -25,6 +25,9 @@ def test_a_docs_site_folder_is_indexed_with_its_includes_resolved_and_no_markup_
         assert set(listed) == {"kb/learn/reset-vpn-profile.md", "kb/mkdocs/printer-queue.md",
                                "kb/docusaurus/wifi-setup.md", "kb/hugo/password-reset.md", "kb/rst-notes.txt"}
         assert listed["kb/mkdocs/printer-queue.md"]["title"] == "Clearing a stuck print queue"
+        # the original file is still downloadable, though it was indexed with its include resolved
+        original = client.get(f"/documents/{listed['kb/learn/reset-vpn-profile.md']['id']}/content")
+        assert original.status_code == 200 and original.content == (kb / "learn" / "reset-vpn-profile.md").read_bytes()
 
         hits = client.post("/search", json={"query": "is the VPN client supported on my personal device"}).json()
         best = hits["results"][0]
