@@ -20,7 +20,8 @@ from graphs.ports import ChatMessage, ChatModel
 from graphs.records import RetrievedChunk, Source
 from graphs.state import SupportState
 from nodes.article_answer import (compose_reply, composed_context, found_articles, is_confident, points_into_article,
-                                  read_target, reference_reply, tie, tie_reply)
+                                  read_target, reference_reply, runner_up_reply, tie, with_runner_up)
+from nodes.compose import follow_up_reference
 from nodes.extractive import cite, compose_answer, label, to_source
 from nodes.fact import fact_reply
 from nodes.injection import delimit_data
@@ -230,10 +231,11 @@ def offline_answer(state: SupportState, ctx: SupportContext, chunks: list[Retrie
     if found_articles(state, ctx):
         if not is_confident(state, ctx):
             return not_found_reply(state), []
-        if tied := tie(state, ctx):
-            return tie_reply(tied)
         if (reading := read_target(state, ctx)) is not None:
-            return compose_reply(state, ctx, reading)
+            text, sources = compose_reply(state, ctx, reading)
+            if tied := tie(state, ctx):  # two articles fit equally: the first answered, the other offered
+                return with_runner_up(text, sources, state, ctx, tied[1])
+            return text, sources
     if not chunks:
         return not_found_reply(state), []
     return compose_answer(state.get("search_query") or state["query"], chunks, state.get("user_os"))
@@ -269,8 +271,12 @@ def answer(state: SupportState, runtime: Runtime[SupportContext], config: Runnab
         return update | {"answer": SMALL_TALK_REPLIES[state["small_talk"]], "sources": []}
     if asks_status(state["query"]) and state.get("status_checked"):
         return update | {"answer": state.get("status_summary", "") + resume_hint(state), "sources": []}
-    if points_into_article(state) and (pointed := reference_reply(state, ctx, caller_groups(config))) is not None:
-        text, sources = pointed  # "what about step 3?": that step of the article in play, not a new search
+    pointed = None
+    if points_into_article(state):  # "what about step 3?", "the other one": the article in play, not a new search
+        other = follow_up_reference(state["query"]) == ("article", 2)
+        pointed = runner_up_reply(state, ctx) if other else reference_reply(state, ctx, caller_groups(config))
+    if pointed is not None:
+        text, sources = pointed
     else:
         text, sources = knowledge_answer(state, ctx, update, config)
     if update.get("mode_notice"):

@@ -153,25 +153,42 @@ def compose_reply(state: SupportState, ctx: SupportContext, reading: ArticleRead
     return "\n".join(lines), [source]
 
 
-def tie_reply(articles: list[ArticleRef]) -> tuple[str, list[Source]]:
-    """Two articles fit equally: name both, one line each, and ask which."""
-    sources = [Source(n=i, title=a["title"], source=a["source"], section="", chunk_id=a["hits"][0]["chunk_id"],
-                      score=a["score"], doc_id=a["doc_id"]) for i, a in enumerate(articles, start=1)]
-    lines = ["Two articles fit this equally well:", ""]
-    lines += [f"{s['n']}. **{s['title']}** [{s['n']}]" for s in sources]
-    lines += ["", "Which one is closer to what you see? Reply 1 or 2, or tell me more.", "", "Sources:"]
-    lines += [cite(s["n"], s) for s in sources]
-    return "\n".join(lines), sources
+def with_runner_up(text: str, sources: list[Source], state: SupportState, ctx: SupportContext,
+                   runner_up: ArticleRef) -> tuple[str, list[Source]]:
+    """Two articles fit equally: say so, keep the first one's answer, and offer the second in one line."""
+    reading = read_target(state, ctx, runner_up)
+    line = reading.target.matches if reading is not None and reading.target.matches else ""
+    second = Source(n=2, title=runner_up["title"], source=runner_up["source"], section="",
+                    chunk_id=runner_up["hits"][0]["chunk_id"], score=runner_up["score"], doc_id=runner_up["doc_id"])
+    body, _, cited = text.partition("\nSources:\n")
+    offer = f"Two articles fit this equally well. If it's rather **{runner_up['title']}** [2]" + \
+            (f" ({line})" if line else "") + ', say "the other one" and I\'ll show that instead.'
+    return f"{body.rstrip()}\n\n{offer}\n\nSources:\n{cited}\n{cite(2, second)}", sources + [second]
 
 
 MAX_REFERENCE_WORDS = 10
 
 
 def points_into_article(state: SupportState) -> bool:
-    """A short follow-up naming a step or method ("what about step 3?") of the article last answered from."""
+    """A short follow-up naming a step or method ("what about step 3?") of the article last answered from, or
+    taking the other of two equally fitting articles ("the other one")."""
     text = state.get("query", "")
-    return bool((state.get("active_article") or {}).get("doc_id")) and len(text.split()) <= MAX_REFERENCE_WORDS \
-        and follow_up_reference(text) is not None
+    active = state.get("active_article") or {}
+    reference = follow_up_reference(text) if len(text.split()) <= MAX_REFERENCE_WORDS else None
+    if reference is None or not active.get("doc_id"):
+        return False
+    return reference[0] != "article" or bool(active.get("runner_up"))
+
+
+def runner_up_reply(state: SupportState, ctx: SupportContext) -> tuple[str, list[Source]] | None:
+    """"The other one": the answer from the second of two equally fitting articles."""
+    runner_up = (state.get("active_article") or {}).get("runner_up")
+    if not runner_up:
+        return None
+    article = ArticleRef(doc_id=runner_up["doc_id"], title=runner_up["title"], source=runner_up["source"],
+                         score=0.0, answerable=1.0, confidence=0.0, hits=[])
+    reading = read_target(state, ctx, article)
+    return compose_reply(state, ctx, reading) if reading is not None else None
 
 
 def reference_reply(state: SupportState, ctx: SupportContext,
@@ -188,6 +205,8 @@ def reference_reply(state: SupportState, ctx: SupportContext,
         return None
     kind, n = reference
     title = sections[0].chunks[0]["title"]
+    if kind == "article":
+        return None  # handled by runner_up_reply
     if kind == "method":
         target = referenced_alternative(sections, n)
         if target is None:

@@ -165,10 +165,15 @@ def _is_alternative(section: Section, depth: int, role: str) -> bool:
 
 
 def _unit_prefix(sections: list[Section], index: int, wanted: tuple[str, ...]) -> list[str]:
-    """The heading path whose whole subtree answers: climb from a subsection to the highest heading above it
-    with the same role (or a wanted one), so "Resolution > Step 2" quotes the resolution from its first step."""
+    """The heading path whose subtree answers. A section whose own heading names its role ("Archive a list",
+    "Method 2: …") is its own unit; one whose heading names none ("macOS") or only a step ("Step 2: …") climbs
+    to the nearest heading above it that does, so "Resolution > macOS" quotes the resolution."""
     path, role = sections[index].path, sections[index].role
-    for depth in range(1, len(path) + 1):
+    if not path:
+        return path
+    if heading_role(path[-1]) is not None and not SEQUENTIAL.match(path[-1]):
+        return path
+    for depth in range(len(path) - 1, 0, -1):
         named = heading_role(path[depth - 1])
         if named is not None and (named == role or named in wanted):
             return path[:depth]
@@ -197,6 +202,10 @@ def _choose_unit(sections: list[Section], prefix: list[str], hits: dict[str, Ret
     if not prefix:
         return [s for s in sections if not s.path][:1], []
     depth = len(prefix)
+    parent = prefix[:-1]
+    if SEQUENTIAL.match(prefix[-1]):  # "Step 2: …" beside "Step 1: …": the steps in order, from the first
+        steps = [s for s in sections if _under(s, parent) and len(s.path) >= depth and SEQUENTIAL.match(s.path[depth - 1])]
+        return steps, []
     unit = [s for s in sections if _under(s, prefix)]
     role = unit[0].role if unit else ""
     below = _alternatives_at(unit, depth, role)
@@ -205,7 +214,6 @@ def _choose_unit(sections: list[Section], prefix: list[str], hits: dict[str, Ret
         best = _pick(names, {n: _support(below[n], hits, query) for n in names})
         chosen = [s for s in unit if len(s.path) == depth or s.path[depth] == best]
         return chosen, [n for n in names if n != best]
-    parent = prefix[:-1]
     beside = _alternatives_at([s for s in sections if _under(s, parent)], depth - 1, role)
     if len(beside) >= 2:
         names = list(beside)
@@ -290,8 +298,15 @@ _REFERENCE = re.compile(r"\b(?:(step|method|option|solution|way|fix)\s*(?:number
                         re.I)
 
 
+_OTHER_ARTICLE = re.compile(r"^\W*(the )?(other|second|2nd|last) (one|article|page)\b|^\W*(the )?other\W*$|"
+                            r"^\W*(it'?s |its )?(the )?(second|other|2nd) one\b|^\W*2\W*$", re.I)
+
+
 def follow_up_reference(text: str) -> tuple[str, int] | None:
-    """("step", 3) for "what about step 3?", ("method", 2) for "try the second method"; None otherwise."""
+    """("step", 3) for "what about step 3?", ("method", 2) for "try the second method", ("article", 2) for "the
+    other one" (of two articles offered); None otherwise."""
+    if _OTHER_ARTICLE.search(text):
+        return "article", 2
     match = _REFERENCE.search(text)
     if not match:
         return None

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, Mapping
 
 from graphs.records import RetrievedChunk
+from nodes.article_answer import is_confident
 from nodes.extractive import cite, to_source
 from nodes.lexicon import asks_status, content_words, is_troubleshooting, small_talk_kind, words
 
@@ -339,7 +340,13 @@ def fact_reply(state: Mapping[str, Any], ctx: Any) -> dict | None:
         return None
     if not is_fact_question(query):
         return None
-    confident = [c for c in state.get("retrieved_chunks", []) if c["score"] >= ctx.min_score]
+    if "articles" in state:  # only from the article deskmate answers from, and only when it answers at all
+        if not is_confident(state, ctx):  # type: ignore[arg-type]
+            return None
+        best = state["articles"][0]["doc_id"]
+        confident = [c for c in state.get("retrieved_chunks", []) if c["doc_id"] == best]
+    else:
+        confident = [c for c in state.get("retrieved_chunks", []) if c["score"] >= ctx.min_score]
     found = extract_span(query, confident) if confident else None
     if found is None or found.confidence < ctx.fact_min_confidence:
         return None

@@ -23,8 +23,12 @@ def respond(state: SupportState, runtime: Runtime[SupportContext]) -> dict:
     return {
         # the article and section a follow-up ("and on windows?", "what about step 3?") stays in
         "active_article": {**{k: cited.get(k, "") for k in ("doc_id", "title", "source", "section")},
-                           "question_type": state.get("question_type", "")} if from_article
-        else state.get("active_article"),
+                           "question_type": state.get("question_type", ""),
+                           # a second article offered beside the answer ("the other one" takes it)
+                           "runner_up": next(({k: s.get(k, "") for k in ("doc_id", "title", "source")}
+                                              for s in state.get("sources") or [] if s.get("n") == 2
+                                              and s.get("doc_id") != cited.get("doc_id")), None)}
+        if from_article else state.get("active_article"),
         "answer": text,
         "messages": removals + [HumanMessage(content=state["query"]), AIMessage(content=text)],
         # the topic a short follow-up ("im on linux") refers to: what was last answered from the KB

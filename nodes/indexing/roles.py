@@ -117,7 +117,11 @@ def heading_role(heading: str) -> str | None:
         if rule.pattern.search(text):
             return rule.role
     if text.endswith("?"):  # a question as the heading: an FAQ entry, answered below it
-        return "cause" if re.match(r"^why\b", text, re.I) else "resolution"
+        if re.match(r"^why\b", text, re.I):
+            return "cause"
+        if re.match(r"^(what|which|who|when|where|is|are|does|do|can|will|should|has|have)\b", text, re.I):
+            return "info"  # "What are Out of Office replies?", "Are site mailboxes still accessible?"
+        return "resolution"
     if _IMPERATIVE.match(text):
         return "procedure"
     return None
