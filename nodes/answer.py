@@ -67,7 +67,8 @@ def format_history(state: SupportState, limit: int = HISTORY_FOR_PROMPT) -> str:
 def format_sources(chunks: list[RetrievedChunk]) -> str:
     """Numbered sources as delimited data: the LLM reads them, it does not take orders from them."""
     # a document holding "</source>" (or a forged opening tag) cannot end its block early and speak as us
-    return "\n\n".join(delimit_data("source", c["text"], id=str(n), title=label(c), file=c["source"])
+    return "\n\n".join(delimit_data("source", c["text"], id=str(n), title=label(c), file=c["source"],
+                                      role=c.get("role") or "passage")
                          for n, c in enumerate(chunks, start=1))
 
 

@@ -24,6 +24,7 @@ from nodes.retrieval import fits_os
 MAX_ARTICLES = 3  # articles kept in the state (the best, and the runners-up a tie or the trace may name)
 FOLLOW_UP_BOOST = 1.25  # a follow-up ("and on windows?") prefers the article the conversation is in
 TIE_MARGIN = 0.015  # two articles this close in score and confidence fit equally well
+ALTERNATIVE_CHARS = 800  # of each other way ("Method 2") an LLM is shown beside the chosen one
 
 
 def assess(ctx: SupportContext, query: str, hits: list[RetrievedChunk],
@@ -240,9 +241,19 @@ def composed_context(state: SupportState, ctx: SupportContext, fallback: list[Re
         return fallback
     body, _ = render(reading.target)
     first = dict(reading.target.sections[0].chunks[0])
-    first.update(text=body, section=reading.target.sections[0].name, score=reading.article["score"])
+    first.update(text=body, section=reading.target.sections[0].name, score=reading.article["score"],
+                 role=reading.target.sections[0].role)
     context: list[RetrievedChunk] = [first]  # type: ignore[list-item]
     used = {c["chunk_id"] for s in reading.target.sections for c in s.chunks}
+    sections = article_sections(reading.chunks)
+    for name in reading.target.alternatives:  # the article's other ways, after the one chosen
+        parts = [s for s in sections if name in s.path]
+        if parts and len(context) < ctx.top_k:
+            text, _ = render(Target(parts), limit=ALTERNATIVE_CHARS)
+            alternative = dict(parts[0].chunks[0], text=text, section=parts[0].name, role=parts[0].role,
+                               score=reading.article["score"])
+            context.append(alternative)  # type: ignore[arg-type]
+            used |= {c["chunk_id"] for s in parts for c in s.chunks}
     for chunk in fallback:
         if chunk["chunk_id"] not in used and len(context) < ctx.top_k:
             context.append(chunk)

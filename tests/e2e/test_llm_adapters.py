@@ -78,3 +78,25 @@ def test_the_llm_never_receives_a_typed_password(serve):
             client.post("/chat", json={"message": "my password is Hunter2Secret! and the VPN says login failed"})
     bodies = json.dumps([r["body"] for r in server.requests])
     assert server.requests and "Hunter2Secret" not in bodies and "[REDACTED:PASSWORD]" in bodies
+
+
+def test_the_llm_writes_from_the_resolution_the_offline_answer_would_quote(serve):
+    """A symptom-worded question: source [1] of the prompt is the article's resolution (role given), the
+    symptoms it matched are not what the LLM is asked to answer from."""
+    article = (b"# Badge reader rejects my badge\n\n## Symptoms\n\nThe door reader blinks red three times when you "
+               b"hold your badge to it, and the door stays locked.\n\n## Cause\n\nThe badge certificate expired.\n\n"
+               b"## Resolution\n\n1. Open the Badge portal and choose Renew.\n2. Hold the badge to the desk reader "
+               b"at reception for ten seconds.\n3. Try the door again after five minutes.\n")
+    answer = "Renew your badge in the Badge portal, then hold it to the reception reader [1]."
+    decision = '{"action": "answer", "reasoning": "the knowledge base covers it"}'
+    with OpenAICompatibleServer([decision, answer]) as server:
+        with serve(llm_base_url=f"{server.url}/v1", llm_model="stub") as client:
+            assert client.post("/documents", files={"file": ("badge.md", article)}).status_code == 201
+            reply = client.post("/chat", json={"message": "the door reader gives three red flashes when i hold my "
+                                                          "badge to it and the door stays shut"}).json()
+    assert reply["answer"].startswith(answer) and reply["fallback_notice"] is None
+    assert reply["sources"][0]["source"] == "uploads/badge.md" and reply["sources"][0]["section"] == "Resolution"
+    prompt = server.requests[-1]["body"]["messages"][1]["content"]
+    first = prompt.split('<source id="1"')[1].split("</source>")[0]
+    assert 'role="resolution"' in first and "Open the Badge portal and choose Renew" in first
+    assert "blinks red three times" not in first
