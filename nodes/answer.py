@@ -31,8 +31,8 @@ from nodes.replies import (LLM_FALLBACK_NOTICE, NOT_FOUND, NOT_FOUND_CLOSEST, NO
 from nodes.directives import format_persona
 from nodes.modes import (DEFAULT_FALLBACK_STRATEGY, DEFAULT_MIN_CONFIDENCE, DEFAULT_MODE, GENERAL_KNOWLEDGE_HEADING,
                          AnswerPlan, plan_answer)
-from nodes.policy import (choose_rule, collect, detect_intent, evaluate, expanded_documents, max_tokens_for,
-                          profile_summary, render_prompt)
+from nodes.policy import (CollectionResult, choose_rule, classify, collect, detect_intent, evaluate,
+                          expanded_documents, max_tokens_for, profile_summary, render_prompt)
 from nodes.retrieval import search_chunks
 from nodes.retrieve import caller_groups
 
@@ -117,6 +117,32 @@ def _collection_search(state: SupportState, ctx: SupportContext, config: Runnabl
     return search
 
 
+def _collect(state: SupportState, ctx: SupportContext, selected: list[CollectionSpec],
+             config: RunnableConfig | None) -> list[CollectionResult]:
+    """Phase 1 of the answer policy. With calibrated confidence, the main collection's result is the article
+    gate's verdict (a match when the best article answers, nothing otherwise), not a cut-off on one chunk's score;
+    other collections are classified by their own thresholds."""
+    search = _collection_search(state, ctx, config)
+    if ctx.confidence_model is None or "articles" not in state:
+        return collect(selected, search, ctx.top_k)
+    results: list[CollectionResult] = []
+    for spec in selected:
+        if spec.name == ctx.main_collection:
+            if not is_confident(state, ctx):
+                continue
+            best = found_articles(state, ctx)[0]
+            chunks = list(state.get("retrieved_chunks", []))
+            documents = [c for c in chunks if c["doc_id"] == best["doc_id"]] or chunks
+            results.append(CollectionResult(spec, "match", round(1 - best["answerable"], 4), documents[:ctx.top_k]))
+            break
+        result = classify(spec, search(spec), ctx.top_k)
+        if result is not None:
+            results.append(result)
+            if result.result_type == "match":
+                break
+    return results
+
+
 def rule_llm(ctx: SupportContext, rule: ResponseRule) -> ChatModel | None:
     """The LLM a rule names (`default`: the agent's own); None when it is `type: none` or not configured."""
     if rule.llm == DEFAULT_LLM and not rule.model:
@@ -173,7 +199,7 @@ def knowledge_answer(state: SupportState, ctx: SupportContext, update: dict,
     policy = ctx.policy or default_policy(chroma_collection="", min_score=ctx.min_score)
     wanted = state.get("collections") or [c.name for c in policy.collections]
     selected = [c for c in policy.collections if c.name in wanted]
-    results = collect(selected, _collection_search(state, ctx, config), ctx.top_k)
+    results = _collect(state, ctx, selected, config)
     directives = state.get("directives") or {}
     mode = state.get("response_mode") or policy.response_mode
     profile = evaluate(results, user_message=state["query"], selected=selected, response_mode=mode,
