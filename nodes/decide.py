@@ -27,6 +27,7 @@ from graphs.errors import LLMError
 from graphs.ports import ChatMessage
 from graphs.state import SupportState
 from nodes.actions import BUILTIN_CATALOGUE, offer_actions
+from nodes.dialogue_acts import normalise
 from nodes.embed_query import is_follow_up, search_variants
 from nodes.lexicon import (about_speaker, asks_for_something_new, asks_status, asks_ticket_status, is_question,
                            is_troubleshooting, it_topics, wants_ticket)
@@ -77,6 +78,8 @@ def offer_reply(state: SupportState) -> str:
         return "decline"
     if kind == "affirm" or (wants_ticket(text) and state.get("dialogue_act") != "handoff"):
         return "confirm"  # "yes", or asking for the very ticket on offer ("please open the ticket")
+    if priority_in(text) and re.match(r"^(yes|yeah|yep|sure|ok|okay|please do|go ahead)\b", text, re.I):
+        return "confirm"  # "yes, and make it urgent": the ticket node sets the priority as it creates it
     if priority_in(text) or _TICKET_DETAIL.search(text):
         return "edit"
     return ""
@@ -146,7 +149,7 @@ def dialogue_decision(state: SupportState) -> Decision | None:
         return Decision("create_ticket", "the user asks for a person: hand over with the conversation")
     if act == "service_request":
         return Decision("create_ticket", "a request for something new, not a fault: offer a request")
-    if wants_ticket(text):
+    if wants_ticket(normalise(text)):  # "open an incidnet" too
         return Decision("create_ticket", "the user asks for a ticket")
     return None
 
@@ -319,7 +322,8 @@ def decide(state: SupportState, runtime: Runtime[SupportContext]) -> dict:
             decision = Decision(decision.action, f"LLM unavailable ({exc}); policy: {decision.reasoning}")
             update["fallback_notice"] = LLM_FALLBACK_NOTICE
     flow = state.get("troubleshooting")
-    if flow and flow["status"] == "in_progress" and decision.action != "troubleshoot":
+    closing = decision.action == "converse" and state.get("dialogue_act") in CLOSING_ACTS  # converse ends it
+    if flow and flow["status"] == "in_progress" and decision.action != "troubleshoot" and not closing:
         update["troubleshooting"] = {**flow, "status": "paused"}  # a topic switch: keep it to resume later
     if decision.action in ctx.integrations:  # a configured lookup: one node carries out every integration
         update["integration"] = decision.action

@@ -17,15 +17,60 @@ import re
 from dataclasses import dataclass
 from typing import Callable
 
-from nodes.lexicon import is_troubleshooting, it_topics, reply_kind, words
+from nodes.lexicon import STOPWORDS, is_troubleshooting, it_topics, reply_kind, words
 
 _I = re.IGNORECASE
 
 
+# the words the rules key on, and how they are mistyped: a token reads as one of these when it is the same with
+# doubled letters squeezed ("byee", "yepp", "bbot") or, for words of 6+ letters, one edit away ("thnks",
+# "incedent", "tikcet")
+KEY_WORDS = ("hello", "hi", "hey", "thanks", "thank", "bye", "goodbye", "yes", "yep", "yeah", "nope", "please",
+             "ticket", "tickets", "incident", "incidents", "password", "human", "humans", "person", "agent", "status",
+             "request", "support", "bot", "robot", "later")
+_KNOWN = frozenset(KEY_WORDS) | {w + "s" for w in KEY_WORDS}  # plurals are spelt right, not one edit away
+_SPLIT = {"thankyou": "thank you", "thankyouu": "thank you", "thanku": "thank u", "byebye": "bye bye",
+          "goodmorning": "good morning", "tix": "tickets"}
+
+
+def _squeeze(word: str) -> str:
+    return re.sub(r"(.)\1+", r"\1", word)
+
+
+def _one_edit(a: str, b: str) -> bool:
+    """Damerau-Levenshtein distance exactly 1 (one insertion, deletion, substitution or swap)."""
+    if a == b or abs(len(a) - len(b)) > 1:
+        return False
+    if len(a) == len(b):
+        diff = [i for i in range(len(a)) if a[i] != b[i]]
+        return len(diff) == 1 or (len(diff) == 2 and diff[1] == diff[0] + 1 and a[diff[0]] == b[diff[1]]
+                                  and a[diff[1]] == b[diff[0]])
+    short, long_ = sorted((a, b), key=len)
+    return any(long_[:i] + long_[i + 1:] == short for i in range(len(long_)))
+
+
+_SQUEEZED = {_squeeze(w): w for w in KEY_WORDS}
+
+
+def _canonical_word(word: str) -> str:
+    if word in _SPLIT:
+        return _SPLIT[word]
+    if word in _KNOWN or len(word) < 3 or not word.isalpha():
+        return word
+    squeezed = _squeeze(word)
+    if squeezed in _SQUEEZED:
+        return _SQUEEZED[squeezed]
+    if len(word) >= 5:
+        return next((w for w in KEY_WORDS if len(w) >= 6 and _one_edit(word, w)), word)
+    return word
+
+
 def normalise(text: str) -> str:
-    """Lower-case, straight apostrophes, one space, and stretched letters shortened ("hiiii" → "hi")."""
+    """Lower-case, straight apostrophes, one space, stretched letters shortened ("hiiii" → "hi") and the key
+    words' common misspellings corrected ("thnks" → "thanks")."""
     text = text.lower().replace("’", "'").replace("‘", "'")
     text = re.sub(r"([a-z])\1{2,}", r"\1", text)
+    text = re.sub(r"[a-z]+", lambda m: _canonical_word(m.group(0)), text)
     return re.sub(r"\s+", " ", text).strip()
 
 
@@ -38,7 +83,8 @@ _CAN = r"(?:can|could|would|will|may)(?!n?'?t\b)(?!not\b)"
 _PERSON = (r"(?:human(?: being)?s?|person|people|some ?one|somebody|agent|operator|representative|rep|technician|tech"
            r"|engineer|analyst|staff(?: member)?|member of (?:your |the |the it )?(?:staff|team)|colleague|manager"
            r"|supervisor|consultant|specialist|support(?: staff| team| person| agent| engineer| technician)?"
-           r"|it(?: support| staff| team| person| guy| folks| department)+|(?:service|help) ?desk(?: staff| team)?)"
+           r"|it(?: support| staff| team| person| guy| folks| department)+|(?:service|help) ?desk(?: staff| team)?"
+           r"|employees?|customer (?:service|care|support)|(?:your|the) team|one of your (?:staff|team|people|colleagues))"
            r"(?!'s)\b")
 _REAL = r"(?:real |actual |live |human |proper |another )?"
 _ARTICLE = r"(?:a |an |the |some |your |one of your |one of the )?"
@@ -51,8 +97,8 @@ _HOW_TO = _any(r"^(?:how|where|what|which|why|who)\b(?! (?:is|are) (?:my|our)\b)
                r"\bhow (?:do|can|could|should|would|to)\b",
                r"\b(?:process|procedure|policy|steps?|way|form) (?:for|to|of)\b", r"\bis (?:it|there) (?:possible|a way)\b",
                r"\bam i allowed\b", r"\bdo i need\b")
-_NEW_TICKET = re.compile(r"\b(?:open|create|raise|log|file|submit|make|start|new)\b.{0,20}\b(?:a |an )?"
-                         r"(?:ticket|case|incident)\b", _I)
+_NEW_TICKET = re.compile(r"(?<!my )(?<!our )(?<!any )(?<!the )(?<!your )\b(?:open|create|raise|log|file|submit|make|"
+                         r"start|new)\b.{0,20}\b(?:a |an )?(?:ticket|case|incident)\b", _I)
 
 
 def is_how_to(text: str) -> bool:
@@ -75,6 +121,10 @@ _BOT_CHALLENGE = _any(
     r"\bis (?:a|any|there a) (?:real )?(?:person|human|someone) (?:reading|answering|typing|writing|behind|on the other)\b",
     r"\bis (?:this|the) (?:chat|reply|response|answer|conversation|service)(?: \w+)? "
     r"(?:automated|automatic|generated|a bot|run by a bot)\b",
+    r"\b(?:are|r|aren'?t|arent) (?:you|u)(?: \w+){0,3}? (?:bot|robot|chat ?bot|ai|machine|artificial|automated)\b",
+    r"^(?:a |an |just a )?(?:bot|robot|ai|machine|chat ?bot)[\s?!.]*$",
+    r"\b(?:you'?re|you are|you|so you'?re)(?: just| only| some kind of)? (?:a |an )?(?:robo\w*|bot|ai|machine)\b[\s?!.]*$",
+    r"\bis this (?:an? )?(?:ai|bot|robot|automated|machine)\b",
 )
 
 # --- asking for a human ----------------------------------------------------------------------------------
@@ -91,7 +141,10 @@ _HANDOFF = _any(
     r"(?: from (?:it|support|the help ?desk|the service ?desk|your team))?"
     r" (?:there|here|around|available|online|i can (?:talk|speak|call|chat))\b",
     rf"\b(?:want|need|would like|'d like|prefer|rather have|wanna)(?: to have)? (?:a |an |some |one of your |the )?"
-    rf"{_REAL}(?:human|person|agent|operator|representative|technician|engineer|some ?one|somebody)(?!'s)\b",
+    rf"{_REAL}(?:human|person|agent|operator|representative|technician|engineer|some ?one|somebody|employee|"
+    rf"staff member|member of staff)(?!'s)\b",
+    r"^(?:please )?(?:some ?one|somebody|a person|a human|an agent|a technician) (?:from|in|at|of) [a-z ]{1,30}?"
+    r"(?: please| pls| now)?[\s!.?]*$",
     rf"\b(?:get|give|find|send) me (?:a |an |some |the )?{_REAL}(?:human|person|agent|operator|representative|"
     rf"technician|engineer|some ?one|somebody)(?!'s)\b",
     rf"\b{_CAN} (?:you|u) (?:get|send|find|arrange) (?:a |an |some |the )?{_REAL}(?:human|person|agent|technician|"
@@ -101,6 +154,15 @@ _HANDOFF = _any(
     rf"\b(?:i'?d like|i want|i need|please|pls|{_CAN} (?:you|i|some ?one|somebody))\b.{{0,30}}\b(?:call|ring|phone) me"
     rf"(?: back)?\b",
     r"\bcall ?back\b", r"\bescalat(?:e|ion)\b(?! (?:policy|process|path|matrix))",
+    r"\b(?:don'?t|do not|dont) (?:want|wanna|like|need)\b.{0,15}\b(?:talk|speak|chat)\w*\b.{0,15}"
+    r"\b(?:bot|machine|robot|computer|ai|program)\b",
+    r"\b(?:talking|speaking|chatting) (?:to|with) (?:a |this |the |an )?(?:bot|machine|robot|computer|ai)\b.{0,25}"
+    r"\b(?:stupid|useless|pointless|annoying|not helping|waste|no use|frustrating)",
+    r"^(?:(?:a |to (?:a )?)?human )?hand ?(?:off|over)\b", r"\bhand ?(?:off|over) to (?:a |an )?(?:human|person|agent)\b",
+    r"\bput me in touch\b", r"\bhand (?:a |the |this |my )?(?:conversation|chat|case|issue) over to\b",
+    r"\bhelp from (?:a |an )?(?:real |actual |live )?(?:human|person|technician|agent|someone)\b",
+    r"\bare there (?:any |also |some )?(?:humans|people|real people|persons)\b",
+    r"\b(?:real|actual|live|human) \w+ (?:employee|person|agent|human)s?\b",
 )
 
 # --- asking about an existing ticket ---------------------------------------------------------------------
@@ -131,12 +193,20 @@ _TICKET_STATUS = _any(
     r"reply to)\b (?:my|our)\b",
     r"\bhow long (?:until|till|before|will|does|do|is)\b.{0,40}\b(?:my|our)\b",
     r"\b(?:open|existing|pending|outstanding) (?:tickets|cases|requests|incidents) (?:for|of) (?:me|us)\b",
+    r"\b(?:has|have|is|was|were)\b the (?:ticket|case|request|incident)s?\b.{0,25}\b(?:been|yet|already|closed|"
+    r"resolved|fixed|done|assigned|picked up)\b",
+    r"\bdo (?:i|we) (?:still )?have (?:any )?(?:open |pending |outstanding |existing )?(?:tickets|incidents|cases|"
+    r"requests)\b",
+    r"\b(?:check|see|view|get|show)?(?: the| my)? ?(?:ticket|incident|case|request) status(?:es)?\b",
+    r"\bany (?:open|pending|outstanding) (?:tickets|incidents|cases|requests) (?:for|of) (?:me|us)\b",
+    rf"\b(?:i|we) (?:reported|raised|logged|opened|submitted|filed|created|put in) (?:a |an |the |my )?"
+    rf"(?:[\w-]+ ){{0,3}}?{_TICKET}\b.{{0,60}}\bhow(?:'s| is| it is)\b",
     _TICKET_ID,
 )
 
 # --- a service request: something new, not a fault -------------------------------------------------------
 _WANT = (r"(?:\b(?:i|we)(?: really| also| urgently| will| would| do| just)? (?:need|needs|want|require|would like|'d like"
-         r"|would love|'d love)|\bi'?d like|\bwe'?d like|^(?:need|want)|\b(?:requesting|request(?:ing)? for|request)"
+         r"|would love|'d love)|\b(?:i|we)'?d (?:also |really |just )?(?:like|love)|^(?:need|want)|\b(?:requesting|request(?:ing)? for|request)"
          rf"|\b{_CAN} (?:i|we)(?: please)? (?:get|have|order|request|borrow|receive|be given|be granted|be sent))")
 _ITEM_START = (r"(?:to (?:get|have|order|request|obtain|receive|buy|purchase|be given|be granted) )?"
                r"(?:a|an|new|another|second|third|extra|additional|spare|replacement|bigger|larger|better|faster|more"
@@ -172,6 +242,10 @@ _CAPABILITIES = _any(
     r"\bwhat (?:are|is) (?:your|the) (?:capabilities|features|functions|options|commands|abilities|skills)\b",
     r"\bwhat do (?:you|u) (?:do|know|offer|support|cover)\b", r"\bwhat can (?:i|we) (?:ask|do|say|type)\b",
     r"\bwhat questions\b.{0,20}\b(?:answer|ask|handle)\b", r"^what is this\b",
+    r"\bwhat (?:else )?can (?:you|u|i)\b.{0,25}\b(?:do|ask|tell|help|demo|show)\b",
+    r"\b(?:anything|something) else\b(?:.{0,20}\b(?:do|ask|help|here)\b)?[\s?!.]*$",
+    r"\b(?:other|my|the|any) options\b", r"^help\b(?: (?:me|pls|plz|please|now|needed))*[\s!.?]*$",
+    r"\bhow (?:can |could |do |will )?(?:you|u) help\b",
 )
 
 # --- clearly not IT ----------------------------------------------------------------------------------------
@@ -180,29 +254,49 @@ _OUT_OF_SCOPE = _any(
     r"\b(?:jokes?|funny|riddles?|poems?|poetry|songs?|sing|lyrics|bedtime story)\b",
     r"\b(?:football|soccer|basketball|baseball|cricket|rugby|tennis|golf|hockey|nba|nfl|world cup|super bowl|"
     r"olympics|championship|the (?:game|match)|who won|the score)\b",
-    r"\b(?:flights?|hotels?|holiday|vacation|train tickets?|taxi|cab|uber|restaurant|table for \w+|"
-    r"book (?:me )?a (?:train|trip|table))\b",
-    r"\b(?:pizza|burger|lunch|dinner|breakfast|recipes?|cook(?:ing)?|sandwich|beer|wine)\b",
+    r"\b(?:book|find|order|get|reserve|recommend|suggest|call)(?: me| us)? (?:a |an |some |the )?(?:cheap |good |nice )?"
+    r"(?:flights?|hotels?|taxi|cab|uber|table|restaurant|pizza|burger|lunch|dinner|train|trip|holiday|vacation|"
+    r"movie|film|song|recipe|book)\b", r"\btable for \w+\b",
+    r"\b(?:pizza|burger|recipes?|cook(?:ing)?|sandwich|beer|wine)\b", r"\bwhat should i (?:eat|cook|watch|read)\b",
     r"\b(?:movies?|films?|netflix|tv shows?|concerts?)\b",
     r"\b(?:capital of|meaning of life|square root|president of|prime minister|population of|how tall is|"
     r"how old is|how far is|tallest|distance (?:to|from|between) the)\b",
     r"\b(?:bitcoin|stock price|share price|exchange rate|crypto(?:currency)?|horoscope|zodiac)\b",
     r"\b(?:marry me|date me|girlfriend|boyfriend|i love you)\b",
     r"\bwhat(?:'s| is) \d+ ?(?:[x*+/-]|times|plus|minus|divided by) ?\d+\b",
+    r"\b(?:add|plus|minus|times|multiply|divide|calculate|sum of)\b.{0,20}\b(?:\d+|one|two|three|four|five|six|seven|"
+    r"eight|nine|ten)\b.{0,10}\b(?:and|plus|to|by|times|minus)\b",
+    r"\bhow old are (?:you|u)\b|\bwhat (?:year|day|date) is it\b|\bwhere do (?:you|u) live\b|"
+    r"\bare (?:you|u) married\b|\bdo (?:you|u) have (?:a )?(?:girlfriend|boyfriend|family|feelings|pets?)\b",
+    r"\b(?:hamburger|fries|sushi|snacks?|sandwich(?:es)?|cake|cookies?)\b",
+    r"\b(?:make|bring|send|get|order)(?: me| us)? (?:a |an |some )?(?:taxi|cab|uber|sandwich|coffee|tea|burger)\b",
 )
-# IT words that keep an off-topic-sounding message in scope ("access to the football pool spreadsheet")
-_IT_REQUEST_WORDS = re.compile(r"\b(?:access|install\w*|licen[cs]e|account|permission|rights|password|login|"
-                               r"spreadsheet|excel|file|folder|drive|app|software|system|portal|device)\b", _I)
+# things that are not IT even when they are broken ("my fridge isn't cooling")
+_NOT_IT_THINGS = re.compile(r"\b(?:fridge|refrigerator|freezer|washing machine|dishwasher|dryer|oven|microwave|kettle|"
+                            r"toaster|vacuum cleaner|boiler|my car|my bike|my tv|my television|lawn ?mower)\b", _I)
+# words that keep an off-topic-sounding message in scope: IT ("access to the football pool spreadsheet") and
+# the company's own processes ("how do I claim a hotel in the expenses tool?")
+_IN_SCOPE_WORDS = re.compile(r"\b(?:access|install\w*|licen[cs]e|account|permission|rights|password|login|"
+                             r"spreadsheet|excel|file|folder|drive|app|software|system|portal|device|tool|claim|expenses?|"
+                             r"reimburs\w*|receipts?|polic(?:y|ies)|allowance|per diem|travel desk|booking tool|"
+                             r"how (?:do|can|could|should) (?:i|we))\b", _I)
 
 # --- greetings, thanks, goodbyes -------------------------------------------------------------------------
 _GREETING = re.compile(r"\b(?:hi|hello|hey|heya|hiya|howdy|yo|greetings|good (?:morning|afternoon|evening|day)|morning|"
-                       r"afternoon|evening|hallo|hola|sup|what'?s up|how(?:'s| is) it going|how are (?:you|u))\b", _I)
+                       r"afternoon|evening|sup|wh?at'?s up|what is up|wassup|how(?:'s| is) it going|how are (?:you|u)|"
+                       # the same in the languages deskmate's notices cover: a one-word greeting is no question to translate
+                       r"hallo|hola|bonjour|salut|ciao|hej|hei|servus|moin|buongiorno|buenos dias|bom dia|ola|olá|"
+                       r"dzien dobry|dzień dobry|cześć|czesc|goedemorgen|goedendag)\b", _I)
 _THANKS = re.compile(r"\b(?:thanks?|thank (?:you|u|ya|yo)|thx|thnx|tnx|thanx|ty|tysm|cheers|appreciated?|"
-                     r"appreciate (?:it|that|you|the help)|grateful|kudos)\b", _I)
-_FAREWELL = re.compile(r"\b(?:bye|goodbye|good bye|see (?:you|ya|u)|cya|later|laters|ciao|farewell|take care|"
-                       r"have a (?:nice|good|great|lovely) (?:day|one|evening|weekend|night)|good ?night|"
-                       r"talk (?:to you|soon|later)|ttyl|catch you later|that'?s (?:all|it)|nothing else|i'?m done|"
-                       r"signing off|logging off)\b", _I)
+                     r"appreciate (?:it|that|you|the help)|grateful|kudos|"
+                     r"danke(?: schön| schoen| sehr)?|merci(?: beaucoup)?|gracias|grazie(?: mille)?|obrigad[oa]|"
+                     r"dank ?je(?:wel)?|bedankt|tack(?: så mycket)?|dzięki|dzieki|dziękuję|dziekuje)\b", _I)
+_FAREWELL = re.compile(r"\b(?:bye|goodbye|good bye|buh bye|see (?:you|ya|u)(?: around| soon| later)?|cya|later|laters|"
+                       r"farewell|take care|have a (?:nice|good|great|lovely) (?:day|one|evening|weekend|night)|"
+                       r"good ?night|talk (?:to you|soon|later)|ttyl|catch you later|that'?s (?:all|it)|nothing else|"
+                       r"i'?m done|i'?m off|signing off|logging off|(?:gotta|got to|have to|i have to|must) "
+                       r"(?:go|run|leave)|toodle\w*|adios|adiós|adieu|au revoir|tschüss|tschuss|arrivederci|"
+                       r"hasta luego|tot ziens|do widzenia|hej då)\b", _I)
 # words a pleasantry may carry without saying anything about a problem
 _PLEASANTRY_WORDS = frozenset(
     "ok okay k great perfect awesome cool nice brilliant excellent wonderful fantastic super lovely good stuff so "
@@ -210,7 +304,9 @@ _PLEASANTRY_WORDS = frozenset(
     "buddy guys team deskmate there everyone bot really indeed dear sir well then now today tonight and you u too "
     "as always have one evening weekend kind kindly how are doing is going hope was helpful useful just what "
     "needed i i'm im am fine ya yo folks friend hey hi hello bye thanks thank thx ty cheers day night morning "
-    "afternoon again! once more oh ah wow yay".split())
+    "afternoon again! once more oh ah wow yay amazing bunch everything anyway anyways info information yes yeah "
+    "talking chatting speaking to with of for now bye around soon off go run leave got gotta must schön sehr "
+    "beaucoup mille lol haha hehe ok then alright".split())
 
 # "works now but Outlook doesn't", "it worked, still slow though": not a closing
 _RESOLVED_CAVEAT = re.compile(r"\b(?:but|however|except|although|though|still|doesn'?t|don'?t|won'?t|can'?t|cannot|"
@@ -218,8 +314,10 @@ _RESOLVED_CAVEAT = re.compile(r"\b(?:but|however|except|although|though|still|do
 
 
 def _only_pleasantries(text: str, marker: re.Pattern[str]) -> bool:
-    rest = marker.sub(" ", normalise(text))
-    return all(w in _PLEASANTRY_WORDS for w in words(rest))
+    """Nothing but the pleasantry, its filler words and, in a short message, one name ("bye Maria")."""
+    rest = [w for w in words(marker.sub(" ", text)) if len(w) > 1 and w not in _PLEASANTRY_WORDS]
+    return not rest or (len(rest) == 1 and len(words(text)) <= 4 and rest[0] not in STOPWORDS
+                        and not is_troubleshooting(rest[0]))
 
 
 def _no_topic(text: str) -> bool:
@@ -265,12 +363,14 @@ RULES: tuple[ActRule, ...] = (
             ("please open a ticket for my printer", "how do I raise a ticket?", "is outlook down?",
              "I need to install a Windows update, it has an issue", "any incidents affecting Teams?",
              "how do I update the status of a Jira issue", "when will my password expire?")),
-    ActRule("out_of_scope", _matches(_OUT_OF_SCOPE, lambda t: _no_topic(t) and not is_troubleshooting(t)
-                                     and not _IT_REQUEST_WORDS.search(t)),
+    ActRule("out_of_scope", lambda text: _matches(_OUT_OF_SCOPE, lambda t: _no_topic(t) and not is_troubleshooting(t)
+                                                  and not _IN_SCOPE_WORDS.search(t))(text)
+            or _matches(_NOT_IT_THINGS, lambda t: _no_topic(t) and not _IN_SCOPE_WORDS.search(t))(text),
             ("what's the weather", "tell me a joke", "who won the game last night", "book me a flight",
              "can you order me a pizza", "what's 17 times 23"),
             ("the coffee machine app keeps crashing", "I need access to the football pool spreadsheet",
-             "Teams crashes during the match broadcast", "how do I book a meeting room in Outlook?")),
+             "Teams crashes during the match broadcast", "how do I book a meeting room in Outlook?",
+             "how do I claim a hotel in Ledgerly?", "is a taxi home covered by the travel policy?")),
     ActRule("service_request", _matches(_SERVICE_REQUEST, lambda t: not is_how_to(t)
                                         and not _NOT_AN_ITEM.search(t) and not _NEW_TICKET.search(t)),
             ("I need a new laptop", "can I get access to the finance share", "please install Visio on my PC",
