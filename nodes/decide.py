@@ -76,8 +76,9 @@ def offer_reply(state: SupportState) -> str:
     text = state["query"].strip()
     if kind in ("deny", "exit") or re.match(r"^(no|nope|nah)\b", text, re.I):
         return "decline"
-    if kind == "affirm" or (wants_ticket(text) and state.get("dialogue_act") != "handoff"):
-        return "confirm"  # "yes", or asking for the very ticket on offer ("please open the ticket")
+    if kind == "affirm" or (wants_ticket(text) and state.get("dialogue_act") != "handoff" and not it_topics(text)
+                            and not is_troubleshooting(text)):
+        return "confirm"  # "yes", or asking for the very ticket on offer ("please open the ticket"), not another
     if priority_in(text) and re.match(r"^(yes|yeah|yep|sure|ok|okay|please do|go ahead)\b", text, re.I):
         return "confirm"  # "yes, and make it urgent": the ticket node sets the priority as it creates it
     if priority_in(text) or _TICKET_DETAIL.search(text):

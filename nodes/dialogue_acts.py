@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Callable
 
 from nodes.lexicon import STOPWORDS, is_troubleshooting, it_topics, reply_kind, words
@@ -52,6 +53,7 @@ def _one_edit(a: str, b: str) -> bool:
 _SQUEEZED = {_squeeze(w): w for w in KEY_WORDS}
 
 
+@lru_cache(maxsize=8192)
 def _canonical_word(word: str) -> str:
     if word in _SPLIT:
         return _SPLIT[word]
@@ -65,6 +67,7 @@ def _canonical_word(word: str) -> str:
     return word
 
 
+@lru_cache(maxsize=1024)  # every rule reads the same normalised message
 def normalise(text: str) -> str:
     """Lower-case, straight apostrophes, one space, stretched letters shortened ("hiiii" → "hi") and the key
     words' common misspellings corrected ("thnks" → "thanks")."""
@@ -109,7 +112,8 @@ def is_how_to(text: str) -> bool:
 # --- bot challenge ---------------------------------------------------------------------------------------
 _BOT = (r"(?:bot|robot|chat ?bot|human(?: being)?|real(?: person| human)?|person|machine|computer|program|ai|a\.i\."
         r"|automated|automatic|artificial intelligence|actual person|live person|software)")
-_BOT_END = r"(?=\s*(?:$|\?|!|\.|,|or\b|and\b|right\b|aren't|are you|talking|answering|replying|typing|either\b))"
+_BOT_END = (r"(?=\s*(?:$|\?|!|\.|,|or\b|and\b|right\b|aren't|are you|talking|answering|replying|typing|either\b|"
+            r"lol\b|haha\b|though\b|then\b))")
 _BOT_CHALLENGE = _any(
     rf"\b(?:are|r) (?:you|u)(?: really| actually| even| just)? (?:a |an )?{_BOT}{_BOT_END}",
     rf"\bam i (?:talking|speaking|chatting|writing|texting) (?:to|with) (?:a |an )?(?:real |actual |live )?{_BOT}\b",
@@ -125,6 +129,7 @@ _BOT_CHALLENGE = _any(
     r"^(?:a |an |just a )?(?:bot|robot|ai|machine|chat ?bot)[\s?!.]*$",
     r"\b(?:you'?re|you are|you|so you'?re)(?: just| only| some kind of)? (?:a |an )?(?:robo\w*|bot|ai|machine)\b[\s?!.]*$",
     r"\bis this (?:an? )?(?:ai|bot|robot|automated|machine)\b",
+    r"\bwhat are (?:you|u)\W+(?:just )?(?:a |an )?(?:bot|robot|ai|machine|human|person)\b",
 )
 
 # --- asking for a human ----------------------------------------------------------------------------------
@@ -163,6 +168,8 @@ _HANDOFF = _any(
     r"\bhelp from (?:a |an )?(?:real |actual |live )?(?:human|person|technician|agent|someone)\b",
     r"\bare there (?:any |also |some )?(?:humans|people|real people|persons)\b",
     r"\b(?:real|actual|live|human) \w+ (?:employee|person|agent|human)s?\b",
+    r"^(?:a |an |the )?(?:service|support|customer|help ?desk|it) (?:agent|rep|representative|person|staff|human)"
+    r"[\s!.?]*(?:please|pls|plz|now)?[\s!.?]*$",
 )
 
 # --- asking about an existing ticket ---------------------------------------------------------------------
@@ -271,6 +278,10 @@ _OUT_OF_SCOPE = _any(
     r"\b(?:hamburger|fries|sushi|snacks?|sandwich(?:es)?|cake|cookies?)\b",
     r"\b(?:make|bring|send|get|order)(?: me| us)? (?:a |an |some )?(?:taxi|cab|uber|sandwich|coffee|tea|burger)\b",
 )
+# asking deskmate for its own (or its systems') secrets is not a help-desk request, whatever IT words it uses
+_ASKS_FOR_OUR_SECRETS = re.compile(r"\b(?:give|tell|send|share|show|what(?:'s| is))(?: me)? your (?:own |admin |root |"
+                                   r"(?:server|datacenter|data center|database|system|admin)'?s? )?"
+                                   r"(?:password|passcode|credentials|api key|secret)s?\b", _I)
 # things that are not IT even when they are broken ("my fridge isn't cooling")
 _NOT_IT_THINGS = re.compile(r"\b(?:fridge|refrigerator|freezer|washing machine|dishwasher|dryer|oven|microwave|kettle|"
                             r"toaster|vacuum cleaner|boiler|my car|my bike|my tv|my television|lawn ?mower)\b", _I)
@@ -306,7 +317,7 @@ _PLEASANTRY_WORDS = frozenset(
     "needed i i'm im am fine ya yo folks friend hey hi hello bye thanks thank thx ty cheers day night morning "
     "afternoon again! once more oh ah wow yay amazing bunch everything anyway anyways info information yes yeah "
     "talking chatting speaking to with of for now bye around soon off go run leave got gotta must schön sehr "
-    "beaucoup mille lol haha hehe ok then alright".split())
+    "beaucoup mille lol haha hehe ok then alright my".split())
 
 # "works now but Outlook doesn't", "it worked, still slow though": not a closing
 _RESOLVED_CAVEAT = re.compile(r"\b(?:but|however|except|although|though|still|doesn'?t|don'?t|won'?t|can'?t|cannot|"
@@ -365,10 +376,12 @@ RULES: tuple[ActRule, ...] = (
              "how do I update the status of a Jira issue", "when will my password expire?")),
     ActRule("out_of_scope", lambda text: _matches(_OUT_OF_SCOPE, lambda t: _no_topic(t) and not is_troubleshooting(t)
                                                   and not _IN_SCOPE_WORDS.search(t))(text)
-            or _matches(_NOT_IT_THINGS, lambda t: _no_topic(t) and not _IN_SCOPE_WORDS.search(t))(text),
+            or _matches(_NOT_IT_THINGS, lambda t: _no_topic(t) and not _IN_SCOPE_WORDS.search(t))(text)
+            or _matches(_ASKS_FOR_OUR_SECRETS)(text),
             ("what's the weather", "tell me a joke", "who won the game last night", "book me a flight",
-             "can you order me a pizza", "what's 17 times 23"),
+             "can you order me a pizza", "what's 17 times 23", "tell me your admin password"),
             ("the coffee machine app keeps crashing", "I need access to the football pool spreadsheet",
+             "what is the guest Wi-Fi password?",
              "Teams crashes during the match broadcast", "how do I book a meeting room in Outlook?",
              "how do I claim a hotel in Ledgerly?", "is a taxi home covered by the travel policy?")),
     ActRule("service_request", _matches(_SERVICE_REQUEST, lambda t: not is_how_to(t)

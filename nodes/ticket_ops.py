@@ -12,7 +12,8 @@ from graphs.context import SupportContext
 from graphs.records import Ticket, TicketDraft
 from graphs.state import SupportState, TicketRef
 from nodes.dialogue_acts import asks_for_service, dialogue_act
-from nodes.lexicon import OS_LABELS, content_words, it_topics, priority_in, reply_kind, topic_label
+from nodes.lexicon import (OS_LABELS, content_words, is_troubleshooting, it_topics, priority_in, reply_kind,
+                           topic_label)
 
 log = logging.getLogger(__name__)
 ANONYMOUS = "anonymous"
@@ -48,6 +49,8 @@ def _states_a_problem(text: str) -> bool:
     """A user message that says what the ticket is about: not "open a ticket", "a person please", "thanks"
     or "yes", which say nothing about the problem."""
     act = dialogue_act(text)
+    if act == "handoff" and (it_topics(text) or is_troubleshooting(text)):
+        return True  # "my printer is broken, can I talk to a person?" says both
     if (act and act != "service_request") or reply_kind(text):
         return False
     return any(w not in _TICKET_WORDS for w in content_words(text))

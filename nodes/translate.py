@@ -26,6 +26,12 @@ MAX_GROWTH = 4  # a translation longer than this many times the original is not 
 REPLY_NOT_TRANSLATED = "The reply could not be translated, so it is in English."
 
 
+def _language(code: str) -> str:
+    """The language as the prompt names it: its name and its code (the code survives a redactor that takes a
+    language name for a person's name)."""
+    return f'{language_name(code)} (language code "{code}")'
+
+
 def _translation(reply: str, original: str) -> str:
     text = reply.strip().strip('"“”').strip()
     if not text or len(text) > MAX_GROWTH * len(original) + 200:
@@ -38,7 +44,7 @@ def translate(state: SupportState, runtime: Runtime[SupportContext]) -> dict:
     ctx = runtime.context
     if ctx.llm is None or state.get("fallback_notice"):
         return {}
-    prompt = prompts.render("translate_to_english", language=language_name(state["language"]),
+    prompt = prompts.render("translate_to_english", language=_language(state["language"]),
                             message=neutralise_delimiters(state["query"], ("message",)))
     try:
         reply = ctx.llm.complete([ChatMessage("system", prompts.render("system")), ChatMessage("user", prompt)],
@@ -56,7 +62,7 @@ def localize(state: SupportState, runtime: Runtime[SupportContext]) -> dict:
     answer = state.get("answer", "")
     if ctx.llm is None or not answer.strip():
         return {}
-    prompt = prompts.render("translate_reply", language=language_name(state["language"]),
+    prompt = prompts.render("translate_reply", language=_language(state["language"]),
                             reply=neutralise_delimiters(answer, ("reply",)))
     try:
         reply = ctx.llm.complete([ChatMessage("system", prompts.render("system")), ChatMessage("user", prompt)],

@@ -272,8 +272,8 @@ def test_with_an_llm_a_german_question_is_searched_in_english_and_answered_in_ge
     assert out["sources"][0]["source"] == "kb/expenses-tool.md"
     assert out["answer"].startswith("Klicken Sie auf New claim")
     first, last = llm.history[0][-1].content, llm.history[-1][-1].content
-    assert "from German into English" in first and "Spesenabrechnung" in first
-    assert "into German" in last and "Click New claim" in last
+    assert 'from German (language code "de") into English' in first and "Spesenabrechnung" in first
+    assert 'into German (language code "de")' in last and "Click New claim" in last
 
 
 def test_a_failed_translation_falls_back_to_the_notice_in_the_users_language(support):
@@ -283,3 +283,8 @@ def test_a_failed_translation_falls_back_to_the_notice_in_the_users_language(sup
     out = Conversation(support(llm=llm)).say("Comment me connecter au VPN depuis chez moi ?")
     assert out["language"] == "fr" and not out["translated"] and "anglais" in out["answer"]
     assert out["fallback_notice"] and len(llm.history) == 1
+
+
+def test_a_problem_and_a_request_for_a_person_in_one_message_keeps_the_problem(support):
+    out = Conversation(support()).say("my printer is jammed again, can I talk to a human?")
+    assert out["ticket_offer"]["kind"] == "handoff" and "printer is jammed" in out["ticket_offer"]["summary"]
