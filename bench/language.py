@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import argparse
 import json
+from concurrent.futures import ProcessPoolExecutor
+from multiprocessing import get_context
 import resource
 import sys
 import time
@@ -30,11 +32,12 @@ def rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def measure(name: str, build, threshold: float) -> dict:
+def measure(name: str, threshold: float) -> dict:
+    """One detector in this (fresh) process: memory is the growth of the peak resident set while it loads."""
     from nodes.language import MIN_WORDS, _LETTER_WORD
 
     before, started = rss_mb(), time.perf_counter()
-    detect = build()
+    detect = BUILDERS[name]()
     detect("warm up the model once")
     load_s, memory = time.perf_counter() - started, rss_mb() - before
 
@@ -89,21 +92,26 @@ def pycld2():
     return detect
 
 
+BUILDERS = {"py3langid (deskmate)": py3langid, "pycld2": pycld2, "lingua low-accuracy": lingua(True),
+            "lingua high-accuracy": lingua(False)}
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--compare", action="store_true", help="also the other detectors, if installed")
     args = parser.parse_args()
     from nodes.language import MIN_PROBABILITY
 
-    runs = [("py3langid (deskmate)", py3langid, MIN_PROBABILITY)]
+    runs = [("py3langid (deskmate)", MIN_PROBABILITY)]
     if args.compare:
-        runs += [("pycld2", pycld2, MIN_PROBABILITY), ("lingua low-accuracy", lingua(True), 0.5),
-                 ("lingua high-accuracy", lingua(False), 0.5), ("lingua high-accuracy", lingua(False), 0.9)]
+        runs += [("pycld2", MIN_PROBABILITY), ("lingua low-accuracy", 0.5), ("lingua high-accuracy", 0.5),
+                 ("lingua high-accuracy", 0.9)]
     print(f"{'detector':<24} {'thr':>4} {'recognised':>10} {'EN misread':>10} {'short':>6} {'load s':>6} "
           f"{'MB':>5} {'ms/msg':>7}")
-    for name, build, threshold in runs:
-        try:
-            r = measure(name, build, threshold)
+    for name, threshold in runs:
+        try:  # a fresh process per detector, so each one's memory is its own
+            with ProcessPoolExecutor(max_workers=1, mp_context=get_context("spawn")) as pool:
+                r = pool.submit(measure, name, threshold).result()
         except ImportError as exc:
             print(f"{name:<24} not installed ({exc.name})")
             continue

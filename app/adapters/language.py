@@ -1,11 +1,12 @@
 """Language detection with py3langid: a naive-Bayes model over byte n-grams that ships inside the package.
 
 Chosen over lingua-language-detector and pycld2 on short IT-support messages written for this purpose
-(tests/fixtures/dialogue/languages.json; `python bench/language.py` repeats the comparison): restricted to the
-languages below it recognised 119-120 of 120 messages in eight languages with no English message (names such
-as "Jürgen" or "Zürich" included) taken for another language, in about 0.3 ms per message. lingua's
-high-accuracy mode needs over 500 MB and 15 s to load, its low-accuracy mode took 6-9 of 30 English messages
-for another language; pycld2 is tiny but left 13 of 120 undecided.
+(tests/fixtures/dialogue/languages.json; `python bench/language.py --compare` repeats the comparison): restricted
+to the languages below and at deskmate's threshold it recognised 119 of 120 messages in eight languages and took
+none of 30 English messages (names such as "Jürgen" or "Zürich" included) for another language, in about 0.4 ms a
+message, for about 80 MB of memory and 2-3 s of loading at start-up. lingua's high-accuracy mode needs about
+500 MB, 20 s to load and 4 ms a message, and recognised fewer (105/120, 4 English misread); its low-accuracy mode
+misread 9 of the 30 English messages; pycld2 is tiny and fast but left 13 of 120 undecided.
 """
 
 from __future__ import annotations
