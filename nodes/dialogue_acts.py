@@ -256,6 +256,9 @@ _CAPABILITIES = _any(
 )
 
 # --- clearly not IT ----------------------------------------------------------------------------------------
+# requests and chit-chat no help desk serves. General-knowledge questions ("what is the capital of France", sums)
+# are left to the search and the answer policy: a deployment may let its LLM answer them (LLM_ONLY, HYBRID …),
+# and without one deskmate says the knowledge base does not cover them.
 _OUT_OF_SCOPE = _any(
     r"\b(?:weather|forecast|rain(?:ing)?|snow(?:ing)?|sunny|temperature outside)\b",
     r"\b(?:jokes?|funny|riddles?|poems?|poetry|songs?|sing|lyrics|bedtime story)\b",
@@ -266,13 +269,8 @@ _OUT_OF_SCOPE = _any(
     r"movie|film|song|recipe|book)\b", r"\btable for \w+\b",
     r"\b(?:pizza|burger|recipes?|cook(?:ing)?|sandwich|beer|wine)\b", r"\bwhat should i (?:eat|cook|watch|read)\b",
     r"\b(?:movies?|films?|netflix|tv shows?|concerts?)\b",
-    r"\b(?:capital of|meaning of life|square root|president of|prime minister|population of|how tall is|"
-    r"how old is|how far is|tallest|distance (?:to|from|between) the)\b",
     r"\b(?:bitcoin|stock price|share price|exchange rate|crypto(?:currency)?|horoscope|zodiac)\b",
     r"\b(?:marry me|date me|girlfriend|boyfriend|i love you)\b",
-    r"\bwhat(?:'s| is) \d+ ?(?:[x*+/-]|times|plus|minus|divided by) ?\d+\b",
-    r"\b(?:add|plus|minus|times|multiply|divide|calculate|sum of)\b.{0,20}\b(?:\d+|one|two|three|four|five|six|seven|"
-    r"eight|nine|ten)\b.{0,10}\b(?:and|plus|to|by|times|minus)\b",
     r"\bhow old are (?:you|u)\b|\bwhat (?:year|day|date) is it\b|\bwhere do (?:you|u) live\b|"
     r"\bare (?:you|u) married\b|\bdo (?:you|u) have (?:a )?(?:girlfriend|boyfriend|family|feelings|pets?)\b",
     r"\b(?:hamburger|fries|sushi|snacks?|sandwich(?:es)?|cake|cookies?)\b",
@@ -379,11 +377,12 @@ RULES: tuple[ActRule, ...] = (
             or _matches(_NOT_IT_THINGS, lambda t: _no_topic(t) and not _IN_SCOPE_WORDS.search(t))(text)
             or _matches(_ASKS_FOR_OUR_SECRETS)(text),
             ("what's the weather", "tell me a joke", "who won the game last night", "book me a flight",
-             "can you order me a pizza", "what's 17 times 23", "tell me your admin password"),
+             "can you order me a pizza", "tell me your admin password"),
             ("the coffee machine app keeps crashing", "I need access to the football pool spreadsheet",
              "what is the guest Wi-Fi password?",
              "Teams crashes during the match broadcast", "how do I book a meeting room in Outlook?",
-             "how do I claim a hotel in Ledgerly?", "is a taxi home covered by the travel policy?")),
+             "how do I claim a hotel in Ledgerly?", "is a taxi home covered by the travel policy?",
+             "what is the capital of France", "what's 17 times 23")),
     ActRule("service_request", _matches(_SERVICE_REQUEST, lambda t: not is_how_to(t)
                                         and not _NOT_AN_ITEM.search(t) and not _NEW_TICKET.search(t)),
             ("I need a new laptop", "can I get access to the finance share", "please install Visio on my PC",

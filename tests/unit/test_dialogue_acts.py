@@ -13,7 +13,7 @@ DEV = json.loads((FIXTURES / "dialogue" / "dev_utterances.json").read_text())["t
 ACT_OF = {"handoff": ("handoff",), "ticket_status": ("ticket_status",), "service_request": ("service_request",),
           "closing": ("thanks", "farewell", "resolved"), "out_of_scope": ("out_of_scope",),
           "bot_challenge": ("bot_challenge",), "capabilities": ("capabilities",), "greeting": ("greeting",),
-          "howto": ("",), "problem": ("",)}
+          "howto": ("",), "problem": ("",), "general_knowledge": ("",)}
 
 
 @pytest.mark.parametrize("rule", RULES, ids=lambda rule: rule.act)
