@@ -43,7 +43,8 @@ class ChatTurn:
 # (the decision's JSON, a ticket draft, troubleshooting steps) are not meant to be read as they arrive.
 TOKEN_NODES = frozenset({"answer", "clarify", "use_integration"})
 # Nodes that write the reply (`answer`) of a turn; `respond` then adds notices to it.
-REPLY_NODES = frozenset({"answer", "clarify", "troubleshoot", "ticket", "search_tickets", "use_integration"})
+REPLY_NODES = frozenset({"answer", "clarify", "converse", "troubleshoot", "ticket", "search_tickets", "use_integration",
+                         "localize"})  # localize: the reply again, in the language the user wrote in
 
 
 def _text(content: Any) -> str:

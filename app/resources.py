@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from app.adapters.embeddings import SentenceTransformerEmbedder
 from app.adapters.feedback import FeedbackStore
 from app.adapters.integrations import HttpIntegration
+from app.adapters.language import Py3LangidDetector
 from app.adapters.lexical_index import HybridIndex
 from app.adapters.llm import RedactingChatModel, build_chat_model, build_named_chat_model
 from app.config_file import load_config
@@ -186,6 +187,8 @@ def build_resources(settings: Settings, *, embedder: Embedder | None = None, llm
         if llm is not None or policy.integrations else None,
         integrations={spec.name: HttpIntegration(spec) for spec in policy.integrations},
         integration_min_score=settings.integration_min_score,
+        language=Py3LangidDetector() if settings.language_detection else None,
+        handoff_contact=settings.handoff_contact,
         policy=policy, main_collection=policy.collections[0].name, collections=extra_indexes, llms=llms,
         **answer_confidence(settings),
     )

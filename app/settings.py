@@ -204,6 +204,18 @@ class Settings(BaseSettings):
                                                      "closest example query is at least this similar (cosine) "
                                                      "and closer than every built-in action's examples.")
 
+    # --- conversation: a person, other languages (nodes/dialogue_acts.py, nodes/language.py) ------------
+    handoff_contact: str = Field(
+        "", max_length=500, validation_alias=_env("DESKMATE_HANDOFF_CONTACT"),
+        description="How a person at the IT service desk is reached, told to users who ask for one (e.g. "
+                    "'call +1 555 0100 or open https://it.example.com/portal'); unset: the way to a person is a "
+                    "ticket carrying the conversation.")
+    language_detection: bool = Field(
+        True, validation_alias=_env("DESKMATE_LANGUAGE_DETECTION"),
+        description="Detect messages written in another language than English (py3langid, about 80 MB in "
+                    "memory): with an LLM they are translated and answered in that language, without one "
+                    "answered with a notice in that language.")
+
     @field_validator("core_actions")
     @classmethod
     def _known_actions(cls, value: str) -> str:

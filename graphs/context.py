@@ -14,8 +14,8 @@ if TYPE_CHECKING:
     from nodes.actions import ActionCatalogue
     from nodes.confidence import ConfidenceModel
 
-from graphs.ports import (ChatModel, DocumentParser, Embedder, FeedbackSource, Integration, LexicalIndex, Redactor,
-                          Reranker, StatusChecker, TicketDesk, VectorIndex)
+from graphs.ports import (ChatModel, DocumentParser, Embedder, FeedbackSource, Integration, LanguageDetector,
+                          LexicalIndex, Redactor, Reranker, StatusChecker, TicketDesk, VectorIndex)
 
 
 @dataclass(frozen=True)
@@ -71,6 +71,11 @@ class SupportContext:
     # without an LLM, a message goes to an integration when its closest example is at least this similar
     # (cosine) and closer than every built-in action's examples
     integration_min_score: float = 0.6
+    # which language a message is in; None: every message is read as English (nodes/language.py)
+    language: LanguageDetector | None = None
+    # how a person at the service desk is reached ("call +1 555 0100 or open https://…"), told to users who ask
+    # for one; "": a ticket carrying the conversation is the way to a person
+    handoff_contact: str = ""
     # the calibrated answer confidence (nodes/confidence.py); None: the best chunk's score stands in for it
     # and `min_score` is the answer threshold (how deskmate answered before the model existed)
     confidence_model: "ConfidenceModel | None" = None

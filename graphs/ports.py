@@ -217,3 +217,12 @@ class FeedbackSource(Protocol):
         """Multiplier for each key that has one, from the votes on questions like this one; keys with too
         few such votes are left out."""
         ...
+
+
+@runtime_checkable
+class LanguageDetector(Protocol):
+    """Which language a text is in (a local model shipped in its package; nothing is downloaded)."""
+
+    def detect(self, text: str) -> tuple[str, float]:
+        """(ISO 639-1 code, probability 0..1) of the most likely language."""
+        ...

@@ -187,6 +187,7 @@ class TicketDraft(TypedDict):
     os: str
     steps_tried: list[TroubleshootingStep]
     conversation: list[dict]  # [{role, content}], redacted
+    kind: NotRequired[str]  # incident (something is broken) | request (something new) | handoff (a person, please)
 
 
 class Ticket(TicketDraft):

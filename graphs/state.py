@@ -17,8 +17,13 @@ from graphs.records import (ArticleRef, OperatingSystem, RetrievedChunk, Source,
 
 Intent = Literal["informative", "troubleshooting"]
 SmallTalk = Literal["", "greeting", "thanks", "farewell", "resolved"]
+# what a message does (nodes/dialogue_acts.py); "" for a question or a problem, which the knowledge base decides
+DialogueAct = Literal["", "greeting", "thanks", "farewell", "resolved", "handoff", "ticket_status", "service_request",
+                      "bot_challenge", "capabilities", "out_of_scope"]
 Action = Literal[
     "answer", "clarify", "search_kb",
+    # a reply that needs no search: greetings, closings, what deskmate is and can do, off-topic, language notice
+    "converse",
     # the agentic branches (troubleshooting, status, tickets) plug in here
     "troubleshoot", "check_status", "create_ticket", "search_tickets",
     # a configured read-only lookup in another system (`integration` names it)
@@ -75,7 +80,10 @@ class SupportInput(TypedDict, total=False):
     injection_signals: Annotated[list[str], replace]  # which patterns matched, e.g. "override:ignore-instructions"
     # --- classify ---
     intent: Intent
-    small_talk: SmallTalk
+    small_talk: SmallTalk  # the pleasantries among the dialogue acts (kept for the answer node and the trace)
+    dialogue_act: DialogueAct
+    language: str  # ISO 639-1 code of a message clearly not in English; "" otherwise (nodes/language.py)
+    translated: bool  # an LLM put the message into English for this turn; the reply is put back into `language`
     keywords: Annotated[list[str], replace]
     is_vague: bool
     # --- embed_query ---
@@ -154,6 +162,9 @@ class SupportOutput(TypedDict, total=False):
     integration_call: dict | None
     user_os: OperatingSystem | None
     intent: Intent
+    dialogue_act: DialogueAct
+    language: str
+    translated: bool
     search_count: int
     retrieved_chunks: list[RetrievedChunk]
     articles: list[ArticleRef]
@@ -192,6 +203,9 @@ def turn_input(query: str, user_os: OperatingSystem | None = None, search_filter
         "injection_suspected": False,
         "injection_signals": [],
         "small_talk": "",
+        "dialogue_act": "",
+        "language": "",
+        "translated": False,
         "keywords": [],
         "is_vague": False,
         "search_query": "",

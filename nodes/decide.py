@@ -2,11 +2,13 @@
 proposes and the same policy disposes (invalid, unavailable or unsafe choices are overridden).
 
 Order of authority:
-1. forced rules — replies to an open question (ticket offer, troubleshooting step), auto-close,
-   the turn limit — that no LLM may override;
-2. the LLM's proposal, when one is configured, kept only if it is one of the actions offered for this
+1. forced rules — replies to an open question (ticket offer, troubleshooting step), closings that end
+   what is open, the turn limit — that no LLM may override;
+2. the dialogue acts (nodes/dialogue_acts.py: a person, please; my ticket; something new; thanks; what are
+   you …) and a message no one can translate: the policy decides these alone, no LLM is asked;
+3. the LLM's proposal, when one is configured, kept only if it is one of the actions offered for this
    message (nodes/actions.py) and the policy allows it here and now;
-3. the policy rules, top to bottom, the first that holds deciding.
+4. the policy rules, top to bottom, the first that holds deciding.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from graphs.errors import LLMError
 from graphs.ports import ChatMessage
 from graphs.state import SupportState
 from nodes.actions import BUILTIN_CATALOGUE, offer_actions
+from nodes.dialogue_acts import normalise
 from nodes.embed_query import is_follow_up, search_variants
 from nodes.lexicon import (about_speaker, asks_for_something_new, asks_status, asks_ticket_status, is_question,
                            is_troubleshooting, it_topics, wants_ticket)
@@ -36,6 +39,11 @@ log = logging.getLogger(__name__)
 
 ACTIONS: tuple[str, ...] = ("answer", "clarify", "search_kb", "troubleshoot", "check_status", "create_ticket",
                             "search_tickets")
+# acts answered with a fixed reply (nodes/converse.py); the closings among them also end what is open
+CONVERSATIONAL_ACTS = ("greeting", "thanks", "farewell", "resolved", "bot_challenge", "capabilities", "out_of_scope")
+CLOSING_ACTS = ("thanks", "farewell", "resolved")
+# acts that are never a reply to a troubleshooting step: they pause it
+SWITCHING_ACTS = ("handoff", "ticket_status", "service_request", "bot_challenge", "capabilities", "out_of_scope")
 MAX_CLARIFY_STREAK = 2  # never ask more than two clarifying questions in a row
 
 
@@ -51,17 +59,29 @@ def _untried_variants(state: SupportState) -> list[str]:
     return [v for v in search_variants(state) if v not in tried]
 
 
+# details for the ticket: contact data (often already a redaction placeholder), where the user is, what else to say
+_TICKET_DETAIL = re.compile(
+    r"\b(change|add|mention|include|summary|title|priority|say that|note that|also)\b|"
+    r"\[REDACTED:(EMAIL|PHONE_NUMBER|PERSON)(_\d+)?\]|"
+    r"\bmy (e-?mail|email address|phone|phone number|number|mobile|extension|ext|desk|room|floor|office|location|"
+    r"name|laptop|computer|asset tag|computer name|hostname|manager|team|department) is\b|"
+    r"\b(i'?m|i am) (in|at|on) (building|room|floor|the \w+ floor|site|office|desk)\b", re.I)
+
+
 def offer_reply(state: SupportState) -> str:
     """How the message answers a pending ticket offer: confirm, decline, edit or '' (not an answer)."""
     from nodes.lexicon import priority_in
 
     kind = state.get("reply_kind", "")
     text = state["query"].strip()
-    if kind == "affirm":
-        return "confirm"
     if kind in ("deny", "exit") or re.match(r"^(no|nope|nah)\b", text, re.I):
         return "decline"
-    if priority_in(text) or re.search(r"\b(change|add|mention|include|summary|title|priority|say that)\b", text, re.I):
+    if kind == "affirm" or (wants_ticket(text) and state.get("dialogue_act") != "handoff" and not it_topics(text)
+                            and not is_troubleshooting(text)):
+        return "confirm"  # "yes", or asking for the very ticket on offer ("please open the ticket"), not another
+    if priority_in(text) and re.match(r"^(yes|yeah|yep|sure|ok|okay|please do|go ahead)\b", text, re.I):
+        return "confirm"  # "yes, and make it urgent": the ticket node sets the priority as it creates it
+    if priority_in(text) or _TICKET_DETAIL.search(text):
         return "edit"
     return ""
 
@@ -71,7 +91,8 @@ def is_topic_switch(state: SupportState) -> bool:
     if state.get("reply_kind"):
         return False
     text = state["query"]
-    if wants_ticket(text) or asks_ticket_status(text) or asks_status(text):
+    if state.get("dialogue_act") in SWITCHING_ACTS or wants_ticket(text) or asks_ticket_status(text) \
+            or asks_status(text):
         return True
     flow = state.get("troubleshooting") or {}
     new_topics = set(it_topics(text)) - set((flow.get("topic") or "").split(", "))
@@ -85,21 +106,52 @@ def _open_ticket(state: SupportState) -> bool:
     return bool(ticket and ticket.get("status") == "open")
 
 
+def _closes_something(state: SupportState) -> bool:
+    """A closing that ends what is open: thanks or goodbye end a step-by-step flow or a ticket offer, "it
+    works now" ends an offer or the session's open ticket (during a flow, the flow itself takes "it works")."""
+    act = state.get("dialogue_act")
+    flow = state.get("troubleshooting") or {}
+    if act in ("thanks", "farewell"):
+        return flow.get("status") == "in_progress" or bool(state.get("ticket_offer"))
+    return act == "resolved" and flow.get("status") != "in_progress" and \
+        (bool(state.get("ticket_offer")) or _open_ticket(state))
+
+
 def forced_decision(state: SupportState, ctx: SupportContext) -> Decision | None:
     """Rules no LLM may override: they answer a question deskmate itself asked, or enforce a bound."""
     if state.get("ticket_offer") and offer_reply(state):
         return Decision("create_ticket", f"the message answers the pending ticket offer ({offer_reply(state)})")
+    if _closes_something(state):
+        return Decision("converse", f"a closing ({state['dialogue_act']}): end what is open and say goodbye")
     flow = state.get("troubleshooting")
     if flow and flow["status"] == "in_progress" and not is_topic_switch(state):
         return Decision("troubleshoot", f"reply to troubleshooting step {flow['current'] + 1}: "
                                         f"{workflow_reply(state) or 'unclear'}")
     if flow and flow["status"] == "paused" and state.get("reply_kind") == "resume":
         return Decision("troubleshoot", "the user asked to resume the paused troubleshooting")
-    if state.get("reply_kind") == "resolved" and _open_ticket(state):
-        return Decision("create_ticket", "the user reports the problem solved; close the open ticket")
     if (state.get("turn_count", 0) >= ctx.max_turns and not state.get("ticket")
             and not state.get("ticket_offer") and ctx.tickets is not None):
         return Decision("create_ticket", f"{ctx.max_turns} turns without a resolution: offer a ticket")
+    return None
+
+
+def dialogue_decision(state: SupportState) -> Decision | None:
+    """What the message does decides, before any search result: a fixed reply, a person, a ticket lookup or a
+    request; and a message in a language no LLM translated gets the notice in that language."""
+    act, text = state.get("dialogue_act", ""), state["query"]
+    if state.get("language") and not state.get("translated"):
+        return Decision("converse", f"the message is in '{state['language']}' and was not translated: say, in "
+                                    "that language, that only English documents are searched")
+    if act in CONVERSATIONAL_ACTS:
+        return Decision("converse", f"{act}: a reply without the knowledge base")
+    if act == "ticket_status" or asks_ticket_status(text):
+        return Decision("search_tickets", "the user asks about their tickets")
+    if act == "handoff":
+        return Decision("create_ticket", "the user asks for a person: hand over with the conversation")
+    if act == "service_request":
+        return Decision("create_ticket", "a request for something new, not a fault: offer a request")
+    if wants_ticket(normalise(text)):  # "open an incidnet" too
+        return Decision("create_ticket", "the user asks for a ticket")
     return None
 
 
@@ -127,16 +179,10 @@ def integration_choice(state: SupportState, ctx: SupportContext) -> Decision | N
 
 def policy_decision(state: SupportState, ctx: SupportContext) -> Decision:
     """The rules, in order. Readable top to bottom; the first that holds decides."""
-    forced = forced_decision(state, ctx)
+    forced = forced_decision(state, ctx) or dialogue_decision(state)
     if forced:
         return forced
     text = state["query"]
-    if state.get("small_talk"):
-        return Decision("answer", f"small talk ({state['small_talk']}): reply without the knowledge base")
-    if asks_ticket_status(text):
-        return Decision("search_tickets", "the user asks about their tickets")
-    if wants_ticket(text):
-        return Decision("create_ticket", "the user asks for a ticket or a person")
     lookup = integration_choice(state, ctx)
     if lookup:
         return lookup
@@ -267,8 +313,8 @@ def _ask_llm(state: SupportState, ctx: SupportContext, offered: Sequence[str] = 
 def decide(state: SupportState, runtime: Runtime[SupportContext]) -> dict:
     ctx = runtime.context
     update: dict = {}
-    forced = forced_decision(state, ctx)
-    if forced or ctx.llm is None or state.get("small_talk") or state.get("fallback_notice"):
+    forced = forced_decision(state, ctx) or dialogue_decision(state)
+    if forced or ctx.llm is None or state.get("fallback_notice"):
         decision = forced or policy_decision(state, ctx)
     else:
         update.update(offer_actions(state, ctx))  # {} without a catalogue (every action), or when kept from earlier
@@ -281,7 +327,8 @@ def decide(state: SupportState, runtime: Runtime[SupportContext]) -> dict:
             decision = Decision(decision.action, f"LLM unavailable ({exc}); policy: {decision.reasoning}")
             update["fallback_notice"] = LLM_FALLBACK_NOTICE
     flow = state.get("troubleshooting")
-    if flow and flow["status"] == "in_progress" and decision.action != "troubleshoot":
+    closing = decision.action == "converse" and state.get("dialogue_act") in CLOSING_ACTS  # converse ends it
+    if flow and flow["status"] == "in_progress" and decision.action != "troubleshoot" and not closing:
         update["troubleshooting"] = {**flow, "status": "paused"}  # a topic switch: keep it to resume later
     if decision.action in ctx.integrations:  # a configured lookup: one node carries out every integration
         update["integration"] = decision.action

@@ -180,6 +180,7 @@ def overlap_score(query: str, passage: str) -> float:
 _RESOLVED = re.compile(
     r"\b(it|that|this|everything|all)?\s*(works?|worked|is working|'s working|working) (now|again|fine|great)\b|"
     r"^(it )?works( now| again)?[!. ]*$|\b(fixed|solved|resolved|sorted)\b(?! yet)|\bthat did it\b|\ball good\b|"
+    r"\b(that|it|this) (worked|helped|did the trick)\b|\bdid the trick\b|"
     r"\bproblem (is )?gone\b|\bno longer (a problem|broken)\b|^(yay|great|perfect|excellent)[!. ]*(it works)?",
     re.I)
 _FAILED = re.compile(
@@ -189,9 +190,26 @@ _FAILED = re.compile(
     re.I)
 _EXIT = re.compile(r"^(stop|cancel|quit|exit|never ?mind|nevermind|forget it|leave it|skip it|abort)\b|"
                    r"\b(stop troubleshooting|let'?s stop|i'?ll (call|ring|phone) (it|the service desk))\b", re.I)
-_AFFIRM = re.compile(r"^(yes|yeah|yep|yup|sure|ok|okay|please|please do|go ahead|do it|sounds good|create it|"
-                     r"open it|y|correct|confirm(ed)?)\b[\s!.,]*(please|thanks?|thank you)?[\s!.]*$", re.I)
-_DENY = re.compile(r"^(no|nope|nah|no thanks?|no thank you|don'?t|do not|not now|not needed|no need)\b", re.I)
+# "yes", and a yes in more words ("Yes, please create a ticket", "sure, go ahead and file it", "ok open one"):
+# an affirmative opening followed only by more of the same — never by something else ("ok, I'll try that")
+_YES = (r"(yes+|yeah|yea|yep+|yup|ya|yah|ye|sure( thing)?|ok(ay|ey|ie)?|k|alright|all right|fine|absolutely|definitely|"
+        r"certainly|of course|indeed|correct|exactly|right|perfect|great|cool|affirmative|agreed|i agree|y|"
+        r"(i )?accept(ed)?|go|"
+        r"confirm(ed)?|by all means|why not|please( do)?|go ahead|go for it|do it|do that|do so|let'?s do (it|that))")
+_YES_MORE = (r"(please( do)?|pls|plz|thanks?|thank you|ty|go ahead|go for it|do it|do that|do so|(and )?"
+             r"(please )?(create|open|file|raise|log|submit|send|make|start) (it|one|that|this|the ticket|a ticket|the case|"
+             r"a case|the request|the incident|an incident)( for me)?( now| right away| asap)?|i would|i do|i want (it|that|"
+             r"one)|that would be (great|good|nice|helpful|perfect|lovely)|that'?d be (great|good|nice|helpful)|"
+             r"sounds (good|great|fine|perfect)|that'?s (fine|right|correct|good)|why not|right away|now|asap|"
+             r"(go ahead )?and (create|open|file|raise|log|submit) (it|one|that)|" + _YES + ")")
+_AFFIRM = re.compile(rf"^({_YES}|{_YES_MORE})([\s,.!;:-]+(and\s+)?{_YES_MORE})*[\s!.,]*$", re.I)
+_DENY = re.compile(r"^(no|nopes?|nah+|na|naw|never|negative|neither|no thanks?|no thank you|don'?t|do not|not now|"
+                   r"not right now|not that one|(please|pls) (no|don'?t)|(absolutely|definitely|certainly|of course) not|"
+                   r"(i )?decline|deny|not needed|"
+                   r"not necessary|no need|not really|not yet|maybe later|later|i'?ll pass|pass|i'?d rather not|rather not|"
+                   r"i don'?t think so|no way|i'?m (good|fine|ok|okay)|it'?s fine|leave it)\b|"
+                   r"\b(don'?t|do not|no need to) (bother|create|open|file|raise|log|submit|do (it|that))\b|"
+                   r"\b(not|no) (necessary|needed)\b|\bi'?ll (wait|pass|manage|call them|try again)\b", re.I)
 _RESUME = re.compile(r"^(continue|resume|go on|back to (it|that|the \w+)|let'?s continue|next( step)?)\b", re.I)
 _DONE = re.compile(r"^(done|did (it|that)|tried (it|that)|ok,? done|finished)\b", re.I)
 
@@ -211,7 +229,10 @@ def reply_kind(text: str) -> str:
 _WANTS_TICKET = re.compile(
     r"\b(open|create|raise|log|file|submit|make|start)\b.{0,20}\b(a |an )?(ticket|case|incident|request)\b|"
     r"\b(talk|speak|chat) (to|with) (a |an )?(human|person|agent|someone|technician)\b|\bescalate\b|"
-    r"\b(need|want) (a |an )?(ticket|technician|human)\b", re.I)
+    r"\b(need|want) (a |an )?(ticket|technician|human)\b|"
+    # a short message with a ticket word and an open-verb in any order ("ticket for my mouse, can you open one")
+    r"^(?=.{0,80}$)(?=.*\b(ticket|tickets|incident|case)\b)(?=.*(?<!my )(?<!our )(?<!any )(?<!the )"
+    r"\b(open|create|raise|log|file|submit)\b)(?!.*\b(status|update|progress|closed|resolved)\b)", re.I)
 _TICKET_STATUS = re.compile(
     r"\b(status|update|progress|news)\b.{0,30}\b(my |the |our )?(ticket|case|request|incident)s?\b|"
     r"\b(my|our) (open )?(tickets?|cases?|requests?)\b|\bticket (status|number)\b|\bDM-[A-Z0-9]{6}\b", re.I)

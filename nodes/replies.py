@@ -33,3 +33,41 @@ CLARIFY_WITH_OS = (
     "Got it, you're on {os}. What would you like help with: which app, device or service, and what happens when you try?"
 )
 CLARIFY_OPTIONS = "To point you to the right steps: is this about {options}?"
+
+# --- dialogue acts (nodes/converse.py) ---------------------------------------------------------------------
+CLOSING_REPLIES = {
+    "thanks": "You're welcome!",
+    "farewell": "Glad I could help. Bye for now!",
+    "resolved": "Great, glad it's working!",
+}
+CLOSED_FLOW = {
+    "thanks": "I've marked this issue as resolved.",
+    "farewell": "I've closed the troubleshooting for now; if the problem comes back, just tell me.",
+    "resolved": "I've marked this issue as resolved.",
+}
+CLOSED_OFFER = 'I haven\'t opened the ticket. If you still need one, just say "open a ticket".'
+CLOSED_TICKET = "I've closed ticket **{id}** since it's working now."
+ANYTHING_ELSE = "Is there anything else I can help with?"
+
+BOT_DISCLOSURE = "I'm deskmate, an automated assistant for the IT help desk, not a person."
+REACH_A_PERSON_CONTACT = "To reach a person: {contact}."
+REACH_A_PERSON_TICKET = ('If you\'d like a person to help, say "talk to a person" and I\'ll pass this conversation '
+                         "to the IT service desk as a ticket.")
+REACH_A_PERSON_DESK = "To reach a person, please contact the IT service desk."
+
+CAPABILITIES_INTRO = "I'm deskmate, the IT help desk's automated assistant. I can:"
+CAPABILITIES = {
+    "answer": "answer how-to questions from the IT knowledge base (VPN, e-mail, Wi-Fi, printers, passwords …), "
+              "with sources",
+    "troubleshoot": "walk you through fixing a problem, one step at a time",
+    "status": "check the status page for outages",
+    "tickets": "open a ticket or a request for the service desk (you confirm first), and tell you how your "
+               "tickets are doing",
+    "person": "put you in touch with a person",
+}
+CAPABILITIES_ASK = "What do you need help with?"
+
+OUT_OF_SCOPE = ("That's outside what I can help with: I'm deskmate, the IT help desk's assistant. I can answer IT "
+                "questions, help fix problems with your computer, accounts and apps, and open tickets or requests "
+                "for the service desk. Is there anything IT-related I can do for you?")
+RESUME_HINT = '(When you\'re ready, say "continue" to get back to: {issue})'

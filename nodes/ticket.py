@@ -1,8 +1,9 @@
 """ticket: offer a drafted ticket, and create it only when the user says yes — never silently.
 
 The lifecycle across turns: offer (draft shown, needs_input) → confirm | edit (re-offer) | decline;
-an existing open ticket for the same problem is returned instead of a duplicate; a ticket of this
-session is closed when the user reports the problem solved.
+an existing open ticket for the same problem is returned instead of a duplicate. Three kinds of ticket:
+an incident (something is broken), a request (something new is needed) and a handoff (the user asked for a
+person: the ticket carries the conversation to one, beside the contact configured in `handoff_contact`).
 """
 
 from __future__ import annotations
@@ -23,11 +24,17 @@ from graphs.state import SupportState
 from nodes.decide import offer_reply
 from nodes.lexicon import priority_in
 from nodes.replies import LLM_FALLBACK_NOTICE
-from nodes.ticket_ops import close_session_ticket, draft_ticket, identity, ticket_ref
+from nodes.ticket_ops import draft_ticket, identity, ticket_kind, ticket_ref
 
 log = logging.getLogger(__name__)
 NO_DESK = ("I can't open tickets from here. Please contact the IT service desk directly and mention what we "
            "tried so far.")
+HANDOFF_LEAD = "I'll pass this to a person at the IT service desk."
+HANDOFF_CONTACT = "To reach them directly: {contact}."
+HANDOFF_OFFER = ("So they have the details, I can open a ticket with this conversation (passwords and personal data "
+                 "removed):")
+REQUEST_OFFER = "I can open a request with the IT service desk for this:"
+INCIDENT_OFFER = "I can open a ticket with the IT service desk for this:"
 
 
 def offer_text(draft: TicketDraft, *, edited: bool = False) -> str:
@@ -39,7 +46,9 @@ def offer_text(draft: TicketDraft, *, edited: bool = False) -> str:
     if draft["os"] != "unknown":
         parts.append(f"your operating system ({draft['os']})")
     parts.append("this conversation, with passwords and personal data removed")
-    lead = "Here's the updated ticket:" if edited else "I can open a ticket with the IT service desk for this:"
+    kind = draft.get("kind", "incident")
+    lead = "Here's the updated ticket:" if edited else \
+        {"request": REQUEST_OFFER, "handoff": HANDOFF_OFFER}.get(kind, INCIDENT_OFFER)
     return (f"{lead}\n\n**Summary:** {draft['summary']}\n**Priority:** {draft['priority']}\n"
             f"**It will include:** {', '.join(parts[:-1]) + ' and ' + parts[-1] if len(parts) > 1 else parts[0]}.\n\n"
             'Shall I create it? Reply "yes", "no", or tell me what to change (for example "make it high priority").')
@@ -80,6 +89,12 @@ def llm_rewrite(draft: TicketDraft, ctx: SupportContext) -> TicketDraft:
     return TicketDraft(**{**draft, "summary": summary, "description": description})
 
 
+def handoff_lead(ctx: SupportContext) -> str:
+    """What a user who asked for a person is told first: a person will take over, and how to reach one now."""
+    contact = HANDOFF_CONTACT.format(contact=ctx.handoff_contact.strip().rstrip(".")) if ctx.handoff_contact else ""
+    return " ".join(part for part in (HANDOFF_LEAD, contact) if part)
+
+
 def ticket(state: SupportState, runtime: Runtime[SupportContext], config: RunnableConfig) -> dict:
     ctx = runtime.context
     session_id, user_id = identity(config)
@@ -87,17 +102,15 @@ def ticket(state: SupportState, runtime: Runtime[SupportContext], config: Runnab
     lead = state.get("answer", "") + "\n\n" if (state.get("troubleshooting") or {}).get("status") == "escalated" \
         and state.get("action") == "troubleshoot" else ""
     update: dict = {"is_clarifying": False}
-    if ctx.tickets is None:
-        return update | {"answer": lead + NO_DESK, "needs_input": False, "ticket_offer": None}
-
-    if state.get("reply_kind") == "resolved" and (state.get("ticket") or {}).get("status") == "open":
-        closed = close_session_ticket(state, ctx, config, reason="Reported in chat.")
-        return update | closed | {"needs_input": False, "answer": (
-            f"Great, glad it works now! I've closed ticket **{closed['ticket']['id']}**." if closed else
-            "Great, glad it works now!")}
-
     offer = state.get("ticket_offer")
     reply = offer_reply(state) if offer else ""
+    kind = offer.get("kind", "incident") if offer and reply == "confirm" else ticket_kind(state)
+    if kind == "handoff":
+        lead += handoff_lead(ctx) + " "
+    if ctx.tickets is None:
+        text = lead.strip() if ctx.handoff_contact and kind == "handoff" else lead + NO_DESK
+        return update | {"answer": text, "needs_input": False, "ticket_offer": None}
+
     if offer and reply == "decline":
         return update | {"ticket_offer": None, "ticket_event": "declined", "needs_input": False,
                          "answer": "OK, I won't open a ticket. If you change your mind, just say \"open a ticket\"."}
@@ -106,8 +119,10 @@ def ticket(state: SupportState, runtime: Runtime[SupportContext], config: Runnab
         return update | {"ticket_offer": edited, "ticket_event": "edited", "needs_input": True,
                          "answer": offer_text(edited, edited=True)}
 
-    draft = offer if offer and reply == "confirm" else draft_ticket(state)
+    draft = offer if offer and reply == "confirm" else draft_ticket(state, kind)
     existing = ctx.tickets.find_open(session_id=session_id, user_id=user_id, topic=draft["topic"])
+    if existing and kind == "request" and existing["topic"] != draft["topic"]:
+        existing = None  # a request is something new: an open fault ticket is no duplicate of it
     if existing:
         when = existing["created_at"][:10]
         return update | {"ticket": ticket_ref(existing), "ticket_offer": None, "ticket_event": "existing",
@@ -115,11 +130,14 @@ def ticket(state: SupportState, runtime: Runtime[SupportContext], config: Runnab
                              f"You already have an open ticket for this: **{existing['id']}** (opened {when}), so I "
                              "haven't opened a duplicate. The service desk has the details.")}
     if offer and reply == "confirm":
+        if priority_in(state["query"]):  # "yes, and make it urgent"
+            offer = TicketDraft(**{**offer, "priority": priority_in(state["query"])})
         created = ctx.tickets.create(offer, session_id=session_id, user_id=user_id)
+        noun = "request" if kind == "request" else "ticket"
         jira = f" It's also in Jira as [{created['jira_key']}]({created['jira_url']})." if created.get("jira_key") else ""
         return update | {"ticket": ticket_ref(created), "ticket_offer": None, "ticket_event": "created",
                          "needs_input": False, "answer": (
-                             f"Done: I've opened ticket **{created['id']}** (priority {created['priority']}).{jira} "
+                             f"Done: I've opened {noun} **{created['id']}** (priority {created['priority']}).{jira} "
                              "The service desk will be in touch; you can ask me \"what's the status of my ticket?\" "
                              "at any time.")}
 

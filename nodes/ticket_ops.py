@@ -11,7 +11,9 @@ from langchain_core.runnables import RunnableConfig
 from graphs.context import SupportContext
 from graphs.records import Ticket, TicketDraft
 from graphs.state import SupportState, TicketRef
-from nodes.lexicon import OS_LABELS, content_words, it_topics, priority_in, topic_label, wants_ticket
+from nodes.dialogue_acts import asks_for_service, dialogue_act
+from nodes.lexicon import (OS_LABELS, content_words, is_troubleshooting, it_topics, priority_in, reply_kind,
+                           topic_label)
 
 log = logging.getLogger(__name__)
 ANONYMOUS = "anonymous"
@@ -38,16 +40,42 @@ def conversation(state: SupportState) -> list[dict]:
     return messages[-MAX_CONVERSATION_MESSAGES:]
 
 
+# words of a request for a ticket ("I need to open an incident"), which say nothing about the problem
+_TICKET_WORDS = frozenset("open create raise log file submit make start ticket tickets incident incidents case cases "
+                          "request requests new someone person human agent technician".split())
+
+
+def _states_a_problem(text: str) -> bool:
+    """A user message that says what the ticket is about: not "open a ticket", "a person please", "thanks"
+    or "yes", which say nothing about the problem."""
+    act = dialogue_act(text)
+    if act == "handoff" and (it_topics(text) or is_troubleshooting(text)):
+        return True  # "my printer is broken, can I talk to a person?" says both
+    if (act and act != "service_request") or reply_kind(text):
+        return False
+    return any(w not in _TICKET_WORDS for w in content_words(text))
+
+
 def problem_statement(state: SupportState) -> str:
-    """What the ticket is about: the troubleshooting issue, else the last user message that was not a
-    request for a ticket ("open a ticket please" says nothing about the problem)."""
+    """What the ticket is about: the troubleshooting issue, else the last user message that stated a problem
+    or a request; "" when the conversation never said."""
     flow = state.get("troubleshooting")
     if flow:
         return flow["issue"]
     for message in reversed(conversation(state)):
-        if message["role"] == "user" and not wants_ticket(message["content"]) and content_words(message["content"]):
+        if message["role"] == "user" and _states_a_problem(message["content"]):
             return message["content"]
-    return state["query"]
+    return ""
+
+
+def ticket_kind(state: SupportState) -> str:
+    """handoff (the user asked for a person), request (something new) or incident (something is broken)."""
+    if state.get("dialogue_act") == "handoff":
+        return "handoff"
+    stated = problem_statement(state) or state["query"]
+    if state.get("dialogue_act") == "service_request" or (not state.get("troubleshooting") and asks_for_service(stated)):
+        return "request"
+    return "incident"
 
 
 # a request for a ticket in front of the problem is not part of the problem's summary
@@ -57,9 +85,17 @@ _TICKET_REQUEST = re.compile(r"^\s*(?:(?:please|pls|can you|could you|i need you
                              r"\s*(?:please)?\s*[,:;.\-–—]?\s*", re.IGNORECASE)
 
 
-def draft_ticket(state: SupportState) -> TicketDraft:
+HANDOFF_SUMMARY = "Asked to talk to a person"
+_KIND_LINES = {
+    "request": "Service request: something new is needed (nothing is broken).",
+    "handoff": "The user asked to talk to a person at the IT service desk.",
+}
+
+
+def draft_ticket(state: SupportState, kind: str = "incident") -> TicketDraft:
     """A template draft; the ticket node lets an LLM rewrite summary and description when one is configured."""
-    issue = problem_statement(state)
+    stated_problem = problem_statement(state)
+    issue = stated_problem or state["query"]
     flow = state.get("troubleshooting")
     topic = (flow or {}).get("topic") or ", ".join(it_topics(issue) or content_words(issue)[:3]) or "general"
     user_text = " ".join(m["content"] for m in conversation(state) if m["role"] == "user")
@@ -71,10 +107,19 @@ def draft_ticket(state: SupportState) -> TicketDraft:
     # "My VPN keeps disconnecting" already names its topic; "keeps crashing" gets "Outlook: " in front
     summary = sentence if main_topic in it_topics(issue) or main_topic.lower() in issue.lower() \
         else f"{topic_label(main_topic)}: {sentence}"
+    if kind == "request":
+        summary, topic = f"Request: {sentence}", f"request: {topic}"
+    elif kind == "handoff" and not stated_problem:
+        summary, topic = HANDOFF_SUMMARY, "talk to a person"
     summary = re.sub(r"\s+", " ", summary).strip()
     if len(summary) > MAX_SUMMARY_CHARS:
         summary = summary[: MAX_SUMMARY_CHARS - 1].rsplit(" ", 1)[0] + "…"
-    lines = ["Reported through the deskmate chat.", "", f"Problem: {issue}", f"Operating system: {os_label}"]
+    lines = ["Reported through the deskmate chat."]
+    if kind in _KIND_LINES:
+        lines.append(_KIND_LINES[kind])
+    what = "Request" if kind == "request" else "Problem"
+    lines += ["", f"{what}: {stated_problem or '(not described yet; see the conversation)'}",
+              f"Operating system: {os_label}"]
     if steps:
         lines += ["", "Troubleshooting steps tried:"]
         lines += [f"{i}. {s['step']} — {s['outcome']}" for i, s in enumerate(steps, start=1)]
@@ -83,7 +128,7 @@ def draft_ticket(state: SupportState) -> TicketDraft:
         lines += ["", "Known incidents at the time: " + "; ".join(f"{i['name']} ({i['status']})" for i in incidents)]
     lines += ["", "The conversation is attached; passwords and personal data were removed before it was stored."]
     return TicketDraft(summary=summary, description="\n".join(lines), priority=priority_in(user_text) or "medium",
-                       topic=topic, os=os_label, steps_tried=steps, conversation=conversation(state))
+                       topic=topic, os=os_label, steps_tried=steps, conversation=conversation(state), kind=kind)
 
 
 def close_session_ticket(state: SupportState, ctx: SupportContext, config: RunnableConfig, *, reason: str) -> dict:

@@ -42,7 +42,8 @@ PRUNE_EVERY_S = 600.0
 STAGES = {"embed_query": "embedding_ms", "retrieve": "retrieval_ms", "decide": "decision_ms",
           "check_status": "decision_ms", "answer": "generation_ms", "clarify": "generation_ms",
           "troubleshoot": "generation_ms", "ticket": "generation_ms", "search_tickets": "generation_ms",
-          "use_integration": "generation_ms"}
+          "use_integration": "generation_ms", "converse": "generation_ms", "translate": "generation_ms",
+          "localize": "generation_ms"}
 ARTICLE_KEYS = ("title", "source", "score", "answerable", "confidence")
 CANDIDATE_KEYS = ("chunk_id", "doc_id", "title", "source", "section", "os", "score", "dense_score",
                   "lexical_score", "rerank_score", "feedback_multiplier", "origin", "role")
@@ -51,7 +52,7 @@ CANDIDATE_KEYS = ("chunk_id", "doc_id", "title", "source", "section", "os", "sco
 DOCUMENT_KEYS = frozenset({"title", "section", "source"})
 # values under these keys are ids and enums the system made, never user text: not worth the redactor's time
 _SYSTEM_KEYS = frozenset({"chunk_id", "doc_id", "trace_id", "action", "intent", "decided_by", "origin", "os", "user_os",
-                          "status", "small_talk", "reply_kind", "ticket_event", "content_hash", "version", "graph",
+                          "status", "small_talk", "dialogue_act", "language", "reply_kind", "ticket_event", "content_hash", "version", "graph",
                           "content_type", "name", "node", "role", "started_at", "model", "rating"})
 
 

@@ -12,8 +12,9 @@ from app.settings import Settings
 from graphs.state import turn_input
 from tests.conftest import FIXTURE_KB, REPO
 
-SUPPORT_NODES = ["redact", "classify", "embed_query", "retrieve", "decide", "check_status", "answer", "clarify",
-                 "troubleshoot", "ticket", "search_tickets", "use_integration", "respond"]
+SUPPORT_NODES = ["redact", "classify", "translate", "embed_query", "retrieve", "decide", "check_status", "answer",
+                 "clarify", "converse", "troubleshoot", "ticket", "search_tickets", "use_integration", "localize",
+                 "respond"]
 
 
 @pytest.fixture(scope="module")

@@ -69,7 +69,7 @@ def test_small_talk_skips_the_search(fake_kb_context):
     context = fake_kb_context()
     calls_before = len(context.embedder.calls)
     out = Conversation(context).say("thanks!")
-    assert out["action"] == "answer" and "welcome" in out["answer"]
+    assert out["action"] == "converse" and "welcome" in out["answer"]
     assert len(context.embedder.calls) == calls_before
 
 

@@ -89,9 +89,10 @@ def context(real_embedder, catalogue):
 
 
 def test_the_built_in_actions_are_the_ones_decide_and_the_graph_know():
-    # use_integration is the one node that carries out every configured integration (each its own action)
-    assert set(BUILTIN_NAMES) == set(ACTIONS) == set(get_args(Action)) - {"use_integration"} \
-        == set(ACTION_NODES) - {"use_integration"}
+    # use_integration is the one node that carries out every configured integration (each its own action);
+    # converse (greetings, closings, "are you a bot?") is chosen by the dialogue-act rules only, never by the LLM
+    rule_only = {"use_integration", "converse"}
+    assert set(BUILTIN_NAMES) == set(ACTIONS) == set(get_args(Action)) - rule_only == set(ACTION_NODES) - rule_only
 
 
 def test_an_outage_question_is_offered_the_status_check(catalogue, context):

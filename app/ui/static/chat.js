@@ -9,6 +9,7 @@
     retrieve: "Searching the knowledge base", decide: "Deciding what to do", check_status: "Checking the status page",
     answer: "Writing the answer", clarify: "Asking a question back", troubleshoot: "Preparing the next step",
     ticket: "Preparing a ticket", search_tickets: "Looking up your tickets", use_integration: "Looking it up", respond: "Done",
+    converse: "Replying", translate: "Translating your message", localize: "Translating the reply",
   };
   const OS_NAMES = { windows: "Windows", macos: "macOS", linux: "Linux" };
   const MAX_SESSIONS = 30;
