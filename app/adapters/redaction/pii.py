@@ -14,6 +14,7 @@ import re
 import threading
 from functools import lru_cache
 
+from app.adapters.redaction.name_words import NameWords, load_name_words
 from app.adapters.redaction.spans import Span
 
 log = logging.getLogger(__name__)
@@ -261,13 +262,15 @@ def load_analyzer(model_name: str = DEFAULT_SPACY_MODEL, *, names_only: bool = T
 
 class PersonNames:
     """Names (PERSON): Presidio's spaCy recognizer, in windows so a long text stays bounded, plus cue
-    phrases the small model misses ("my name is …", "Dr. …", "my manager …")."""
+    phrases the small model misses ("my name is …", "Dr. …", "my manager …"); each span trimmed to its
+    name-like words, and dropped when it has none ("Away", "Der Drucker": name_words.py)."""
 
     kinds = frozenset({"PERSON"})
     window_chars = 5000
 
-    def __init__(self, analyzer) -> None:
+    def __init__(self, analyzer, name_words: NameWords | None = None) -> None:
         self._analyzer = analyzer
+        self._name_words = name_words or load_name_words()
         self._lock = threading.Lock()  # one NER pass at a time: predictable latency on small machines
 
     def find(self, text: str, kinds: frozenset[str]) -> list[Span]:
@@ -281,14 +284,30 @@ class PersonNames:
                 if _plausible_name(chunk[r.start:r.end]):
                     spans.append(Span(start + r.start, start + r.end, "PERSON", SOURCE))
         spans.extend(name_cues(text))
+        spans = self._names_only(text, spans)
+        spans.extend(Span(start, end, "PERSON", "full_name") for start, end in self._name_words.full_names(text))
         return spans
+
+    def _names_only(self, text: str, spans: list[Span]) -> list[Span]:
+        if not spans:
+            return spans
+        language = self._name_words.language(text)
+        kept = []
+        for span in spans:
+            trimmed_span = self._name_words.trim(text, span.start, span.end, language)
+            if trimmed_span is not None:
+                kept.append(Span(*trimmed_span, span.kind, span.source))
+        return kept
 
 _NAME_WORD = r"[^\W\d_][^\W\d_'’\-]*(?:['’\-][^\W\d_]+)?"
 _NAME = rf"(?:(?:mr|mrs|ms|miss|dr|prof)\.?[ \t]+)?{_NAME_WORD}(?:[ \t]+[^\W\d_]\.)?(?:[ \t]+{_NAME_WORD}){{0,2}}"
 _TITLE = re.compile(r"(?:mr|mrs|ms|miss|dr|prof)\.?[ \t]+", re.I)
 _NAME_CUES = re.compile(
     r"(?:\b(?:my name is|name is|i am|i'm|this is|call me|it's under|it is under|change it to|correct it to|"
-    r"signed|regards|thanks|cheers|best|from)[,:]?|\b(?:name|user|from|contact|owner|requester|assignee)\s*:|"
+    r"signed|regards|thanks|cheers|best|from|"
+    # sign-offs in the other languages deskmate's users write in ("Merci, Sophie Laurent", "Grazie mille, Giulia")
+    r"merci|danke|vielen\s+dank|grüße|gruß|grazie(?:\s+mille)?|gracias|saludos|obrigad[oa]|cordialement|groeten|"
+    r"bedankt|tack|hälsningar|hilsen|mvh|pozdrawiam|dziękuję|děkuji|kiitos)[,:]?|\b(?:name|user|from|contact|owner|requester|assignee)\s*:|"
     r"\b(?:mr|mrs|ms|miss|dr|prof)\.?|\b(?:my|our|the|his|her|their)\s+(?:manager|colleague|boss|coworker|co-worker|"
     r"supervisor|lead|assistant|teammate|director|intern|contractor|friend|wife|husband|son|daughter|kid|brother|"
     r"sister|mother|father|mom|dad|partner))[ \t]+(?P<name>" + _NAME + ")", re.I)
