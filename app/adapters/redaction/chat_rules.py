@@ -23,6 +23,7 @@ from app.adapters.redaction.detached_values import byte_array_keys, positional_p
 from app.adapters.redaction.heuristics import (SSH_KEY_TYPE, is_masked, is_template, looks_fake, looks_random,
                                                shannon_entropy)
 from app.adapters.redaction.passphrases import passphrases
+from app.adapters.redaction.rule_table import AnchorIndex
 from app.adapters.redaction.spans import PLACEHOLDER, Span
 from app.adapters.redaction.values import (FILE_NAME, NOT_A_SECRET, SECRET_WORD, URL_PLACEHOLDERS, WEAK_SUFFIXES,
                                            clean, is_snake_name, key_name_kind, key_value_ok, names_a_setting,
@@ -848,6 +849,8 @@ def _code_after_operator(text: str, start: int, end: int) -> bool:
 
 
 _TOKEN_TAIL = re.compile(r"[A-Za-z0-9_\-]{1,400}")
+_TOKEN_GATES = AnchorIndex(rule.pattern for rule in TOKEN_RULES)
+_RULE_GATES = AnchorIndex(pattern for _, pattern, _ in _RULES)
 
 
 def find_secrets(text: str, *, decode: bool = True) -> list[Span]:
@@ -857,7 +860,10 @@ def find_secrets(text: str, *, decode: bool = True) -> list[Span]:
         spans.extend(Span(m.start(), m.end(), "PRIVATE_KEY", SOURCE) for m in pattern.finditer(text))
     spans.extend(Span(m.start(), m.end(), "PRIVATE_KEY", SOURCE)
                  for m in _B64_PEM.finditer(text) if _b64_pem_is_private(m.group(0)))
-    for rule in TOKEN_RULES:
+    lowered = text.lower()
+    for rule, may_match in zip(TOKEN_RULES, _TOKEN_GATES.active(text, lowered)):
+        if not may_match:
+            continue  # none of the literal strings its matches start with is in the text
         for m in rule.pattern.finditer(text):
             group = "secret" if "secret" in rule.pattern.groupindex else 0
             if group == 0 and not starts_word(text, m.start()):
@@ -876,7 +882,9 @@ def find_secrets(text: str, *, decode: bool = True) -> list[Span]:
     spans.extend(Span(start, end, "AUTH_HEADER", SOURCE) for start, end in basic_credentials(text))
     spans.extend(Span(start, end, "AWS_KEY", SOURCE) for start, end in aws_secret_keys(text))
     spans.extend(Span(start, end, "API_KEY", SOURCE) for start, end in atlassian_pats(text))
-    for kind, pattern, accept in _RULES:
+    for (kind, pattern, accept), may_match in zip(_RULES, _RULE_GATES.active(text, lowered)):
+        if not may_match:
+            continue
         for m in pattern.finditer(text):
             group = "secret2" if "secret2" in pattern.groupindex and m.group("secret2") is not None else "secret"
             value = m.group(group)

@@ -118,6 +118,17 @@ class NameWords:
             return True
         return language == "en" and frequency < COMMON_ZIPF
 
+    def may_hold_name(self, text: str) -> bool:
+        """A capitalised word that could be a name (the model's spans need one to survive): when there is none,
+        the model need not run ("how do I reset my password", "Outlook keeps crashing on my Mac")."""
+        language = None
+        for m in _WORD.finditer(text):
+            if m.group(0)[0].isupper():
+                language = language or self.language(text)
+                if self.name_like(m.group(0), language):
+                    return True
+        return False
+
     def trim(self, text: str, start: int, end: int, language: str) -> tuple[int, int] | None:
         """`text[start:end]` from its first name-like word on ("Grüße Hans Müller" -> "Hans Müller"), or None
         when no word in it is name-like. What follows the first one stays: "Gregory Kudryashov" is one name
