@@ -168,8 +168,10 @@ class DetectSecretsPlugins:
                     kind = self._keyword_kind(line, value)
                     if kind is None or (kind != "PASSWORD" and not key_value_ok(value)):
                         continue  # `secret = "db-secret"`: a name; `api_key = "0000…"`: a pattern
-                for m in re.finditer(re.escape(value), line):
-                    yield Span(offset + m.start(), offset + m.end(), kind, SOURCE)
+                at = line.find(value)
+                while at >= 0:
+                    yield Span(offset + at, offset + at + len(value), kind, SOURCE)
+                    at = line.find(value, at + len(value))
 
     @staticmethod
     def _keyword_kind(line: str, value: str) -> str | None:
