@@ -407,14 +407,21 @@ def score_pii(system, rows: list[dict], misses: int) -> dict:
 
 
 def latency(redactor: PolicyRedactor, texts: list[str]) -> str:
-    times = []
+    """p50/p95/mean per message, in CPU time of this process (what the redactor costs, whatever else the shared
+    machine is doing) and in wall-clock time (what a caller waits)."""
+    cpu, wall = [], []
     for text in texts:
-        started = time.perf_counter()
+        started, started_cpu = time.perf_counter(), time.process_time()
         redactor.redact(text)
-        times.append((time.perf_counter() - started) * 1000)
-    times.sort()
-    return (f"p50 {statistics.median(times):.2f} ms, p95 {times[int(0.95 * (len(times) - 1))]:.2f} ms, "
-            f"mean {statistics.fmean(times):.2f} ms, max {times[-1]:.1f} ms over {len(times)}")
+        cpu.append((time.process_time() - started_cpu) * 1000)
+        wall.append((time.perf_counter() - started) * 1000)
+
+    def summary(times: list[float]) -> str:
+        times = sorted(times)
+        return (f"p50 {statistics.median(times):.2f} p95 {times[int(0.95 * (len(times) - 1))]:.2f} "
+                f"mean {statistics.fmean(times):.2f}")
+
+    return f"CPU {summary(cpu)} | wall {summary(wall)} max {max(wall):.1f} ms over {len(texts)}"
 
 
 QUESTIONS = ["How do I connect to the VPN on my Mac?", "my outlook keeps asking for my password",

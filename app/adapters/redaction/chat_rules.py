@@ -650,14 +650,17 @@ def _talk_tokens(text: str, found_so_far: list[Span]) -> Iterator[Span]:
     password_at = sorted(s.start for s in found_so_far if s.kind == "PASSWORD")
     for line_match in re.finditer(r"[^\n]+", text):
         line = line_match.group(0)
-        if len(line) > 500:
-            continue  # a long line is a paste (code, a log), not a sentence about one's password
+        if len(line) > 500 or not _DIGIT.search(line):
+            continue  # a long line is a paste (code, a log); everything below needs a digit (password_shaped)
         offset = line_match.start()
         i = bisect.bisect_left(password_at, offset)
         talk = (_PASSWORD_TALK.search(PLACEHOLDER.sub(" ", line)) is not None or "[REDACTED:PASSWORD]" in line
                 or (i < len(password_at) and password_at[i] < line_match.end()))
-        tokens = [t for t in _LINE_TOKEN.finditer(line) if line[t.end():t.end() + 1] != "("  # not `f(…)` calls
-                  and not _names_a_thing(line, t.start(), t.group(0))]
+        if not talk and not _INNER_SYMBOL.search(line):
+            tokens = []  # neither a line about a password nor one with a symbol inside a token (unmistakable_password)
+        else:
+            tokens = [t for t in _LINE_TOKEN.finditer(line) if line[t.end():t.end() + 1] != "("  # not `f(…)` calls
+                      and not _names_a_thing(line, t.start(), t.group(0))]
         talk = talk or any(unmistakable_password(t.group(0)) and not _string_under_a_name(line, t.start())
                            for t in tokens)
         for t in tokens if talk else ():
@@ -687,8 +690,8 @@ _CODE_TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9\-#*]{3,40}")
 
 
 def _chat_shapes(text: str) -> Iterator[Span]:
-    for pattern in _CHAT_SHAPES:
-        for m in pattern.finditer(text):
+    for pattern, may_match in zip(_CHAT_SHAPES, _CHAT_SHAPE_GATES.active(text, text.lower())):
+        for m in pattern.finditer(text) if may_match else ():
             if _strong(m.group("secret")):
                 yield Span(m.start("secret"), m.end("secret"), "PASSWORD", SOURCE)
     for m in _USER_THEN_PASS.finditer(text):
@@ -849,7 +852,9 @@ def _code_after_operator(text: str, start: int, end: int) -> bool:
 
 
 _TOKEN_TAIL = re.compile(r"[A-Za-z0-9_\-]{1,400}")
+_DIGIT = re.compile(r"\d")
 _TOKEN_GATES = AnchorIndex(rule.pattern for rule in TOKEN_RULES)
+_CHAT_SHAPE_GATES = AnchorIndex(_CHAT_SHAPES)
 _RULE_GATES = AnchorIndex(pattern for _, pattern, _ in _RULES)
 
 
