@@ -19,7 +19,8 @@ from typing import Callable, Iterator
 
 from app.adapters.redaction.code_shapes import (DOTTED_NAME, NAME_PARTS, is_camel_case_name, is_code_value,
                                                 is_declaration, is_description, is_participle, is_word)
-from app.adapters.redaction.detached_values import byte_array_keys, positional_passwords, yaml_block_values
+from app.adapters.redaction.detached_values import (byte_array_keys, kubernetes_secret_values, positional_passwords,
+                                                    yaml_block_values)
 from app.adapters.redaction.heuristics import (SSH_KEY_TYPE, is_masked, is_template, looks_fake, looks_random,
                                                shannon_entropy)
 from app.adapters.redaction.passphrases import passphrases
@@ -42,7 +43,8 @@ _VALUE_AFTER = re.compile(
     r"""\s*(?:(?:[rbuRBU]{1,2}|L|@)?\\?(?P<q>["'`])(?P<quoted>[^"'`\n\\]{1,200})\\?(?P=q)|(?P<bare>[^\s"'`,;&<>)\]}]{1,200}))""")
 
 
-_PUBLIC_PARTS = frozenset({"public", "pub", "publishable", "site"})  # a reCAPTCHA site key is public too
+# a reCAPTCHA site key is public too; a primary or foreign key is a row's id, not a credential
+_PUBLIC_PARTS = frozenset({"public", "pub", "publishable", "site", "primary", "foreign", "partition", "sort", "row"})
 _EMAIL_LIKE = re.compile(r"@[\w\-]+\.[\w.\-]+$")
 # names that hold a secret when their value is random: `…key`, `nonce`, `salt`, and (as CredSweeper's
 # keyword rules have it) anything about auth, an API, a signature or a credential: `x_auth`, `api`, `hmac`
@@ -232,6 +234,11 @@ _RULES: tuple[Rule, ...] = (
         r"(?P<secret>\S+)", re.I), value_looks_like_secret),
     # curl -u user:pass, --user user:pass
     ("PASSWORD", re.compile(r"(?:^|\s)(?:-u|--user|--proxy-user|--auth|-a)(?:\s+|=)[\"']?[^\s:\"'$]+:(?P<secret>[^\s\"'@]+)"),
+     value_looks_like_secret),
+    # curl's quoted forms run to the closing quote (`-u "alice:Zq7 Lp4x"`); `-ualice:S3cret` glues the value on
+    ("PASSWORD", re.compile(r"(?:^|\s)(?:-u|--user|--proxy-user)(?:\s+|=)?(?P<q>[\"'])[^\s:\"'$]+:(?P<secret>[^\"'\n]+)(?P=q)"),
+     value_looks_like_secret),
+    ("PASSWORD", re.compile(r"\bcurl\b[^\n|;&]*?\s-u(?P<user>[^\s:\"'$\-][^\s:\"'$]*):(?P<secret>[^\s\"'@]+)"),
      value_looks_like_secret),
     # PowerShell ConvertTo-SecureString "P@ss" -AsPlainText -Force
     ("PASSWORD", re.compile(r"ConvertTo-SecureString(?:\s+-\w+)*\s+\\?[\"']?(?P<secret>[^\s\"'\\-][^\s\"'\\]*)", re.I),
@@ -757,7 +764,7 @@ _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12
 _CANDIDATE = re.compile(r"(?<![A-Za-z0-9_+/=.\-$])[A-Za-z0-9_+/=.~\-]{16,}(?![A-Za-z0-9_+/=.\-])")
 
 
-_NOT_SECRET_CONTEXT = re.compile(r"(?i:public|publishable|site|\bpub)[ _\-]?(?:key|token)|(?i:fingerprint|thumbprint)|"
+_NOT_SECRET_CONTEXT = re.compile(r"(?i:(?:public|publishable|site|\bpub|primary|foreign)[ _\-]?(?:key|token))|(?i:fingerprint|thumbprint)|"
                                  r"\b(?i:md5|sha1|sha256|sha512|sha-?\d+|hash|digest|checksum)\b\s*[(:]?")
 _SETTING_BEFORE = re.compile(r"([A-Za-z_][\w.\-]{0,60})[\"']?\s*[:=]\s*[\"']?$")
 # a random-looking value named as an identifier right before it: "commit 3f2a9b…", "request id 7f3a…",
@@ -906,6 +913,7 @@ def find_secrets(text: str, *, decode: bool = True) -> list[Span]:
     spans.extend(positional_passwords(text))
     spans.extend(byte_array_keys(text))
     spans.extend(yaml_block_values(text))
+    spans.extend(kubernetes_secret_values(text))
     spans.extend(_chat_shapes(text))
     spans.extend(passphrases(text))
     spans.extend(_talk_tokens(text, spans))

@@ -14,8 +14,8 @@ from typing import Iterator
 from app.adapters.redaction.code_shapes import is_declaration
 from app.adapters.redaction.heuristics import is_masked, is_template, looks_fake
 from app.adapters.redaction.spans import Span
-from app.adapters.redaction.values import (URL_PLACEHOLDERS, key_name_kind, key_value_ok, names_a_setting,
-                                           value_looks_like_secret)
+from app.adapters.redaction.values import (URL_PLACEHOLDERS, key_name_kind, key_value_ok, names_a_public_value,
+                                           names_a_setting, value_looks_like_secret)
 
 _WINDOWS_SID = re.compile(r"S-1-\d+(?:-\d+){2,}")
 SOURCE = "detect_secrets"
@@ -47,6 +47,11 @@ _KEYWORD_ON_LINE = re.compile(
 # keywords (every one of detect_secrets.plugins.keyword.DENYLIST contains one of these)
 _KEYWORD_PLUGIN_ANCHOR = re.compile(r"(?i)key|pass|pwd|secret|contrase")
 _BACKREFERENCE = re.compile(r"\\\d|\(\?P=")
+
+
+def _under_a_public_name(line: str, value: str) -> bool:
+    match = _KEYWORD_NAME.search(line[:max(line.find(value), 0)])
+    return bool(match) and names_a_public_value(match.group(1))
 
 
 def _union_safe(plugin) -> bool:
@@ -164,6 +169,8 @@ class DetectSecretsPlugins:
                     start = line.find(value)
                     yield Span(offset + max(start, 0), offset + len(line), kind, SOURCE)
                     continue
+                if kind in ("SECRET", "API_KEY") and _under_a_public_name(line, value):
+                    continue  # `"publicKey": "…"`, `csrf_token = "…"` (the entropy plugins see the same)
                 if kind == "SECRET" and type(plugin).__name__ == "KeywordDetector":
                     kind = self._keyword_kind(line, value)
                     if kind is None or (kind != "PASSWORD" and not key_value_ok(value)):
@@ -177,7 +184,7 @@ class DetectSecretsPlugins:
     def _keyword_kind(line: str, value: str) -> str | None:
         at = line.find(value)
         match = _KEYWORD_NAME.search(line[:max(at, 0)])
-        if match and names_a_setting(match.group(1)):
-            return None  # `PasswordPolicy: MinimumLength=14`
+        if match and (names_a_setting(match.group(1)) or names_a_public_value(match.group(1))):
+            return None  # `PasswordPolicy: MinimumLength=14`, `"primaryKey": "8f14…"`
         kind = key_name_kind(match.group(1)) if match else None
         return kind or "SECRET"

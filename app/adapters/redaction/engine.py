@@ -16,6 +16,7 @@ from collections import OrderedDict
 from typing import Callable, Iterable, Protocol, Sequence
 
 from app.adapters.redaction.kinds import PII_KINDS
+from app.adapters.redaction.public_values import public_by_design
 from app.adapters.redaction.spans import Span, render, resolve, trimmed
 from graphs.ports import Redaction
 
@@ -60,6 +61,8 @@ class RedactionEngine:
         spans: list[Span] = []
         for detect in self.secret_detectors:
             spans.extend(detect(text))
+        if "<" in text or "://" in text:  # a form's anti-forgery token, a signed link's signature: public
+            spans = [s for s in spans if not public_by_design(text, s.start, s.end)]
         spans.extend(_repeats(text, spans))
         url_passwords = [s for s in spans if s.kind == "URL_CREDENTIALS"]
         for detector in self.pii_detectors:

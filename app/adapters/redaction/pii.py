@@ -201,6 +201,7 @@ _REFERENCE_BEFORE = re.compile(
     r"incident|inc|request|req|change|chg|licen[cs]e|product|item|job|task|run|error|event|imei|meid|iccid|mac|"
     r"duid|bug|issue|commit|patch|batch|lot|tracking|shipment|policy|account|acct|customer|vendor|project)"
     r"(?:\s+(?:number|no\.?|nr\.?|#|id|code|is|was|of|:))*\s*[:#=]?\s*$", re.I)
+_QUERY_PARAMETER_BEFORE = re.compile(r"[?&][\w.\-]{1,40}=$")
 # a date (with its hour: "2024-01-15 10" before ":22:33"), a dotted version ("16.0.17328.20068", "02.14.08.61"),
 # a MAC address or DUID in dashed or dotted form
 _DATE = re.compile(r"(?:19|20)\d{2}[-./]\d{1,2}[-./]\d{1,2}|\d{1,2}[-./]\d{1,2}[-./](?:19|20)\d{2}|(?:19|20)\d{2}[01]\d[0-3]\d")
@@ -218,8 +219,9 @@ def _not_personal(text: str, span: Span) -> bool:
     if span.kind not in ("PHONE", "CREDIT_CARD", "US_SSN"):
         return False
     value = text[span.start:span.end]
-    if _REFERENCE_BEFORE.search(text, max(0, span.start - 40), span.start):
-        return True
+    if _REFERENCE_BEFORE.search(text, max(0, span.start - 40), span.start) or \
+            _QUERY_PARAMETER_BEFORE.search(text, max(0, span.start - 64), span.start):
+        return True  # (also a link's parameter: `?Expires=1700000000`, `&id=4155550100`)
     if span.kind != "PHONE":
         return False
     if re.match(r":\d{2}\b", text[span.end:span.end + 3]) or _DATE.search(value):
