@@ -5,6 +5,7 @@ import re
 import pytest
 
 from app.adapters.redaction.chat_rules import _RULES, find_secrets
+from app.adapters.redaction.command_lines import COMMAND_LINES
 from app.adapters.redaction.rule_table import AnchorIndex, anchors_of
 from app.adapters.redaction.vendor_tokens import TOKEN_RULES
 
@@ -35,6 +36,9 @@ def test_a_table_runs_only_the_patterns_whose_anchors_occur():
     assert index.active(text, text.lower()) == [False, True, True]
 
 
+PATTERNS = [rule.pattern for rule in TOKEN_RULES] + [p for _, p, _ in _RULES] + [r.pattern for r in COMMAND_LINES.rules]
+
+
 @pytest.mark.parametrize("text", [
     "export GITHUB_TOKEN=ghp_R8x2Lq9ZkW4mN7vB3cT6yH1jP5sD0fGaXe2Q",
     "net user alice Zq7!Lp4#Wg7y /add",
@@ -42,13 +46,8 @@ def test_a_table_runs_only_the_patterns_whose_anchors_occur():
     "my Passwort ist Zq7!Lp4#Wg7y",
 ])
 def test_a_gated_table_finds_what_every_rule_run_on_its_own_finds(text):
-    lowered = text.lower()
-    everything = {(m.start(), m.end()) for rule in TOKEN_RULES for m in rule.pattern.finditer(text)}
-    everything |= {(m.start(), m.end()) for _, pattern, _ in _RULES for m in pattern.finditer(text)}
-    gated = {(m.start(), m.end()) for rule, ok in zip(TOKEN_RULES, AnchorIndex(r.pattern for r in TOKEN_RULES)
-                                                       .active(text, lowered)) if ok for m in rule.pattern.finditer(text)}
-    gated |= {(m.start(), m.end()) for (_, pattern, _), ok in zip(_RULES, AnchorIndex(p for _, p, _ in _RULES)
-                                                                   .active(text, lowered)) if ok
-              for m in pattern.finditer(text)}
+    everything = {(n, m.start(), m.end()) for n, p in enumerate(PATTERNS) for m in p.finditer(text)}
+    active = AnchorIndex(PATTERNS).active(text, text.lower())
+    gated = {(n, m.start(), m.end()) for n, p in enumerate(PATTERNS) if active[n] for m in p.finditer(text)}
     assert everything and gated == everything
     assert find_secrets(text)

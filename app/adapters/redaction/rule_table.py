@@ -12,8 +12,12 @@ rule and its anchors cannot drift apart.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from re import _constants as sre
 from re import _parser as sre_parse
+from typing import Callable, Iterator
+
+from app.adapters.redaction.spans import Span
 
 _MIN_ANCHOR = 2
 _MAX_ANCHORS = 256
@@ -97,3 +101,38 @@ class AnchorIndex:
         folded = {a for a in self._folded if a in lowered}
         return [anchors is None or not anchors.isdisjoint(folded if is_folded else cased)
                 for is_folded, anchors in self._gates]
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One row of a rule table: what it finds (`kind`), how (`pattern`, its `secret` group, and `accept` on the
+    value), and examples — texts and the secret each must yield (`finds`), texts it must leave (`keeps`).
+    The examples are the table's tests (tests/unit/test_rule_tables.py)."""
+
+    name: str
+    kind: str
+    pattern: re.Pattern[str]
+    accept: Callable[[str], bool] | None = None
+    finds: tuple[tuple[str, str], ...] = ()
+    keeps: tuple[str, ...] = ()
+
+
+class RuleTable:
+    """The engine for a table of rules: each rule, gated by its anchors, yields its `secret` group's span."""
+
+    def __init__(self, rules, source: str) -> None:
+        self.rules: tuple[Rule, ...] = tuple(rules)
+        self.source = source
+        self._index = AnchorIndex(rule.pattern for rule in self.rules)
+
+    def spans(self, text: str, lowered: str | None = None,
+              reject: Callable[[str, int, int], bool] | None = None) -> Iterator[Span]:
+        """Every accepted secret in `text`; `reject(text, start, end)` drops one its context shows to be code."""
+        lowered = text.lower() if lowered is None else lowered
+        for rule, may_match in zip(self.rules, self._index.active(text, lowered)):
+            for m in rule.pattern.finditer(text) if may_match else ():
+                value = m.group("secret")
+                if not value or (rule.accept and not rule.accept(value)) or (
+                        reject is not None and reject(text, m.start("secret"), m.end("secret"))):
+                    continue
+                yield Span(m.start("secret"), m.end("secret"), rule.kind, self.source)
