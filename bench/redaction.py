@@ -149,6 +149,47 @@ def pii_rows(path: Path) -> list[dict]:
     return rows
 
 
+NAME_SENTENCES = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "names" / "it_sentences.txt"
+_MARKED = re.compile(r"\[\[(.+?)\]\]")
+
+
+def name_sentences(path: Path = NAME_SENTENCES) -> list[tuple[str, str, list[tuple[int, int]]]]:
+    """(language, text, name spans) of our own help-desk sentences: other languages' IT messages and English
+    ones about presence states, names marked [[like this]] in the file."""
+    rows = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if not line.strip() or line.startswith("#"):
+            continue
+        language, marked = line.split("\t", 1)
+        text, names, cursor = "", [], 0
+        for m in _MARKED.finditer(marked):
+            text += marked[cursor:m.start()]
+            names.append((len(text), len(text) + len(m.group(1))))
+            text += m.group(1)
+            cursor = m.end()
+        rows.append((language, text + marked[cursor:], names))
+    return rows
+
+
+def score_names(system, rows) -> dict:
+    """Names on our own sentences: recall and precision of PERSON spans, and sentences where a word that is
+    not a name became one (what a user sees as "[REDACTED:PERSON_1] im zweiten Stock")."""
+    gold = found = mine = mine_ok = wrong = 0
+    examples = []
+    for _, text, names in rows:
+        spans = [s for s in system.spans(text) if s.kind == "PERSON"]
+        gold += len(names)
+        found += sum(any(s.start < e and b < s.end for s in spans) for b, e in names)
+        ok = [any(s.start < e and b < s.end for b, e in names) for s in spans]
+        mine += len(spans)
+        mine_ok += sum(ok)
+        if not all(ok):
+            wrong += 1
+            examples.append(f"{[text[s.start:s.end] for s, good in zip(spans, ok) if not good]} in {text[:70]!r}")
+    return {"recall": ratio(found, gold), "precision": ratio(mine_ok, mine), "wrong": f"{wrong}/{len(rows)}",
+            "examples": examples}
+
+
 # --- systems --------------------------------------------------------------------------------------------
 class Deskmate:
     name = "deskmate"
@@ -329,6 +370,7 @@ def score_pii(system, rows: list[dict], misses: int) -> dict:
     total: Counter = Counter()
     ours: Counter = Counter()
     ours_ok: Counter = Counter()
+    ours_same: Counter = Counter()
     negatives = negatives_hit = 0
     missed: list[str] = []
     for row in rows:
@@ -352,7 +394,8 @@ def score_pii(system, rows: list[dict], misses: int) -> dict:
         for s in pii_spans:
             ours[s.kind] += 1
             ours_ok[s.kind] += any(s.start < e and b < s.end for b, e, _ in row["gold"])
-    per_kind = {k: (total[k], found[k], full[k], ours[k], ours_ok[k]) for k in (*STRUCTURED, "PERSON")}
+            ours_same[s.kind] += any(s.start < e and b < s.end and GOLD_KIND.get(g) == s.kind for b, e, g in row["gold"])
+    per_kind = {k: (total[k], found[k], full[k], ours[k], ours_ok[k], ours_same[k]) for k in (*STRUCTURED, "PERSON")}
     structured = sum(total[k] for k in STRUCTURED)
     result = {"per_kind": per_kind,
               "structured_recall": ratio(sum(found[k] for k in STRUCTURED), structured),
@@ -364,14 +407,21 @@ def score_pii(system, rows: list[dict], misses: int) -> dict:
 
 
 def latency(redactor: PolicyRedactor, texts: list[str]) -> str:
-    times = []
+    """p50/p95/mean per message, in CPU time of this process (what the redactor costs, whatever else the shared
+    machine is doing) and in wall-clock time (what a caller waits)."""
+    cpu, wall = [], []
     for text in texts:
-        started = time.perf_counter()
+        started, started_cpu = time.perf_counter(), time.process_time()
         redactor.redact(text)
-        times.append((time.perf_counter() - started) * 1000)
-    times.sort()
-    return (f"p50 {statistics.median(times):.2f} ms, p95 {times[int(0.95 * (len(times) - 1))]:.2f} ms, "
-            f"max {times[-1]:.1f} ms over {len(times)}")
+        cpu.append((time.process_time() - started_cpu) * 1000)
+        wall.append((time.perf_counter() - started) * 1000)
+
+    def summary(times: list[float]) -> str:
+        times = sorted(times)
+        return (f"p50 {statistics.median(times):.2f} p95 {times[int(0.95 * (len(times) - 1))]:.2f} "
+                f"mean {statistics.fmean(times):.2f}")
+
+    return f"CPU {summary(cpu)} | wall {summary(wall)} max {max(wall):.1f} ms over {len(texts)}"
 
 
 QUESTIONS = ["How do I connect to the VPN on my Mac?", "my outlook keeps asking for my password",
@@ -393,10 +443,13 @@ def main() -> None:
     parser.add_argument("--systems", default="deskmate,detect-secrets,presidio")
     parser.add_argument("--code", type=Path, default=Path(sysconfig.get_paths()["purelib"]),
                         help="a folder of real code for the false-alarm check (default: the installed packages)")
+    parser.add_argument("--only", default="secrets,it,code,pii,names,latency",
+                        help="sections to run (comma-separated): secrets, it, code, pii, names, latency")
     parser.add_argument("--code-lines", type=int, default=6000,
                         help="lines drawn from --code (0: skip); the draw depends on what is installed there, which "
                              "`make install` pins through constraints.txt")
     args = parser.parse_args()
+    sections = set(args.only.split(","))
     if args.misses and args.half != "tune":
         parser.error("--misses shows what was missed so it can be tuned: only with --half tune "
                      "(the report half stays blind)")
@@ -415,10 +468,38 @@ def main() -> None:
         systems.append(builders[name]())
         print(f"  built {name} in {time.perf_counter() - started:.1f} s")
 
+    secret_results = {}
+    if "secrets" in sections:
+        print_secrets(args, systems, items, secret_results)
+    it = [(key, text) for key, text in it_texts(args.data) if args.half == "all" or half_of(key, args.seed) == args.half]
+    shown = args.misses if args.half == "tune" else 0
+    if "it" in sections:
+        print_false_alarms("REAL IT TEXT WITHOUT SECRETS (r/techsupport wiki paragraphs, Rasa helpdesk utterances, "
+                           "Amazon TV Q&A): texts that lost a 'secret'", systems, it, shown)
+    if args.code_lines and "code" in sections:
+        code = code_lines(args.code, args.seed, args.half, args.code_lines)
+        print_false_alarms(f"REAL CODE AND DOCS (lines with a secret word from {args.code}, tests skipped): lines that "
+                           f"lost a 'secret' — nearly all false alarms (a few are documentation examples such as "
+                           f"password=\"tiger\")", systems, code, shown)
+    if "pii" in sections:
+        print_pii(args, systems, rows, secret_results)
+    if "names" in sections:
+        print(f"\nNAMES ON OUR OWN SENTENCES ({NAME_SENTENCES.name}: other languages' IT messages, presence states)")
+        print(f"{'system':16} {'recall':>7} {'precision':>9}  sentences with a word taken for a name")
+        for system in systems:
+            r = score_names(system, name_sentences())
+            print(f"{system.name:16} {r['recall']:>7} {r['precision']:>9}  {r['wrong']}")
+            for line in r["examples"][:args.misses]:
+                print("    taken for a name:", line)
+    deskmate = next((s for s in systems if s.name == "deskmate"), None)
+    if deskmate and "latency" in sections:
+        print_latency(deskmate, items, rows, it)
+
+
+def print_secrets(args, systems, items, secret_results) -> None:
     print("\nSECRETS (line level; PEM blocks as one item)   n = positives/hard negatives/negatives")
     print(f"{'system':16} {'recall':>7} {'precision':>9} {'FPR hard':>8} {'FPR neg':>8}  {'n':>12}  "
           f"{'values gone':>11}  PEM blocks")
-    secret_results = {}
     prose = [i for i in items if not i.file.startswith("doc_")]
     for system in systems:
         r = secret_results[system.name] = score_secrets(system, items, args.misses)
@@ -434,25 +515,19 @@ def main() -> None:
         print(f"{system.name:16} {r['recall']:>7} {r['precision']:>9} {r['fpr_hard']:>8} {r['fpr_neg']:>8}  "
               f"{r['n']:>12}")
 
-    it = [(key, text) for key, text in it_texts(args.data) if args.half == "all" or half_of(key, args.seed) == args.half]
-    shown = args.misses if args.half == "tune" else 0
-    print_false_alarms("REAL IT TEXT WITHOUT SECRETS (r/techsupport wiki paragraphs, Rasa helpdesk utterances, Amazon "
-                       "TV Q&A): texts that lost a 'secret'", systems, it, shown)
-    if args.code_lines:
-        code = code_lines(args.code, args.seed, args.half, args.code_lines)
-        print_false_alarms(f"REAL CODE AND DOCS (lines with a secret word from {args.code}, tests skipped): lines that "
-                           f"lost a 'secret' — nearly all false alarms (a few are documentation examples such as "
-                           f"password=\"tiger\")", systems, code, shown)
 
+def print_pii(args, systems, rows, secret_results) -> None:
     print("\nPERSONAL DATA (span level)  found = a redacted range overlaps the gold span; "
-          "removed = none of its letters/digits survive; precision = our spans that overlap any gold span")
+          "removed = none of its letters/digits survive; precision = our spans that overlap any gold span "
+          "(same kind: a gold span of the same kind — a name found on a street or a company is wrong)")
     for system in systems:
         r = score_pii(system, rows, args.misses)
         print(f"\n{system.name}: structured recall {r['structured_recall']} (fully removed {r['structured_full']}); "
               f"sentences without PII that lost something: {r['negatives']} of {r['n_neg']}")
-        print(f"  {'kind':12} {'gold':>5} {'found':>7} {'removed':>8} {'precision':>10}")
-        for kind, (n, hit, whole, mine, mine_ok) in r["per_kind"].items():
-            print(f"  {kind:12} {n:>5} {ratio(hit, n):>7} {ratio(whole, n):>8} {ratio(mine_ok, mine):>10}")
+        print(f"  {'kind':12} {'gold':>5} {'found':>7} {'removed':>8} {'precision':>10} {'same kind':>10}")
+        for kind, (n, hit, whole, mine, mine_ok, mine_same) in r["per_kind"].items():
+            print(f"  {kind:12} {n:>5} {ratio(hit, n):>7} {ratio(whole, n):>8} {ratio(mine_ok, mine):>10} "
+                  f"{ratio(mine_same, mine):>10}")
         for line in r.get("missed", []):
             print("    missed", line)
         if system.name in secret_results:
@@ -460,22 +535,29 @@ def main() -> None:
                 for line in secret_results[system.name].get(key, []):
                     print(f"    secrets {key}: {line}")
 
-    deskmate = next((s for s in systems if s.name == "deskmate"), None)
-    if deskmate:
-        print("\nLATENCY per message (this machine, shared; cache off)")
-        policy = RedactionPolicy(memory=frozenset({"EMAIL", "PHONE", "CREDIT_CARD", "IBAN", "US_SSN"}),
-                                 llm=frozenset({"PERSON", "IP_ADDRESS"}))
-        engine = deskmate.redactor.engine
-        memory = PolicyRedactor(engine, policy.kinds_for("memory"), cache_size=0)
-        llm = PolicyRedactor(engine, policy.kinds_for("llm"), cache_size=0)
-        chat_like = [r["full_text"] for r in rows] + [i.text for i in items if not i.is_block]
-        print(f"  plain questions, memory policy (fast path): {latency(memory, QUESTIONS * 20)}")
-        print(f"  plain questions, llm policy (names model):  {latency(llm, QUESTIONS * 5)}")
-        print(f"  benchmark texts, memory policy:             {latency(memory, chat_like)}")
-        print(f"  benchmark texts, llm policy:                {latency(llm, chat_like)}")
-        # long pastes of one repeated shape: what a regex that backtracks would turn into seconds
-        pastes = [(shape * (20_000 // len(shape) + 1))[:20_000] for shape in LONG_PASTE_SHAPES]
-        print(f"  20,000-character repeated pastes, memory: {latency(memory, pastes)}")
+
+def print_latency(deskmate, items, rows, it) -> None:
+    """ms per message under the default policies: memory (every chat message: secrets and structured personal
+    data) and llm (also names: every prompt, every trace)."""
+    print("\nLATENCY per message (this machine, shared; cache off)")
+    policy = RedactionPolicy(memory=frozenset({"EMAIL", "PHONE", "CREDIT_CARD", "IBAN", "US_SSN"}),
+                             llm=frozenset({"PERSON", "IP_ADDRESS"}))
+    engine = deskmate.redactor.engine
+    memory = PolicyRedactor(engine, policy.kinds_for("memory"), cache_size=0)
+    llm = PolicyRedactor(engine, policy.kinds_for("llm"), cache_size=0)
+    messages = [text for _, text in it]
+    random.Random(4).shuffle(messages)
+    secret_lines = [i.text for i in items if not i.is_block]
+    pii = [r["full_text"] for r in rows]
+    print(f"  plain questions, memory policy (fast path): {latency(memory, QUESTIONS * 20)}")
+    print(f"  chat messages (real IT text), memory:       {latency(memory, messages[:3000])}")
+    print(f"  chat messages (real IT text), llm (names):  {latency(llm, messages[:1000])}")
+    print(f"  secret lines (CredSweeper), memory:         {latency(memory, secret_lines)}")
+    print(f"  PII sentences (Presidio), memory:           {latency(memory, pii)}")
+    print(f"  PII sentences (Presidio), llm (names):      {latency(llm, pii)}")
+    # long pastes of one repeated shape: what a regex that backtracks would turn into seconds
+    pastes = [(shape * (20_000 // len(shape) + 1))[:20_000] for shape in LONG_PASTE_SHAPES]
+    print(f"  20,000-character repeated pastes, memory:   {latency(memory, pastes)}")
 
 
 if __name__ == "__main__":

@@ -121,3 +121,16 @@ def test_a_password_typed_into_admin_search_is_searched_and_echoed_redacted(serv
             assert "Tr0ub4dor" not in reply.text
             assert reply.json()["query"].startswith("reset my password, it is [REDACTED:")
             assert sources(reply) == {"uploads/reset.md"}
+
+
+def test_a_presence_state_or_a_german_noun_reaches_search_as_typed_when_names_are_removed(serve):
+    """With names removed from every message (`DESKMATE_REDACT_MEMORY` with PERSON), the status word "Away"
+    and the German "Drucker" are searched as typed, while a person's name is still removed."""
+    with serve(kb_dir=None, redact_memory="EMAIL,PERSON") as client:
+        upload(client, "kiosk.md", PRINTER)
+        for typed in ("My Teams status is stuck on Away", "Der Drucker im zweiten Stock druckt nicht"):
+            reply = client.post("/search", json={"query": typed})
+            assert reply.status_code == 200, reply.text
+            assert reply.json()["query"] == typed
+        named = client.post("/search", json={"query": "my manager Alice Johnson cannot print"}).json()["query"]
+        assert named == "my manager [REDACTED:PERSON_1] cannot print"

@@ -19,10 +19,13 @@ from typing import Callable, Iterator
 
 from app.adapters.redaction.code_shapes import (DOTTED_NAME, NAME_PARTS, is_camel_case_name, is_code_value,
                                                 is_declaration, is_description, is_participle, is_word)
-from app.adapters.redaction.detached_values import byte_array_keys, positional_passwords, yaml_block_values
+from app.adapters.redaction.command_lines import COMMAND_LINES
+from app.adapters.redaction.detached_values import (byte_array_keys, kubernetes_secret_values, positional_passwords,
+                                                    yaml_block_values)
 from app.adapters.redaction.heuristics import (SSH_KEY_TYPE, is_masked, is_template, looks_fake, looks_random,
                                                shannon_entropy)
 from app.adapters.redaction.passphrases import passphrases
+from app.adapters.redaction.rule_table import AnchorIndex
 from app.adapters.redaction.spans import PLACEHOLDER, Span
 from app.adapters.redaction.values import (FILE_NAME, NOT_A_SECRET, SECRET_WORD, URL_PLACEHOLDERS, WEAK_SUFFIXES,
                                            clean, is_snake_name, key_name_kind, key_value_ok, names_a_setting,
@@ -41,7 +44,8 @@ _VALUE_AFTER = re.compile(
     r"""\s*(?:(?:[rbuRBU]{1,2}|L|@)?\\?(?P<q>["'`])(?P<quoted>[^"'`\n\\]{1,200})\\?(?P=q)|(?P<bare>[^\s"'`,;&<>)\]}]{1,200}))""")
 
 
-_PUBLIC_PARTS = frozenset({"public", "pub", "publishable", "site"})  # a reCAPTCHA site key is public too
+# a reCAPTCHA site key is public too; a primary or foreign key is a row's id, not a credential
+_PUBLIC_PARTS = frozenset({"public", "pub", "publishable", "site", "primary", "foreign", "partition", "sort", "row"})
 _EMAIL_LIKE = re.compile(r"@[\w\-]+\.[\w.\-]+$")
 # names that hold a secret when their value is random: `…key`, `nonce`, `salt`, and (as CredSweeper's
 # keyword rules have it) anything about auth, an API, a signature or a credential: `x_auth`, `api`, `hmac`
@@ -229,9 +233,6 @@ _RULES: tuple[Rule, ...] = (
     ("PASSWORD", re.compile(
         r"\b(?:id|user(?:name)?|login|account)\s*[/&(]\s*(?:pw|pwd|pass(?:word)?|passwd)\)?\s*[:=]\s*"
         r"(?P<secret>\S+)", re.I), value_looks_like_secret),
-    # curl -u user:pass, --user user:pass
-    ("PASSWORD", re.compile(r"(?:^|\s)(?:-u|--user|--proxy-user|--auth|-a)(?:\s+|=)[\"']?[^\s:\"'$]+:(?P<secret>[^\s\"'@]+)"),
-     value_looks_like_secret),
     # PowerShell ConvertTo-SecureString "P@ss" -AsPlainText -Force
     ("PASSWORD", re.compile(r"ConvertTo-SecureString(?:\s+-\w+)*\s+\\?[\"']?(?P<secret>[^\s\"'\\-][^\s\"'\\]*)", re.I),
      None),
@@ -279,83 +280,9 @@ _RULES: tuple[Rule, ...] = (
         r"x-vault-token|x-jfrog-art-api)\s*:\s*(?P<secret>[^\s\"',;]+)", re.I), None),
     ("AUTH_HEADER", re.compile(r"\b(?:set-)?cookie\s*:\s*(?P<secret>[^\n\"']*=[^\n\"']+)", re.I), None),
     ("TOKEN", re.compile(r"\bbearer\s+(?P<secret>[A-Za-z0-9._~+/=\-]{12,})", re.I), key_value_ok),  # not "bearer authorization"
-    # Windows: `net user alice S3cret! /add`, `net use Z: \\srv\share S3cret! /user:CORP\alice`,
-    # `net use \\srv /user:alice S3cret!`, `cmdkey /add:srv /user:alice /pass:S3cret!`
-    ("PASSWORD", re.compile(r"\bnet\s+user\s+(?:\"[^\"\n]+\"|[^\s/\"]+)\s+(?P<secret>[^\s/*\"][^\s\"]*)", re.I),
-     value_looks_like_secret),
-    ("PASSWORD", re.compile(r"\bnet\s+use\s+(?:[A-Z]:\s+|\*\s+)?\\\\\S+\s+(?P<secret>[^\s/*\"][^\s\"]*)", re.I),
-     value_looks_like_secret),
-    # (not `runas /user:x cmd`, which takes no password; not "…/user:CORP\\jdoe asks for the password")
-    ("PASSWORD", re.compile(r"(?:^|(?<!runas)\s)/user:\S+\s+(?P<secret>[^\s/*\"][^\s\"]*)", re.I),
-     lambda value: value_looks_like_secret(value) and not is_word(clean(value).lower())),
-    ("PASSWORD", re.compile(r"(?:^|\s)/(?:pw|pwd|pass|password)[:=][\"']?(?P<secret>[^\s\"']+)", re.I),
-     value_looks_like_secret),
-    # `mstsc /v:srv /u:admin /p:S3cret`, `xfreerdp /u:x /p:S3cret` (not msbuild's `/p:Configuration=Release`)
-    ("PASSWORD", re.compile(r"(?:^|\s)/u(?:ser)?:\S+\s+(?:/\S+\s+)*?/p:[\"']?(?P<secret>[^\s\"'=]+)(?=[\s\"']|$)", re.I),
-     value_looks_like_secret),
-    # `sshpass -p S3cret ssh …`, `smbclient //srv/share -U alice%S3cret`, openssl `-passin pass:S3cret`
-    ("PASSWORD", re.compile(r"\bsshpass\s+-p\s*[\"']?(?P<secret>[^\s\"']+)"), value_looks_like_secret),
-    # SQL Server's and IPMI's clients take the password after -P: `sqlcmd -S db -U sa -P S3cret`, `bcp … -P S3cret`;
-    # Windows' task scheduler after /RP (the task's user) or /P (the connecting user)
-    ("PASSWORD", re.compile(r"\b(?:sqlcmd|bcp|osql|isql|ipmitool)\b[^\n|;&]*?\s-P\s*[\"']?(?P<secret>[^\s\"'\-][^\s\"']*)"),
-     value_looks_like_secret),
-    ("PASSWORD", re.compile(r"\bschtasks\b[^\n|;&]*?\s/R?P\s+[\"']?(?P<secret>[^\s\"'/*][^\s\"']*)", re.I),
-     value_looks_like_secret),
-    ("PASSWORD", re.compile(r"(?:^|\s)-U\s+[\"']?[^\s%\"']+%(?P<secret>[^\s\"']+)"), value_looks_like_secret),
-    ("PASSWORD", re.compile(r"-pass(?:in|out)?\s+[\"']?pass:(?P<secret>[^\s\"']+)"), value_looks_like_secret),
-    # `htpasswd -nb alice S3cret`, `htpasswd -b .htpasswd alice S3cret`
-    ("PASSWORD", re.compile(r"\bhtpasswd\s+-(?=[A-Za-z]*b)(?=[A-Za-z]*n)[A-Za-z]+\s+\S+\s+[\"']?(?P<secret>[^\s\"']+)"),
-     value_looks_like_secret),
-    ("PASSWORD", re.compile(
-        r"\bhtpasswd\s+-(?=[A-Za-z]*b)(?![A-Za-z]*n)[A-Za-z]+\s+\S+\s+\S+\s+[\"']?(?P<secret>[^\s\"']+)"),
-     value_looks_like_secret),
-    # `netsh wlan show profile name=Office key=clear` prints the Wi-Fi key as `Key Content : …`
-    ("PASSWORD", re.compile(r"\bkey\s+content[ \t]*:[ \t]*(?P<secret>\S[^\n]*?)[ \t]*$", re.I | re.M),
-     value_looks_like_secret),
-    # Oracle: `sqlplus scott/T1ger#9@orcl`, `CONNECT scott/T1ger#9`
-    ("PASSWORD", re.compile(r"\b(?:sqlplus|connect|conn|exp|imp|expdp|impdp|rman\s+target)\s+(?:-[sSlL]\s+)?"
-                            r"[\"']?[A-Za-z_][\w$#]{0,30}/(?P<secret>[^\s@/\"']{3,})(?=@|[\s\"']|$)", re.I),
-     value_looks_like_secret),
     # an HTML form's `<input type="password" name="pw" value="…">`
     ("PASSWORD", re.compile(r"<input\b(?=[^<>]*\btype\s*=\s*[\"']?password)[^<>]*?\bvalue\s*=\s*[\"']"
                             r"(?P<secret>[^\"'<>]{1,200})[\"']", re.I), value_looks_like_secret),
-    # network gear: `enable secret S3cret`, `password 7 0822455D0A16` (type 7 is reversible), SNMP communities,
-    # RADIUS/TACACS/IKE shared keys; hashed types (5, 8, 9: `$1$…`) are left, as hashes are elsewhere
-    ("PASSWORD", re.compile(r"^[ \t]*enable\s+(?:secret|password)\s+(?:(?:level\s+\d+\s+)?[05]\s+)?(?P<secret>\S+)",
-                            re.I | re.M), value_looks_like_secret),
-    ("PASSWORD", re.compile(r"\b(?:password|secret|key|key-string|pre-shared-key|community)\s+7\s+(?P<secret>[0-9A-F]{4,})\b"),
-     None),
-    # type 0 is the password in clear: `username admin secret 0 S3cret`, `password 0 S3cret`
-    ("PASSWORD", re.compile(r"\b(?:password|secret|key|key-string)\s+0\s+(?P<secret>\S+)"), value_looks_like_secret),
-    ("PASSWORD", re.compile(r"\bsnmp-server\s+community\s+(?P<secret>\S+)", re.I), value_looks_like_secret),
-    ("PASSWORD", re.compile(r"\b(?:tacacs-server|radius-server|tacacs|radius)\b[^\n]*?\bkey\s+(?:0\s+)?(?P<secret>[^\s7]\S*)",
-                            re.I), value_looks_like_secret),
-    ("PASSWORD", re.compile(r"\b(?:pre-shared-key|key-string|wpa-psk)\s+(?:ascii\s+|hex\s+|address\s+\S+\s+key\s+)?"
-                            r"(?:0\s+)?(?P<secret>[^\s7]\S*)", re.I), value_looks_like_secret),
-    # Redis: `redis-cli -a S3cret`, `AUTH S3cret`, `requirepass S3cret`
-    ("PASSWORD", re.compile(r"\bredis-cli\b[^\n]*?\s-a\s+[\"']?(?P<secret>[^\s\"']+)"), value_looks_like_secret),
-    ("PASSWORD", re.compile(r"^[ \t>]*(?:\d+\)\s*)?AUTH\s+(?:[\w\-]+\s+)?[\"']?(?P<secret>[^\s\"']+)[\"']?[ \t]*$", re.M),
-     value_ok_without_connector),
-    ("PASSWORD", re.compile(r"^[ \t]*(?:requirepass|masterauth)\s+[\"']?(?P<secret>[^\s\"']+)", re.M), value_looks_like_secret),
-    # LDAP tools: `ldapsearch -D cn=admin,dc=corp -w S3cret`
-    ("PASSWORD", re.compile(r"\bldap\w*\b[^\n]*?\s-w\s+[\"']?(?P<secret>[^\s\"']+)"), value_looks_like_secret),
-    # a password piped into a login: `echo S3cret | docker login --password-stdin`, `echo 'bob:S3cret' | chpasswd`
-    ("PASSWORD", re.compile(r"\becho\s+(?:-n\s+)?[\"']?(?P<secret>[^\s\"'|]+)[\"']?\s*\|[^\n]*--password-stdin"),
-     value_looks_like_secret),
-    ("PASSWORD", re.compile(r"\becho\s+(?:-e\s+)?[\"']?[^\s:\"']+:(?P<secret>[^\s\"'|]+)[\"']?\s*\|\s*(?:sudo\s+)?chpasswd"),
-     value_looks_like_secret),
-    # `echo 'S3cret' | sudo -S apt update`: a password piped into sudo
-    ("PASSWORD", re.compile(r"\becho\s+(?:-n\s+)?[\"']?(?P<secret>[^\s\"'|]+)[\"']?\s*\|\s*sudo\s+(?:-\w+\s+)*-\w*S\b"),
-     value_looks_like_secret),
-    # archive and key tools that take the password as an option: `7z a -pS3cret`, `zip -P S3cret`,
-    # `ssh-keygen -N S3cret`, `unrar x -pS3cret`; `vault login <token>`
-    ("PASSWORD", re.compile(r"\b(?:7z|7za|unrar|rar)\b[^\n|;&]*?\s-p(?P<secret>[^\s\"'\-][^\s\"']{2,})"),
-     value_looks_like_secret),
-    ("PASSWORD", re.compile(r"\b(?:zip|unzip|zipcloak)\b[^\n|;&]*?\s-P\s+[\"']?(?P<secret>[^\s\"'\-][^\s\"']*)"),
-     value_looks_like_secret),
-    ("PASSWORD", re.compile(r"\bssh-keygen\b[^\n|;&]*?\s-[NP]\s+[\"'](?P<secret>[^\"'\n]{3,})[\"']"), value_looks_like_secret),
-    ("TOKEN", re.compile(r"\bvault\s+login\s+(?:-\w+(?:=\S+)?\s+)*(?P<secret>[A-Za-z0-9._\-]{20,})(?![\w=])"),
-     lambda value: looks_random(value.split(".")[-1]) and not looks_fake(value)),
     # a password as the only argument of an auth call: `conn.auth("S3cret")`, `client.authenticate("S3cret")`
     ("PASSWORD", re.compile(r"\.(?:auth|authenticate|set_?password|login)\s*\(\s*[\"'](?P<secret>[^\"'\n]{3,100})[\"']\s*\)",
                             re.I), lambda value: value_ok_without_connector(value) and key_name_kind(value) is None),
@@ -649,14 +576,17 @@ def _talk_tokens(text: str, found_so_far: list[Span]) -> Iterator[Span]:
     password_at = sorted(s.start for s in found_so_far if s.kind == "PASSWORD")
     for line_match in re.finditer(r"[^\n]+", text):
         line = line_match.group(0)
-        if len(line) > 500:
-            continue  # a long line is a paste (code, a log), not a sentence about one's password
+        if len(line) > 500 or not _DIGIT.search(line):
+            continue  # a long line is a paste (code, a log); everything below needs a digit (password_shaped)
         offset = line_match.start()
         i = bisect.bisect_left(password_at, offset)
         talk = (_PASSWORD_TALK.search(PLACEHOLDER.sub(" ", line)) is not None or "[REDACTED:PASSWORD]" in line
                 or (i < len(password_at) and password_at[i] < line_match.end()))
-        tokens = [t for t in _LINE_TOKEN.finditer(line) if line[t.end():t.end() + 1] != "("  # not `f(…)` calls
-                  and not _names_a_thing(line, t.start(), t.group(0))]
+        if not talk and not _INNER_SYMBOL.search(line):
+            tokens = []  # neither a line about a password nor one with a symbol inside a token (unmistakable_password)
+        else:
+            tokens = [t for t in _LINE_TOKEN.finditer(line) if line[t.end():t.end() + 1] != "("  # not `f(…)` calls
+                      and not _names_a_thing(line, t.start(), t.group(0))]
         talk = talk or any(unmistakable_password(t.group(0)) and not _string_under_a_name(line, t.start())
                            for t in tokens)
         for t in tokens if talk else ():
@@ -686,8 +616,8 @@ _CODE_TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9\-#*]{3,40}")
 
 
 def _chat_shapes(text: str) -> Iterator[Span]:
-    for pattern in _CHAT_SHAPES:
-        for m in pattern.finditer(text):
+    for pattern, may_match in zip(_CHAT_SHAPES, _CHAT_SHAPE_GATES.active(text, text.lower())):
+        for m in pattern.finditer(text) if may_match else ():
             if _strong(m.group("secret")):
                 yield Span(m.start("secret"), m.end("secret"), "PASSWORD", SOURCE)
     for m in _USER_THEN_PASS.finditer(text):
@@ -753,7 +683,7 @@ _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12
 _CANDIDATE = re.compile(r"(?<![A-Za-z0-9_+/=.\-$])[A-Za-z0-9_+/=.~\-]{16,}(?![A-Za-z0-9_+/=.\-])")
 
 
-_NOT_SECRET_CONTEXT = re.compile(r"(?i:public|publishable|site|\bpub)[ _\-]?(?:key|token)|(?i:fingerprint|thumbprint)|"
+_NOT_SECRET_CONTEXT = re.compile(r"(?i:(?:public|publishable|site|\bpub|primary|foreign)[ _\-]?(?:key|token))|(?i:fingerprint|thumbprint)|"
                                  r"\b(?i:md5|sha1|sha256|sha512|sha-?\d+|hash|digest|checksum)\b\s*[(:]?")
 _SETTING_BEFORE = re.compile(r"([A-Za-z_][\w.\-]{0,60})[\"']?\s*[:=]\s*[\"']?$")
 # a random-looking value named as an identifier right before it: "commit 3f2a9b…", "request id 7f3a…",
@@ -848,6 +778,10 @@ def _code_after_operator(text: str, start: int, end: int) -> bool:
 
 
 _TOKEN_TAIL = re.compile(r"[A-Za-z0-9_\-]{1,400}")
+_DIGIT = re.compile(r"\d")
+_TOKEN_GATES = AnchorIndex(rule.pattern for rule in TOKEN_RULES)
+_CHAT_SHAPE_GATES = AnchorIndex(_CHAT_SHAPES)
+_RULE_GATES = AnchorIndex(pattern for _, pattern, _ in _RULES)
 
 
 def find_secrets(text: str, *, decode: bool = True) -> list[Span]:
@@ -857,7 +791,10 @@ def find_secrets(text: str, *, decode: bool = True) -> list[Span]:
         spans.extend(Span(m.start(), m.end(), "PRIVATE_KEY", SOURCE) for m in pattern.finditer(text))
     spans.extend(Span(m.start(), m.end(), "PRIVATE_KEY", SOURCE)
                  for m in _B64_PEM.finditer(text) if _b64_pem_is_private(m.group(0)))
-    for rule in TOKEN_RULES:
+    lowered = text.lower()
+    for rule, may_match in zip(TOKEN_RULES, _TOKEN_GATES.active(text, lowered)):
+        if not may_match:
+            continue  # none of the literal strings its matches start with is in the text
         for m in rule.pattern.finditer(text):
             group = "secret" if "secret" in rule.pattern.groupindex else 0
             if group == 0 and not starts_word(text, m.start()):
@@ -876,13 +813,16 @@ def find_secrets(text: str, *, decode: bool = True) -> list[Span]:
     spans.extend(Span(start, end, "AUTH_HEADER", SOURCE) for start, end in basic_credentials(text))
     spans.extend(Span(start, end, "AWS_KEY", SOURCE) for start, end in aws_secret_keys(text))
     spans.extend(Span(start, end, "API_KEY", SOURCE) for start, end in atlassian_pats(text))
-    for kind, pattern, accept in _RULES:
+    for (kind, pattern, accept), may_match in zip(_RULES, _RULE_GATES.active(text, lowered)):
+        if not may_match:
+            continue
         for m in pattern.finditer(text):
             group = "secret2" if "secret2" in pattern.groupindex and m.group("secret2") is not None else "secret"
             value = m.group(group)
             if not value or (accept and not accept(value)) or _code_after_operator(text, m.start(group), m.end(group)):
                 continue
             spans.append(Span(m.start(group), m.end(group), kind, SOURCE))
+    spans.extend(COMMAND_LINES.spans(text, lowered, reject=_code_after_operator))
     spans.extend(_assignments(text))
     spans.extend(_flags(text))
     spans.extend(_xml_elements(text))
@@ -893,6 +833,7 @@ def find_secrets(text: str, *, decode: bool = True) -> list[Span]:
     spans.extend(positional_passwords(text))
     spans.extend(byte_array_keys(text))
     spans.extend(yaml_block_values(text))
+    spans.extend(kubernetes_secret_values(text))
     spans.extend(_chat_shapes(text))
     spans.extend(passphrases(text))
     spans.extend(_talk_tokens(text, spans))

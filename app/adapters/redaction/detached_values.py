@@ -111,3 +111,38 @@ def yaml_block_values(text: str) -> Iterator[Span]:
         if ok:
             start = m.start("body") + len(m.group("body")) - len(m.group("body").lstrip())
             yield Span(start, m.start("body") + len(m.group("body").rstrip()), kind, SOURCE)
+
+
+# A Kubernetes `Secret` manifest: every value under its `data:` (base64) or `stringData:` is a secret, whatever
+# its key is called (`db-url`, `tls.key`, `.dockerconfigjson`); a ConfigMap's data beside it is not.
+_SECRET_KIND = re.compile(r"^kind:[ \t]*[\"']?Secret[\"']?[ \t]*$", re.M)
+_DOCUMENT = re.compile(r"(?:^|\n)---[^\n]*\n")
+_DATA_BLOCK = re.compile(r"^(?P<indent>[ \t]*)(?:data|stringData):[ \t]*\r?\n(?P<body>(?:(?P=indent)[ \t]+[^\n]*\n?)+)",
+                         re.M)
+_DATA_ENTRY = re.compile(r"^[ \t]+[\"']?[\w.\-]{1,253}[\"']?:[ \t]*(?P<q>[\"']?)(?P<secret>[^\s\"'#|>][^\n\"']*?)"
+                         r"(?P=q)[ \t]*$", re.M)
+_JSON_SECRET = re.compile(r"\"kind\"\s*:\s*\"Secret\"")
+_JSON_DATA = re.compile(r"\"(?:data|stringData)\"\s*:\s*\{(?P<body>[^{}]{1,20000})\}")
+_JSON_ENTRY = re.compile(r"\"[\w.\-]{1,253}\"\s*:\s*\"(?P<secret>[^\"\n]{4,})\"")
+
+
+def kubernetes_secret_values(text: str) -> Iterator[Span]:
+    """The values of a Kubernetes `Secret` manifest (YAML or JSON), one span each."""
+    if "Secret" not in text:
+        return
+    if _JSON_SECRET.search(text):
+        for block in _JSON_DATA.finditer(text):
+            for m in _JSON_ENTRY.finditer(block.group("body")):
+                at = block.start("body")
+                yield Span(at + m.start("secret"), at + m.end("secret"), "SECRET", SOURCE)
+    starts = [0, *(m.end() for m in _DOCUMENT.finditer(text)), len(text)]
+    for begin, end in zip(starts, starts[1:]):
+        document = text[begin:end]
+        if not _SECRET_KIND.search(document):
+            continue
+        for block in _DATA_BLOCK.finditer(document):
+            for m in _DATA_ENTRY.finditer(block.group("body")):
+                value = m.group("secret").strip()
+                if len(value) >= 4 and value_looks_like_secret(value):
+                    at = begin + block.start("body")
+                    yield Span(at + m.start("secret"), at + m.start("secret") + len(value), "SECRET", SOURCE)

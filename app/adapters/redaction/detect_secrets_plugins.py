@@ -14,8 +14,8 @@ from typing import Iterator
 from app.adapters.redaction.code_shapes import is_declaration
 from app.adapters.redaction.heuristics import is_masked, is_template, looks_fake
 from app.adapters.redaction.spans import Span
-from app.adapters.redaction.values import (URL_PLACEHOLDERS, key_name_kind, key_value_ok, names_a_setting,
-                                           value_looks_like_secret)
+from app.adapters.redaction.values import (URL_PLACEHOLDERS, key_name_kind, key_value_ok, names_a_public_value,
+                                           names_a_setting, value_looks_like_secret)
 
 _WINDOWS_SID = re.compile(r"S-1-\d+(?:-\d+){2,}")
 SOURCE = "detect_secrets"
@@ -43,6 +43,27 @@ _LONG_LINE_PLUGINS = frozenset({"PrivateKeyDetector"})  # literal markers: cheap
 _ENTROPY_PLUGINS = frozenset({"Base64HighEntropyString", "HexHighEntropyString"})
 _KEYWORD_ON_LINE = re.compile(
     r"(?i)(?:key|token|secret|passw|pwd|credential|auth|bearer|signature|salt|api)")
+# the entropy plugins count only with a secret keyword on the line; the keyword plugin needs one of its own
+# keywords (every one of detect_secrets.plugins.keyword.DENYLIST contains one of these)
+_KEYWORD_PLUGIN_ANCHOR = re.compile(r"(?i)key|pass|pwd|secret|contrase")
+_BACKREFERENCE = re.compile(r"\\\d|\(\?P=")
+
+
+def _under_a_public_name(line: str, value: str) -> bool:
+    match = _KEYWORD_NAME.search(line[:max(line.find(value), 0)])
+    return bool(match) and names_a_public_value(match.group(1))
+
+
+def _union_safe(plugin) -> bool:
+    """A pattern plugin whose patterns can join one alternation (no back-references to renumbered groups)."""
+    patterns = list(getattr(plugin, "denylist", None) or [])
+    return bool(patterns) and not any(_BACKREFERENCE.search(p.pattern) for p in patterns)
+
+
+def _inline(pattern: re.Pattern[str]) -> str:
+    return f"(?i:{pattern.pattern})" if pattern.flags & re.IGNORECASE else f"(?:{pattern.pattern})"
+
+
 _KEYWORD_NAME = re.compile(r"([A-Za-z_][A-Za-z0-9_.\-]*)[\"'\]]{0,2}\s*(?:=|:|:=|=>)\s*[\"'`]?$")
 
 
@@ -82,6 +103,10 @@ class DetectSecretsPlugins:
 
         self._plugins = [cls() for cls in get_mapping_from_secret_type_to_class().values()
                          if cls.__name__ not in _SKIPPED_PLUGINS]
+        # one search for every plugin's patterns: most lines match none, and then no pattern plugin runs
+        gated = [p for p in self._plugins if _union_safe(p)]
+        self._gated = [_union_safe(p) for p in self._plugins]  # by position: a plugin's __eq__ is costly
+        self._any_pattern = re.compile("|".join(_inline(pattern) for p in gated for pattern in p.denylist))
         self._keyword_maps = (QUOTES_REQUIRED_DENYLIST_REGEX_TO_GROUP, CONFIG_DENYLIST_REGEX_TO_GROUP)
         self._h = heuristic
         self.names = sorted(type(p).__name__ for p in self._plugins)
@@ -122,9 +147,16 @@ class DetectSecretsPlugins:
 
     def _line_spans(self, line: str, offset: int) -> Iterator[Span]:
         long_line = len(line) > _MAX_LINE
-        for plugin in self._plugins:
+        any_pattern = self._any_pattern.search(line) is not None
+        keyword = _KEYWORD_ON_LINE.search(line) is not None
+        keyword_plugin = _KEYWORD_PLUGIN_ANCHOR.search(line) is not None
+        for plugin, gated in zip(self._plugins, self._gated):
             if long_line and type(plugin).__name__ not in _LONG_LINE_PLUGINS:
                 continue
+            name = type(plugin).__name__
+            if ((gated and not any_pattern) or (name in _ENTROPY_PLUGINS and not keyword)
+                    or (name == "KeywordDetector" and not keyword_plugin)):
+                continue  # nothing on the line that the plugin's patterns could match
             for value, kind in self._values(plugin, line):
                 value = value.strip()
                 if len(value) < 4 or self._filtered(value, line, plugin) or _WINDOWS_SID.match(value):
@@ -137,18 +169,22 @@ class DetectSecretsPlugins:
                     start = line.find(value)
                     yield Span(offset + max(start, 0), offset + len(line), kind, SOURCE)
                     continue
+                if kind in ("SECRET", "API_KEY") and _under_a_public_name(line, value):
+                    continue  # `"publicKey": "…"`, `csrf_token = "…"` (the entropy plugins see the same)
                 if kind == "SECRET" and type(plugin).__name__ == "KeywordDetector":
                     kind = self._keyword_kind(line, value)
                     if kind is None or (kind != "PASSWORD" and not key_value_ok(value)):
                         continue  # `secret = "db-secret"`: a name; `api_key = "0000…"`: a pattern
-                for m in re.finditer(re.escape(value), line):
-                    yield Span(offset + m.start(), offset + m.end(), kind, SOURCE)
+                at = line.find(value)
+                while at >= 0:
+                    yield Span(offset + at, offset + at + len(value), kind, SOURCE)
+                    at = line.find(value, at + len(value))
 
     @staticmethod
     def _keyword_kind(line: str, value: str) -> str | None:
         at = line.find(value)
         match = _KEYWORD_NAME.search(line[:max(at, 0)])
-        if match and names_a_setting(match.group(1)):
-            return None  # `PasswordPolicy: MinimumLength=14`
+        if match and (names_a_setting(match.group(1)) or names_a_public_value(match.group(1))):
+            return None  # `PasswordPolicy: MinimumLength=14`, `"primaryKey": "8f14…"`
         kind = key_name_kind(match.group(1)) if match else None
         return kind or "SECRET"

@@ -16,6 +16,7 @@ from collections import OrderedDict
 from typing import Callable, Iterable, Protocol, Sequence
 
 from app.adapters.redaction.kinds import PII_KINDS
+from app.adapters.redaction.public_values import public_by_design
 from app.adapters.redaction.spans import Span, render, resolve, trimmed
 from graphs.ports import Redaction
 
@@ -60,6 +61,8 @@ class RedactionEngine:
         spans: list[Span] = []
         for detect in self.secret_detectors:
             spans.extend(detect(text))
+        if "<" in text or "://" in text:  # a form's anti-forgery token, a signed link's signature: public
+            spans = [s for s in spans if not public_by_design(text, s.start, s.end)]
         spans.extend(_repeats(text, spans))
         url_passwords = [s for s in spans if s.kind == "URL_CREDENTIALS"]
         for detector in self.pii_detectors:
@@ -97,9 +100,17 @@ def _repeats(text: str, spans: list[Span]) -> list[Span]:
             found.setdefault(value, s.kind)
     extra: list[Span] = []
     for value, kind in list(found.items())[:_MAX_REPEATED]:
-        pattern = re.compile(r"(?<![A-Za-z0-9_])" + re.escape(value) + r"(?![A-Za-z0-9_])")
-        extra.extend(Span(m.start(), m.end(), kind, "repeat") for m in pattern.finditer(text))
+        at = text.find(value)
+        while at >= 0:  # (a substring search: compiling a pattern per value cost more than the rest of this)
+            end = at + len(value)
+            if not (_is_word_char(text[at - 1:at]) or _is_word_char(text[end:end + 1])):
+                extra.append(Span(at, end, kind, "repeat"))
+            at = text.find(value, at + 1)
     return extra
+
+
+def _is_word_char(ch: str) -> bool:
+    return bool(ch) and (ch.isascii() and (ch.isalnum() or ch == "_"))
 
 
 class PolicyRedactor:

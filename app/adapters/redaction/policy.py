@@ -60,7 +60,7 @@ def build_engine(policy: RedactionPolicy, *, max_chars: int = 100_000, names_mod
     in use removes names."""
     from app.adapters.redaction.code_shapes import load_vocabulary
     from app.adapters.redaction.detect_secrets_plugins import DetectSecretsPlugins
-    from app.adapters.redaction.pii import DEFAULT_SPACY_MODEL, PersonNames, StructuredPii, load_analyzer
+    from app.adapters.redaction.pii import DEFAULT_SPACY_MODEL, PersonNames, StructuredPii, load_names_pipeline
 
     load_vocabulary()  # the word list that tells names from random keys: read here, not on the first message
     secret_detectors = [find_secrets]
@@ -68,7 +68,7 @@ def build_engine(policy: RedactionPolicy, *, max_chars: int = 100_000, names_mod
         secret_detectors.append(DetectSecretsPlugins().find)
     pii_detectors = [StructuredPii()]
     if policy.needs_names(destinations):
-        pii_detectors.append(PersonNames(load_analyzer(names_model or DEFAULT_SPACY_MODEL)))
+        pii_detectors.append(PersonNames(load_names_pipeline(names_model or DEFAULT_SPACY_MODEL)))
     return RedactionEngine(secret_detectors, pii_detectors, max_chars=max_chars)
 
 

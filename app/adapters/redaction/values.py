@@ -153,6 +153,8 @@ WEAK_SUFFIXES = frozenset({"id", "ids", "length", "len", "policy", "policies", "
                             # a file name, not a key: "skipped kb/password-reset.md: …" in a log line
                             "md", "pdf", "txt", "html", "htm", "doc", "docx", "odt", "rtf", "csv", "xls", "xlsx",
                             "ppt", "pptx", "png", "jpg", "jpeg", "gif", "svg", "log"})
+_PUBLIC_BY_DESIGN = frozenset({"csrf", "xsrf", "authenticity", "antiforgery", "csrfmiddlewaretoken", "primary",
+                               "foreign", "public", "publishable"})
 _COUNT_PREFIXES = frozenset({"max", "min", "num", "n", "total", "count"})
 
 
@@ -162,6 +164,11 @@ def names_a_setting(name: str) -> bool:
     return bool(parts) and parts[-1].lower() in WEAK_SUFFIXES
 
 
+def names_a_public_value(name: str) -> bool:
+    """`csrf_token`, `authenticity_token`, `publicKey`, `primary_key`: a value sent to every visitor, or a row's id."""
+    return bool(_PUBLIC_BY_DESIGN.intersection(p.lower() for p in NAME_PARTS.findall(name)))
+
+
 def key_name_kind(name: str) -> str | None:
     """The secret kind a key name announces (DB_PASSWORD -> PASSWORD, apiKey -> API_KEY), or None."""
     name = name.replace("ñ", "n").replace("Ñ", "N")
@@ -169,6 +176,8 @@ def key_name_kind(name: str) -> str | None:
     words = [p for p in parts if not p.isdigit()]
     if not words or words[-1] in WEAK_SUFFIXES or (len(words) > 1 and words[0] in _COUNT_PREFIXES):
         return None  # `token_id`, `max_input_tokens`: about a secret, not one
+    if _PUBLIC_BY_DESIGN.intersection(words):
+        return None  # `csrf_token`, `authenticity_token`, `primaryKey`: sent to every visitor, or a row's id
     for i, part in enumerate(parts):
         if part in _NOT_PASSWORD_WORDS:
             continue
