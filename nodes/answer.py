@@ -131,8 +131,7 @@ def _collect(state: SupportState, ctx: SupportContext, selected: list[Collection
             if not is_confident(state, ctx):
                 continue
             best = found_articles(state, ctx)[0]
-            chunks = list(state.get("retrieved_chunks", []))
-            documents = [c for c in chunks if c["doc_id"] == best["doc_id"]] or chunks
+            documents = composed_context(state, ctx, list(state.get("retrieved_chunks", [])))
             results.append(CollectionResult(spec, "match", round(1 - best["answerable"], 4), documents[:ctx.top_k]))
             break
         result = classify(spec, search(spec), ctx.top_k)

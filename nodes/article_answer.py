@@ -135,7 +135,9 @@ def compose_reply(state: SupportState, ctx: SupportContext, reading: ArticleRead
     """The offline answer: the part of the article that answers, quoted as written, cited."""
     body, cut = render(reading.target)
     source = anchor_source(reading)
-    label = f"{reading.article['title']} › {source['section']}" if source["section"] else reading.article["title"]
+    path = reading.target.sections[0].path
+    shown = " > ".join(path[-2:]) if len(path) <= 2 else "… > " + " > ".join(path[-2:])
+    label = f"{reading.article['title']} › {shown}" if path else reading.article["title"]
     lines = []
     if reading.target.matches:
         lines += [f"This matches: {reading.target.matches}", ""]

@@ -34,23 +34,25 @@ def retrieve(state: SupportState, runtime: Runtime[SupportContext], config: Runn
     query = state.get("search_query") or state.get("query", "")
     hits = search_chunks(ctx, query, state["query_embedding"], k=ctx.candidate_k, groups=caller_groups(config),
                          search_filter=parse_filter(state.get("search_filters")), user_os=state.get("user_os"))
-    best: dict[str, RetrievedChunk] = {c["chunk_id"]: c for c in state.get("retrieved_chunks", [])}
-    for hit in hits:
-        if hit["score"] < ctx.min_score * CANDIDATE_FLOOR:
-            continue
-        if hit["chunk_id"] not in best or hit["score"] > best[hit["chunk_id"]]["score"]:
-            best[hit["chunk_id"]] = hit
-    ranked = sorted(best.values(), key=lambda c: c["score"], reverse=True)[: ctx.top_k]
     active = state.get("active_article") if state.get("is_follow_up") else None
-    update = {"retrieved_chunks": ranked, "search_count": state.get("search_count", 0) + 1,
-              # "and on windows?" asks what the previous question asked, for another case
-              "question_type": (active or {}).get("question_type") or question_type(state.get("query", ""))}
     articles = assess(ctx, query, hits, prefer_doc=(active or {}).get("doc_id"))
     earlier = state.get("articles") or []
+    update: dict = {"search_count": state.get("search_count", 0) + 1,
+                    # "and on windows?" asks what the previous question asked, for another case
+                    "question_type": (active or {}).get("question_type") or question_type(state.get("query", ""))}
     if articles and (not earlier or articles[0]["answerable"] > earlier[0]["answerable"]):  # this turn's best search
         update.update(articles=articles, confidence=articles[0]["confidence"])
     elif not earlier:
         update.update(articles=[], confidence=0.0)
+    # the best article's chunks stay whatever their score: the article, not one chunk, decides whether it answers
+    lead = (update.get("articles") or earlier or [{}])[0].get("doc_id")
+    best: dict[str, RetrievedChunk] = {c["chunk_id"]: c for c in state.get("retrieved_chunks", [])}
+    for hit in hits:
+        if hit["score"] < ctx.min_score * CANDIDATE_FLOOR and hit["doc_id"] != lead:
+            continue
+        if hit["chunk_id"] not in best or hit["score"] > best[hit["chunk_id"]]["score"]:
+            best[hit["chunk_id"]] = hit
+    update["retrieved_chunks"] = sorted(best.values(), key=lambda c: c["score"], reverse=True)[: ctx.top_k]
     return update
 
 
