@@ -62,6 +62,8 @@ def route_after_classify(state: SupportState) -> Literal["translate", "embed_que
     need no search."""
     if state.get("language") and not state.get("translated"):
         return "translate"
+    if state.get("dialogue_act") == "out_of_scope" and not awaits_reply(state):
+        return "embed_query"  # it only sounds off-topic until the knowledge base was asked ("weather app", "my TV")
     if state.get("dialogue_act") or (state.get("reply_kind") and awaits_reply(state)):
         return "decide"
     return "embed_query"

@@ -135,13 +135,17 @@ def forced_decision(state: SupportState, ctx: SupportContext) -> Decision | None
     return None
 
 
-def dialogue_decision(state: SupportState) -> Decision | None:
+def dialogue_decision(state: SupportState, ctx: SupportContext | None = None) -> Decision | None:
     """What the message does decides, before any search result: a fixed reply, a person, a ticket lookup or a
-    request; and a message in a language no LLM translated gets the notice in that language."""
+    request; and a message in a language no LLM translated gets the notice in that language. A message that
+    only sounds off-topic ("weather", "movie mode", "my TV") was searched first: when the knowledge base answers
+    it (a TV manual, a weather app's guide), the knowledge base wins."""
     act, text = state.get("dialogue_act", ""), state["query"]
     if state.get("language") and not state.get("translated"):
         return Decision("converse", f"the message is in '{state['language']}' and was not translated: say, in "
                                     "that language, that only English documents are searched")
+    if act == "out_of_scope" and ctx is not None and is_confident(state, ctx):
+        return None
     if act in CONVERSATIONAL_ACTS:
         return Decision("converse", f"{act}: a reply without the knowledge base")
     if act == "ticket_status" or asks_ticket_status(text):
@@ -179,7 +183,7 @@ def integration_choice(state: SupportState, ctx: SupportContext) -> Decision | N
 
 def policy_decision(state: SupportState, ctx: SupportContext) -> Decision:
     """The rules, in order. Readable top to bottom; the first that holds decides."""
-    forced = forced_decision(state, ctx) or dialogue_decision(state)
+    forced = forced_decision(state, ctx) or dialogue_decision(state, ctx)
     if forced:
         return forced
     text = state["query"]
@@ -313,7 +317,7 @@ def _ask_llm(state: SupportState, ctx: SupportContext, offered: Sequence[str] = 
 def decide(state: SupportState, runtime: Runtime[SupportContext]) -> dict:
     ctx = runtime.context
     update: dict = {}
-    forced = forced_decision(state, ctx) or dialogue_decision(state)
+    forced = forced_decision(state, ctx) or dialogue_decision(state, ctx)
     if forced or ctx.llm is None or state.get("fallback_notice"):
         decision = forced or policy_decision(state, ctx)
     else:

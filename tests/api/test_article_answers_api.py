@@ -55,6 +55,16 @@ The client profile disconnects after twenty minutes without traffic.
 """
 
 
+PICTURE_MODES = b"""# Picture modes on the meeting-room TV
+
+## Choosing a picture mode
+
+1. Press the Home button on the remote and open Settings > Picture.
+2. Select Picture Mode.
+3. Choose Standard for slides, or Movie for videos; Movie mode dims the picture and warms the colours.
+"""
+
+
 @pytest.fixture(scope="module")
 def client(tmp_path_factory):
     from fastapi.testclient import TestClient
@@ -65,7 +75,8 @@ def client(tmp_path_factory):
 
     settings = Settings(_env_file=None, data_dir=tmp_path_factory.mktemp("data"), kb_dir=FIXTURE_KB)
     with TestClient(create_app(settings)) as test_client:
-        for name, body in (("calendar-red-triangle.md", CALENDAR), ("vpn-idle-disconnect.md", VPN_KCS)):
+        for name, body in (("calendar-red-triangle.md", CALENDAR), ("vpn-idle-disconnect.md", VPN_KCS),
+                           ("meeting-room-tv.md", PICTURE_MODES)):
             assert test_client.post("/documents", files={"file": (name, body)}).status_code in (200, 201)
         yield test_client
 
@@ -120,3 +131,11 @@ def test_follow_ups_stay_in_the_article_and_section_in_play(client):
     step = ask(client, "what about step 2?", session_id=session)
     assert "Step 2 of 3" in step["answer"] and "Type vpn.example.test and click Connect" in step["answer"]
     assert step["sources"][0]["section"] == "Windows"
+
+
+def test_a_question_that_only_sounds_off_topic_is_answered_when_the_knowledge_base_covers_it(client):
+    covered = ask(client, "can I select movie mode on the meeting room tv?")
+    assert covered["sources"] and covered["sources"][0]["source"] == "uploads/meeting-room-tv.md"
+    assert "Movie mode dims the picture" in covered["answer"]
+    off_topic = ask(client, "recommend me a good movie for tonight")
+    assert off_topic["sources"] == [] and "IT help desk" in off_topic["answer"]
