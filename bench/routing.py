@@ -127,7 +127,7 @@ class Desk:
         from app.adapters.redactor import redactors_from_settings
         from app.adapters.tickets import build_ticket_desk
         from app.adapters.vector_index import ChromaVectorIndex, make_client
-        from app.resources import retrieval_config
+        from app.resources import answer_confidence, retrieval_config
         from app.settings import Settings
         from graphs.context import IndexingContext, SupportContext
         from graphs.indexing import build_indexing_graph
@@ -149,7 +149,7 @@ class Desk:
                                                                                           in_use=("memory",))["memory"],
             tickets=self.tickets, top_k=settings.top_k, candidate_k=settings.candidate_k, min_score=settings.min_score,
             max_searches=settings.max_searches, retrieval=retrieval_config(settings), language=Py3LangidDetector(),
-            handoff_contact=settings.handoff_contact)
+            handoff_contact=settings.handoff_contact, **answer_confidence(settings))
         self.graph = build_support_graph(InMemorySaver())
 
     def conversation(self, messages: Iterable[str]) -> dict:

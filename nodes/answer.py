@@ -19,15 +19,15 @@ from graphs.policy_config import DEFAULT_LLM, CollectionSpec, ResponseRule, defa
 from graphs.ports import ChatMessage, ChatModel
 from graphs.records import RetrievedChunk, Source
 from graphs.state import SupportState
-from nodes.article_answer import (compose_reply, composed_context, found_articles, is_confident, points_into_article,
-                                  read_target, reference_reply, runner_up_reply, tie, with_runner_up)
+from nodes.article_answer import (compose_reply, composed_context, found_articles, is_confident, not_found_text,
+                                  points_into_article, read_target, reference_reply, runner_up_reply, tie,
+                                  with_runner_up)
 from nodes.compose import follow_up_reference
 from nodes.extractive import cite, compose_answer, label, to_source
 from nodes.fact import fact_reply
 from nodes.injection import delimit_data
 from nodes.lexicon import OS_LABELS, asks_status
-from nodes.replies import (LLM_FALLBACK_NOTICE, NOT_FOUND, NOT_FOUND_CLOSEST, NOT_FOUND_NEXT, NOT_FOUND_SEARCHED,
-                           SMALL_TALK_REPLIES)
+from nodes.replies import LLM_FALLBACK_NOTICE, NOT_FOUND_NEXT, SMALL_TALK_REPLIES
 from nodes.directives import format_persona
 from nodes.modes import (DEFAULT_FALLBACK_STRATEGY, DEFAULT_MIN_CONFIDENCE, DEFAULT_MODE, GENERAL_KNOWLEDGE_HEADING,
                          AnswerPlan, plan_answer)
@@ -42,17 +42,8 @@ HISTORY_FOR_PROMPT = 6  # messages
 
 
 def not_found_reply(state: SupportState) -> str:
-    """Nothing answers: say so, what was searched for, and the closest articles."""
-    titles = [a["title"] for a in state.get("articles") or []] or list(
-        dict.fromkeys(c["title"] for c in state.get("retrieved_chunks", [])))
-    parts = [NOT_FOUND]
-    searched = (state.get("search_query") or "").strip()
-    if searched:
-        parts.append(NOT_FOUND_SEARCHED.format(query=searched[:200]))
-    if titles:
-        parts.append(NOT_FOUND_CLOSEST.format(titles=", ".join(f"“{t}”" for t in titles[:3])))
-    parts.append(NOT_FOUND_NEXT)
-    return " ".join(parts)
+    """Nothing answers: say so, what was searched for, the closest articles, and what to do next."""
+    return f"{not_found_text(state)} {NOT_FOUND_NEXT}"
 
 
 def format_history(state: SupportState, limit: int = HISTORY_FOR_PROMPT) -> str:

@@ -19,6 +19,7 @@ from nodes.compose import (ArticleHits, Target, article_sections, choose_target,
 from nodes.confidence import article_features
 from nodes.extractive import cite, to_source
 from nodes.lexicon import OS_LABELS
+from nodes.replies import NOT_FOUND, NOT_FOUND_CLOSEST, NOT_FOUND_SEARCHED
 from nodes.retrieval import fits_os
 
 MAX_ARTICLES = 3  # articles kept in the state (the best, and the runners-up a tie or the trace may name)
@@ -62,6 +63,19 @@ def found_articles(state: SupportState, ctx: SupportContext) -> list[ArticleRef]
         return list(state.get("articles") or [])
     chunks = list(state.get("retrieved_chunks") or [])
     return assess(ctx, state.get("search_query") or state.get("query", ""), chunks) if chunks else []
+
+
+def not_found_text(state: SupportState) -> str:
+    """What a search that found no answer says: that, what was searched for, and the closest articles."""
+    titles = [a["title"] for a in state.get("articles") or []] or list(
+        dict.fromkeys(c["title"] for c in state.get("retrieved_chunks", [])))
+    parts = [NOT_FOUND]
+    searched = (state.get("search_query") or "").strip()
+    if searched:
+        parts.append(NOT_FOUND_SEARCHED.format(query=searched[:200]))
+    if titles:
+        parts.append(NOT_FOUND_CLOSEST.format(titles=", ".join(f"“{t}”" for t in titles[:3])))
+    return " ".join(parts)
 
 
 def is_confident(state: SupportState, ctx: SupportContext) -> bool:

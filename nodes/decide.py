@@ -212,9 +212,15 @@ def policy_decision(state: SupportState, ctx: SupportContext) -> Decision:
     if searches < ctx.max_searches and _untried_variants(state):
         return Decision("search_kb", f"no confident answer after {searches} search(es) (confidence "
                                      f"{state.get('confidence') or 0:.2f}); trying another wording")
-    if troubleshooting and ctx.tickets is not None and not state.get("is_vague"):
-        return Decision("create_ticket", f"a problem the knowledge base does not cover after {searches} "
-                                         "search(es): offer a ticket")
+    about_it = troubleshooting or bool(it_topics(text)) or is_follow_up(state)
+    if not about_it and ctx.llm is None and not state.get("is_vague"):
+        # nothing in the knowledge base, and nothing in the message about IT ("how many vacation days do I have
+        # left?"): say what the help desk does rather than "rephrase it with the name of the app"
+        return Decision("converse", f"no answer in the knowledge base after {searches} search(es), and the message "
+                                    "names no IT system or problem: say what the help desk does")
+    if about_it and ctx.tickets is not None and not state.get("is_vague"):
+        return Decision("create_ticket", f"no answer in the knowledge base after {searches} search(es) (confidence "
+                                         f"{state.get('confidence') or 0:.2f}): offer a ticket")
     return Decision("answer", f"no confident answer after {searches} search(es) (confidence "
                               f"{state.get('confidence') or 0:.2f}); answer honestly that the knowledge base does not "
                               "cover it")
@@ -337,5 +343,7 @@ def decide(state: SupportState, runtime: Runtime[SupportContext]) -> dict:
     if decision.action in ctx.integrations:  # a configured lookup: one node carries out every integration
         update["integration"] = decision.action
         decision = Decision("use_integration", decision.reasoning, decision.decided_by)
+    if decision.action == "converse" and not state.get("dialogue_act") and not state.get("language"):
+        update["dialogue_act"] = "out_of_scope"  # the policy found it is not an IT question: converse says so
     update.update(action=decision.action, decision_reasoning=decision.reasoning, decided_by=decision.decided_by)
     return update

@@ -21,6 +21,7 @@ from graphs.errors import LLMError
 from graphs.ports import ChatMessage
 from graphs.records import TicketDraft
 from graphs.state import SupportState
+from nodes.article_answer import is_confident, not_found_text
 from nodes.decide import offer_reply
 from nodes.lexicon import priority_in
 from nodes.replies import LLM_FALLBACK_NOTICE
@@ -107,6 +108,8 @@ def ticket(state: SupportState, runtime: Runtime[SupportContext], config: Runnab
     kind = offer.get("kind", "incident") if offer and reply == "confirm" else ticket_kind(state)
     if kind == "handoff":
         lead += handoff_lead(ctx) + " "
+    elif not offer and kind == "incident" and state.get("search_count") and not lead and not is_confident(state, ctx):
+        lead = not_found_text(state) + "\n\n"  # offered because the knowledge base had no answer: say so first
     if ctx.tickets is None:
         text = lead.strip() if ctx.handoff_contact and kind == "handoff" else lead + NO_DESK
         return update | {"answer": text, "needs_input": False, "ticket_offer": None}

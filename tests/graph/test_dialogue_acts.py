@@ -201,7 +201,10 @@ def test_a_confirmed_request_is_created_as_a_request(support, desk):
 
 def test_how_to_request_something_is_a_question_for_the_kb(support):
     out = Conversation(support()).say("how do I request software?")
-    assert out["action"] != "create_ticket" and out.get("ticket_offer") is None
+    assert out["dialogue_act"] != "service_request" and out["search_count"] >= 1
+    # the fixture KB has no such article: the ticket offered is the "not found" fallback, not a request
+    assert "couldn't find this in the knowledge base" in out["answer"]
+    assert out["ticket_offer"] is None or out["ticket_offer"].get("kind", "incident") != "request"
 
 
 def test_a_request_is_not_swallowed_by_an_open_fault_ticket(support, desk):

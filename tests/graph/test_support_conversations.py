@@ -61,8 +61,15 @@ def test_an_unknown_topic_is_searched_at_most_three_times_then_admitted(fake_kb_
     chat = Conversation(fake_kb_context(min_score=0.9))
     out = chat.say("what is the capital of France")
     assert out["search_count"] <= 3
-    assert "couldn't find this in the knowledge base" in out["answer"]
+    assert "outside what I can help with" in out["answer"]  # not IT, and nothing found: what the help desk does
     assert out["sources"] == []
+
+
+def test_an_it_question_the_knowledge_base_does_not_answer_says_what_it_searched_for(fake_kb_context):
+    chat = Conversation(fake_kb_context(min_score=0.9))
+    out = chat.say("how do I change the wallpaper on my laptop")
+    assert out["search_count"] <= 3 and out["sources"] == []
+    assert "couldn't find this in the knowledge base" in out["answer"] and "I searched for" in out["answer"]
 
 
 def test_small_talk_skips_the_search(fake_kb_context):
