@@ -10,6 +10,7 @@ from fastapi import FastAPI
 from fastapi.concurrency import run_in_threadpool
 
 from app.body_limit import BodyLimitMiddleware
+from app.error_middleware import UnexpectedErrorMiddleware
 from app.errors import register_error_handlers
 from app.logging_setup import configure_logging
 from app.resources import build_resources, sync_bundled_kb
@@ -51,6 +52,8 @@ def create_app(settings: Settings | None = None, **overrides: Any) -> FastAPI:
     app.state.resources = None
     app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_upload_bytes + MULTIPART_OVERHEAD,
                        limit_for_people=settings.max_upload_bytes)
+    # outermost of ours (added last): it gives every request its id and answers whatever escaped every handler
+    app.add_middleware(UnexpectedErrorMiddleware)
 
     register_error_handlers(app)
     app.include_router(health.router)
