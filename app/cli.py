@@ -80,19 +80,24 @@ def cmd_ask(args: argparse.Namespace) -> int:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    import uvicorn
-
+    from app.data_dir_lock import hold_data_dir
     from app.main import create_app
-
     from app.resources import load_answer_policy
+    from app.server import BoundedServer, uvicorn_config
 
     settings = _settings(args)
     load_answer_policy(settings)  # a broken DESKMATE_CONFIG stops here, listing every problem, before serving
-    host = args.host or settings.host
-    port = args.port or settings.port
-    app = create_app(settings)
-    uvicorn.run(app, host=host, port=port, log_level=settings.log_level.lower())
-    return 0
+    # a second process on the same embedded data directory stops here, before loading a model
+    lock = hold_data_dir(settings.data_dir) if settings.chroma_mode == "persistent" else None
+    try:
+        config = uvicorn_config(create_app(settings), settings, host=args.host or settings.host,
+                                port=args.port or settings.port)
+        server = BoundedServer(config, hard_limit_s=settings.shutdown_timeout_s + 10)
+        server.run()
+    finally:
+        if lock is not None:
+            lock.release()
+    return 0 if server.started else 3  # uvicorn has logged why start-up failed
 
 
 def cmd_user_token(args: argparse.Namespace) -> int:
@@ -153,6 +158,7 @@ def main(argv: list[str] | None = None) -> int:
     from pydantic import ValidationError
 
     from app.config_file import ConfigError
+    from app.data_dir_lock import DataDirInUse
 
     args = build_parser().parse_args(argv)
     configure_logging("WARNING" if args.command != "serve" else "INFO")
@@ -167,6 +173,9 @@ def main(argv: list[str] | None = None) -> int:
     except ConfigError as exc:
         print(f"deskmate: configuration file refused: {exc}", file=sys.stderr)
         return 2
+    except DataDirInUse as exc:
+        print(f"deskmate: not starting: {exc}", file=sys.stderr)
+        return 3
 
 
 if __name__ == "__main__":

@@ -109,6 +109,16 @@ class SessionStore:
             self._conn.execute("DELETE FROM writes WHERE thread_id = ? AND checkpoint_id != ?", (thread_id, row[0]))
             self._conn.commit()
 
+    def ping(self, timeout_s: float = 5.0) -> None:
+        """A real, cheap read of every table; raises when the store cannot answer within `timeout_s`."""
+        if not self.checkpointer.lock.acquire(timeout=timeout_s):
+            raise TimeoutError(f"the session store has been busy for over {timeout_s:g} s")
+        try:
+            for table in ("checkpoints", "writes", "session_owners", "conversation_aliases"):
+                self._conn.execute(f"SELECT 1 FROM {table} LIMIT 1").fetchone()
+        finally:
+            self.checkpointer.lock.release()
+
     def exists(self, thread_id: str) -> bool:
         with self.checkpointer.lock:
             return self._conn.execute("SELECT 1 FROM checkpoints WHERE thread_id = ? LIMIT 1",
