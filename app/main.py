@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import threading
 from contextlib import asynccontextmanager
@@ -16,6 +17,7 @@ from app.error_middleware import UnexpectedErrorMiddleware
 from app.errors import register_error_handlers
 from app.logging_setup import configure_logging
 from app.resources import build_resources, sync_bundled_kb
+from app.retention import retention_loop
 from app.routers import chat, documents, health, tickets
 from app.routers import status as status_router
 from app.routers import feedback as feedback_router
@@ -58,9 +60,11 @@ def create_app(settings: Settings | None = None, **overrides: Any) -> FastAPI:
         resources = await run_in_threadpool(build_resources, settings, **overrides)
         await run_in_threadpool(sync_bundled_kb, resources)
         app.state.resources = resources
+        retention = asyncio.create_task(retention_loop(resources, settings.retention_interval_s))
         try:
             yield
         finally:
+            retention.cancel()
             app.state.resources = None
             await _close_within(resources, settings.shutdown_timeout_s)
 

@@ -192,7 +192,8 @@ def _build_resources(settings: Settings, *, embedder: Embedder | None = None, ll
     # every graph run is also recorded locally; its writer thread redacts with the trace policy
     traces = TraceStore(settings.traces_db, redactor=redactors["trace"], document_redactor=redactors["documents"],
                         retention_days=settings.trace_retention_days,
-                        max_runs=settings.trace_max_runs) if settings.local_traces else None
+                        max_runs=settings.trace_max_runs,
+                        max_bytes=int(settings.trace_max_mb * 1024 * 1024)) if settings.local_traces else None
     tracer = RecordingTracer(tracer, traces)
     status = build_status_checker(settings, tracer)
     tickets = build_ticket_desk(settings)
