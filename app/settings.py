@@ -83,8 +83,8 @@ class Settings(BaseSettings):
                     "is closed (slow-header clients cannot hold sockets).")
     keep_alive_s: int = Field(
         5, ge=1, le=300, validation_alias=_env("DESKMATE_KEEP_ALIVE_S"),
-        description="Idle keep-alive connections are closed after this many seconds (keep it below a reverse "
-                    "proxy's upstream idle timeout).")
+        description="Idle keep-alive connections are closed after this many seconds (keep it above a reverse "
+                    "proxy's upstream keep-alive timeout, so the proxy never reuses a closing connection).")
     session_idle_days: float = Field(
         30.0, gt=0, le=3650, validation_alias=_env("DESKMATE_SESSION_IDLE_DAYS"),
         description="A conversation untouched for this long is deleted with its checkpoints.")
