@@ -3,6 +3,8 @@
     python bench/soak.py                       # 8 clients x 15 min on the embedded defaults (a quiet machine)
     python bench/soak.py --minutes 3           # a short run
     python bench/soak.py --url http://127.0.0.1:8000 --data-dir ./data   # a server you started yourself
+    python bench/soak.py --minutes 3 --session-idle-s 60 --trace-max-mb 8 --retention-interval-s 20
+                                               # retention at work within a short run: growth levels off
 
 Traffic per client, in a loop: a new conversation (one of a fixed list of questions), two follow-ups in it,
 a search, a document list and a /ready. Every minute: requests, errors (any status >= 500, a transport
@@ -69,7 +71,7 @@ class Recorder:
     def add(self, latency_s: float, error: str | None, *, turn: bool) -> None:
         minute = int((time.monotonic() - self.started) // 60)
         with self.lock:
-            bucket = self.minutes.setdefault(minute, {"latencies": [], "errors": 0})
+            bucket = self.minutes.setdefault(minute, {"latencies": [], "errors": 0, "turns": 0})
             bucket["latencies"].append(latency_s)
             if error:
                 bucket["errors"] += 1
@@ -77,6 +79,7 @@ class Recorder:
                     self.error_samples.append(error)
             elif turn:
                 self.turns += 1
+                bucket["turns"] += 1
 
 
 def _call(client: httpx.Client, recorder: Recorder, method: str, path: str, *, turn: bool = False, **kwargs):
@@ -110,10 +113,22 @@ def client_loop(base: str, recorder: Recorder, stop: threading.Event, seed: int)
             _call(client, recorder, "GET", "/ready")
 
 
-def start_server(data_dir: Path, log_path: Path) -> tuple[subprocess.Popen, str]:
+def retention_env(args: argparse.Namespace) -> dict:
+    """The retention settings a run asked for (none: the server's defaults)."""
+    env = {}
+    if args.session_idle_s:
+        env["DESKMATE_SESSION_IDLE_DAYS"] = str(args.session_idle_s / 86400)
+    if args.trace_max_mb:
+        env["DESKMATE_TRACE_MAX_MB"] = str(args.trace_max_mb)
+    if args.retention_interval_s:
+        env["DESKMATE_RETENTION_INTERVAL_S"] = str(args.retention_interval_s)
+    return env
+
+
+def start_server(data_dir: Path, log_path: Path, settings: dict) -> tuple[subprocess.Popen, str]:
     port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith(("DESKMATE_", "GROQ_", "LANGFUSE_", "CHROMA_"))}
-    env |= {"DESKMATE_DATA_DIR": str(data_dir), "DESKMATE_LOG_LEVEL": "WARNING"}
+    env |= {"DESKMATE_DATA_DIR": str(data_dir), "DESKMATE_LOG_LEVEL": "WARNING"} | settings
     with open(log_path, "wb") as log:
         process = subprocess.Popen([sys.executable, "-m", "app.cli", "serve", "--port", str(port)], env=env,
                                    cwd=REPO, stdout=log, stderr=subprocess.STDOUT)
@@ -146,6 +161,9 @@ def main() -> int:
     parser.add_argument("--minutes", type=float, default=15.0)
     parser.add_argument("--url", help="a running server (default: start one on a fresh data directory)")
     parser.add_argument("--data-dir", help="its data directory (with --url), for the size figures")
+    parser.add_argument("--session-idle-s", type=float, help="DESKMATE_SESSION_IDLE_DAYS, in seconds (default: 30 days)")
+    parser.add_argument("--trace-max-mb", type=float, help="DESKMATE_TRACE_MAX_MB (default: 200)")
+    parser.add_argument("--retention-interval-s", type=float, help="DESKMATE_RETENTION_INTERVAL_S (default: 600)")
     args = parser.parse_args()
 
     scratch = tempfile.TemporaryDirectory(prefix="deskmate-soak-")
@@ -154,7 +172,7 @@ def main() -> int:
         base, data_dir, pid = args.url.rstrip("/"), Path(args.data_dir) if args.data_dir else None, server_pid(args.url)
     else:
         data_dir = Path(scratch.name) / "data"
-        process, base = start_server(data_dir, Path(scratch.name) / "serve.log")
+        process, base = start_server(data_dir, Path(scratch.name) / "serve.log", retention_env(args))
         pid = process.pid
     print(f"soak: {args.clients} clients x {args.minutes:g} min against {base} (pid {pid}, data {data_dir})")
     size_start = dir_bytes(data_dir) if data_dir else 0
@@ -173,15 +191,24 @@ def main() -> int:
     stop.set()
     for thread in threads:
         thread.join(timeout=90)
+    try:
+        sizes = httpx.get(f"{base}/ready", timeout=30).json().get("sizes", {})
+        print("store sizes at the end (MB):", ", ".join(f"{k} {v / 1e6:.2f}" for k, v in sizes.items()))
+    except (httpx.HTTPError, ValueError):
+        pass
 
-    print(f"\n{'min':>3} {'requests':>8} {'errors':>6} {'p50 ms':>7} {'p95 ms':>7} {'RSS MB':>7} {'data MB':>8}")
+    print(f"\n{'min':>3} {'requests':>8} {'errors':>6} {'p50 ms':>7} {'p95 ms':>7} {'RSS MB':>7} {'data MB':>8} "
+          f"{'KB/turn':>7}")
+    previous = size_start
     for (index, rss, size) in samples:
-        bucket = recorder.minutes.get(index, {"latencies": [], "errors": 0})
+        bucket = recorder.minutes.get(index, {"latencies": [], "errors": 0, "turns": 0})
         lat = sorted(bucket["latencies"])
         p50 = statistics.median(lat) * 1000 if lat else 0.0
         p95 = lat[min(len(lat) - 1, int(0.95 * len(lat)))] * 1000 if lat else 0.0
+        per_turn = (size - previous) / 1024 / max(bucket["turns"], 1)  # this minute's growth per chat turn
+        previous = size
         print(f"{index + 1:>3} {len(lat):>8} {bucket['errors']:>6} {p50:>7.0f} {p95:>7.0f} {rss:>7.1f} "
-              f"{size / 1e6:>8.2f}")
+              f"{size / 1e6:>8.2f} {per_turn:>7.1f}")
     total = sum(len(b["latencies"]) for b in recorder.minutes.values())
     errors = sum(b["errors"] for b in recorder.minutes.values())
     print(f"\nrequests {total}, errors {errors}, chat turns {recorder.turns}")
@@ -191,9 +218,9 @@ def main() -> int:
         growth = (samples[-1][1] - samples[0][1]) / samples[0][1] * 100
         print(f"RSS after minute 1: {samples[0][1]:.1f} MB, at the end {samples[-1][1]:.1f} MB ({growth:+.1f} %)")
     if data_dir:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("DESKMATE_")} | retention_env(args)
         vacuum = subprocess.run([sys.executable, "-m", "app.cli", "--data-dir", str(data_dir), "db", "vacuum"],
-                                cwd=REPO, capture_output=True, text=True, env={k: v for k, v in os.environ.items()
-                                                                              if not k.startswith("DESKMATE_")})
+                                cwd=REPO, capture_output=True, text=True, env=env)
         print("retention pass (deskmate db vacuum):", vacuum.stdout.strip() or vacuum.stderr.strip())
         size_end = dir_bytes(data_dir)
         per_turn = (size_end - size_start) / max(recorder.turns, 1)
