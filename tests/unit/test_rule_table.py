@@ -4,7 +4,8 @@ import re
 
 import pytest
 
-from app.adapters.redaction.chat_rules import _RULES, find_secrets
+from app.adapters.redaction.chat_phrases import CHAT_SHAPES, PHRASES, PRIVATE_KEYS
+from app.adapters.redaction.chat_rules import find_secrets
 from app.adapters.redaction.command_lines import COMMAND_LINES
 from app.adapters.redaction.rule_table import AnchorIndex, anchors_of
 from app.adapters.redaction.vendor_tokens import TOKEN_RULES
@@ -36,7 +37,7 @@ def test_a_table_runs_only_the_patterns_whose_anchors_occur():
     assert index.active(text, text.lower()) == [False, True, True]
 
 
-PATTERNS = [rule.pattern for rule in TOKEN_RULES] + [p for _, p, _ in _RULES] + [r.pattern for r in COMMAND_LINES.rules]
+PATTERNS = [rule.pattern for rule in TOKEN_RULES] + [r.pattern for t in (PRIVATE_KEYS, PHRASES, CHAT_SHAPES) for r in t.rules] + [r.pattern for r in COMMAND_LINES.rules]
 
 
 @pytest.mark.parametrize("text", [

@@ -15,21 +15,22 @@ import base64
 import binascii
 import bisect
 import re
-from typing import Callable, Iterator
+from typing import Iterator
 
+from app.adapters.redaction.chat_phrases import (CHAT_SHAPES, PHRASES, PRIVATE_KEYS, SYMBOL, password_shaped, strong,
+                                                 without_punctuation)
 from app.adapters.redaction.code_shapes import (DOTTED_NAME, NAME_PARTS, is_camel_case_name, is_code_value,
-                                                is_declaration, is_description, is_participle, is_word)
+                                                is_declaration, is_description, is_word)
 from app.adapters.redaction.command_lines import COMMAND_LINES
 from app.adapters.redaction.detached_values import (byte_array_keys, kubernetes_secret_values, positional_passwords,
                                                     yaml_block_values)
-from app.adapters.redaction.heuristics import (SSH_KEY_TYPE, is_masked, is_template, looks_fake, looks_random,
-                                               shannon_entropy)
+from app.adapters.redaction.heuristics import SSH_KEY_TYPE, looks_fake, looks_random
 from app.adapters.redaction.passphrases import passphrases
 from app.adapters.redaction.rule_table import AnchorIndex
 from app.adapters.redaction.spans import PLACEHOLDER, Span
-from app.adapters.redaction.values import (FILE_NAME, NOT_A_SECRET, SECRET_WORD, URL_PLACEHOLDERS, WEAK_SUFFIXES,
-                                           clean, is_snake_name, key_name_kind, key_value_ok, names_a_setting,
-                                           value_looks_like_secret, value_ok_without_connector)
+from app.adapters.redaction.values import (FILE_NAME, NOT_A_SECRET, SECRET_WORD, WEAK_SUFFIXES, clean, is_snake_name,
+                                           key_name_kind, key_value_ok, names_a_setting, value_looks_like_secret,
+                                           value_ok_without_connector)
 from app.adapters.redaction.vendor_tokens import (TOKEN_RULES, VENDOR_NAMES, atlassian_pats, aws_secret_keys,
                                                   azure_ai_keys, basic_credentials, github_checksum_ok, jose_tokens,
                                                   otp_seeds, starts_word)
@@ -198,134 +199,6 @@ def _flags(text: str) -> Iterator[Span]:
             yield Span(m.start("secret"), m.end("secret"), kind, SOURCE)
 
 
-# --- natural-language and command-line rules ------------------------------------------------------
-Rule = tuple[str, re.Pattern[str], Callable[[str], bool] | None]
-
-# "the passcode is non-compliant", "PIN is 6-digits", "password is case-sensitive": what it is like, not what it is
-_COMPOUND_ADJECTIVE = re.compile(r"(?:non|out|self|re|pre|un|case|up|well|co|multi|auto|semi|half|over|under|single|"
-                                 r"two|one|time)-[a-z]+(?:-[a-z]+)*|\d{1,2}-(?:digits?|characters?|chars?|letters?)",
-                                 re.I)
-
-
-
-def _sentence_password(value: str) -> bool:
-    """After "the password is": a value, not a word saying what happens to it or what it is like."""
-    return len(value) >= 3 and not is_participle(value) and not _COMPOUND_ADJECTIVE.fullmatch(value)
-
-
-_RULES: tuple[Rule, ...] = (
-    # "my password is hunter2", "the wifi password would be: x", "PIN is 1234"
-    ("PASSWORD", re.compile(
-        rf"\b{SECRET_WORD}(?:\s+(?:for|on|to|of|del|de|du|für|voor)(?:\s+(?:the|my|our|a|this|that|la|le|el))?\s+[\w.@\-]+)?\s*"
-        rf"(?:\b(?:has been set to|was set to|would be|should be|"
-        rf"used to be|is now|now is|will be|set to|changed to|reset to|is still|was still|is|was|ist|est|es|è|é|är|er)\b|c['’]est)\s*:?\s*"
-        rf"[\"'“‘]?(?P<secret>[^\s\"'“”‘’]+)|\b{SECRET_WORD}(?:\s+for\s+[\w.@\-]{{1,60}})?\s*[=:]\s*[\"'“‘]?"
-        rf"(?P<secret2>[^\s\"'“”‘’]+)", re.I),
-     lambda value: _sentence_password(clean(value)) and value_looks_like_secret(value)),
-    # "password abc123", "pw Tr0ub4dor&3"
-    ("PASSWORD", re.compile(rf"\b{SECRET_WORD}\s+[\"'“]?(?P<secret>[^\s\"'”]+)", re.I), value_ok_without_connector),
-    # "hunter2 is my password", "I used Summer2024! as the password"
-    ("PASSWORD", re.compile(
-        r"(?<![^\s\"'])(?P<secret>[^\s\"']{3,100})\s+(?:is|was|as)\s+(?:my|the|our|a|an)\s+"
-        r"(?:new\s+|old\s+|current\s+|temporary\s+|temp\s+|initial\s+|default\s+)?"
-        rf"{SECRET_WORD}\b", re.I), value_ok_without_connector),
-    # "ID/PW: master/iPp0@GRq", "user/pass=bob/Secret1"
-    ("PASSWORD", re.compile(
-        r"\b(?:id|user(?:name)?|login|account)\s*[/&(]\s*(?:pw|pwd|pass(?:word)?|passwd)\)?\s*[:=]\s*"
-        r"(?P<secret>\S+)", re.I), value_looks_like_secret),
-    # PowerShell ConvertTo-SecureString "P@ss" -AsPlainText -Force
-    ("PASSWORD", re.compile(r"ConvertTo-SecureString(?:\s+-\w+)*\s+\\?[\"']?(?P<secret>[^\s\"'\\-][^\s\"'\\]*)", re.I),
-     None),
-    # "the secret key is X", "API key: X", "private key = X"
-    ("API_KEY", re.compile(
-        r"\b(?:secret|private|access|api|auth|client|encryption|signing|master|recovery|bitlocker|license|licence|"
-        r"product|activation)[ _\-]?key\s*(?:is|=|:|was)\s*:?\s*[\"']?(?P<secret>[^\s\"']{6,})", re.I),
-     lambda value: value_looks_like_secret(value) and key_value_ok(value)),
-    # "the secret is …", "token: …" in prose: a value with a digit, or long and not a word
-    ("SECRET", re.compile(r"\b(?:secret|token|api[ _\-]?key|access[ _\-]?key|passphrase)\s+(?:is|was|=|:)\s*:?\s*"
-                          r"[\"'“]?(?P<secret>[^\s\"'”]{6,})", re.I),
-     # a key's shape, or a password's ("my vpn secret is Summer2024Gg7!")
-     lambda value: value_ok_without_connector(value) and (key_value_ok(value) or password_shaped(value))),
-    # product keys: XXXXX-XXXXX-XXXXX-XXXXX-XXXXX
-    ("API_KEY", re.compile(r"\b(?P<secret>[A-Z0-9]{5}(?:-[A-Z0-9]{5}){4})\b"), None),
-    # SQL: IDENTIFIED BY 'x', PASSWORD 'x', PASSWORD('x')
-    ("PASSWORD", re.compile(r"\bidentified\s+(?:with\s+\w+\s+)?by\s+[\"'](?P<secret>[^\"']+)[\"']", re.I),
-     value_looks_like_secret),
-    ("PASSWORD", re.compile(r"(?<![\"'])\bpassword\s*\(?\s*[\"'](?P<secret>[^\"']+)[\"']", re.I),
-     lambda value: value_looks_like_secret(value) and not FILE_NAME.match(value)),
-    # connection strings: Server=…;User Id=…;Password=…;  AccountName=…;AccountKey=…
-    ("CONNECTION_STRING", re.compile(
-        r"\b(?:server|data source|host|endpoint|accountname|address|addr)\s*=[^;\n]*;[^\n]*?"
-        r"\b(?:password|pwd|accountkey|sharedaccesskey|sharedsecretvalue)\s*=\s*(?P<secret>[^;\s\"']+)", re.I),
-     lambda value: value.lower() not in URL_PLACEHOLDERS and not is_template(value)),
-    # credentials in URLs: scheme://user:password@host
-    # (the user may be empty: `redis://:S3cret@cache:6379`)
-    ("URL_CREDENTIALS", re.compile(r"\b[a-z][a-z0-9+.\-]{0,20}://[^\s:/]{0,200}:(?P<secret>[^\s@/]{1,200})@", re.I),
-     lambda value: not (is_template(value) or is_masked(value) or value.lower() in URL_PLACEHOLDERS)),
-    # secrets in URL query strings: ?access_token=…&sig=…
-    ("TOKEN", re.compile(
-        r"(?:[?&]|%26|%3F)(?:access_token|refresh_token|id_token|token|api_key|apikey|key|sig|signature|password|"
-        r"pwd|passwd|secret|client_secret|app_secret|auth|code|session|sessionid|jwt|credential)(?:=|%3D)"
-        r"(?P<secret>(?:[^&\s#\"'<>%]|%(?!26|3D)[0-9A-F]{2}){6,})", re.I),
-     value_looks_like_secret),
-    # HTTP headers: Authorization: Bearer …, X-API-Key: …, Cookie: …
-    ("AUTH_HEADER", re.compile(
-        r"\b(?:proxy-)?authorization\s*[:=]\s*[\"']?(?:(?:bearer|basic|token|negotiate|ntlm|apikey|sso-key|mac|hawk|hoba|mutual|"
-        r"vapid)\s+)?"
-        r"(?P<secret>[^\s\"',;]+)", re.I), value_looks_like_secret),
-    ("AUTH_HEADER", re.compile(r"\b(?:proxy-)?authorization\s*[:=]\s*[\"']?(?:digest|aws4-hmac-sha256)\s+"
-                               r"(?P<secret>[^\n]+)", re.I), None),
-    ("AUTH_HEADER", re.compile(
-        r"\b(?:x-api-key|x-auth-token|x-access-token|api-key|x-goog-api-key|ocp-apim-subscription-key|private-token|"
-        r"x-vault-token|x-jfrog-art-api)\s*:\s*(?P<secret>[^\s\"',;]+)", re.I), None),
-    ("AUTH_HEADER", re.compile(r"\b(?:set-)?cookie\s*:\s*(?P<secret>[^\n\"']*=[^\n\"']+)", re.I), None),
-    ("TOKEN", re.compile(r"\bbearer\s+(?P<secret>[A-Za-z0-9._~+/=\-]{12,})", re.I), key_value_ok),  # not "bearer authorization"
-    # an HTML form's `<input type="password" name="pw" value="…">`
-    ("PASSWORD", re.compile(r"<input\b(?=[^<>]*\btype\s*=\s*[\"']?password)[^<>]*?\bvalue\s*=\s*[\"']"
-                            r"(?P<secret>[^\"'<>]{1,200})[\"']", re.I), value_looks_like_secret),
-    # a password as the only argument of an auth call: `conn.auth("S3cret")`, `client.authenticate("S3cret")`
-    ("PASSWORD", re.compile(r"\.(?:auth|authenticate|set_?password|login)\s*\(\s*[\"'](?P<secret>[^\"'\n]{3,100})[\"']\s*\)",
-                            re.I), lambda value: value_ok_without_connector(value) and key_name_kind(value) is None),
-    # JDBC Oracle thin URLs: `jdbc:oracle:thin:scott/T1ger@//db:1521/ORCL`
-    ("PASSWORD", re.compile(r"\bjdbc:oracle:(?:thin|oci\d?):[A-Za-z_][\w$#]{0,30}/(?P<secret>[^\s@/\"']+)@", re.I), None),
-    # a SIM card's PUK and the code a hardware token shows: "SIM PUK 84417203", "RSA token shows 901244"
-    ("PASSWORD", re.compile(r"\b(?:sim\s+)?puk2?(?:\s+code)?\s*(?:is|:|=)?\s*:?\s*(?P<secret>\d{8})\b", re.I), None),
-    ("PASSWORD", re.compile(r"\b(?:rsa|securid|hardware|soft|mfa)\s+token\s+(?:code\s+)?(?:shows|says|displays|reads|is|:)"
-                            r"\s*:?\s*(?P<secret>\d{6,8})\b|\btoken\s+code\s*(?:is|:|=)?\s*:?\s*(?P<secret2>\d{6,8})\b", re.I),
-     None),
-    # Bundler's credentials for a gem server, named after its host: `BUNDLE_GEMS__CORP__EXAMPLE=bob:S3cret`
-    ("PASSWORD", re.compile(r"\bBUNDLE_(?!BUILD__|MIRROR__)[A-Z0-9_]+__[A-Z0-9]+__[A-Z]{2,}[\"']?\s*[=:]\s*[\"']?"
-                            r"(?P<secret>[^\s\"']+)"), value_ok_without_connector),
-    # PostgreSQL's ~/.pgpass: `host:port:database:user:password`
-    ("PASSWORD", re.compile(r"^[A-Za-z0-9_.\-*]+:(?:\d{1,5}|\*):[^\s:]+:[^\s:]+:(?P<secret>\S+)$", re.M),
-     value_looks_like_secret),
-    # Windows registry output: `DefaultPassword    REG_SZ    S3cret`
-    ("PASSWORD", re.compile(r"\b\w*(?:password|passwd|pwd)\w*\s+REG_(?:SZ|EXPAND_SZ)\s+(?P<secret>\S[^\n]*?)[ \t]*$",
-                            re.I | re.M), value_looks_like_secret),
-    # a Go/MySQL DSN without a scheme: "app:S3cret@tcp(db:3306)/shop"
-    ("PASSWORD", re.compile(r"(?<=[\"'\s=])[\w.\-]{1,64}:(?P<secret>[^@\s\"':/]{3,})@(?:tcp|unix|udp)\("),
-     value_looks_like_secret),
-    # SQL Server: EXEC sp_addlogin 'name', 'S3cret' / sp_password 'old', 'new'
-    ("PASSWORD", re.compile(r"\bsp_(?:addlogin|password)\s+(?:@\w+\s*=\s*)?N?'[^'\n]*'\s*,\s*(?:@\w+\s*=\s*)?N?'(?P<secret>[^'\n]+)'",
-                            re.I), value_looks_like_secret),
-    # HashiCorp Vault service tokens of the old format (`s.` + 24) where Vault is named on the line
-    ("TOKEN", re.compile(r"\bvault\b[^\n]*?(?<![\w.])(?P<secret>[sbr]\.[A-Za-z0-9]{24})\b", re.I),
-     lambda value: not looks_fake(value[2:])),
-    # webhook URLs whose path is the credential: Microsoft Teams / Office 365 connectors, Telegram bots
-    ("TOKEN", re.compile(r"(?:outlook\.office(?:365)?\.com/webhook|\.webhook\.office\.com/webhookb2)/(?P<secret>[^\s\"'<>]{20,})",
-                         re.I), None),
-    ("TOKEN", re.compile(r"api\.telegram\.org/(?:file/)?bot(?P<secret>\d{6,12}:[A-Za-z0-9_\-]{30,})"), None),
-    # login and password given as a pair in prose: "login admin / S3cret", "credentials are bob / S3cret"
-    # (not inside a link: `…/UserRun/26665212` is a path)
-    ("PASSWORD", re.compile(r"(?<![/.])\b(?:login|logon|credentials?|creds|account|user(?:name)?|wi-?fi|ssid|wlan)(?:\s*(?:is|are|:|=)\s*|\s+)"
-                            r"[\"']?[^\s/\"']{1,64}[\"']?\s*/\s*[\"']?(?P<secret>[^\s/\"']+)(?=[\s\"',;.)]|$)", re.I),
-     lambda value: value_ok_without_connector(value) and not value.lower().startswith(("pw", "pass"))),
-    # JSON Web Keys: the private members of RSA/EC/OKP keys (d, p, q, dp, dq, qi) and a symmetric key (k),
-    # RFC 7518 §6.3.2 and §6.4; the public members (n, e, x, y) stay
-    ("PRIVATE_KEY", re.compile(r"[\"'](?:d|p|q|dp|dq|qi|k)[\"']\s*:\s*[\"'](?P<secret>[A-Za-z0-9_\-]{22,})={0,2}[\"']"),
-     lambda value: shannon_entropy(value) >= 3.5 and not looks_fake(value)),
-)
-
 # `mysql -u root -pS3cret` (the password attached to -p); `psexec -u x -p S3cret`, `docker login -u x -p S3cret`
 _MYSQL = re.compile(r"\b(?:mysql|mysqldump|mysqladmin|mariadb|mariadb-dump|mysqlsh)\b")
 _ATTACHED_P = re.compile(r"(?:^|\s)-p(?P<secret>[^\s\"'\-][^\s\"']{2,})")
@@ -390,13 +263,6 @@ _LINKING = frozenset("for on to of the my your our their this that a an new old 
                      "printer laptop machine box database db share from at in with".split())
 
 
-def _strong(value: str) -> bool:
-    """A value that can stand without a keyword right before it: letters with digits or symbols, 6+ long."""
-    v = clean(value)
-    return (len(v) >= 6 and value_ok_without_connector(value) and any(c.isalpha() for c in v)
-            and any(not c.isalpha() for c in v) and "://" not in v and not v.startswith("www."))
-
-
 def _argument_value(value: str) -> bool:
     """An argument after a secret's name: one token, not a file name, not itself a name
     (`t("password", "Mot de passe")`, `header("api_key", "X-API-Key")`)."""
@@ -429,48 +295,12 @@ def _insert_values(text: str) -> Iterator[Span]:
             at = v.end()
 
 
-# What people type in chat beyond "password: X" — each needs a value that can stand alone (_strong):
-_CHAT_SHAPES = tuple(re.compile(p, re.I) for p in (
-    # "I changed my password to X", "reset the admin pw to X"
-    rf"\b(?:changed?|set|reset|updated?)\s+(?:(?:my|the|our|his|her|their|its)\s+)?(?:[\w\-]+\s+)?{SECRET_WORD}\s+"
-    r"(?:back\s+)?to\s+[\"'“(]?(?P<secret>[^\s\"'”()]+)",
-    # "password?? X", "Password - X", "password -> X", "the password (X) is rejected"
-    rf"\b{SECRET_WORD}\s*(?:[?!]+|\s-{{1,2}}|–|—|->|=>)\s*[\"'“(]?(?P<secret>[^\s\"'”()]+)",
-    rf"\b{SECRET_WORD}\s*\((?P<secret>[^\s()]+)\)",
-    # "creds: jdoe Hx8!kq22", "login with admin:Hx8!kq22"
-    r"\b(?:creds|credentials|login|log\s?in|logon|sign\s?in)\b\s*(?:are|is|:|with|as)?\s*:?\s*"
-    r"(?!(?:error|errors|failed|fails|failure|issue|issues|problem|loop|screen|page|prompt|code|attempt|window|popup|"
-    r"timeout|stuck|broken|again|not|keeps|hangs)\b)[\w.\-\\@]+(?::|\s+)"
-    r"(?P<secret>[^\s\"',;]+)\s*$",
-    r"\b(?:login|log\s?in|logon|sign\s?in)\s+(?:with|as|using)\s+[\w.\-\\@]+:(?P<secret>[^\s\"',;]+)",
-    # "my pass is X" ("pass" alone is a verb elsewhere)
-    r"\b(?:my|the|your|our|new|old|wifi|wi-fi)\s+pass\s+(?:is|was|=|:)\s*[\"'“]?(?P<secret>[^\s\"'”]+)",
-    # Wi-Fi keys: "wifi key: X", "WPA2 key X", "the key for the wifi is X", "shared secret for the radius server: X"
-    r"\b(?:wi-?fi|wireless|wpa[23]?|wlan|network|wep|psk)\s+(?:security\s+)?(?:key|passphrase|code)"
-    r"(?:\s+for\s+(?:the\s+)?[\w\-]+(?:\s+[\w\-]+)?\s+(?:is|was))?\s*(?:is|was|=|:)?\s*:?\s*"
-    r"[\"'“]?(?P<secret>[^\s\"'”]+)",
-    r"\b(?:key|passphrase|code|secret)\s+(?:for|to|of)\s+(?:the\s+)?(?:[\w\-]+\s+)?(?:wi-?fi|wireless|network|wlan|router|"
-    r"radius|tacacs|vpn|server|share)\b(?:\s+[\w\-]+)?\s*(?:is|was|=|:)\s*:?\s*[\"'“]?(?P<secret>[^\s\"'”]+)",
-    r"\bshared\s+secret\b[^\n:=]{0,40}?(?:is|was|=|:)\s*:?\s*[\"'“]?(?P<secret>[^\s\"'”]+)",
-    # "current one is X", "the new one is X", "it's X" once the message is about a password
-    rf"\b{SECRET_WORD}\b[^\n]{{0,120}}?\b(?:(?:current|new|old|temporary|temp|right|correct)\s+one|it)\s*"
-    r"(?:is|was|'s|’s|would be|should be|=|:)\s*:?\s*[\"'“]?(?P<secret>[^\s\"'”]+)",
-    r"\b(?:current|new|old|temporary)\s+one\s+(?:is|was|would be)\s*:?\s*[\"'“]?(?P<secret>[^\s\"'”]+)",
-))
-# "bitlocker asks for a PIN, mine is 482916"
-_PIN_MINE = re.compile(r"\bpin\b[^\n]{0,60}?\b(?:mine|it|that|the one)\s*(?:is|was|'s|’s)\s*:?\s*(?P<secret>\d{4,8})\b", re.I)
-# "u: jdoe p: S3cret!", "vpn: user jdoe, pass S3cret!"
-_USER_THEN_PASS = re.compile(r"\b(?:u|usr|user(?:name)?|login|id)\s*[:=]?\s*[\w.\-\\@]{2,64}[,;]?\s+(?:passwd|pass|pwd|pw|p)\b"
-                             r"\s*[:=]?\s*[\"'“]?(?P<secret>[^\s\"'”]+)", re.I)
 # A message about a password or a login: a token shaped like a password anywhere on the line is one
 # ("I entered Lm4!quartz88 five times", "is Lm4!quartz88 strong enough?", "jdoe / Lm4!quartz88 fails").
 _PASSWORD_TALK = re.compile(rf"\b{SECRET_WORD}\b|\b(?:log\s?in|logon|log\s+on|sign\s?in|sign\s+on|creds|credentials|"
                             r"log(?:ging|ged)\s+(?:in|on)|sign(?:ing|ed)\s+(?:in|on)|"
                             r"locked\s+out|passcode)\b", re.I)
 _LINE_TOKEN = re.compile(r"[^\s\"'“”`()\[\]{},;]+")
-_SYMBOL = re.compile(r"[!#$%^&*+=?~|<>@]")
-_NOT_PASSWORD_TOKEN = re.compile(r"://|^[A-Za-z_][\w.\-]*[=:]|^www\.|^[\w.+\-]+@[\w\-]+\.[\w.\-]+$|^[\w\-]+\.[a-z]{2,5}$|[/\\].*[/\\]|^0x[0-9a-f]+$|"
-                                 r"^[a-z]?[A-Z]?[a-z]+\d{1,4}$|^\d{1,2}[A-Z]?[a-z]+$|^#?[0-9a-f]{6}$", re.I)
 _URL_TOKEN = re.compile(r"\b[a-z][a-z0-9+.\-]{0,20}://\S*", re.I)
 _ISSUE_REF = re.compile(r"^[a-z][\w.\-]*#\d+$")
 # "login fails with bob:Zq7!Lp4#Wg7y": a name, one colon and a password (not `std::x`, `12:45:00`, `node:18-alpine`)
@@ -480,24 +310,6 @@ _NOT_A_USER = re.compile(r"^(?i:https?|ftp|s?ftp|ssh|git|file|mailto|tel|urn|arn
                          r"bcrypt|argon2\w*|pbkdf2\w*|scrypt|base64|hex|utf-?8|error|warning|info|debug|note|see|fix)$")
 _PAIR_SLASH = re.compile(r"(?<![^\s(\[])[\w.\-@\\]{2,32}\s*/\s*(?P<secret>[^\s\"'“”`()\[\]{},;/]{8,32})"
                          r"(?=[\s.,;:!?)\]]|$)")
-
-
-def _without_punctuation(token: str) -> str:
-    """The token without the sentence's closing punctuation ("…quartz88?" -> "…quartz88"); a '!' or '?'
-    stays when the token has other symbols (then it may be part of the password)."""
-    return token.rstrip(".,:;!?") if not _SYMBOL.search(token[:-1]) else token.rstrip(".,:;")
-
-
-def password_shaped(token: str) -> bool:
-    """A token that only a password looks like: 8-48 characters with a lower-case letter, a digit and
-    either a symbol or an upper-case letter, and not a URL, address, file name, path, hex or a
-    product-and-version name (Office365, iPhone15, 1Password)."""
-    token = _without_punctuation(token)
-    if not 8 <= len(token) <= 48 or _NOT_PASSWORD_TOKEN.search(token):
-        return False
-    lower, digit = any(c.islower() for c in token), any(c.isdigit() for c in token)
-    upper, symbol = any(c.isupper() for c in token), bool(_SYMBOL.search(token))
-    return lower and digit and (symbol or upper) and not looks_fake(token) and value_looks_like_secret(token)
 
 
 # inside a token (not first, not last): what a password has and a word, a version, a handle or a tag has not
@@ -527,7 +339,7 @@ def unmistakable_password(token: str) -> bool:
     them; at least one side of the symbol random letters and digits and no side a word (`Model#UN55MU8000`,
     `Roku3?Yes`, `them@Walmart2day`, `TV&Cable3` are text); not a handle, a package version, a reference
     (`SKU#Xr5521b`) or code."""
-    token = _without_punctuation(token)
+    token = without_punctuation(token)
     if not password_shaped(token) or _NOT_UNMISTAKABLE.search(token) or _REFERENCE_LABEL.match(token):
         return False
     if _INNER_SYMBOL.search(token) is None or sum((any(c.islower() for c in token), any(c.isupper() for c in token),
@@ -565,7 +377,7 @@ _THING_SHAPE = re.compile(
 
 
 def _names_a_thing(line: str, start: int, token: str) -> bool:
-    return bool(_THING_SHAPE.search(_without_punctuation(token))
+    return bool(_THING_SHAPE.search(without_punctuation(token))
                 or _THING_BEFORE.search(line, max(0, start - 40), start))
 
 
@@ -591,18 +403,18 @@ def _talk_tokens(text: str, found_so_far: list[Span]) -> Iterator[Span]:
                            for t in tokens)
         for t in tokens if talk else ():
             if password_shaped(t.group(0)):
-                yield Span(offset + t.start(), offset + t.start() + len(_without_punctuation(t.group(0))),
+                yield Span(offset + t.start(), offset + t.start() + len(without_punctuation(t.group(0))),
                            "PASSWORD", SOURCE)
         links = [u.span() for u in _URL_TOKEN.finditer(line)]
         for m in _PAIR_COLON.finditer(line):
-            secret = _without_punctuation(m.group("secret"))
-            if (not _NOT_A_USER.match(m.group("name")) and password_shaped(secret) and _SYMBOL.search(secret)
+            secret = without_punctuation(m.group("secret"))
+            if (not _NOT_A_USER.match(m.group("name")) and password_shaped(secret) and SYMBOL.search(secret)
                     and not any(a <= m.start() < b for a, b in links)):
                 yield Span(offset + m.start("secret"), offset + m.start("secret") + len(secret), "PASSWORD", SOURCE)
         for m in _PAIR_SLASH.finditer(line):
             if any(a <= m.start() < b for a, b in links) or _ISSUE_REF.match(m.group("secret")):
                 continue  # a path inside a link; `data-apis/array-api#807` (an issue in a repository)
-            if password_shaped(m.group("secret")) and _SYMBOL.search(m.group("secret")):
+            if password_shaped(m.group("secret")) and SYMBOL.search(m.group("secret")):
                 yield Span(offset + m.start("secret"), offset + m.end("secret"), "PASSWORD", SOURCE)
 
 
@@ -610,23 +422,11 @@ def _talk_tokens(text: str, found_so_far: list[Span]) -> Iterator[Span]:
 _CODE = re.compile(r"\b(?:recovery|backup|verification|security|mfa|2fa|otp|one[- ]time|authenticator|auth(?:entication)?|"
                    r"sms|door|alarm|gate|safe|lock|locker|access|entry|keypad|unlock)\s+(?:code|codes|pin|key)\b"
                    r"\s*(?:is|are|was|:|=)?\s*:?\s*(?P<codes>(?:[\"'“]?[A-Z0-9][A-Z0-9\-#*]{3,40}[\"'”]?(?:[\s,;]+|$))+)", re.I)
-# a card's security code: "cvv 123", "CVC: 0421"
-_CARD_CODE = re.compile(r"\b(?:cvv2?|cvc2?|csc|card\s+security\s+code)\s*(?:is|:|=|-)?\s*(?P<secret>\d{3,4})\b", re.I)
 _CODE_TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9\-#*]{3,40}")
 
 
 def _chat_shapes(text: str) -> Iterator[Span]:
-    for pattern, may_match in zip(_CHAT_SHAPES, _CHAT_SHAPE_GATES.active(text, text.lower())):
-        for m in pattern.finditer(text) if may_match else ():
-            if _strong(m.group("secret")):
-                yield Span(m.start("secret"), m.end("secret"), "PASSWORD", SOURCE)
-    for m in _USER_THEN_PASS.finditer(text):
-        if value_ok_without_connector(m.group("secret")):
-            yield Span(m.start("secret"), m.end("secret"), "PASSWORD", SOURCE)
-    for m in _PIN_MINE.finditer(text):
-        yield Span(m.start("secret"), m.end("secret"), "PASSWORD", SOURCE)
-    for m in _CARD_CODE.finditer(text):
-        yield Span(m.start("secret"), m.end("secret"), "SECRET", SOURCE)
+    yield from CHAT_SHAPES.spans(text)
     for m in _CODE.finditer(text):
         for t in _CODE_TOKEN.finditer(m.group("codes")):
             if any(c.isdigit() for c in t.group(0)) and t.group(0).lower() not in NOT_A_SECRET:
@@ -665,14 +465,9 @@ def _argument_secrets(text: str) -> Iterator[Span]:
     for m in _LOOSE_PASSWORD.finditer(text):
         words = m.group("between").lower().split()
         if all(w in _LINKING or (w not in NOT_A_SECRET and w.isalnum() and i > 0) for i, w in enumerate(words)) \
-                and _strong(m.group("secret")):
+                and strong(m.group("secret")):
             yield Span(m.start("secret"), m.end("secret"), "PASSWORD", SOURCE)
 
-
-_PEM = re.compile(
-    r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----.*?(?:-----END[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|\Z)", re.S)
-_PUTTY = re.compile(r"PuTTY-User-Key-File-\d.*?(?:Private-MAC:\s*\S+|\Z)", re.S)
-_B64_PEM = re.compile(r"LS0tLS1CRUdJTi[A-Za-z0-9+/=]{20,}")
 
 # random-looking strings that a keyword a few words earlier points at ("the api key is 8d7f…")
 # (also inside identifiers: `key_wrap`, `apiKey`, `SESSION_TOKEN`, `nonce`, `salt`)
@@ -696,14 +491,6 @@ _ID_BEFORE = re.compile(r"\b(?:commit|sha|revision|rev|request|correlation|trace
 _ID_SHAPE = re.compile(rf"^S-1-\d+(?:-\d+){{2,}}|{_FILE_NAME_END}|"
                        rf"^(?:TERMSRV|LegacyGeneric|WindowsLive|MicrosoftAccount|Domain)[/:]|{_HOST_NAME}")
 _SSH_PUBLIC_BEFORE = re.compile(rf"{SSH_KEY_TYPE}\s+$")
-
-
-def _b64_pem_is_private(token: str) -> bool:
-    try:
-        head = base64.b64decode(token[:64] + "=" * (-len(token[:64]) % 4), validate=False)
-    except (binascii.Error, ValueError):
-        return False
-    return b"PRIVATE KEY" in head
 
 
 def _keyword_context(text: str) -> Iterator[Span]:
@@ -780,18 +567,13 @@ def _code_after_operator(text: str, start: int, end: int) -> bool:
 _TOKEN_TAIL = re.compile(r"[A-Za-z0-9_\-]{1,400}")
 _DIGIT = re.compile(r"\d")
 _TOKEN_GATES = AnchorIndex(rule.pattern for rule in TOKEN_RULES)
-_CHAT_SHAPE_GATES = AnchorIndex(_CHAT_SHAPES)
-_RULE_GATES = AnchorIndex(pattern for _, pattern, _ in _RULES)
 
 
 def find_secrets(text: str, *, decode: bool = True) -> list[Span]:
     """Every secret span the chat rules see in `text` (overlaps are resolved by the caller)."""
     spans: list[Span] = []
-    for pattern in (_PEM, _PUTTY):
-        spans.extend(Span(m.start(), m.end(), "PRIVATE_KEY", SOURCE) for m in pattern.finditer(text))
-    spans.extend(Span(m.start(), m.end(), "PRIVATE_KEY", SOURCE)
-                 for m in _B64_PEM.finditer(text) if _b64_pem_is_private(m.group(0)))
     lowered = text.lower()
+    spans.extend(PRIVATE_KEYS.spans(text, lowered))
     for rule, may_match in zip(TOKEN_RULES, _TOKEN_GATES.active(text, lowered)):
         if not may_match:
             continue  # none of the literal strings its matches start with is in the text
@@ -813,15 +595,7 @@ def find_secrets(text: str, *, decode: bool = True) -> list[Span]:
     spans.extend(Span(start, end, "AUTH_HEADER", SOURCE) for start, end in basic_credentials(text))
     spans.extend(Span(start, end, "AWS_KEY", SOURCE) for start, end in aws_secret_keys(text))
     spans.extend(Span(start, end, "API_KEY", SOURCE) for start, end in atlassian_pats(text))
-    for (kind, pattern, accept), may_match in zip(_RULES, _RULE_GATES.active(text, lowered)):
-        if not may_match:
-            continue
-        for m in pattern.finditer(text):
-            group = "secret2" if "secret2" in pattern.groupindex and m.group("secret2") is not None else "secret"
-            value = m.group(group)
-            if not value or (accept and not accept(value)) or _code_after_operator(text, m.start(group), m.end(group)):
-                continue
-            spans.append(Span(m.start(group), m.end(group), kind, SOURCE))
+    spans.extend(PHRASES.spans(text, lowered, reject=_code_after_operator))
     spans.extend(COMMAND_LINES.spans(text, lowered, reject=_code_after_operator))
     spans.extend(_assignments(text))
     spans.extend(_flags(text))
