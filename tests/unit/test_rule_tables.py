@@ -3,12 +3,13 @@ from the texts in `keeps`, on its own and through the whole redactor."""
 
 import pytest
 
-from app.adapters.redaction.chat_phrases import CHAT_SHAPES, PHRASES, PRIVATE_KEYS
+from app.adapters.redaction.chat_phrases import CHAT_SHAPES, LOGIN_CALLS, PHRASES, PRIVATE_KEYS
 from app.adapters.redaction.command_lines import COMMAND_LINES
 from app.adapters.redaction.rule_table import RuleTable
 from app.adapters.redactor import PatternRedactor
 
-TABLES = {"private keys": PRIVATE_KEYS, "phrases": PHRASES, "chat shapes": CHAT_SHAPES, "command lines": COMMAND_LINES}
+TABLES = {"private keys": PRIVATE_KEYS, "phrases": PHRASES, "chat shapes": CHAT_SHAPES, "login calls": LOGIN_CALLS,
+          "command lines": COMMAND_LINES}
 ROWS = [(table, rule) for table, rules in TABLES.items() for rule in rules.rules]
 
 

@@ -1,13 +1,13 @@
-"""Secrets said in a sentence or pasted from a header, a URL, a query or a config line: three tables.
+"""Secrets said in a sentence or pasted from a header, a URL, a query or a config line: four tables.
 
-PRIVATE_KEYS (whole key blocks), PHRASES ("my password is X", `Authorization:` headers, connection strings,
-credentials in URLs, SQL, registry output, …) and CHAT_SHAPES (what people type beyond "password: X",
-each value strong enough to stand alone). Each row: name, kind, pattern (the value in its `secret`
-group), what the value must look like, and examples — a text and the secret it must yield, and texts it
-must leave alone. The examples are the tests (tests/unit/test_rule_tables.py); rule_table.RuleTable
-runs each table, each row only on text holding one of the literal strings its pattern starts with.
-chat_rules.find_secrets runs the tables in this order, PHRASES with chat_rules' check that the value
-is not code after an operator.
+PRIVATE_KEYS (whole key blocks), PHRASES ("my password is X", `Authorization:` headers, connection
+strings, credentials in URLs, SQL, registry output, …), CHAT_SHAPES (what people type beyond
+"password: X", each value strong enough to stand alone) and LOGIN_CALLS (a password passed to a login
+call). Each row: name, kind, pattern (the value in its `secret` group), what the value must look like,
+and examples — a text and the secret it must yield, and texts it must leave alone. The examples are
+the tests (tests/unit/test_rule_tables.py); rule_table.RuleTable runs each table, each row only on
+text holding one of the literal strings its pattern starts with. chat_rules.find_secrets runs the
+tables, PHRASES with chat_rules' check that the value is not code after an operator.
 """
 
 from __future__ import annotations
@@ -377,4 +377,17 @@ CHAT_SHAPES = RuleTable((
         r"\b(?:cvv2?|cvc2?|csc|card\s+security\s+code)\s*(?:is|:|=|-)?\s*(?P<secret>\d{3,4})\b", re.I),
         finds=(("CVC: 0421", "0421"), ("cvv 123", "123")),
         keeps=("where is the CVV on the card",)),
+), source="chat_rules")
+
+
+LOGIN_CALLS = RuleTable((
+    # a password as the second argument of a login call: `smtp.login('bob@corp', 'S3cret')`, `auth=('bob', 'S3cret')`,
+    # `WiFi.begin(ssid, "S3cret")`
+    Rule("login(user, password)", P, re.compile(
+        r"(?i:(?<![\w.])[\w.]*(?:login|logon|auth|credentials?|signin|sign_in)|wifi\.begin)\s*(?:=\s*)?[(\[]\s*"
+        r"(?:[\"'][^\"'\n]{1,80}[\"']|[A-Za-z_][\w.]{0,60})\s*,\s*[\"'](?P<secret>[^\"'\n]{3,100})[\"']"),
+        value_ok_without_connector,
+        finds=(("smtp.login('bob@corp.example', 'Zq7!Lp4x')", "Zq7!Lp4x"), ("auth=('bob', 'Zq7!Lp4x')", "Zq7!Lp4x"),
+               ('WiFi.begin(ssid, "Zq7!Lp4x");', "Zq7!Lp4x")),
+        keeps=("smtp.login(user, password)", "smtp.login('bob', '')")),
 ), source="chat_rules")

@@ -4,7 +4,10 @@
 connection strings, `Authorization:` headers, `curl -u user:pass`, SQL `IDENTIFIED BY '…'`,
 private-key blocks (one secret from BEGIN to END, or to the end of the text when END is missing),
 vendor tokens (vendor_tokens.py) and random strings a keyword points at ("the api key 8d7f…").
-Each rule yields the span of the secret value only, so the sentence around it stays readable. What a
+Each rule yields the span of the secret value only, so the sentence around it stays readable. The rules
+with a fixed kind are data tables with examples (chat_phrases.py, command_lines.py, vendor_tokens.py);
+what stays here as code reads the kind from a name in the text (`DB_PASSWORD=…`, `<apiKey>…</apiKey>`)
+or weighs the context around a value. What a
 secret's name and value look like (shared with the detect-secrets adapter) is in values.py; code and
 documentation that only talk about secrets are recognised in code_shapes.py.
 """
@@ -17,8 +20,8 @@ import bisect
 import re
 from typing import Iterator
 
-from app.adapters.redaction.chat_phrases import (CHAT_SHAPES, PHRASES, PRIVATE_KEYS, SYMBOL, password_shaped, strong,
-                                                 without_punctuation)
+from app.adapters.redaction.chat_phrases import (CHAT_SHAPES, LOGIN_CALLS, PHRASES, PRIVATE_KEYS, SYMBOL,
+                                                 password_shaped, strong, without_punctuation)
 from app.adapters.redaction.code_shapes import (DOTTED_NAME, NAME_PARTS, is_camel_case_name, is_code_value,
                                                 is_declaration, is_description, is_word)
 from app.adapters.redaction.command_lines import COMMAND_LINES
@@ -250,8 +253,6 @@ def _name_value_pairs(text: str) -> Iterator[Span]:
 
 # Secrets passed as arguments: `auth=('bob', 'S3cret')`, `smtp.login('bob@corp', 'S3cret')`,
 # `define('DB_PASSWORD', 'S3cret')`, `put("apiKey", "…")`, Gradle's `storePassword 'S3cret'`.
-_LOGIN_CALL = re.compile(r"(?i:(?<![\w.])[\w.]*(?:login|logon|auth|credentials?|signin|sign_in)|wifi\.begin)\s*(?:=\s*)?[(\[]\s*"
-                         r"(?:[\"'][^\"'\n]{1,80}[\"']|[A-Za-z_][\w.]{0,60})\s*,\s*[\"'](?P<secret>[^\"'\n]{3,100})[\"']")
 _LITERAL_PAIR = re.compile(r"[(\[{,]\s*[\"'](?P<name>[A-Za-z_][\w.\-]{0,60})[\"']\s*,\s*[\"'](?P<secret>[^\"'\n]{3,200})[\"']")
 _CALL_WITHOUT_PARENS = re.compile(r"(?<![\w.])(?P<name>[A-Za-z_]\w{0,60})[ \t]+[\"'](?P<secret>[^\"'\n]{3,200})[\"']")
 # "the admin pw for the switch is X": words between the keyword and 'is' must not make it a sentence about
@@ -451,9 +452,7 @@ def _argument_secrets(text: str) -> Iterator[Span]:
         if kind and _argument_value(m.group(group)) and (kind == "PASSWORD" or key_value_ok(m.group(group))):
             yield Span(m.start(group), m.end(group), kind, SOURCE)
     yield from _insert_values(text)
-    for m in _LOGIN_CALL.finditer(text):
-        if value_ok_without_connector(m.group("secret")):
-            yield Span(m.start("secret"), m.end("secret"), "PASSWORD", SOURCE)
+    yield from LOGIN_CALLS.spans(text)
     for pattern in (_LITERAL_PAIR, _CALL_WITHOUT_PARENS):
         for m in pattern.finditer(text):
             name, value = m.group("name"), m.group("secret")
