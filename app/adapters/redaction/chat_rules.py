@@ -5,11 +5,11 @@ connection strings, `Authorization:` headers, `curl -u user:pass`, SQL `IDENTIFI
 private-key blocks (one secret from BEGIN to END, or to the end of the text when END is missing),
 vendor tokens (vendor_tokens.py) and random strings a keyword points at ("the api key 8d7f…").
 Each rule yields the span of the secret value only, so the sentence around it stays readable. The rules
-with a fixed kind are data tables with examples (chat_phrases.py, command_lines.py, vendor_tokens.py);
-what stays here as code reads the kind from a name in the text (`DB_PASSWORD=…`, `<apiKey>…</apiKey>`)
-or weighs the context around a value. What a
-secret's name and value look like (shared with the detect-secrets adapter) is in values.py; code and
-documentation that only talk about secrets are recognised in code_shapes.py.
+with a fixed kind are data tables with examples (chat_phrases.py, command_lines.py); what stays here as
+code reads the kind from a name in the text (`DB_PASSWORD=…`, `<apiKey>…</apiKey>`) or weighs the
+context around a value. What a secret's name and value look like (shared with the detect-secrets
+adapter) is in values.py; code and documentation that only talk about secrets are recognised in
+code_shapes.py.
 """
 
 from __future__ import annotations
