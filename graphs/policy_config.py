@@ -96,6 +96,9 @@ class IntegrationSpec:
         return "${user}" in self.url
 
 
+BUILTIN_SOURCE = "built-in defaults"
+
+
 @dataclass(frozen=True)
 class AnswerPolicy:
     llms: tuple[LLMSpec, ...] = ()
@@ -105,7 +108,12 @@ class AnswerPolicy:
     response_mode: str = "SMART_FALLBACK"
     agent_llm: str = DEFAULT_LLM  # decides, clarifies, troubleshoots and drafts tickets
     integrations: tuple[IntegrationSpec, ...] = ()  # read-only lookups the decision agent may choose
-    source: str = "built-in defaults"  # the file it came from, for logs and /health
+    source: str = BUILTIN_SOURCE  # the file it came from, for logs and /health
+
+    @property
+    def configured(self) -> bool:
+        """Written by someone (a configuration file), not deskmate's built-in defaults."""
+        return self.source != BUILTIN_SOURCE
 
     def collection(self, name: str) -> CollectionSpec | None:
         return next((c for c in self.collections if c.name == name), None)
