@@ -5,8 +5,9 @@ BIN := $(VENV)/bin
 # Extra pip arguments for the torch install, e.g. TORCH_PIP_ARGS="--index-url https://download.pytorch.org/whl/cpu"
 # on a machine where PyPI's torch would be the multi-GB CUDA build.
 TORCH_PIP_ARGS ?=
-HOST ?= 127.0.0.1
-PORT ?= 8000
+# `make run` listens where deskmate itself would: HOST/PORT, else DESKMATE_HOST/DESKMATE_PORT, else 127.0.0.1:8000
+HOST ?= $(or $(DESKMATE_HOST),127.0.0.1)
+PORT ?= $(or $(DESKMATE_PORT),8000)
 PYTEST_ARGS ?=
 
 .PHONY: install run test test-fast bench lint clean

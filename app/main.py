@@ -12,7 +12,7 @@ from fastapi.concurrency import run_in_threadpool
 from app.body_limit import BodyLimitMiddleware
 from app.errors import register_error_handlers
 from app.logging_setup import configure_logging
-from app.resources import build_resources, sync_bundled_kb
+from app.resources import build_resources, ready_summary, sync_bundled_kb
 from app.routers import chat, documents, health, tickets
 from app.routers import status as status_router
 from app.routers import feedback as feedback_router
@@ -38,6 +38,7 @@ def create_app(settings: Settings | None = None, **overrides: Any) -> FastAPI:
         # models load here, once, in a worker thread so the event loop stays responsive
         resources = await run_in_threadpool(build_resources, settings, **overrides)
         await run_in_threadpool(sync_bundled_kb, resources)
+        log.info("%s", await run_in_threadpool(ready_summary, resources))
         app.state.resources = resources
         try:
             yield
