@@ -202,7 +202,7 @@ class DocumentOut(BaseModel):
 
 
 class DocumentContextOut(BaseModel):
-    """A document's context (seed 001), given at upload; search filters match it."""
+    """A document's context, given at upload; search filters match it."""
 
     context_type: list[str]
     content_domain: list[str]

@@ -1,7 +1,8 @@
 """All of deskmate's configuration in one pydantic-settings class.
 
-Every field lists the environment variable(s) it is read from; the README's configuration
-table is checked against this class by a test, so a new knob cannot go undocumented.
+Every field lists the environment variable(s) it is read from and says what it does: the docs' configuration
+reference is generated from this class (app/config_reference.py, `make docs`), and a test fails on a field
+without a description, so a new knob cannot go undocumented.
 """
 
 from __future__ import annotations

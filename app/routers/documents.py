@@ -78,7 +78,7 @@ def upload_document(response: Response, file: UploadFile = File(..., description
                                                   "names); empty: the main one"),
                     resources: Resources = Depends(get_resources)) -> UploadResponse:
     indexer = collection_indexer(resources, collection)
-    # seed 001 document context: lower-cased lists; all three mandatory fields or none (422 otherwise)
+    # the document context: lower-cased lists; all three mandatory fields or none (422 otherwise)
     document_context = validate_context({"context_type": context_type, "content_domain": content_domain,
                                          "document_category": document_category,
                                          "relevance_tags": relevance_tags, "description": description})

@@ -260,6 +260,11 @@ def test_the_trace_inspector_shows_the_path_a_run_took_with_node_timings(page, d
     assert rows.evaluate_all("rows => rows.map(r => r.dataset.node)") == path
     assert all(re.fullmatch(r"[\d.]+ (ms|s)", d) for d in admin.locator(".node-duration").all_inner_texts())
     assert admin.locator(".trace-diagram svg text.timing").count() == len(path)
+    # readable at normal zoom: the drawing is not shrunk to fit, and every node name is one unbroken line
+    label_heights = admin.locator(".trace-diagram svg g.node text:not(.timing)").evaluate_all(
+        "texts => texts.map(t => t.getBoundingClientRect().height)")
+    assert label_heights and min(label_heights) >= 12, label_heights
+    assert admin.locator(".trace-diagram svg g.node text tspan").count() == 0
     assert trace_id in admin.locator(".facts").inner_text()
     assert "troubleshoot" in admin.locator("table.data").filter(has_text="policy").inner_text()
     assert admin.locator(f"#trace-table tr[data-trace='{trace_id}']").count() == 1
