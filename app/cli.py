@@ -62,6 +62,60 @@ def cmd_ingest(args: argparse.Namespace) -> int:
 
 
 def cmd_ask(args: argparse.Namespace) -> int:
+    if args.local:
+        return _ask_locally(args)
+    from app.cli_client import ServerUnavailable, TurnRefused, ask_server, default_url, source_link
+
+    settings = _settings(args)
+    base_url = (args.url or default_url(settings)).rstrip("/")
+    payload = {"message": args.question, **({"session_id": args.session} if args.session else {}),
+               **({"user_os": args.os} if args.os else {})}
+    headers = {"X-Deskmate-User": args.user_token} if args.user_token else {}
+    streamed: list[str] = []
+
+    def write(text: str) -> None:
+        if not streamed:  # the reply's body: its "Sources:" footer is printed below as links
+            text = _without_sources_footer(text)
+        streamed.append(text)
+        sys.stdout.write(text)
+        sys.stdout.flush()
+
+    try:
+        turn = ask_server(base_url, payload, write, headers=headers)
+    except ServerUnavailable as exc:
+        sys.stderr.write(f"deskmate: {exc}. Start one with `deskmate serve` (or `make run`), point --url or "
+                         f"DESKMATE_URL at yours, or add --local to load the models in this process (about 10 s).\n")
+        return 2
+    except TurnRefused as exc:
+        sys.stderr.write(f"\ndeskmate: the server refused the question ({exc.status}): {exc.detail}\n")
+        return 1
+    envelope = turn.envelope
+    body = _without_sources_footer(envelope.get("answer", ""))
+    shown = "".join(streamed)
+    if body.strip() != shown.strip():
+        if shown and body.endswith(shown.strip()):  # notices (redaction, fallback) come before the reply
+            sys.stdout.write("\n\n" + body[: len(body) - len(shown.strip())].strip())
+        else:
+            sys.stdout.write(("\n\n(deskmate replaced the reply above; this is its answer:)\n" if shown else "") + body)
+    sys.stdout.write("\n")
+    sources = envelope.get("sources") or []
+    if sources:
+        sys.stdout.write("\nSources:\n")
+        for source in sources:
+            title = source["title"] + (f" › {source['section'].replace(' > ', ' › ')}" if source.get("section") else "")
+            sys.stdout.write(f"[{source['n']}] {title}\n    {source_link(base_url, source)}\n")
+    sys.stdout.write(f"\n(session {envelope.get('session_id')}, action {envelope.get('action')}; "
+                     f"continue with --session {envelope.get('session_id')})\n")
+    return 0
+
+
+def _without_sources_footer(text: str) -> str:
+    head, marker, _ = text.rpartition("\n\nSources:\n")
+    return head if marker else text
+
+
+def _ask_locally(args: argparse.Namespace) -> int:
+    """--local: load the models in this process and answer without a server (about 10 s before the answer)."""
     from app.resources import build_resources, sync_bundled_kb
     from app.schemas import clean_message
 
@@ -164,11 +218,17 @@ def build_parser() -> argparse.ArgumentParser:
     ingest.add_argument("--quiet", action="store_true", help="no progress bar")
     ingest.set_defaults(func=cmd_ingest)
 
-    ask = sub.add_parser("ask", help="ask one question and print the answer")
+    ask = sub.add_parser("ask", help="ask a running deskmate one question and print the answer as it arrives")
     ask.add_argument("question")
+    ask.add_argument("--url", help="the deskmate to ask (default: $DESKMATE_URL, else http://$DESKMATE_HOST:"
+                                   "$DESKMATE_PORT, i.e. http://127.0.0.1:8000)")
     ask.add_argument("--session", help="continue this session id")
     ask.add_argument("--os", choices=["windows", "macos", "linux"], help="your operating system")
-    ask.add_argument("--no-sync", action="store_true", help="do not index the bundled knowledge base first")
+    ask.add_argument("--user-token", help="a signed X-Deskmate-User token, when the server has sign-in on")
+    ask.add_argument("--local", action="store_true",
+                     help="no server: load the models in this process and answer from the local data folder")
+    ask.add_argument("--no-sync", action="store_true",
+                     help="with --local: do not index the bundled knowledge base first")
     ask.set_defaults(func=cmd_ask)
 
     serve = sub.add_parser("serve", help="run the HTTP API")

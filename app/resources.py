@@ -231,13 +231,36 @@ def _build_resources(settings: Settings, *, embedder: Embedder | None = None, ll
         name: IndexingService(indexing_graph, IndexingContext(embedder=embedder, index=extra, parser=parser,
                                                               chunk_max_tokens=settings.chunk_max_tokens), tracer)
         for name, extra in extra_indexes.items()}
-    log.info("deskmate ready: llm=%s, chroma=%s, tracing=%s, policy=%s (%d collection(s), %d rule(s))",
-             llm.name if llm else "none (extractive answers)", settings.chroma_mode,
-             "langfuse" if tracer.enabled else "off", policy.source, len(policy.collections), len(policy.responses))
     return Resources(settings=settings, embedder=embedder, index=index, redactor=redactor, llm=llm,
                      sessions=sessions, tracer=tracer, chat=chat, indexer=indexer, status=status,
                      tickets=tickets, parser=parser, feedback=feedback, retrieval_context=support_context,
                      redactors=redactors, traces=traces, policy=policy, indexers=indexers)
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+def ready_summary(resources: Resources) -> str:
+    """What is on and off, in the words of the docs: the line an operator reads when the service is up."""
+    settings, policy = resources.settings, resources.policy
+    llm = resources.llm.name if resources.llm is not None else "none (answers quote the documents)"
+    chroma = "embedded" if settings.chroma_mode == "persistent" else \
+        f"server {settings.chroma_host}:{settings.chroma_port}"
+    parts = [
+        f"{_plural(len(resources.index.list_documents()), 'document')} "
+        f"({_plural(resources.index.count(), 'chunk')}) in chroma={chroma}",
+        f"llm={llm}",
+        f"langfuse={'on' if getattr(resources.tracer, 'enabled', False) else 'off'}",
+        f"local traces={'on' if resources.traces is not None else 'off'}",
+        f"status page={'on' if settings.status_page_url else 'off'}",
+        f"jira={'on' if settings.jira_enabled else 'off (tickets stay local)'}",
+        f"sign-in={'on' if settings.user_token_secret else 'off'}",
+    ]
+    if policy is not None:
+        parts.append(f"answer policy={policy.source} ({_plural(len(policy.collections), 'collection')}, "
+                     f"{_plural(len(policy.responses), 'rule')})")
+    return "deskmate ready: " + ", ".join(parts)
 
 
 def sync_bundled_kb(resources: Resources) -> None:

@@ -55,7 +55,7 @@ class SupportContext:
     max_searches: int = 3
     history_turns: int = 10
     llm_max_tokens: int = 1024
-    # the answer policy (seed 000): response rules, knowledge collections, named LLMs; None: built-in defaults
+    # the answer policy: response rules, knowledge collections, named LLMs; None: built-in defaults
     policy: "AnswerPolicy | None" = None
     main_collection: str = "kb"  # the policy's collection that `index` holds (retrieved by the graph itself)
     collections: Mapping[str, Any] = field(default_factory=dict)  # other collections: name → hybrid index

@@ -1,4 +1,4 @@
-"""The answer policy as data (seed 000, Parts 2–2C and 5B): named LLMs, knowledge collections, intent
+"""The answer policy as data: named LLMs, knowledge collections, intent
 detection and the ordered response rules. Built from the YAML file by app/config_file.py, or — with no
 file — `default_policy()`, which reproduces deskmate's behaviour without one.
 
@@ -77,7 +77,7 @@ class ResponseRule:
 
 @dataclass(frozen=True)
 class IntegrationSpec:
-    """A read-only lookup in another system (seed 002's configured tools), offered to the decision agent
+    """A read-only lookup in another system (a configured tool), offered to the decision agent
     like its own actions: described by `examples`, chosen by embedding similarity, called with GET.
 
     `url` may hold `${user}` (the signed-in caller's id) and `${query}` (the redacted message), each

@@ -175,7 +175,7 @@ class ActionCatalogue:
             return catalogue
         try:
             catalogue.embed(embedder)
-        except Exception as exc:  # degrade on purpose (seed 002): selection falls back to the context filter
+        except Exception as exc:  # degrade on purpose: selection falls back to the context filter
             catalogue._unavailable = f"the action examples could not be embedded at start-up ({exc})"
             log.error("action catalogue: %s; the decision LLM is offered every allowed action", catalogue._unavailable)
         return catalogue

@@ -1,4 +1,4 @@
-"""The retrieval pipeline (seed 004, node 4), shared by the `retrieve` node and bench/retrieval.py.
+"""The retrieval pipeline, shared by the `retrieve` node and bench/retrieval.py.
 
     dense + lexical candidates → fusion → section aggregation → neighbours of the top hit
     → optional cross-encoder rerank → feedback adjustment → top-k
@@ -215,7 +215,7 @@ def search_chunks(ctx: SupportContext, query: str, embedding: Sequence[float], *
     allowed = access_where(groups)
     ranking = _candidates(ctx, query, embedding, combine_where(allowed, primary_where(search_filter)))
     if not ranking.chunks and search_filter.primary and search_filter.secondary:
-        # seed 001: nothing matches the primary fields → any document matching a secondary value
+        # nothing matches the primary fields → any document matching a secondary value
         ranking = _candidates(ctx, query, embedding, combine_where(allowed, fallback_where(search_filter)))
     ranking.chunks = [c for c in ranking.chunks if fits_os(c, user_os)]
     ranking = boost_secondary(ranking, search_filter, config.secondary_boost)

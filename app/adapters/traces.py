@@ -38,7 +38,7 @@ MAX_ITEMS = 30  # list items kept per value
 MAX_DEPTH = 6
 MAX_PENDING = 512  # records waiting for the writer; beyond this a record is dropped, never waited for
 PRUNE_EVERY_S = 600.0
-# stage of the /chat `timings` each support-graph node counts towards (seed 003's metrics)
+# stage of the /chat `timings` each support-graph node counts towards (the per-stage latency the reply reports)
 STAGES = {"embed_query": "embedding_ms", "retrieve": "retrieval_ms", "decide": "decision_ms",
           "check_status": "decision_ms", "answer": "generation_ms", "clarify": "generation_ms",
           "troubleshoot": "generation_ms", "ticket": "generation_ms", "search_tickets": "generation_ms",

@@ -204,7 +204,7 @@
       el("td", {}, d.audience && d.audience.length ? d.audience.join(", ") : "everyone"),
       el("td", { class: "num" }, String(d.chunks)),
       el("td", { class: "num" }, `${(d.size_bytes / 1024).toFixed(1)} KB`),
-      el("td", {}, formatTime(d.indexed_at)),
+      el("td", { class: "when" }, formatTime(d.indexed_at)),
       el("td", {}, el("button", { type: "button", class: "button small danger", onclick: () => removeDocument(d) }, "Delete")))));
     if (!body.documents.length) documentBody.append(el("tr", {}, el("td", { colspan: 8, class: "empty" }, "No documents.")));
   }
@@ -255,7 +255,7 @@
     ticketBody.replaceChildren(...body.tickets.map((t) => el("tr", { class: "clickable", dataset: { ticket: t.id },
                                                               onclick: () => openTicket(t.id) },
       el("td", { class: "mono" }, t.id), el("td", {}, badge(t.status)), el("td", {}, t.priority),
-      el("td", {}, t.summary), el("td", {}, t.os || "–"), el("td", {}, formatTime(t.created_at)),
+      el("td", {}, t.summary), el("td", {}, t.os || "–"), el("td", { class: "when" }, formatTime(t.created_at)),
       el("td", {}, t.jira_key || (t.jira_error ? badge("not sent", "error") : "–")))));
     if (!body.tickets.length) ticketBody.append(el("tr", {}, el("td", { colspan: 7, class: "empty" }, "No tickets.")));
   }
