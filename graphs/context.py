@@ -62,7 +62,7 @@ class SupportContext:
     llms: Mapping[str, "ChatModel | None"] = field(default_factory=dict)  # "name" / "name:model" → model
     max_turns: int = 20  # past this, a still-unresolved conversation is offered a ticket
     max_failed_steps: int = 3  # troubleshooting escalates after this many failed steps
-    fact_path: bool = True  # fact questions get a short extractive span (nodes/fact.py) when confident
+    fact_path: bool = False  # fact questions get a short extractive span (nodes/fact.py) when confident
     fact_min_confidence: float = 0.6  # below this the answer node falls through to its normal path
     # the actions offered to the decision LLM per message (nodes/actions.py); None: all of them, no selection
     actions: "ActionCatalogue | None" = None
