@@ -16,6 +16,7 @@ from app.adapters.memory import SessionStore
 from app.adapters.parse_sandbox import SandboxedParser
 from app.adapters.parsers import FileParser
 from app.adapters.redactor import redactors_from_settings
+from app.adapters.source_store import SourceStore
 from app.adapters.status_page import build_status_checker
 from app.adapters.tickets import TicketService, build_ticket_desk
 from app.adapters.traces import RecordingTracer, TraceStore
@@ -57,6 +58,7 @@ class Resources:
     traces: TraceStore | None = None  # the local trace store (GET /traces); None when DESKMATE_LOCAL_TRACES=false
     policy: AnswerPolicy | None = None  # response rules, collections, named LLMs (DESKMATE_CONFIG or defaults)
     indexers: dict[str, IndexingService] = field(default_factory=dict)  # collection name → its indexer
+    sources: SourceStore | None = None  # synced knowledge sources (POST /sources)
 
     def indexer_for(self, collection: str | None) -> IndexingService | None:
         """The indexer of a named collection (None: the main one); None when there is no such collection."""
@@ -78,6 +80,8 @@ class Resources:
             self.parser.close()  # stops the parse worker processes
         if self.feedback is not None:
             self.feedback.close()
+        if self.sources is not None:
+            self.sources.close()
 
 
 def answer_confidence(settings: Settings) -> dict:
@@ -210,7 +214,8 @@ def build_resources(settings: Settings, *, embedder: Embedder | None = None, llm
     return Resources(settings=settings, embedder=embedder, index=index, redactor=redactor, llm=llm,
                      sessions=sessions, tracer=tracer, chat=chat, indexer=indexer, status=status,
                      tickets=tickets, parser=parser, feedback=feedback, retrieval_context=support_context,
-                     redactors=redactors, traces=traces, policy=policy, indexers=indexers)
+                     redactors=redactors, traces=traces, policy=policy, indexers=indexers,
+                     sources=SourceStore(settings.sources_db))
 
 
 def sync_bundled_kb(resources: Resources) -> None:

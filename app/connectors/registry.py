@@ -1,0 +1,40 @@
+"""Builds a source's connector from its stored record; credentials are read from the environment at sync time."""
+
+from __future__ import annotations
+
+import os
+from typing import Mapping
+
+from app.connectors.base import Connector, ConnectorError
+from app.connectors.confluence import ConfluenceConnector
+from app.connectors.http import SourceHttp
+
+SOURCE_TYPES = ("confluence",)
+
+
+def credential(source: dict, role: str, environ: Mapping[str, str]) -> str | None:
+    """The value of the environment variable the source names for `role` (None when it names none)."""
+    name = (source.get("credential_env") or {}).get(role)
+    if not name:
+        return None
+    value = environ.get(name)
+    if not value:
+        raise ConnectorError(f"The environment variable {name} (this source's '{role}') is not set in deskmate's "
+                             "environment; set it and sync again.")
+    return value
+
+
+def build_connector(source: dict, environ: Mapping[str, str] | None = None) -> Connector:
+    environ = os.environ if environ is None else environ
+    label = f"{source['type'].capitalize()} at {source['base_url']}"
+    if source["type"] == "confluence":
+        user, token = credential(source, "user", environ), credential(source, "token", environ)
+        if user and token:
+            http = SourceHttp(source["base_url"], auth=(user, token), source_label=label)  # Cloud: email + API token
+        elif token:  # Data Center: a personal access token
+            http = SourceHttp(source["base_url"], headers={"Authorization": f"Bearer {token}"}, source_label=label)
+        else:
+            http = SourceHttp(source["base_url"], source_label=label)  # anonymous access to a public space
+        return ConfluenceConnector(http, space_keys=list(source["scope"].get("space_keys") or []),
+                                   group_map=source.get("group_map") or {})
+    raise ConnectorError(f"No connector for sources of type '{source['type']}'.")
