@@ -110,7 +110,9 @@
       const item = el("li", { id: `src-${key}-${s.n}`, value: s.n }, anchor,
         el("span", { class: "source-path muted" }, ` — ${s.source}`));
       list.append(item);
-      if (s.doc_id) { // each source names its document: link to the download (allowed to whoever was shown it)
+      if (/^https?:\/\//i.test(s.source)) { // a synced page (Confluence, a web page): open it where it lives
+        anchor.replaceWith(el("a", { href: s.source, target: "_blank", rel: "noopener noreferrer", class: "source-title" }, label));
+      } else if (s.doc_id) { // each source names its document: link to the download (allowed to whoever was shown it)
         const a = el("a", { href: `/documents/${encodeURIComponent(s.doc_id)}/content`, target: "_blank",
                             rel: "noopener", class: "source-title" }, label);
         anchor.replaceWith(a);
