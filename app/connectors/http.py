@@ -46,12 +46,13 @@ class SourceHttp:
         self.requests = 0
         self.throttled = 0
 
-    def get(self, path_or_url: str, *, params: dict | None = None, accept_statuses: tuple[int, ...] = ()) -> httpx.Response:
+    def get(self, path_or_url: str, *, params: dict | None = None, headers: dict | None = None,
+            accept_statuses: tuple[int, ...] = ()) -> httpx.Response:
         """GET with back-off: 429 and 503 wait for Retry-After (bounded attempts); 401/403 raise ConnectorAuthError."""
         for attempt in range(1, MAX_ATTEMPTS + 1):
             self.requests += 1
             try:
-                response = self._client.get(path_or_url, params=params)
+                response = self._client.get(path_or_url, params=params, headers=headers)
             except httpx.HTTPError as exc:
                 if attempt == MAX_ATTEMPTS:
                     raise ConnectorError(f"{self.label} could not be reached ({type(exc).__name__}).") from exc

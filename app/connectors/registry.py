@@ -8,8 +8,9 @@ from typing import Mapping
 from app.connectors.base import Connector, ConnectorError
 from app.connectors.confluence import ConfluenceConnector
 from app.connectors.http import SourceHttp
+from app.connectors.website import USER_AGENT, WebsiteConnector
 
-SOURCE_TYPES = ("confluence",)
+SOURCE_TYPES = ("confluence", "website")
 
 
 def credential(source: dict, role: str, environ: Mapping[str, str]) -> str | None:
@@ -37,4 +38,10 @@ def build_connector(source: dict, environ: Mapping[str, str] | None = None) -> C
             http = SourceHttp(source["base_url"], source_label=label)  # anonymous access to a public space
         return ConfluenceConnector(http, space_keys=list(source["scope"].get("space_keys") or []),
                                    group_map=source.get("group_map") or {})
+    if source["type"] == "website":
+        scope = source["scope"]
+        http = SourceHttp(source["base_url"], headers={"User-Agent": USER_AGENT}, source_label=label)
+        return WebsiteConnector(http, start_urls=list(scope.get("start_urls") or []),
+                                sitemaps=list(scope.get("sitemaps") or []),
+                                max_pages=int(scope.get("max_pages") or 200), max_depth=int(scope.get("max_depth", 2)))
     raise ConnectorError(f"No connector for sources of type '{source['type']}'.")

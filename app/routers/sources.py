@@ -30,15 +30,17 @@ def _with_store(resources: Resources = Depends(get_resources)) -> None:
 router = APIRouter(tags=["sources"], dependencies=[Depends(require_admin), Depends(_with_store)])
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
 _SCHEDULE = re.compile(r"^(manual|every [1-9][0-9]{0,3}[mhd])$")
-_SCOPE_KEYS = {"confluence": ("space_keys",)}
-_CREDENTIAL_ROLES = {"confluence": ("user", "token")}
+_SCOPE_KEYS = {"confluence": ("space_keys",), "website": ("start_urls", "sitemaps")}
+_SCOPE_LIMITS = {"website": {"max_pages": (1, 5_000), "max_depth": (0, 10)}}
+_CREDENTIAL_ROLES = {"confluence": ("user", "token"), "website": ()}
 
 
 class SourceCreate(BaseModel):
-    type: Literal["confluence"] = Field(description="What kind of source: " + ", ".join(SOURCE_TYPES))
+    type: Literal["confluence", "website"] = Field(description="What kind of source: " + ", ".join(SOURCE_TYPES))
     name: str = Field("", max_length=200, description="A name for the admin page; default: the base URL")
     base_url: str = Field(max_length=500, description="e.g. https://example.atlassian.net/wiki")
-    scope: dict[str, list[str]] = Field(description="What to sync, per type: confluence → space_keys")
+    scope: dict[str, list[str] | int] = Field(description="What to sync, per type: confluence → space_keys; "
+                                              "website → start_urls and/or sitemaps, max_pages (200), max_depth (2)")
     credential_env: dict[str, str] = Field(default_factory=dict, description="Credential role → NAME of the "
                                            "environment variable holding it (confluence: user, token)")
     group_map: dict[str, str] = Field(default_factory=dict, description="Source group → deskmate audience group")
@@ -88,14 +90,27 @@ def _out(resources: Resources, record: dict) -> SourceOut:
 
 def _validate(body: SourceCreate) -> None:
     allowed = _SCOPE_KEYS[body.type]
-    unknown = [k for k in body.scope if k not in allowed]
-    if unknown or not any(body.scope.get(k) for k in allowed):
+    limits = _SCOPE_LIMITS.get(body.type, {})
+    for name, (low, high) in limits.items():
+        value = body.scope.get(name)
+        if value is not None and (not isinstance(value, int) or not low <= value <= high):
+            raise HTTPException(status_code=422, detail=f"scope.{name} must be a number from {low} to {high}.")
+    unknown = [k for k in body.scope if k not in allowed and k not in limits]
+    if unknown or not any(isinstance(body.scope.get(k), list) and body.scope.get(k) for k in allowed):
         raise HTTPException(status_code=422, detail=f"A {body.type} source's scope takes {', '.join(allowed)} "
                                                     f"(at least one value){'; not ' + ', '.join(unknown) if unknown else ''}.")
+    if body.type == "website":
+        site = urlsplit(body.base_url).netloc
+        for url in [*body.scope.get("start_urls", []), *body.scope.get("sitemaps", [])]:
+            parts = urlsplit(str(url))
+            if parts.scheme not in ("http", "https") or parts.netloc != site:
+                raise HTTPException(status_code=422, detail=f"'{url}' is not on {site}: a website source crawls "
+                                                            "its own site only (add another source for another site).")
     for role, name in body.credential_env.items():
         if role not in _CREDENTIAL_ROLES[body.type]:
             raise HTTPException(status_code=422, detail=f"A {body.type} source takes credentials "
-                                                        f"{', '.join(_CREDENTIAL_ROLES[body.type])}, not '{role}'.")
+                                                        f"{', '.join(_CREDENTIAL_ROLES[body.type]) or 'none'}, "
+                                                        f"not '{role}'.")
         if not _ENV_NAME.match(name):
             raise HTTPException(status_code=422, detail=f"credential_env.{role} must be the NAME of an environment "
                                                         "variable holding the secret (e.g. CONFLUENCE_TOKEN), "
@@ -107,7 +122,8 @@ def _validate(body: SourceCreate) -> None:
 
 
 def source_id_for(body: SourceCreate) -> str:
-    key = json.dumps([body.type, body.base_url.lower(), {k: sorted(v) for k, v in body.scope.items()}],
+    key = json.dumps([body.type, body.base_url.lower(),
+                      {k: sorted(v) if isinstance(v, list) else v for k, v in body.scope.items()}],
                      sort_keys=True)
     return hashlib.sha256(key.encode("utf-8")).hexdigest()[:12]
 
