@@ -22,6 +22,7 @@ import re
 from datetime import datetime, timedelta, timezone
 from urllib.parse import urlsplit
 
+from app.adapters.markup_rules import image_text
 from app.connectors.base import ChangeSet, Connector, ConnectorError, DocumentRef, RemoteDocument
 from app.connectors.http import SourceHttp
 
@@ -179,7 +180,10 @@ def storage_to_html(title: str, storage: str) -> str:
             body = macro.find("ac:rich-text-body")
             box = soup.new_tag("div")
             lead = ": ".join(part for part in (label, heading) if part)
-            if lead:
+            first = body.find(True, recursive=False) if body is not None else None
+            if lead and not heading and first is not None and first.name == "p":
+                first.insert(0, f"{lead}: ")  # "Info: Toner is in the cupboard."
+            elif lead:
                 intro = soup.new_tag("p")
                 intro.string = f"{lead}:" if body is not None and body.find(["p", "ul", "ol", "pre", "table"]) else lead
                 box.append(intro)
@@ -194,11 +198,10 @@ def storage_to_html(title: str, storage: str) -> str:
                 macro.replace_with(body)
             else:
                 macro.decompose()
-    for image in soup.find_all("ac:image"):
-        alt = image.get("ac:alt") or image.get("ac:title") or ""
+    for image in soup.find_all("ac:image"):  # a picture leaves its alt text, when that says something
+        alt = image_text(image.get("ac:alt") or image.get("ac:title") or "")
         if alt:
-            img = soup.new_tag("img", alt=alt)
-            image.replace_with(img)
+            image.replace_with(alt)
         else:
             image.decompose()
     for link in soup.find_all("ac:link"):
