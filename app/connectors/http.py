@@ -6,6 +6,7 @@ import logging
 import time
 from email.utils import parsedate_to_datetime
 from typing import Callable
+from urllib.parse import urlsplit
 
 import httpx
 
@@ -49,6 +50,10 @@ class SourceHttp:
     def get(self, path_or_url: str, *, params: dict | None = None, headers: dict | None = None,
             accept_statuses: tuple[int, ...] = ()) -> httpx.Response:
         """GET with back-off: 429 and 503 wait for Retry-After (bounded attempts); 401/403 raise ConnectorAuthError."""
+        target = urlsplit(path_or_url)
+        if target.netloc and target.netloc != urlsplit(self.base_url).netloc:
+            # paging links come from the source: credentials never follow one to another host
+            raise ConnectorError(f"{self.label} pointed to another host ({target.netloc}); not followed.")
         for attempt in range(1, MAX_ATTEMPTS + 1):
             self.requests += 1
             try:

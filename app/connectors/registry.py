@@ -8,9 +8,11 @@ from typing import Mapping
 from app.connectors.base import Connector, ConnectorError
 from app.connectors.confluence import ConfluenceConnector
 from app.connectors.http import SourceHttp
+from app.connectors.sharepoint import GraphToken, SharePointConnector
 from app.connectors.website import USER_AGENT, WebsiteConnector
 
-SOURCE_TYPES = ("confluence", "website")
+SOURCE_TYPES = ("confluence", "sharepoint", "website")
+MICROSOFT_AUTHORITY = "https://login.microsoftonline.com"
 
 
 def credential(source: dict, role: str, environ: Mapping[str, str]) -> str | None:
@@ -37,6 +39,16 @@ def build_connector(source: dict, environ: Mapping[str, str] | None = None) -> C
         else:
             http = SourceHttp(source["base_url"], source_label=label)  # anonymous access to a public space
         return ConfluenceConnector(http, space_keys=list(source["scope"].get("space_keys") or []),
+                                   group_map=source.get("group_map") or {})
+    if source["type"] == "sharepoint":
+        scope = source["scope"]
+        client_id, secret = credential(source, "client_id", environ), credential(source, "client_secret", environ)
+        if not client_id or not secret:
+            raise ConnectorError("A SharePoint source needs credential_env client_id and client_secret.")
+        authority = str(scope.get("authority") or MICROSOFT_AUTHORITY).rstrip("/")
+        token = GraphToken(f"{authority}/{scope['tenant']}/oauth2/v2.0/token", client_id, secret)
+        http = SourceHttp(source["base_url"], auth=token, source_label="Microsoft Graph")
+        return SharePointConnector(http, site=str(scope["site"]), library=str(scope.get("library") or "Documents"),
                                    group_map=source.get("group_map") or {})
     if source["type"] == "website":
         scope = source["scope"]

@@ -30,17 +30,21 @@ def _with_store(resources: Resources = Depends(get_resources)) -> None:
 router = APIRouter(tags=["sources"], dependencies=[Depends(require_admin), Depends(_with_store)])
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
 _SCHEDULE = re.compile(r"^(manual|every [1-9][0-9]{0,3}[mhd])$")
-_SCOPE_KEYS = {"confluence": ("space_keys",), "website": ("start_urls", "sitemaps")}
+_SCOPE_KEYS = {"confluence": ("space_keys",), "website": ("start_urls", "sitemaps"),
+               "sharepoint": ("site", "library", "tenant", "authority")}
+_REQUIRED = {"confluence": ("space_keys",), "website": (), "sharepoint": ("site", "tenant")}
 _SCOPE_LIMITS = {"website": {"max_pages": (1, 5_000), "max_depth": (0, 10)}}
-_CREDENTIAL_ROLES = {"confluence": ("user", "token"), "website": ()}
+_LIST_KEYS = {"space_keys", "start_urls", "sitemaps"}
+_CREDENTIAL_ROLES = {"confluence": ("user", "token"), "website": (), "sharepoint": ("client_id", "client_secret")}
 
 
 class SourceCreate(BaseModel):
-    type: Literal["confluence", "website"] = Field(description="What kind of source: " + ", ".join(SOURCE_TYPES))
+    type: Literal["confluence", "sharepoint", "website"] = Field(description="What kind of source: " + ", ".join(SOURCE_TYPES))
     name: str = Field("", max_length=200, description="A name for the admin page; default: the base URL")
     base_url: str = Field(max_length=500, description="e.g. https://example.atlassian.net/wiki")
-    scope: dict[str, list[str] | int] = Field(description="What to sync, per type: confluence → space_keys; "
-                                              "website → start_urls and/or sitemaps, max_pages (200), max_depth (2)")
+    scope: dict[str, list[str] | int | str] = Field(
+        description="What to sync, per type: confluence → space_keys; sharepoint → site ('host:/sites/name'), "
+                    "library ('Documents'), tenant; website → start_urls and/or sitemaps, max_pages (200), max_depth (2)")
     credential_env: dict[str, str] = Field(default_factory=dict, description="Credential role → NAME of the "
                                            "environment variable holding it (confluence: user, token)")
     group_map: dict[str, str] = Field(default_factory=dict, description="Source group → deskmate audience group")
@@ -95,10 +99,17 @@ def _validate(body: SourceCreate) -> None:
         value = body.scope.get(name)
         if value is not None and (not isinstance(value, int) or not low <= value <= high):
             raise HTTPException(status_code=422, detail=f"scope.{name} must be a number from {low} to {high}.")
+    for name, value in body.scope.items():
+        if name in _LIST_KEYS and not isinstance(value, list) or name not in _LIST_KEYS and name not in limits \
+                and not isinstance(value, str):
+            kind = "a list of strings" if name in _LIST_KEYS else "a string"
+            raise HTTPException(status_code=422, detail=f"scope.{name} must be {kind}.")
     unknown = [k for k in body.scope if k not in allowed and k not in limits]
-    if unknown or not any(isinstance(body.scope.get(k), list) and body.scope.get(k) for k in allowed):
+    missing = [k for k in _REQUIRED[body.type] if not body.scope.get(k)]
+    if unknown or missing or not any(body.scope.get(k) for k in allowed):
         raise HTTPException(status_code=422, detail=f"A {body.type} source's scope takes {', '.join(allowed)} "
-                                                    f"(at least one value){'; not ' + ', '.join(unknown) if unknown else ''}.")
+                                                    f"({', '.join(_REQUIRED[body.type]) or 'one of them'} required)"
+                                                    f"{'; not ' + ', '.join(unknown) if unknown else ''}.")
     if body.type == "website":
         site = urlsplit(body.base_url).netloc
         for url in [*body.scope.get("start_urls", []), *body.scope.get("sitemaps", [])]:
@@ -123,7 +134,8 @@ def _validate(body: SourceCreate) -> None:
 
 def source_id_for(body: SourceCreate) -> str:
     key = json.dumps([body.type, body.base_url.lower(),
-                      {k: sorted(v) if isinstance(v, list) else v for k, v in body.scope.items()}],
+                      {k: sorted(v) if isinstance(v, list) else v for k, v in body.scope.items()
+                       if k not in ("max_pages", "max_depth")}],
                      sort_keys=True)
     return hashlib.sha256(key.encode("utf-8")).hexdigest()[:12]
 
