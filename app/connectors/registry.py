@@ -8,10 +8,11 @@ from typing import Mapping
 from app.connectors.base import Connector, ConnectorError
 from app.connectors.confluence import ConfluenceConnector
 from app.connectors.http import SourceHttp
+from app.connectors.servicenow import ServiceNowConnector
 from app.connectors.sharepoint import GraphToken, SharePointConnector
 from app.connectors.website import USER_AGENT, WebsiteConnector
 
-SOURCE_TYPES = ("confluence", "sharepoint", "website")
+SOURCE_TYPES = ("confluence", "servicenow", "sharepoint", "website")
 MICROSOFT_AUTHORITY = "https://login.microsoftonline.com"
 
 
@@ -39,6 +40,14 @@ def build_connector(source: dict, environ: Mapping[str, str] | None = None) -> C
         else:
             http = SourceHttp(source["base_url"], source_label=label)  # anonymous access to a public space
         return ConfluenceConnector(http, space_keys=list(source["scope"].get("space_keys") or []),
+                                   group_map=source.get("group_map") or {})
+    if source["type"] == "servicenow":
+        user, password = credential(source, "user", environ), credential(source, "password", environ)
+        if not user or not password:
+            raise ConnectorError("A ServiceNow source needs credential_env user and password.")
+        http = SourceHttp(source["base_url"], auth=(user, password), headers={"Accept": "application/json"},
+                          source_label=label)
+        return ServiceNowConnector(http, knowledge_bases=list(source["scope"].get("knowledge_bases") or []),
                                    group_map=source.get("group_map") or {})
     if source["type"] == "sharepoint":
         scope = source["scope"]

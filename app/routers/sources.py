@@ -31,20 +31,24 @@ router = APIRouter(tags=["sources"], dependencies=[Depends(require_admin), Depen
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
 _SCHEDULE = re.compile(r"^(manual|every [1-9][0-9]{0,3}[mhd])$")
 _SCOPE_KEYS = {"confluence": ("space_keys",), "website": ("start_urls", "sitemaps"),
-               "sharepoint": ("site", "library", "tenant", "authority")}
-_REQUIRED = {"confluence": ("space_keys",), "website": (), "sharepoint": ("site", "tenant")}
+               "sharepoint": ("site", "library", "tenant", "authority"), "servicenow": ("knowledge_bases",)}
+_REQUIRED = {"confluence": ("space_keys",), "website": (), "sharepoint": ("site", "tenant"),
+             "servicenow": ("knowledge_bases",)}
 _SCOPE_LIMITS = {"website": {"max_pages": (1, 5_000), "max_depth": (0, 10)}}
-_LIST_KEYS = {"space_keys", "start_urls", "sitemaps"}
-_CREDENTIAL_ROLES = {"confluence": ("user", "token"), "website": (), "sharepoint": ("client_id", "client_secret")}
+_LIST_KEYS = {"space_keys", "start_urls", "sitemaps", "knowledge_bases"}
+_CREDENTIAL_ROLES = {"confluence": ("user", "token"), "website": (), "sharepoint": ("client_id", "client_secret"),
+                     "servicenow": ("user", "password")}
 
 
 class SourceCreate(BaseModel):
-    type: Literal["confluence", "sharepoint", "website"] = Field(description="What kind of source: " + ", ".join(SOURCE_TYPES))
+    type: Literal["confluence", "servicenow", "sharepoint", "website"] = Field(
+        description="What kind of source: " + ", ".join(SOURCE_TYPES))
     name: str = Field("", max_length=200, description="A name for the admin page; default: the base URL")
     base_url: str = Field(max_length=500, description="e.g. https://example.atlassian.net/wiki")
     scope: dict[str, list[str] | int | str] = Field(
         description="What to sync, per type: confluence → space_keys; sharepoint → site ('host:/sites/name'), "
-                    "library ('Documents'), tenant; website → start_urls and/or sitemaps, max_pages (200), max_depth (2)")
+                    "library ('Documents'), tenant; servicenow → knowledge_bases (sys_ids); website → start_urls "
+                    "and/or sitemaps, max_pages (200), max_depth (2)")
     credential_env: dict[str, str] = Field(default_factory=dict, description="Credential role → NAME of the "
                                            "environment variable holding it (confluence: user, token)")
     group_map: dict[str, str] = Field(default_factory=dict, description="Source group → deskmate audience group")
