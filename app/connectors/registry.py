@@ -10,9 +10,10 @@ from app.connectors.confluence import ConfluenceConnector
 from app.connectors.http import SourceHttp
 from app.connectors.servicenow import ServiceNowConnector
 from app.connectors.sharepoint import GraphToken, SharePointConnector
+from app.connectors.zendesk import ZendeskConnector
 from app.connectors.website import USER_AGENT, WebsiteConnector
 
-SOURCE_TYPES = ("confluence", "servicenow", "sharepoint", "website")
+SOURCE_TYPES = ("confluence", "servicenow", "sharepoint", "website", "zendesk")
 MICROSOFT_AUTHORITY = "https://login.microsoftonline.com"
 
 
@@ -59,6 +60,13 @@ def build_connector(source: dict, environ: Mapping[str, str] | None = None) -> C
         http = SourceHttp(source["base_url"], auth=token, source_label="Microsoft Graph")
         return SharePointConnector(http, site=str(scope["site"]), library=str(scope.get("library") or "Documents"),
                                    group_map=source.get("group_map") or {})
+    if source["type"] == "zendesk":
+        email, token = credential(source, "email", environ), credential(source, "token", environ)
+        if not email or not token:
+            raise ConnectorError("A Zendesk source needs credential_env email and token (an agent's API token).")
+        http = SourceHttp(source["base_url"], auth=(f"{email}/token", token), source_label=label)
+        return ZendeskConnector(http, section_ids=list(source["scope"].get("section_ids") or []),
+                                group_map=source.get("group_map") or {})
     if source["type"] == "website":
         scope = source["scope"]
         http = SourceHttp(source["base_url"], headers={"User-Agent": USER_AGENT}, source_label=label)

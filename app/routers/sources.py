@@ -31,24 +31,25 @@ router = APIRouter(tags=["sources"], dependencies=[Depends(require_admin), Depen
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
 _SCHEDULE = re.compile(r"^(manual|every [1-9][0-9]{0,3}[mhd])$")
 _SCOPE_KEYS = {"confluence": ("space_keys",), "website": ("start_urls", "sitemaps"),
-               "sharepoint": ("site", "library", "tenant", "authority"), "servicenow": ("knowledge_bases",)}
+               "sharepoint": ("site", "library", "tenant", "authority"), "servicenow": ("knowledge_bases",),
+               "zendesk": ("section_ids",)}
 _REQUIRED = {"confluence": ("space_keys",), "website": (), "sharepoint": ("site", "tenant"),
-             "servicenow": ("knowledge_bases",)}
+             "servicenow": ("knowledge_bases",), "zendesk": ()}
 _SCOPE_LIMITS = {"website": {"max_pages": (1, 5_000), "max_depth": (0, 10)}}
-_LIST_KEYS = {"space_keys", "start_urls", "sitemaps", "knowledge_bases"}
+_LIST_KEYS = {"space_keys", "start_urls", "sitemaps", "knowledge_bases", "section_ids"}
 _CREDENTIAL_ROLES = {"confluence": ("user", "token"), "website": (), "sharepoint": ("client_id", "client_secret"),
-                     "servicenow": ("user", "password")}
+                     "servicenow": ("user", "password"), "zendesk": ("email", "token")}
 
 
 class SourceCreate(BaseModel):
-    type: Literal["confluence", "servicenow", "sharepoint", "website"] = Field(
+    type: Literal["confluence", "servicenow", "sharepoint", "website", "zendesk"] = Field(
         description="What kind of source: " + ", ".join(SOURCE_TYPES))
     name: str = Field("", max_length=200, description="A name for the admin page; default: the base URL")
     base_url: str = Field(max_length=500, description="e.g. https://example.atlassian.net/wiki")
     scope: dict[str, list[str] | int | str] = Field(
         description="What to sync, per type: confluence → space_keys; sharepoint → site ('host:/sites/name'), "
                     "library ('Documents'), tenant; servicenow → knowledge_bases (sys_ids); website → start_urls "
-                    "and/or sitemaps, max_pages (200), max_depth (2)")
+                    "and/or sitemaps, max_pages (200), max_depth (2); zendesk → section_ids (optional: all)")
     credential_env: dict[str, str] = Field(default_factory=dict, description="Credential role → NAME of the "
                                            "environment variable holding it (confluence: user, token)")
     group_map: dict[str, str] = Field(default_factory=dict, description="Source group → deskmate audience group")
@@ -110,7 +111,8 @@ def _validate(body: SourceCreate) -> None:
             raise HTTPException(status_code=422, detail=f"scope.{name} must be {kind}.")
     unknown = [k for k in body.scope if k not in allowed and k not in limits]
     missing = [k for k in _REQUIRED[body.type] if not body.scope.get(k)]
-    if unknown or missing or not any(body.scope.get(k) for k in allowed):
+    one_of = {"website": ("start_urls", "sitemaps")}.get(body.type, ())
+    if unknown or missing or (one_of and not any(body.scope.get(k) for k in one_of)):
         raise HTTPException(status_code=422, detail=f"A {body.type} source's scope takes {', '.join(allowed)} "
                                                     f"({', '.join(_REQUIRED[body.type]) or 'one of them'} required)"
                                                     f"{'; not ' + ', '.join(unknown) if unknown else ''}.")
