@@ -395,14 +395,15 @@ class TraceStore:
     """SQLite trace store with one writer thread; reads open their own short connection."""
 
     def __init__(self, path: Path | str, *, redactor: Redactor, document_redactor: Redactor | None = None,
-                 retention_days: float = 14.0,
-                 max_runs: int = 20_000, max_pending: int = MAX_PENDING, clock: Callable[[], float] = time.time) -> None:
+                 retention_days: float = 14.0, max_runs: int = 20_000, max_bytes: int | None = None,
+                 max_pending: int = MAX_PENDING, clock: Callable[[], float] = time.time) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._redactor = redactor
         self._document_redactor = document_redactor
         self._retention_s = retention_days * 86400
         self._max_runs = max_runs
+        self._max_bytes = max_bytes
         self._clock = clock
         self._queue: queue.Queue = queue.Queue(maxsize=max_pending)
         self._pending = 0
@@ -514,6 +515,7 @@ class TraceStore:
                                       "ORDER BY started_at DESC LIMIT -1 OFFSET ?)", (self._max_runs,)).rowcount
                 db.execute("DELETE FROM run_feedback WHERE at < ? AND trace_id NOT IN (SELECT trace_id FROM runs)",
                            (cutoff,))
+            removed += self._prune_to_size(db)
             self._last_prune = self._clock()
             if removed:
                 log.info("trace store: pruned %d run(s)", removed)
@@ -521,6 +523,40 @@ class TraceStore:
         finally:
             if own:
                 db.close()
+
+    def _prune_to_size(self, db: sqlite3.Connection) -> int:
+        """Delete the oldest runs until the rows in use fit `max_bytes` (freed pages are reused by later
+        writes, so the file stops growing at about that size)."""
+        if not self._max_bytes:
+            return 0
+        removed = 0
+        for _ in range(8):  # bounded: each round removes what the average run size says is over
+            used = self.bytes_in_use(db)
+            runs = db.execute("SELECT COUNT(*) FROM runs").fetchone()[0]
+            if used <= self._max_bytes or not runs:
+                break
+            over = max(1, int((used - self._max_bytes * 0.9) / (used / runs)))  # down to 90 %: not every write
+            with db:
+                removed += db.execute("DELETE FROM runs WHERE trace_id IN (SELECT trace_id FROM runs "
+                                      "ORDER BY started_at LIMIT ?)", (over,)).rowcount
+                db.execute("DELETE FROM run_feedback WHERE trace_id NOT IN (SELECT trace_id FROM runs)")
+        return removed
+
+    @staticmethod
+    def bytes_in_use(db: sqlite3.Connection) -> int:
+        """Bytes of the database's pages that hold data (the file minus its free pages)."""
+        pages = db.execute("PRAGMA page_count").fetchone()[0] - db.execute("PRAGMA freelist_count").fetchone()[0]
+        return pages * db.execute("PRAGMA page_size").fetchone()[0]
+
+    def reclaim(self, *, vacuum: bool = False) -> None:
+        """Hand freed pages back: the WAL truncated always; the whole file rewritten (VACUUM) when asked."""
+        db = self._connect()
+        try:
+            if vacuum:
+                db.execute("VACUUM")
+            db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        finally:
+            db.close()
 
     # -- readers -----------------------------------------------------------------------------------------
     def list(self, *, session_id: str | None = None, action: str | None = None, graph: str | None = None,
