@@ -28,6 +28,7 @@ from app.routers import stream as stream_router
 from app.routers import traces as traces_router
 from app.routers import ui as ui_router
 from app.routers import openai_compat as openai_router
+from app.routers import sources as sources_router
 from app.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -86,6 +87,7 @@ def create_app(settings: Settings | None = None, **overrides: Any) -> FastAPI:
     app.include_router(health.router)
     app.include_router(chat.router)
     app.include_router(documents.router)
+    app.include_router(sources_router.router)
     app.include_router(search_router.router)
     app.include_router(feedback_router.router)
     app.include_router(status_router.router)

@@ -18,6 +18,7 @@ from app.adapters.memory import SessionStore
 from app.adapters.parse_sandbox import SandboxedParser
 from app.adapters.parsers import FileParser
 from app.adapters.redactor import redactors_from_settings
+from app.adapters.source_store import SourceStore
 from app.adapters.status_page import build_status_checker
 from app.adapters.tickets import TicketService, build_ticket_desk
 from app.adapters.traces import RecordingTracer, TraceStore
@@ -59,6 +60,7 @@ class Resources:
     traces: TraceStore | None = None  # the local trace store (GET /traces); None when DESKMATE_LOCAL_TRACES=false
     policy: AnswerPolicy | None = None  # response rules, collections, named LLMs (DESKMATE_CONFIG or defaults)
     indexers: dict[str, IndexingService] = field(default_factory=dict)  # collection name → its indexer
+    sources: SourceStore | None = None  # synced knowledge sources (POST /sources)
     disk: DiskGuard | None = None  # free space of the data directory's disk (None: DESKMATE_MIN_FREE_MB=0)
     data_lock: DataDirLock | None = None  # this process's hold on an embedded data directory
 
@@ -83,6 +85,8 @@ class Resources:
                 self.parser.close()  # stops the parse worker processes
             if self.feedback is not None:
                 self.feedback.close()
+            if self.sources is not None:
+                self.sources.close()
         finally:
             if self.data_lock is not None:
                 self.data_lock.release()
@@ -234,7 +238,8 @@ def _build_resources(settings: Settings, *, embedder: Embedder | None = None, ll
     return Resources(settings=settings, embedder=embedder, index=index, redactor=redactor, llm=llm,
                      sessions=sessions, tracer=tracer, chat=chat, indexer=indexer, status=status,
                      tickets=tickets, parser=parser, feedback=feedback, retrieval_context=support_context,
-                     redactors=redactors, traces=traces, policy=policy, indexers=indexers)
+                     redactors=redactors, traces=traces, policy=policy, indexers=indexers,
+                     sources=SourceStore(settings.sources_db))
 
 
 def _plural(n: int, word: str) -> str:

@@ -29,7 +29,7 @@ class Block:
 @dataclass
 class ParsedDocument:
     title: str
-    content_type: Literal["pdf", "html", "markdown", "text"]
+    content_type: Literal["pdf", "html", "markdown", "text", "rst", "docx", "pptx", "xlsx"]
     blocks: list[Block] = field(default_factory=list)
 
     def text_length(self) -> int:

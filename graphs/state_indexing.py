@@ -12,6 +12,8 @@ class IndexingInput(TypedDict):
     source: str  # stable name: "kb/vpn-setup.md", "uploads/guide.pdf"
     data: bytes
     document_context: NotRequired[dict]  # document context (graphs/filters.validate_context); {} or absent: none
+    # the name the parser reads the type from when `source` is a link ("https://wiki…/pages/123" → "page.html")
+    filename: NotRequired[str]
 
 
 class IndexingState(IndexingInput, total=False):

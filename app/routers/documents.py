@@ -65,7 +65,8 @@ def content_disposition(filename: str) -> str:
 
 
 @router.post("/documents", response_model=UploadResponse, status_code=201, dependencies=[Depends(require_admin)])
-def upload_document(response: Response, file: UploadFile = File(..., description="PDF, HTML, Markdown or text"),
+def upload_document(response: Response, file: UploadFile = File(..., description="PDF, Word, PowerPoint, Excel, HTML, Markdown, "
+                                                                   "reStructuredText or text"),
                     context_type: list[str] | None = Form(None, description="e.g. technical, how-to (required "
                                                           "with any other context field; comma-separated or repeated)"),
                     content_domain: list[str] | None = Form(None, description="e.g. networking, accounts"),
@@ -155,7 +156,11 @@ def document_sections(doc_id: str, caller: Caller | None = Depends(reader),
 
 
 # --- the stored original, served so that it cannot run in the browser -----------------------------
-_ORIGINAL_MEDIA = {"pdf": "application/pdf", "text": "text/plain", "markdown": "text/markdown"}
+_ORIGINAL_MEDIA = {"pdf": "application/pdf", "text": "text/plain", "markdown": "text/markdown", "rst": "text/plain",
+                   "docx": "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+                   "pptx": "application/vnd.openxmlformats-officedocument.presentationml.presentation",
+                   "xlsx": "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"}
+_BINARY = {"pdf", "docx", "pptx", "xlsx"}
 _DOWNLOAD_HEADERS = {"X-Content-Type-Options": "nosniff", "Content-Security-Policy": "default-src 'none'; sandbox",
                      "Cache-Control": "private, no-store"}
 
@@ -207,7 +212,7 @@ def document_content(doc_id: str, caller: Caller | None = Depends(reader),
         media, filename = "text/plain; charset=utf-8", f"{filename.rsplit('.', 1)[0]}.txt"
     elif info["content_type"] in _ORIGINAL_MEDIA:
         body, media = data, _ORIGINAL_MEDIA[info["content_type"]]
-        if info["content_type"] != "pdf":
+        if info["content_type"] not in _BINARY:
             media += "; charset=" + ("utf-8" if _is_utf8(data) else "windows-1252")
     else:
         raise HTTPException(status_code=404, detail=f"Documents of type '{info['content_type']}' cannot be downloaded.")

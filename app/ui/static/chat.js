@@ -119,7 +119,9 @@
       const item = el("li", { id: `src-${key}-${s.n}`, value: s.n }, anchor,
         el("span", { class: "source-path muted" }, ` — ${s.source}`));
       list.append(item);
-      if (s.doc_id) { // each source names its document: open it at the cited section, the download beside it
+      if (/^https?:\/\//i.test(s.source)) { // a synced page (Confluence, a web page): open it where it lives
+        anchor.replaceWith(el("a", { href: s.source, target: "_blank", rel: "noopener noreferrer", class: "source-title" }, label));
+      } else if (s.doc_id) { // each source names its document: open it at the cited section, the download beside it
         const id = encodeURIComponent(s.doc_id);
         const view = `/view/${id}` + (s.section ? `#section=${encodeURIComponent(s.section)}` : "");
         const a = el("a", { href: view, target: "_blank", rel: "noopener", class: "source-title" }, label);
