@@ -1,6 +1,6 @@
 """The action catalogue: which of the decision agent's actions the LLM is offered for one message.
 
-Seed 002's tool-selection pipeline, applied to deskmate's actions:
+A tool-selection pipeline, applied to deskmate's actions:
 1. context filter — an action is offered only when this deployment can carry it out (`requires`);
 2. embedding search — the message's embedding against each action's example queries (cosine, the best
    example per action); the `top_k` best of the non-core actions are kept;

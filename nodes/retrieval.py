@@ -101,7 +101,7 @@ def fuse(dense: Sequence[RetrievedChunk], lexical: Sequence[RetrievedChunk], *, 
 
 
 def boost_secondary(ranking: Ranking, search_filter: SearchFilter, boost: float) -> Ranking:
-    """Seed 001's secondary filters rank: × (1 + boost × share of the secondary fields matched)."""
+    """Secondary filters rank, not exclude: × (1 + boost × share of the secondary fields matched)."""
     if not search_filter.secondary or boost <= 0:
         return ranking
     for chunk in ranking.chunks:
@@ -140,7 +140,7 @@ def aggregate_sections(ranking: Ranking, *, max_per_section: int, bonus: float =
 # --- stage 3: neighbours of the top hit ---------------------------------------------------------
 def expand_neighbours(ranking: Ranking, neighbours: Sequence[RetrievedChunk], *, decay: float) -> Ranking:
     """Put the top hit's adjacent chunks (same section) right after it, scored top × decay, so an
-    answer that continues in the next chunk is not cut in half. Seed 004 step 3: before reranking,
+    answer that continues in the next chunk is not cut in half. Done before reranking,
     so a reranker scores them like every other candidate."""
     if not ranking.chunks or not neighbours:
         return ranking
