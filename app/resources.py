@@ -25,6 +25,7 @@ from app.chat_service import ChatService
 from app.indexing_service import IndexingService
 from app.logging_setup import install_log_redaction
 from app.settings import Settings
+from app.storage import Database, database_url_for
 from graphs.context import IndexingContext, RetrievalConfig, SupportContext
 from graphs.indexing import build_indexing_graph
 from graphs.policy_config import DEFAULT_LLM, AnswerPolicy, default_policy
@@ -57,6 +58,7 @@ class Resources:
     traces: TraceStore | None = None  # the local trace store (GET /traces); None when DESKMATE_LOCAL_TRACES=false
     policy: AnswerPolicy | None = None  # response rules, collections, named LLMs (DESKMATE_CONFIG or defaults)
     indexers: dict[str, IndexingService] = field(default_factory=dict)  # collection name → its indexer
+    database: Database | None = None  # the relational store every store above writes to (app/storage)
 
     def indexer_for(self, collection: str | None) -> IndexingService | None:
         """The indexer of a named collection (None: the main one); None when there is no such collection."""
@@ -78,6 +80,8 @@ class Resources:
             self.parser.close()  # stops the parse worker processes
         if self.feedback is not None:
             self.feedback.close()
+        if self.database is not None:
+            self.database.close()
 
 
 def answer_confidence(settings: Settings) -> dict:
@@ -143,7 +147,9 @@ def build_resources(settings: Settings, *, embedder: Embedder | None = None, llm
                      for spec in policy.collections[1:]}
     for extra in extra_indexes.values():
         extra.reconcile()
-    feedback = FeedbackStore(settings.data_dir / "feedback.sqlite", embed=embedder.embed_query,
+    # the relational store (tickets, votes, traces, session owners): its migrations run here, at start-up
+    database = Database.open(database_url_for(settings))
+    feedback = FeedbackStore(database, embed=embedder.embed_query,
                              min_votes=settings.feedback_min_votes, max_multiplier=settings.feedback_max_multiplier,
                              similarity=settings.feedback_similarity, cache_s=settings.feedback_cache_s)
     # secrets always, personal data per destination (DESKMATE_REDACT_*); memory is what the redact node
@@ -161,15 +167,15 @@ def build_resources(settings: Settings, *, embedder: Embedder | None = None, llm
         llm = RedactingChatModel(llm, redactors["llm"])  # every outgoing message, whoever builds the prompt
     llms = {name: RedactingChatModel(model, redactors["llm"]) if model is not None else None
             for name, model in llms.items()}
-    sessions = SessionStore(settings.sessions_db)
+    sessions = SessionStore(database, checkpoints=settings.sessions_db, lock_wait_s=settings.session_lock_wait_s)
     tracer = build_tracer(settings, redactors["trace"])
     # every graph run is also recorded locally; its writer thread redacts with the trace policy
-    traces = TraceStore(settings.traces_db, redactor=redactors["trace"], document_redactor=redactors["documents"],
+    traces = TraceStore(database, redactor=redactors["trace"], document_redactor=redactors["documents"],
                         retention_days=settings.trace_retention_days,
                         max_runs=settings.trace_max_runs) if settings.local_traces else None
     tracer = RecordingTracer(tracer, traces)
     status = build_status_checker(settings, tracer)
-    tickets = build_ticket_desk(settings)
+    tickets = build_ticket_desk(settings, database)
     support_context = SupportContext(
         embedder=embedder, index=index, redactor=redactor, llm=llm, top_k=settings.top_k,
         candidate_k=settings.candidate_k, min_score=settings.min_score, max_searches=settings.max_searches,
@@ -204,13 +210,13 @@ def build_resources(settings: Settings, *, embedder: Embedder | None = None, llm
         name: IndexingService(indexing_graph, IndexingContext(embedder=embedder, index=extra, parser=parser,
                                                               chunk_max_tokens=settings.chunk_max_tokens), tracer)
         for name, extra in extra_indexes.items()}
-    log.info("deskmate ready: llm=%s, chroma=%s, tracing=%s, policy=%s (%d collection(s), %d rule(s))",
-             llm.name if llm else "none (extractive answers)", settings.chroma_mode,
+    log.info("deskmate ready: llm=%s, database=%s, chroma=%s, tracing=%s, policy=%s (%d collection(s), %d rule(s))",
+             llm.name if llm else "none (extractive answers)", database.describe(), settings.chroma_mode,
              "langfuse" if tracer.enabled else "off", policy.source, len(policy.collections), len(policy.responses))
     return Resources(settings=settings, embedder=embedder, index=index, redactor=redactor, llm=llm,
                      sessions=sessions, tracer=tracer, chat=chat, indexer=indexer, status=status,
                      tickets=tickets, parser=parser, feedback=feedback, retrieval_context=support_context,
-                     redactors=redactors, traces=traces, policy=policy, indexers=indexers)
+                     redactors=redactors, traces=traces, policy=policy, indexers=indexers, database=database)
 
 
 def sync_bundled_kb(resources: Resources) -> None:
