@@ -116,6 +116,56 @@ def cmd_user_token(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_db_upgrade(args: argparse.Namespace) -> int:
+    """Bring the configured database's schema to the newest revision (start-up does the same)."""
+    from app.adapters.memory import SessionStore
+    from app.storage import Database, DatabaseUnavailable, database_url_for
+
+    settings = _settings(args)
+    try:
+        database = Database(database_url_for(settings))
+        revision = database.upgrade()
+        SessionStore(database, checkpoints=settings.sessions_db).close()  # the checkpointer's own tables
+    except DatabaseUnavailable as exc:
+        print(f"deskmate: {exc}", file=sys.stderr)
+        return 1
+    print(f"{database.describe()}: schema at revision {revision}")
+    database.close()
+    return 0
+
+
+def cmd_db_migrate_from_sqlite(args: argparse.Namespace) -> int:
+    """Copy an SQLite data dir's sessions, tickets, votes and traces into the configured database."""
+    from app.adapters.memory import SessionStore
+    from app.storage import Database, DatabaseUnavailable, database_url_for
+    from app.storage.import_sqlite import import_data_dir
+
+    settings = _settings(args)
+    source = Path(args.path).resolve()
+    try:
+        database = Database.open(database_url_for(settings))
+    except DatabaseUnavailable as exc:
+        print(f"deskmate: {exc}", file=sys.stderr)
+        return 1
+    if not database.is_postgres and Path(settings.data_dir).resolve() == source:
+        print("deskmate: the source is the data dir deskmate already uses; set DESKMATE_DATABASE_URL to the "
+              "database to copy it into", file=sys.stderr)
+        return 2
+    sessions = SessionStore(database, checkpoints=settings.sessions_db)
+    try:
+        report = import_data_dir(source, database, sessions)
+    except FileNotFoundError as exc:
+        print(f"deskmate: {exc}", file=sys.stderr)
+        return 2
+    finally:
+        sessions.close()
+        database.close()
+    print(f"copied {source} into {database.describe()}:")
+    for line in report.lines():
+        print(f"  {line}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="deskmate", description="Agentic IT-support assistant.")
     parser.add_argument("--data-dir", help="data folder (default: $DESKMATE_DATA_DIR or ./data)")
@@ -138,6 +188,15 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--host", help="bind address (default: $DESKMATE_HOST or 127.0.0.1)")
     serve.add_argument("--port", type=int, help="port (default: $DESKMATE_PORT or 8000)")
     serve.set_defaults(func=cmd_serve)
+
+    db = sub.add_parser("db", help="the relational store: upgrade its schema, or copy an SQLite data dir into it")
+    db_sub = db.add_subparsers(dest="db_command", required=True)
+    db_sub.add_parser("upgrade", help="run the schema migrations ($DESKMATE_DATABASE_URL, or the embedded "
+                                      "SQLite file)").set_defaults(func=cmd_db_upgrade)
+    migrate = db_sub.add_parser("migrate-from-sqlite", help="copy an SQLite data dir (sessions, tickets, votes, "
+                                                            "traces) into $DESKMATE_DATABASE_URL")
+    migrate.add_argument("path", help="the data dir to copy from (it is only read)")
+    migrate.set_defaults(func=cmd_db_migrate_from_sqlite)
 
     token = sub.add_parser("user-token", help="print a signed X-Deskmate-User token (needs DESKMATE_USER_TOKEN_SECRET)")
     token.add_argument("--user", required=True, help="the user id (the token's sub)")
