@@ -22,6 +22,7 @@ from sqlalchemy.engine import Connection, Engine, make_url
 from sqlalchemy.exc import DBAPIError, OperationalError
 
 log = logging.getLogger(__name__)
+logging.getLogger("alembic").setLevel(logging.WARNING)  # one line per plugin at every start-up otherwise
 
 MIGRATIONS = Path(__file__).with_name("migrations")
 # every replica runs the migrations at start-up; one at a time, under this Postgres advisory lock

@@ -65,7 +65,7 @@ class Replica:
                                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         self.http = httpx.Client(base_url=self.url, timeout=60)
 
-    def wait_ready(self, timeout_s: float = 180) -> "Replica":
+    def wait_ready(self, timeout_s: float = 600) -> "Replica":
         _wait_until(lambda: self.http.get("/ready", timeout=2).status_code == 200, self.process,
                     f"replica {self.name}", timeout_s)
         return self

@@ -11,7 +11,7 @@ import pytest
 from tests.e2e.processes import REPO, Replica, chroma_run, deskmate_env
 from tests.postgres import scratch_database
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(1200)]  # four real processes start on a shared 2-core box
 
 
 @pytest.fixture(scope="module")
@@ -20,9 +20,11 @@ def replicas(tmp_path_factory):
     with scratch_database() as database_url, chroma_run(root / "chroma") as chroma_port:
         shared = dict(DESKMATE_DATABASE_URL=database_url, CHROMA_MODE="server", CHROMA_HOST="127.0.0.1",
                       CHROMA_PORT=str(chroma_port), DESKMATE_SESSION_LOCK_WAIT_S="60")
-        # A indexes the bundled KB first; B then finds it indexed (the sync is idempotent by content hash)
-        a = Replica("A", deskmate_env(root / "a", DESKMATE_KB_DIR=str(REPO / "kb"), **shared)).wait_ready()
-        b = Replica("B", deskmate_env(root / "b", DESKMATE_KB_DIR=str(REPO / "kb"), **shared)).wait_ready()
+        # A indexes the bundled KB; B starts with no KB dir and serves what A indexed into the shared Chroma
+        a = Replica("A", deskmate_env(root / "a", DESKMATE_KB_DIR=str(REPO / "kb"), **shared))
+        b = Replica("B", deskmate_env(root / "b", **shared))
+        a.wait_ready()
+        b.wait_ready()
         try:
             yield a, b
         finally:
