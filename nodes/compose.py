@@ -54,6 +54,12 @@ _HOW_TO = re.compile(r"\bhow (do|can|could|should|would|to|does one)\b|\b(is the
                      r"(proper |easy |quick |better |good )?way\b|\bsteps? to\b|\bhow (i|we) can\b|"
                      r"^\s*(can|could) (i|we|you|it)\b|\bi (need|want|would like|'d like) to\b|\bhow\b.*\?\s*$",
                      re.I)
+# "may I…", "can I use X on my own laptop?", "is Dropbox allowed?": a question of policy, answered by the section
+# that states it, not by a procedure
+_ALLOWED = re.compile(r"^\s*(may|can|could) (i|we) (use|install|bring|connect|keep|take|run|store|share|access)\b.*"
+                      r"\b(personal|own|home|private|family|non-company|byod)\b|"
+                      r"\b(am i|are we|is it|is that|are they) (allowed|permitted|ok|okay|supported)\b|"
+                      r"^\s*may (i|we)\b|\bis .{1,40} (allowed|permitted|supported)\b(?!.*\bhow\b)", re.I)
 _FIX_VERB = re.compile(r"\bhow (do|can|could|should) (i|we|you) (fix|resolve|repair|solve|stop|get rid|get around|"
                        r"work around|troubleshoot|make it (stop|work))\b|\b(fix|resolve|solve) (this|it|that)\b",
                        re.I)
@@ -67,7 +73,7 @@ def question_type(text: str) -> QuestionType:
         return "why"
     if _WHERE.search(text):
         return "where"
-    if _WHAT_IS.search(text) and not is_troubleshooting(text):
+    if (_WHAT_IS.search(text) or _ALLOWED.search(text)) and not is_troubleshooting(text):
         return "what-is"
     if _HOW_TO.search(text) and not (is_troubleshooting(text) and not re.search(r"\bhow (do|can|to)\b", text, re.I)):
         return "how-to"
@@ -284,8 +290,9 @@ def choose_target(sections: list[Section], hits: Sequence[RetrievedChunk], qtype
     unit, alternatives = _choose_unit(sections, _unit_prefix(sections, target, wanted), by_id, query)
     unit = unit or [sections[target]]
     matches = _symptom_line(sections) if qtype == "fix" and unit[0].role in ACTIONABLE else ""
-    anchor = next((by_id[c["chunk_id"]] for s in unit for c in s.chunks if c["chunk_id"] in by_id),
-                  unit[0].chunks[0])
+    # the article's own chunk (with its audience and metadata), scored as the search scored it
+    anchor = next(({**c, "score": by_id[c["chunk_id"]]["score"]} for s in unit for c in s.chunks
+                   if c["chunk_id"] in by_id), unit[0].chunks[0])
     return Target(unit, alternatives, matches, anchor)
 
 

@@ -135,6 +135,13 @@ def forced_decision(state: SupportState, ctx: SupportContext) -> Decision | None
     return None
 
 
+def policy_decides(state: SupportState, ctx: SupportContext | None) -> bool:
+    """A configured answer policy or a response mode asked for this turn owns what happens when the knowledge
+    base has nothing: its rules (a "not found" rule, general help from an LLM, RAG_ONLY's refusal) answer, not
+    the built-in "this is the IT help desk" reply."""
+    return ctx is not None and (ctx.policy is not None or bool(state.get("response_mode")))
+
+
 def dialogue_decision(state: SupportState, ctx: SupportContext | None = None) -> Decision | None:
     """What the message does decides, before any search result: a fixed reply, a person, a ticket lookup or a
     request; and a message in a language no LLM translated gets the notice in that language. A message that
@@ -144,7 +151,7 @@ def dialogue_decision(state: SupportState, ctx: SupportContext | None = None) ->
     if state.get("language") and not state.get("translated"):
         return Decision("converse", f"the message is in '{state['language']}' and was not translated: say, in "
                                     "that language, that only English documents are searched")
-    if act == "out_of_scope" and ctx is not None and is_confident(state, ctx):
+    if act == "out_of_scope" and ctx is not None and (is_confident(state, ctx) or policy_decides(state, ctx)):
         return None
     if act in CONVERSATIONAL_ACTS:
         return Decision("converse", f"{act}: a reply without the knowledge base")
@@ -213,12 +220,12 @@ def policy_decision(state: SupportState, ctx: SupportContext) -> Decision:
         return Decision("search_kb", f"no confident answer after {searches} search(es) (confidence "
                                      f"{state.get('confidence') or 0:.2f}); trying another wording")
     about_it = troubleshooting or bool(it_topics(text)) or is_follow_up(state)
-    if not about_it and ctx.llm is None and not state.get("is_vague"):
+    if not about_it and ctx.llm is None and not state.get("is_vague") and not policy_decides(state, ctx):
         # nothing in the knowledge base, and nothing in the message about IT ("how many vacation days do I have
         # left?"): say what the help desk does rather than "rephrase it with the name of the app"
         return Decision("converse", f"no answer in the knowledge base after {searches} search(es), and the message "
                                     "names no IT system or problem: say what the help desk does")
-    if about_it and ctx.tickets is not None and not state.get("is_vague"):
+    if about_it and ctx.tickets is not None and not state.get("is_vague") and not policy_decides(state, ctx):
         return Decision("create_ticket", f"no answer in the knowledge base after {searches} search(es) (confidence "
                                          f"{state.get('confidence') or 0:.2f}): offer a ticket")
     return Decision("answer", f"no confident answer after {searches} search(es) (confidence "

@@ -19,8 +19,10 @@ def test_a_fact_question_gets_one_cited_sentence_and_a_procedure_keeps_its_steps
     body, _, footer = fact["answer"].partition("\n\nSources:\n")
     assert "vpn.brightwave.example" in body and body.endswith("[1]")
     assert len(body) <= 300 and "\n" not in body  # one sentence, not the whole article
-    assert [s["source"] for s in fact["sources"]] == ["kb/vpn-setup.md"]
-    assert footer == "[1] Connecting to the VPN (Cisco Secure Client) — kb/vpn-setup.md"
+    # one source, and the cited document really states the address (the setup guide and the troubleshooting
+    # page both do; which of them ranks first is the search's call)
+    assert len(fact["sources"]) == 1 and "vpn.brightwave.example" in (REPO / fact["sources"][0]["source"]).read_text()
+    assert footer.startswith("[1] ") and footer.endswith(fact["sources"][0]["source"])
 
     assert steps["answer_path"] is None
     assert "1. " in steps["answer"] and "vpn.brightwave.example" in steps["answer"]
