@@ -34,7 +34,7 @@ class BodyLimitMiddleware:
             # the same shape as every other error: OpenAI's under /v1/, where its clients read `error.message`
             content = ({"error": openai_error_body(413, detail)} if scope.get("path", "").startswith("/v1/")
                        else {"detail": detail})
-            await JSONResponse(status_code=413, content=content)(scope, receive, send)
+            await JSONResponse(status_code=413, content=content, headers={"Connection": "close"})(scope, receive, send)
             return
         received = 0
 

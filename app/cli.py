@@ -80,18 +80,56 @@ def cmd_ask(args: argparse.Namespace) -> int:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    import uvicorn
-
+    from app.data_dir_lock import hold_data_dir
     from app.main import create_app
-
     from app.resources import load_answer_policy
+    from app.server import BoundedServer, uvicorn_config
 
     settings = _settings(args)
     load_answer_policy(settings)  # a broken DESKMATE_CONFIG stops here, listing every problem, before serving
-    host = args.host or settings.host
-    port = args.port or settings.port
-    app = create_app(settings)
-    uvicorn.run(app, host=host, port=port, log_level=settings.log_level.lower())
+    # a second process on the same embedded data directory stops here, before loading a model
+    lock = hold_data_dir(settings.data_dir) if settings.chroma_mode == "persistent" else None
+    try:
+        config = uvicorn_config(create_app(settings), settings, host=args.host or settings.host,
+                                port=args.port or settings.port)
+        server = BoundedServer(config, hard_limit_s=settings.shutdown_timeout_s + 10)
+        server.run()
+    finally:
+        if lock is not None:
+            lock.release()
+    return 0 if server.started else 3  # uvicorn has logged why start-up failed
+
+
+def cmd_db_vacuum(args: argparse.Namespace) -> int:
+    """Apply retention now and rewrite the SQLite stores compactly; safe while `deskmate serve` runs (SQLite
+    locks each file for the moment it is rewritten; it needs about the store's size in free space)."""
+    from app.adapters.memory import SessionStore
+    from app.adapters.redactor import PatternRedactor
+    from app.adapters.traces import TraceStore
+    from app.readiness import store_sizes
+    from app.retention import run_retention
+    from app.storage import Database, database_url_for
+
+    settings = _settings(args)
+    if not settings.data_dir.is_dir() and not settings.database_url:
+        print(f"deskmate: no data directory at {settings.data_dir}; nothing to vacuum", file=sys.stderr)
+        return 2
+    before = store_sizes(settings)
+    database = Database.open(database_url_for(settings))
+    sessions = SessionStore(database, checkpoints=settings.sessions_db)
+    traces = TraceStore(database, redactor=PatternRedactor(), retention_days=settings.trace_retention_days,
+                        max_runs=settings.trace_max_runs, max_bytes=int(settings.trace_max_mb * 1024 * 1024))
+    try:
+        report = run_retention(sessions, traces, session_idle_s=settings.session_idle_days * 86400, vacuum=True)
+    finally:
+        sessions.close()
+        traces.close()
+        database.close()
+    after = store_sizes(settings)
+    sys.stdout.write(f"{report.sessions_expired} idle session(s) expired, {report.checkpoints_pruned} old "
+                     f"checkpoint(s) and {report.traces_pruned} trace(s) pruned in {report.duration_ms:.0f} ms\n")
+    for name in ("sessions", "database", "data_dir_total"):
+        sys.stdout.write(f"  {name}: {before[name]:,} -> {after[name]:,} bytes\n")
     return 0
 
 
@@ -189,7 +227,8 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--port", type=int, help="port (default: $DESKMATE_PORT or 8000)")
     serve.set_defaults(func=cmd_serve)
 
-    db = sub.add_parser("db", help="the relational store: upgrade its schema, or copy an SQLite data dir into it")
+    db = sub.add_parser("db", help="the relational store: upgrade its schema, copy an SQLite data dir into it, "
+                                   "or vacuum it")
     db_sub = db.add_subparsers(dest="db_command", required=True)
     db_sub.add_parser("upgrade", help="run the schema migrations ($DESKMATE_DATABASE_URL, or the embedded "
                                       "SQLite file)").set_defaults(func=cmd_db_upgrade)
@@ -197,6 +236,9 @@ def build_parser() -> argparse.ArgumentParser:
                                                             "traces) into $DESKMATE_DATABASE_URL")
     migrate.add_argument("path", help="the data dir to copy from (it is only read)")
     migrate.set_defaults(func=cmd_db_migrate_from_sqlite)
+    vacuum = db_sub.add_parser("vacuum", help="expire idle sessions, prune checkpoints and traces, compact the files "
+                                              "(safe while serving)")
+    vacuum.set_defaults(func=cmd_db_vacuum)
 
     token = sub.add_parser("user-token", help="print a signed X-Deskmate-User token (needs DESKMATE_USER_TOKEN_SECRET)")
     token.add_argument("--user", required=True, help="the user id (the token's sub)")
@@ -212,6 +254,7 @@ def main(argv: list[str] | None = None) -> int:
     from pydantic import ValidationError
 
     from app.config_file import ConfigError
+    from app.data_dir_lock import DataDirInUse
 
     args = build_parser().parse_args(argv)
     configure_logging("WARNING" if args.command != "serve" else "INFO")
@@ -226,6 +269,9 @@ def main(argv: list[str] | None = None) -> int:
     except ConfigError as exc:
         print(f"deskmate: configuration file refused: {exc}", file=sys.stderr)
         return 2
+    except DataDirInUse as exc:
+        print(f"deskmate: not starting: {exc}", file=sys.stderr)
+        return 3
 
 
 if __name__ == "__main__":

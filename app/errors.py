@@ -76,8 +76,10 @@ def register_error_handlers(app: FastAPI) -> None:
         detail = _UNDECODABLE_BODY.get(type(exc.__cause__)) if exc.status_code == 400 else None
         if exc.status_code == 413 and exc.detail == TOO_LARGE:  # a body counted past the limit (app.body_limit)
             limit = request.app.state.settings.max_upload_bytes
+            # `Connection: close`: the server stops reading the rest of the body instead of draining it
             return error_response(request, 413, f"The request is larger than the {limit:,}-byte upload limit; split "
-                                                "the document or compress its images and try again.")
+                                                "the document or compress its images and try again.",
+                                  headers={"Connection": "close"})
         if detail:
             return error_response(request, 422, detail)
         if request.url.path.startswith("/v1/") and isinstance(exc.detail, str):

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import threading
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -10,9 +12,13 @@ from fastapi import FastAPI
 from fastapi.concurrency import run_in_threadpool
 
 from app.body_limit import BodyLimitMiddleware
+from app.disk_guard import DiskSpaceMiddleware
+from app.error_middleware import UnexpectedErrorMiddleware
 from app.errors import register_error_handlers
 from app.logging_setup import configure_logging
+from app.readiness import PROBE_TEXT
 from app.resources import build_resources, sync_bundled_kb
+from app.retention import retention_loop
 from app.routers import chat, documents, health, tickets
 from app.routers import status as status_router
 from app.routers import feedback as feedback_router
@@ -28,6 +34,22 @@ log = logging.getLogger(__name__)
 MULTIPART_OVERHEAD = 64 * 1024
 
 
+async def _close_within(resources, timeout_s: float) -> None:
+    """Close the stores, waiting at most `timeout_s`: a store stuck in a write must not keep the process up
+    (the closing thread is a daemon; it is abandoned with the process)."""
+    closed = threading.Event()
+
+    def close() -> None:
+        try:
+            resources.close()
+        finally:
+            closed.set()
+
+    threading.Thread(target=close, name="close-stores", daemon=True).start()
+    if not await run_in_threadpool(closed.wait, timeout_s):
+        log.error("stores did not close within %g s; exiting without them", timeout_s)
+
+
 def create_app(settings: Settings | None = None, **overrides: Any) -> FastAPI:
     """The app; `overrides` (embedder=, llm=, redactor=) swap adapters in tests."""
     settings = settings or Settings()
@@ -38,12 +60,16 @@ def create_app(settings: Settings | None = None, **overrides: Any) -> FastAPI:
         # models load here, once, in a worker thread so the event loop stays responsive
         resources = await run_in_threadpool(build_resources, settings, **overrides)
         await run_in_threadpool(sync_bundled_kb, resources)
+        # what /ready queries the vector index with: embedded once here, so /ready itself stays a cheap query
+        app.state.probe_vector = list(await run_in_threadpool(resources.embedder.embed_query, PROBE_TEXT))
         app.state.resources = resources
+        retention = asyncio.create_task(retention_loop(resources, settings.retention_interval_s))
         try:
             yield
         finally:
+            retention.cancel()
             app.state.resources = None
-            resources.close()
+            await _close_within(resources, settings.shutdown_timeout_s)
 
     app = FastAPI(title="deskmate", version="0.1.0", lifespan=lifespan, docs_url=None, redoc_url=None,
                   description="Agentic IT-support assistant: cited answers from your own documentation.")
@@ -51,6 +77,9 @@ def create_app(settings: Settings | None = None, **overrides: Any) -> FastAPI:
     app.state.resources = None
     app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_upload_bytes + MULTIPART_OVERHEAD,
                        limit_for_people=settings.max_upload_bytes)
+    app.add_middleware(DiskSpaceMiddleware, guard_of=lambda: getattr(app.state.resources, "disk", None))
+    # outermost of ours (added last): it gives every request its id and answers whatever escaped every handler
+    app.add_middleware(UnexpectedErrorMiddleware)
 
     register_error_handlers(app)
     app.include_router(health.router)

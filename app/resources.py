@@ -12,6 +12,8 @@ from app.adapters.language import Py3LangidDetector
 from app.adapters.lexical_index import HybridIndex
 from app.adapters.llm import RedactingChatModel, build_chat_model, build_named_chat_model
 from app.config_file import load_config
+from app.data_dir_lock import DataDirLock, hold_data_dir
+from app.disk_guard import DiskGuard
 from app.adapters.memory import SessionStore
 from app.adapters.parse_sandbox import SandboxedParser
 from app.adapters.parsers import FileParser
@@ -59,6 +61,8 @@ class Resources:
     policy: AnswerPolicy | None = None  # response rules, collections, named LLMs (DESKMATE_CONFIG or defaults)
     indexers: dict[str, IndexingService] = field(default_factory=dict)  # collection name → its indexer
     database: Database | None = None  # the relational store every store above writes to (app/storage)
+    disk: DiskGuard | None = None  # free space of the data directory's disk (None: DESKMATE_MIN_FREE_MB=0)
+    data_lock: DataDirLock | None = None  # this process's hold on an embedded data directory
 
     def indexer_for(self, collection: str | None) -> IndexingService | None:
         """The indexer of a named collection (None: the main one); None when there is no such collection."""
@@ -73,15 +77,20 @@ class Resources:
         return self.redactors[destination]
 
     def close(self) -> None:
-        self.tracer.shutdown()
-        self.sessions.close()
-        self.tickets.shutdown()
-        if hasattr(self.parser, "close"):
-            self.parser.close()  # stops the parse worker processes
-        if self.feedback is not None:
-            self.feedback.close()
-        if self.database is not None:
-            self.database.close()
+        try:
+            self.tracer.shutdown()
+            self.sessions.close()
+            self.tickets.shutdown()
+            if hasattr(self.parser, "close"):
+                self.parser.close()  # stops the parse worker processes
+            if self.feedback is not None:
+                self.feedback.close()
+            if self.database is not None:
+                self.database.close()
+        finally:
+            if self.data_lock is not None:
+                self.data_lock.release()
+                self.data_lock = None
 
 
 def answer_confidence(settings: Settings) -> dict:
@@ -130,9 +139,24 @@ def named_llms(policy: AnswerPolicy, settings: Settings) -> dict[str, ChatModel 
     return models
 
 
-def build_resources(settings: Settings, *, embedder: Embedder | None = None, llm: ChatModel | None = None,
-                    redactor: Redactor | None = None, parser: DocumentParser | None = None) -> Resources:
-    """Everything the service needs. Keyword overrides let tests swap one adapter for a double."""
+def build_resources(settings: Settings, **overrides) -> Resources:
+    """Everything the service needs. Keyword overrides (embedder=, llm=, redactor=, parser=) let tests swap
+    one adapter for a double. An embedded data directory is taken for this process first (DataDirInUse when
+    another process has it), before any store opens it."""
+    lock = hold_data_dir(settings.data_dir) if settings.chroma_mode == "persistent" else None
+    try:
+        resources = _build_resources(settings, **overrides)
+    except BaseException:
+        if lock is not None:
+            lock.release()
+        raise
+    resources.data_lock = lock
+    resources.disk = DiskGuard(settings.data_dir, settings.min_free_mb * 1024 * 1024) if settings.min_free_mb else None
+    return resources
+
+
+def _build_resources(settings: Settings, *, embedder: Embedder | None = None, llm: ChatModel | None = None,
+                     redactor: Redactor | None = None, parser: DocumentParser | None = None) -> Resources:
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     embedder = embedder or SentenceTransformerEmbedder(settings.embedding_model_path)
     client = make_client(settings.chroma_mode, path=str(settings.chroma_dir), host=settings.chroma_host,
@@ -141,9 +165,11 @@ def build_resources(settings: Settings, *, embedder: Embedder | None = None, llm
     # and kept in step on every write (app/adapters/lexical_index.py)
     policy = load_answer_policy(settings)  # first: a broken configuration file stops the start here
     # the first collection is the main one: the graph retrieves from it; the others join at the answer step
-    index = HybridIndex(ChromaVectorIndex(client, policy.collections[0].collection))
+    index = HybridIndex(ChromaVectorIndex(client, policy.collections[0].collection,
+                                         write_timeout_s=settings.vector_write_timeout_s))
     index.reconcile()
-    extra_indexes = {spec.name: HybridIndex(ChromaVectorIndex(client, spec.collection))
+    extra_indexes = {spec.name: HybridIndex(ChromaVectorIndex(client, spec.collection,
+                                                          write_timeout_s=settings.vector_write_timeout_s))
                      for spec in policy.collections[1:]}
     for extra in extra_indexes.values():
         extra.reconcile()
@@ -172,7 +198,8 @@ def build_resources(settings: Settings, *, embedder: Embedder | None = None, llm
     # every graph run is also recorded locally; its writer thread redacts with the trace policy
     traces = TraceStore(database, redactor=redactors["trace"], document_redactor=redactors["documents"],
                         retention_days=settings.trace_retention_days,
-                        max_runs=settings.trace_max_runs) if settings.local_traces else None
+                        max_runs=settings.trace_max_runs,
+                        max_bytes=int(settings.trace_max_mb * 1024 * 1024)) if settings.local_traces else None
     tracer = RecordingTracer(tracer, traces)
     status = build_status_checker(settings, tracer)
     tickets = build_ticket_desk(settings, database)

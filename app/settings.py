@@ -72,6 +72,40 @@ class Settings(BaseSettings):
         BUNDLED_KB_DIR, validation_alias=_env("DESKMATE_KB_DIR"),
         description="Folder indexed at start-up (the bundled sample KB by default); empty to skip.")
 
+    # --- operations: disk, shutdown, sockets, retention ------------------------------------
+    min_free_mb: int = Field(
+        200, ge=0, le=1_000_000, validation_alias=_env("DESKMATE_MIN_FREE_MB"),
+        description="Free space (MB) the data directory's disk must keep: below it writes (chat turns, uploads, "
+                    "feedback, tickets) answer 507 while reads keep working, and /ready says degraded; 0 turns "
+                    "the check off.")
+    vector_write_timeout_s: float = Field(
+        60.0, gt=0, le=3600, validation_alias=_env("DESKMATE_VECTOR_WRITE_TIMEOUT_S"),
+        description="Longest a write into the vector store (an upload's chunks, a delete) may take before it is "
+                    "abandoned and answered 503, so a stuck store cannot hang the process.")
+    shutdown_timeout_s: float = Field(
+        20.0, gt=0, le=600, validation_alias=_env("DESKMATE_SHUTDOWN_TIMEOUT_S"),
+        description="On SIGTERM/SIGINT: how long in-flight requests may finish; the process exits after at "
+                    "most this plus 10 s whatever is still running.")
+    header_timeout_s: float = Field(
+        10.0, gt=0, le=300, validation_alias=_env("DESKMATE_HEADER_TIMEOUT_S"),
+        description="A connection whose request line and headers have not all arrived within this many seconds "
+                    "is closed (slow-header clients cannot hold sockets).")
+    keep_alive_s: int = Field(
+        5, ge=1, le=300, validation_alias=_env("DESKMATE_KEEP_ALIVE_S"),
+        description="Idle keep-alive connections are closed after this many seconds (keep it above a reverse "
+                    "proxy's upstream keep-alive timeout, so the proxy never reuses a closing connection).")
+    session_idle_days: float = Field(
+        30.0, gt=0, le=3650, validation_alias=_env("DESKMATE_SESSION_IDLE_DAYS"),
+        description="A conversation untouched for this long is deleted with its checkpoints.")
+    trace_max_mb: float = Field(
+        200.0, gt=0, le=1_000_000, validation_alias=_env("DESKMATE_TRACE_MAX_MB"),
+        description="Local traces are kept under this total size (the oldest go first), beside the age and "
+                    "count limits.")
+    retention_interval_s: float = Field(
+        600.0, ge=1, le=86400, validation_alias=_env("DESKMATE_RETENTION_INTERVAL_S"),
+        description="How often the background pass expires idle sessions, prunes checkpoints and traces, and "
+                    "hands freed space back to SQLite.")
+
     # --- embeddings and vector store ------------------------------------------------------
     embedding_model_path: str | None = Field(
         None, validation_alias=_env("DESKMATE_EMBEDDING_MODEL_PATH"),

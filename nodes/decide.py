@@ -79,6 +79,8 @@ def offer_reply(state: SupportState) -> str:
     if kind == "affirm" or (wants_ticket(text) and state.get("dialogue_act") != "handoff" and not it_topics(text)
                             and not is_troubleshooting(text)):
         return "confirm"  # "yes", or asking for the very ticket on offer ("please open the ticket"), not another
+    if state.get("dialogue_act") == "handoff" and not re.fullmatch(r"\W*(please\s+)?escalated?( it)?\W*", text, re.I):
+        return ""  # "escalate this to a person": a handoff, not a priority; a bare "escalate" raises the priority
     if priority_in(text) and re.match(r"^(yes|yeah|yep|sure|ok|okay|please do|go ahead)\b", text, re.I):
         return "confirm"  # "yes, and make it urgent": the ticket node sets the priority as it creates it
     if priority_in(text) or _TICKET_DETAIL.search(text):

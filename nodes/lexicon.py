@@ -271,7 +271,7 @@ def asks_status(text: str) -> bool:
 
 _PRIORITY_WORDS = (
     ("critical", re.compile(r"\b(critical|p1|highest|emergency|everyone is (affected|down))\b", re.I)),
-    ("high", re.compile(r"\b(high|urgent|p2|asap|important|can'?t work|cannot work|blocked)\b", re.I)),
+    ("high", re.compile(r"\b(high|urgent|p2|asap|important|can'?t work|cannot work|blocked|escalated?)\b", re.I)),
     ("low", re.compile(r"\b(low|p4|whenever|not urgent|no rush)\b", re.I)),
     ("medium", re.compile(r"\b(medium|normal|p3)\b", re.I)),
 )

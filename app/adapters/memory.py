@@ -18,7 +18,7 @@ from sqlalchemy import delete, select
 
 from app.storage import Database
 from app.storage.database import libpq_url
-from app.storage.schema import conversation_aliases, session_owners
+from app.storage.schema import conversation_aliases, session_activity, session_owners
 
 log = logging.getLogger(__name__)
 
@@ -142,8 +142,14 @@ class SessionStore:
         return "anonymous" if self.exists(thread_id) else None
 
     # --- checkpoints --------------------------------------------------------------------------------
-    def prune(self, thread_id: str) -> None:
-        """Keep only the newest checkpoint of a session: its state already holds the bounded history."""
+    def prune(self, thread_id: str, *, now: float | None = None) -> None:
+        """After a turn: keep only the newest checkpoint of a session (its state already holds the bounded
+        history) and note the turn's time for idle expiry."""
+        statement = self.db.insert(session_activity).values(thread_id=thread_id,
+                                                            last_ts=time.time() if now is None else now)
+        with self.db.begin() as conn:
+            conn.execute(statement.on_conflict_do_update(index_elements=[session_activity.c.thread_id],
+                                                         set_={"last_ts": statement.excluded.last_ts}))
         if self._pool is not None:
             with self._pool.connection() as conn, conn.transaction():
                 row = conn.execute("SELECT checkpoint_id FROM checkpoints WHERE thread_id = %s AND checkpoint_ns = '' "
@@ -168,6 +174,105 @@ class SessionStore:
             self._conn.execute("DELETE FROM checkpoints WHERE thread_id = ? AND checkpoint_id != ?", (thread_id, row[0]))
             self._conn.execute("DELETE FROM writes WHERE thread_id = ? AND checkpoint_id != ?", (thread_id, row[0]))
             self._conn.commit()
+
+    # --- retention (app/retention.py runs these) -----------------------------------------------------
+    def _checkpoint_threads(self) -> list[str]:
+        if self._pool is not None:
+            with self._pool.connection() as conn:
+                return [row["thread_id"] for row in conn.execute("SELECT DISTINCT thread_id FROM checkpoints")]
+        with self.checkpointer.lock:
+            return [row[0] for row in self._conn.execute("SELECT DISTINCT thread_id FROM checkpoints")]
+
+    def _delete_checkpoints(self, threads: list[str]) -> None:
+        if self._pool is not None:
+            with self._pool.connection() as conn, conn.transaction():
+                for table in ("checkpoints", "checkpoint_writes", "checkpoint_blobs"):
+                    conn.execute(f"DELETE FROM {table} WHERE thread_id = ANY(%s)", (threads,))
+            return
+        marks = ",".join("?" * len(threads))
+        with self._lock, self.checkpointer.lock:
+            for table in ("checkpoints", "writes"):
+                self._conn.execute(f"DELETE FROM {table} WHERE thread_id IN ({marks})", threads)
+            self._conn.commit()
+
+    def expire_idle(self, cutoff_ts: float, *, batch: int = 500) -> int:
+        """Delete every session whose last turn is older than `cutoff_ts`, with its checkpoints, owner and
+        aliases; returns how many went. A session with no recorded turn (from before the activity table) is
+        given the current time, so it expires one idle period from now rather than at once."""
+        known = self._checkpoint_threads()
+        if known:
+            with self.db.begin() as conn:
+                conn.execute(self.db.insert(session_activity).on_conflict_do_nothing(),
+                             [{"thread_id": t, "last_ts": time.time()} for t in known])
+        removed = 0
+        while True:  # in batches: turns in progress share the tables
+            with self.db.connect() as conn:
+                idle = list(conn.execute(select(session_activity.c.thread_id)
+                                         .where(session_activity.c.last_ts < cutoff_ts).limit(batch)).scalars())
+            if not idle:
+                break
+            self._delete_checkpoints(idle)
+            with self.db.begin() as conn:
+                for table in (session_owners, conversation_aliases, session_activity):
+                    conn.execute(delete(table).where(table.c.thread_id.in_(idle)))
+            removed += len(idle)
+        if removed:
+            log.info("session store: %d idle session(s) expired", removed)
+        return removed
+
+    def prune_checkpoints(self) -> int:
+        """Keep only the latest checkpoint of every session (a crash between a turn and its prune, or state
+        written before pruning existed, leaves older ones); returns how many went."""
+        latest = "SELECT thread_id, checkpoint_ns, MAX(checkpoint_id) FROM checkpoints GROUP BY thread_id, checkpoint_ns"
+        if self._pool is not None:
+            with self._pool.connection() as conn, conn.transaction():
+                removed = conn.execute(f"DELETE FROM checkpoints WHERE (thread_id, checkpoint_ns, checkpoint_id) "
+                                       f"NOT IN ({latest})").rowcount
+                conn.execute(f"DELETE FROM checkpoint_writes WHERE (thread_id, checkpoint_ns, checkpoint_id) "
+                             f"NOT IN ({latest})")
+            return removed
+        with self._lock, self.checkpointer.lock:
+            removed = self._conn.execute(
+                f"DELETE FROM checkpoints WHERE (thread_id, checkpoint_ns, checkpoint_id) NOT IN ({latest})").rowcount
+            self._conn.execute(f"DELETE FROM writes WHERE (thread_id, checkpoint_ns, checkpoint_id) NOT IN ({latest})")
+            self._conn.commit()
+        return removed
+
+    def reclaim(self, *, vacuum: bool = False) -> None:
+        """Hand freed pages back: on SQLite the WAL truncated always, the file rewritten (VACUUM) when asked;
+        on Postgres autovacuum does this, so only an explicit VACUUM of the checkpoint tables when asked."""
+        if self._pool is not None:
+            if vacuum:
+                with self._pool.connection() as conn:  # autocommit: VACUUM cannot run in a transaction
+                    for table in ("checkpoints", "checkpoint_writes", "checkpoint_blobs"):
+                        conn.execute(f"VACUUM {table}")
+            return
+        with self._lock, self.checkpointer.lock:
+            if vacuum:
+                self._conn.execute("VACUUM")
+            self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
+    def count(self) -> int:
+        """Sessions with state."""
+        return len(self._checkpoint_threads())
+
+    def ping(self, timeout_s: float = 5.0) -> None:
+        """A real, cheap read of every table; raises when the store cannot answer within `timeout_s`."""
+        if self._pool is not None:
+            with self._pool.connection(timeout=timeout_s) as conn:
+                for table in ("checkpoints", "checkpoint_writes"):
+                    conn.execute(f"SELECT 1 FROM {table} LIMIT 1").fetchone()
+        else:
+            if not self.checkpointer.lock.acquire(timeout=timeout_s):
+                raise TimeoutError(f"the session store has been busy for over {timeout_s:g} s")
+            try:
+                for table in ("checkpoints", "writes"):
+                    self._conn.execute(f"SELECT 1 FROM {table} LIMIT 1").fetchone()
+            finally:
+                self.checkpointer.lock.release()
+        with self.db.connect() as conn:
+            for table in (session_owners, conversation_aliases, session_activity):
+                conn.execute(select(table).limit(1)).first()
 
     def exists(self, thread_id: str) -> bool:
         if self._pool is not None:

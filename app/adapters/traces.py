@@ -373,8 +373,8 @@ class TraceStore:
     """Trace store with one writer thread; reads take a pooled connection of their own."""
 
     def __init__(self, db: Database | Path | str, *, redactor: Redactor, document_redactor: Redactor | None = None,
-                 retention_days: float = 14.0,
-                 max_runs: int = 20_000, max_pending: int = MAX_PENDING, clock: Callable[[], float] = time.time) -> None:
+                 retention_days: float = 14.0, max_runs: int = 20_000, max_bytes: int | None = None,
+                 max_pending: int = MAX_PENDING, clock: Callable[[], float] = time.time) -> None:
         self._owns_db = not isinstance(db, Database)
         self.path = None if isinstance(db, Database) else Path(db)
         self.db = db if isinstance(db, Database) else Database.open(f"sqlite:///{Path(db).resolve()}")
@@ -382,6 +382,7 @@ class TraceStore:
         self._document_redactor = document_redactor
         self._retention_s = retention_days * 86400
         self._max_runs = max_runs
+        self._max_bytes = max_bytes
         self._clock = clock
         self._queue: queue.Queue = queue.Queue(maxsize=max_pending)
         self._pending = 0
@@ -496,10 +497,58 @@ class TraceStore:
                 removed += conn.execute(delete(runs).where(runs.c.started_at <= edge)).rowcount
             conn.execute(delete(run_feedback).where(run_feedback.c.at < cutoff,
                                                     run_feedback.c.trace_id.not_in(select(runs.c.trace_id))))
+        removed += self._prune_to_size()
         self._last_prune = self._clock()
         if removed:
             log.info("trace store: pruned %d run(s)", removed)
         return removed
+
+    def _prune_to_size(self) -> int:
+        """Delete the oldest runs until the trace rows fit `max_bytes` (freed pages are reused by later writes,
+        so the store stops growing at about that size)."""
+        if not self._max_bytes:
+            return 0
+        removed = 0
+        for _ in range(8):  # bounded: each round removes what the average run size says is over
+            with self.db.begin() as conn:
+                used = self._bytes_used(conn)
+                count = conn.execute(select(func.count()).select_from(runs)).scalar() or 0
+                if used <= self._max_bytes or not count:
+                    break
+                over = max(1, int((used - self._max_bytes * 0.9) / (used / count)))  # down to 90 %
+                oldest = select(runs.c.trace_id).order_by(runs.c.started_at).limit(over).scalar_subquery()
+                removed += conn.execute(delete(runs).where(runs.c.trace_id.in_(oldest))).rowcount
+                conn.execute(delete(run_feedback).where(run_feedback.c.trace_id.not_in(select(runs.c.trace_id))))
+        return removed
+
+    def _bytes_used(self, conn: Connection) -> int:
+        if self.db.is_postgres:
+            return int(conn.exec_driver_sql("SELECT pg_total_relation_size('runs') + "
+                                            "pg_total_relation_size('run_feedback')").scalar() or 0)
+        if self._owns_db:  # a trace file of its own: its pages in use, as the disk sees them
+            return self.bytes_in_use(conn.connection.dbapi_connection)
+        # the embedded file is shared with tickets and votes: count the trace rows' own bytes
+        return int(conn.execute(select(func.coalesce(func.sum(func.length(runs.c.record)), 0))).scalar() or 0)
+
+    @staticmethod
+    def bytes_in_use(db) -> int:
+        """Bytes of an SQLite database's pages that hold data (the file minus its free pages)."""
+        pages = db.execute("PRAGMA page_count").fetchone()[0] - db.execute("PRAGMA freelist_count").fetchone()[0]
+        return pages * db.execute("PRAGMA page_size").fetchone()[0]
+
+    def reclaim(self, *, vacuum: bool = False) -> None:
+        """Hand freed pages back: on SQLite the WAL truncated always, the file rewritten (VACUUM) when asked;
+        on Postgres (autovacuum's job) an explicit VACUUM of the trace tables when asked."""
+        with self.db.engine.connect() as conn:
+            conn = conn.execution_options(isolation_level="AUTOCOMMIT")  # VACUUM cannot run in a transaction
+            if self.db.is_postgres:
+                if vacuum:
+                    conn.exec_driver_sql("VACUUM runs")
+                    conn.exec_driver_sql("VACUUM run_feedback")
+                return
+            if vacuum:
+                conn.exec_driver_sql("VACUUM")
+            conn.exec_driver_sql("PRAGMA wal_checkpoint(TRUNCATE)")
 
     # -- readers -----------------------------------------------------------------------------------------
     def list(self, *, session_id: str | None = None, action: str | None = None, graph: str | None = None,

@@ -11,7 +11,9 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from typing import Any, Iterable, Iterator, Mapping, Sequence
+from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
+
+from app.adapters.write_deadline import WriteDeadline, WriteTimedOut
 
 from graphs.errors import IndexUnavailable
 from graphs.filters import AUDIENCE_FIELD, CHUNK_LIST_FIELDS, RESTRICTED_FIELD
@@ -81,8 +83,10 @@ def chunks_from_records(ids: Iterable[str], texts: Iterable[str], metadatas: Ite
 
 
 class ChromaVectorIndex:
-    def __init__(self, client, collection: str = "deskmate_chunks") -> None:
+    def __init__(self, client, collection: str = "deskmate_chunks", *, write_timeout_s: float | None = None) -> None:
         self._client = client
+        # writes wait at most this long (a stuck upsert on a full disk must not take a request thread for good)
+        self._deadline = WriteDeadline(write_timeout_s, "vector store") if write_timeout_s else None
         try:
             self._chunks = client.get_or_create_collection(
                 collection, embedding_function=None, configuration={"hnsw": {"space": "cosine"}})
@@ -119,10 +123,22 @@ class ChromaVectorIndex:
         return sorted(docs, key=lambda d: (d["source"], d["doc_id"]))
 
     # --- writes -----------------------------------------------------------------------------
+    def _within_deadline(self, write: Callable[[], Any]) -> Any:
+        if self._deadline is None:
+            return write()
+        try:
+            return self._deadline.run(write)
+        except WriteTimedOut as exc:
+            raise IndexUnavailable(f"{exc}; the change may still be applied once the store recovers") from exc
+
     def replace_document(self, info: DocumentInfo, chunks: Sequence[ChunkRecord],
                          embeddings: Sequence[Sequence[float]]) -> None:
         if len(chunks) != len(embeddings):
             raise ValueError(f"{len(chunks)} chunks but {len(embeddings)} embeddings")
+        self._within_deadline(lambda: self._replace(info, chunks, embeddings))
+
+    def _replace(self, info: DocumentInfo, chunks: Sequence[ChunkRecord],
+                 embeddings: Sequence[Sequence[float]]) -> None:
         with self._write_lock:
             for start in range(0, len(chunks), self._batch):
                 part = chunks[start:start + self._batch]
@@ -139,6 +155,9 @@ class ChromaVectorIndex:
             self._chunks.delete(where={"$and": [{"doc_id": info["doc_id"]}, {"version": {"$ne": info["version"]}}]})
 
     def delete_document(self, doc_id: str) -> bool:
+        return self._within_deadline(lambda: self._delete(doc_id))
+
+    def _delete(self, doc_id: str) -> bool:
         with self._write_lock:
             if not self._manifest.get(ids=[doc_id])["ids"]:
                 return False
@@ -222,6 +241,16 @@ class ChromaVectorIndex:
                 return
             yield from chunks_from_records(page["ids"], page["documents"], page["metadatas"])
             offset += len(page["ids"])
+
+    def ping(self, embedding: Sequence[float]) -> None:
+        """A real, cheap read of both collections: the manifest and one nearest chunk through the vector
+        index (what a second writer on the same folder breaks while counts still look fine)."""
+        try:
+            self._manifest.count()
+            if self._chunks.count():
+                self._chunks.query(query_embeddings=[list(embedding)], n_results=1, include=["metadatas"])
+        except Exception as exc:
+            raise IndexUnavailable(f"Chroma is not answering queries: {exc}") from exc
 
     def count(self) -> int:
         try:

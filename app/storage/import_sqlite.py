@@ -27,9 +27,10 @@ LEGACY_FILES = {
     "answers": "feedback.sqlite", "answer_chunks": "feedback.sqlite", "votes": "feedback.sqlite",
     "runs": "traces.sqlite", "run_feedback": "traces.sqlite",
     "session_owners": "sessions.sqlite", "conversation_aliases": "sessions.sqlite",
+    "session_activity": "sessions.sqlite",
 }
 COPY_ORDER = ("tickets", "ticket_comments", "answers", "answer_chunks", "votes", "runs", "run_feedback",
-              "session_owners", "conversation_aliases")
+              "session_owners", "conversation_aliases", "session_activity")
 
 
 @dataclass

@@ -115,3 +115,10 @@ conversation_aliases = Table(
     Index("aliases_by_age", "created_ts"),
     Index("aliases_by_thread", "thread_id"),
 )
+# when each session last had a turn: what idle expiry reads (LangGraph's tables carry no time)
+session_activity = Table(
+    "session_activity", metadata,
+    Column("thread_id", String(128), primary_key=True),
+    Column("last_ts", Float, nullable=False),
+    Index("session_activity_by_time", "last_ts"),
+)

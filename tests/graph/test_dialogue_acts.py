@@ -289,3 +289,18 @@ def test_a_failed_translation_falls_back_to_the_notice_in_the_users_language(sup
 def test_a_problem_and_a_request_for_a_person_in_one_message_keeps_the_problem(support):
     out = Conversation(support()).say("my printer is jammed again, can I talk to a human?")
     assert out["ticket_offer"]["kind"] == "handoff" and "printer is jammed" in out["ticket_offer"]["summary"]
+
+
+@pytest.mark.parametrize("reply", ["escalate", "escalated", "please escalate it"])
+def test_escalate_as_the_reply_to_an_offer_raises_the_drafts_priority(support, desk, reply):
+    chat = Conversation(support())
+    chat.say("please open a ticket, the kiosk printer jams every morning")
+    out = chat.say(reply)
+    assert out["ticket_event"] == "edited" and out["ticket_offer"]["priority"] == "high" and desk.tickets == {}
+
+
+def test_asking_for_a_person_while_an_offer_is_pending_is_still_a_handoff(support):
+    chat = Conversation(support())
+    chat.say("please open a ticket, the kiosk printer jams every morning")
+    out = chat.say("can you escalate this to a real person?")
+    assert out["ticket_offer"]["kind"] == "handoff"

@@ -7,6 +7,7 @@ import threading
 import time
 
 import pytest
+from alembic.script import ScriptDirectory
 from sqlalchemy import inspect
 
 from app.adapters.feedback import CitedChunk, FeedbackStore
@@ -17,12 +18,14 @@ from app.adapters.traces import RecordingTracer, TraceStore
 from app.adapters.tracing import NullTracer
 from app.chat_service import ChatService
 from app.storage import Database, SessionBusy
+from app.storage.database import MIGRATIONS
 from app.storage.schema import metadata
 from graphs.support import build_support_graph
 from tests.fakes import HashingEmbedder
 from tests.unit.test_ticket_store import draft
 
 EMBED = HashingEmbedder().embed_query
+HEAD = ScriptDirectory(str(MIGRATIONS)).get_current_head()
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
@@ -64,8 +67,8 @@ def test_the_migrations_create_exactly_the_tables_and_columns_the_schema_declare
         assert tables == set(metadata.tables)
         for name, table in metadata.tables.items():
             assert {c["name"] for c in found.get_columns(name)} == {c.name for c in table.columns}, name
-        assert db.revision() == "0001"
-        assert db.upgrade() == "0001"  # a second run (the next start-up) changes nothing
+        assert db.revision() == HEAD
+        assert db.upgrade() == HEAD  # a second run (the next start-up) changes nothing
     finally:
         db.close()
 
@@ -86,7 +89,7 @@ def test_two_replicas_starting_together_migrate_the_database_once(postgres_url):
         thread.start()
     for thread in threads:
         thread.join(60)
-    assert errors == [] and revisions == ["0001"] * 3
+    assert errors == [] and revisions == [HEAD] * 3
 
 
 def test_a_ticket_raised_on_one_replica_is_found_and_closed_on_the_other(two_replicas):

@@ -1,0 +1,218 @@
+"""A full disk is an answer, not a hang; SIGTERM ends the process in bounded time; slow sockets are closed;
+an over-size chunked upload is refused before the limit reaches the disk."""
+
+import os
+import signal
+import socket
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.conftest import FIXTURE_KB
+from tests.e2e.deskmate_process import DeskmateProcess
+from tests.e2e.servers import OpenAICompatibleServer
+
+pytestmark = pytest.mark.slow
+MB = 1024 * 1024
+GUIDE = b"# Resetting the badge reader\n\nHold the reset button for ten seconds until the light turns blue.\n"
+
+
+@pytest.fixture
+def small_disk(tmp_path):
+    """A 64 MB tmpfs, the data directory's own disk (CI runs as root and can mount one)."""
+    mount = tmp_path / "disk"
+    mount.mkdir()
+    result = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64m", "tmpfs", str(mount)], capture_output=True,
+                            text=True)
+    if result.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here (needs root): {result.stderr.strip()}")
+    try:
+        yield mount
+    finally:
+        subprocess.run(["umount", "-l", str(mount)], check=False)
+
+
+def _fill(disk: Path, leave_bytes: int) -> Path:
+    filler = disk / "filler.bin"
+    stats = os.statvfs(disk)
+    with open(filler, "wb") as out:
+        out.truncate(0)
+        remaining = stats.f_bavail * stats.f_frsize - leave_bytes
+        block = b"\0" * MB
+        while remaining > 0:
+            out.write(block[:min(MB, remaining)])
+            remaining -= MB
+    return filler
+
+
+def test_a_full_disk_answers_507_keeps_serving_reads_and_recovers_without_a_restart(small_disk, tmp_path):
+    with DeskmateProcess(small_disk / "data", tmp_path / "serve.log", DESKMATE_MIN_FREE_MB="16") as server:
+        upload = httpx.post(f"{server.url}/documents", files={"file": ("badge.md", GUIDE, "text/markdown")},
+                            timeout=60)
+        assert upload.status_code == 201, upload.text
+        filler = _fill(small_disk, leave_bytes=8 * MB)
+
+        chats = [httpx.post(f"{server.url}/chat", json={"message": "how do I reset the badge reader?"}, timeout=60)
+                 for _ in range(3)]
+        refused_upload = httpx.post(f"{server.url}/documents", timeout=60,
+                                    files={"file": ("more.md", GUIDE.replace(b"ten", b"five"), "text/markdown")})
+        search = httpx.post(f"{server.url}/search", json={"query": "badge reader reset"}, timeout=60)
+        documents = httpx.get(f"{server.url}/documents", timeout=60)
+        ready = httpx.get(f"{server.url}/ready", timeout=60)
+
+        filler.unlink()
+        time.sleep(1.5)  # free space is re-read at most once a second
+        recovered = httpx.post(f"{server.url}/chat", json={"message": "how do I reset the badge reader?"},
+                               timeout=60)
+        ready_after = httpx.get(f"{server.url}/ready", timeout=60).json()
+        server.stop()
+
+    for refused in chats + [refused_upload]:
+        assert refused.status_code == 507
+        detail = refused.json()["detail"]
+        assert "DESKMATE_MIN_FREE_MB" in detail and str(small_disk / "data") in detail and "MB" in detail
+    assert search.status_code == 200 and search.json()["results"][0]["source"] == "uploads/badge.md"
+    assert documents.status_code == 200 and len(documents.json()["documents"]) == 1
+    assert ready.status_code == 200 and ready.json()["status"] == "degraded"
+    assert "DESKMATE_MIN_FREE_MB" in ready.json()["detail"]
+    assert recovered.status_code == 200 and "ten seconds" in recovered.json()["answer"]
+    assert ready_after["status"] == "ready"
+    log = server.log()
+    assert log.count("disk space low") == 1  # four refused writes within a minute: one WARNING
+    assert "disk space back" in log
+
+
+def test_sigterm_exits_in_bounded_time_with_a_reply_still_in_flight(tmp_path):
+    with OpenAICompatibleServer(delay_s=120) as llm:
+        llm.default_reply = "never sent in time"
+        server = DeskmateProcess(tmp_path / "data", tmp_path / "serve.log", DESKMATE_SHUTDOWN_TIMEOUT_S="2",
+                                 DESKMATE_LLM_BASE_URL=f"{llm.url}/v1", DESKMATE_LLM_MODEL="stub",
+                                 DESKMATE_LLM_TIMEOUT_S="300", DESKMATE_KB_DIR=str(FIXTURE_KB))
+        with server:
+            with httpx.Client(timeout=300) as client:
+                pending = client.build_request("POST", f"{server.url}/chat",
+                                               json={"message": "How do I connect to the VPN?"})
+                sock = socket.create_connection(("127.0.0.1", server.port))
+                sock.sendall(f"POST /chat HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                             f"Content-Length: {len(pending.content)}\r\n\r\n".encode() + pending.content)
+                deadline = time.monotonic() + 60
+                while not llm.requests and time.monotonic() < deadline:
+                    time.sleep(0.1)
+                assert llm.requests, "the chat never reached the LLM"
+                started = time.monotonic()
+                code = server.stop(signal.SIGTERM, timeout_s=60)
+                took = time.monotonic() - started
+                sock.close()
+    assert took < 2 + 10 + 5  # graceful window + hard limit, with room for a busy machine
+    assert code is not None
+
+
+def test_slow_header_and_idle_connections_are_closed(tmp_path):
+    with DeskmateProcess(tmp_path / "data", tmp_path / "serve.log", DESKMATE_HEADER_TIMEOUT_S="2") as server:
+        idle = socket.create_connection(("127.0.0.1", server.port))
+        slow = socket.create_connection(("127.0.0.1", server.port))
+        slow.sendall(b"GET /health HTTP/1.1\r\nHost: x\r\n")
+        started = time.monotonic()
+        closed_after = {}
+        for name, sock in (("idle", idle), ("slow", slow)):
+            sock.settimeout(0.5)
+            while time.monotonic() - started < 15:
+                if name == "slow":
+                    try:
+                        sock.sendall(b"X-Trickle: 1\r\n")  # one header line at a time, never finishing
+                    except OSError:
+                        closed_after[name] = time.monotonic() - started
+                        break
+                try:
+                    if sock.recv(1024) == b"":
+                        closed_after[name] = time.monotonic() - started
+                        break
+                except socket.timeout:
+                    continue
+                except OSError:
+                    closed_after[name] = time.monotonic() - started
+                    break
+            sock.close()
+        healthy = httpx.get(f"{server.url}/health", timeout=10)
+    assert set(closed_after) == {"idle", "slow"} and max(closed_after.values()) < 10
+    assert healthy.status_code == 200
+
+
+@pytest.fixture
+def spool_disk(tmp_path):
+    """A tmpfs as the server's TMPDIR, where the multipart parser spools an upload: its use is what touched disk."""
+    mount = tmp_path / "spool"
+    mount.mkdir()
+    result = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=128m", "tmpfs", str(mount)], capture_output=True,
+                            text=True)
+    if result.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here (needs root): {result.stderr.strip()}")
+    try:
+        yield mount
+    finally:
+        subprocess.run(["umount", "-l", str(mount)], check=False)
+
+
+class PeakUse(threading.Thread):
+    """The most bytes in use on a file system while it runs (sampled every 5 ms)."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(daemon=True)
+        self.path, self.peak, self.done = path, 0, threading.Event()
+
+    def _used(self) -> int:
+        stats = os.statvfs(self.path)
+        return (stats.f_blocks - stats.f_bfree) * stats.f_frsize
+
+    def run(self) -> None:
+        base = self._used()
+        while not self.done.is_set():
+            self.peak = max(self.peak, self._used() - base)
+            time.sleep(0.005)
+
+
+def test_a_chunked_over_size_upload_is_refused_at_the_limit_and_the_rest_is_never_read(spool_disk, tmp_path):
+    limit = 4 * MB
+    with DeskmateProcess(tmp_path / "data", tmp_path / "serve.log", DESKMATE_MAX_UPLOAD_BYTES=str(limit),
+                         TMPDIR=str(spool_disk)) as server:
+        peak = PeakUse(spool_disk)
+        peak.start()
+        sock = socket.create_connection(("127.0.0.1", server.port))
+        boundary = "deskmate-boundary"
+        sock.sendall(f"POST /documents HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n"
+                     f"Content-Type: multipart/form-data; boundary={boundary}\r\n\r\n".encode())
+        head = (f"--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"huge.txt\"\r\n"
+                f"Content-Type: text/plain\r\n\r\n").encode()
+        sent = 0
+        chunk = b"all work and no play " * 3000  # ~63 KB
+        try:
+            sock.sendall(b"%x\r\n%s\r\n" % (len(head), head))
+            while sent < 50 * MB:
+                sock.sendall(b"%x\r\n%s\r\n" % (len(chunk), chunk))
+                sent += len(chunk)
+        except OSError:
+            pass  # the server closed the connection: what we want
+        sock.settimeout(10)
+        reply = b""
+        try:
+            while not reply.rstrip().endswith(b"}"):
+                part = sock.recv(65536)
+                if not part:
+                    break
+                reply += part
+        except OSError:
+            pass
+        sock.close()
+        time.sleep(0.2)
+        peak.done.set()
+        peak.join()
+        still_serving = httpx.get(f"{server.url}/health", timeout=10).status_code
+    assert reply.startswith(b"HTTP/1.1 413"), reply[:200]
+    assert b"upload limit" in reply and b'"detail"' in reply
+    assert sent < 50 * MB, "the server read the whole 50 MB instead of closing the connection at the limit"
+    assert 0 < peak.peak <= limit + 64 * 1024, f"{peak.peak:,} bytes spooled for a {limit:,}-byte limit"
+    assert still_serving == 200

@@ -1,0 +1,96 @@
+"""Retention over the real SQLite stores: idle sessions expire, each session keeps only its latest checkpoint,
+traces are kept under a size; tickets are not the pass's business."""
+
+import operator
+import time
+from typing import Annotated, TypedDict
+
+from langgraph.graph import END, START, StateGraph
+
+from app.adapters.memory import SessionStore
+from app.adapters.redactor import PatternRedactor
+from app.adapters.traces import TraceStore
+from app.retention import run_retention
+
+DAY = 86400.0
+
+
+class Counter(TypedDict):
+    turns: Annotated[list[str], operator.add]
+
+
+def _graph(store: SessionStore):
+    builder = StateGraph(Counter)
+    builder.add_node("turn", lambda state: {"turns": [f"turn {len(state.get('turns', [])) + 1}"]})
+    builder.add_edge(START, "turn")
+    builder.add_edge("turn", END)
+    return builder.compile(checkpointer=store.checkpointer)
+
+
+def _checkpoints(store: SessionStore, thread_id: str) -> int:
+    return store._conn.execute("SELECT COUNT(*) FROM checkpoints WHERE thread_id = ?", (thread_id,)).fetchone()[0]
+
+
+def _set_last_turn(store: SessionStore, thread_id: str, last_ts: float) -> None:
+    with store.db.begin() as conn:  # the activity table lives in the relational store, beside owners and aliases
+        conn.exec_driver_sql("INSERT OR REPLACE INTO session_activity VALUES (?, ?)", (thread_id, last_ts))
+
+
+def test_idle_sessions_expire_and_active_ones_keep_only_their_latest_checkpoint(tmp_path):
+    store = SessionStore(tmp_path / "sessions.sqlite")
+    graph = _graph(store)
+    now = time.time()
+    for thread, last_turn in (("old", now - 40 * DAY), ("recent", now - 2 * DAY)):
+        store.claim(thread, "ana")
+        for _ in range(3):
+            graph.invoke({"turns": []}, {"configurable": {"thread_id": thread}})
+        _set_last_turn(store, thread, last_turn)
+    store.add_alias("fingerprint-of-old", "old")
+    assert _checkpoints(store, "recent") > 1  # LangGraph keeps every step
+
+    report = run_retention(store, None, session_idle_s=30 * DAY, now=now)
+
+    assert report.sessions_expired == 1 and report.checkpoints_pruned > 0
+    assert not store.exists("old") and store.owner("old") is None and store.find_alias("fingerprint-of-old") is None
+    assert _checkpoints(store, "recent") == 1 and store.owner("recent") == "ana"
+    # the latest turn is what a fourth turn continues from
+    state = graph.invoke({"turns": []}, {"configurable": {"thread_id": "recent"}})
+    assert state["turns"] == ["turn 1", "turn 2", "turn 3", "turn 4"]
+    store.close()
+
+
+def test_a_session_from_before_activity_was_recorded_is_given_a_full_idle_period(tmp_path):
+    store = SessionStore(tmp_path / "sessions.sqlite")
+    graph = _graph(store)
+    graph.invoke({"turns": []}, {"configurable": {"thread_id": "legacy"}})
+    with store.db.begin() as conn:  # the activity table lives in the relational store, beside owners and aliases
+        conn.exec_driver_sql("DELETE FROM session_activity")
+    assert run_retention(store, None, session_idle_s=30 * DAY).sessions_expired == 0
+    assert store.exists("legacy")
+    assert run_retention(store, None, session_idle_s=30 * DAY, now=time.time() + 31 * DAY).sessions_expired == 1
+    store.close()
+
+
+def _trace(i: int, started: float) -> dict:
+    return {"trace_id": f"{i:032x}", "graph": "support", "session_id": f"s{i}", "status": "ok", "started_ts": started,
+            "duration_ms": 12.0, "action": "answer", "nodes": [{"node": "answer", "output": "word " * 250}]}
+
+
+def test_traces_are_kept_under_their_size_limit_newest_first(tmp_path):
+    store = TraceStore(tmp_path / "traces.sqlite", redactor=PatternRedactor(), max_bytes=256 * 1024)
+    now = time.time()
+    for i in range(400):
+        store.submit(_trace(i, now - 400 + i))
+    assert store.flush(30)
+    import sqlite3
+
+    with sqlite3.connect(store.path) as db:
+        before = TraceStore.bytes_in_use(db)
+    pruned = run_retention(SessionStore(tmp_path / "sessions.sqlite"), store, session_idle_s=DAY).traces_pruned
+    with sqlite3.connect(store.path) as db:
+        after = TraceStore.bytes_in_use(db)
+        newest = db.execute("SELECT MAX(started_at) FROM runs").fetchone()[0]
+    assert before > 256 * 1024 >= after and pruned > 0
+    assert newest == now - 1  # the oldest went first
+    assert store.get(f"{399:032x}") is not None and store.get(f"{0:032x}") is None
+    store.close()
