@@ -179,3 +179,24 @@ def test_aliases_reached_by_two_sessions_on_two_replicas_continue_neither(two_re
     b["sessions"].add_alias("fp-1", "s-2")
     assert a["sessions"].find_alias("fp-1") is None
     b["sessions"].forget_aliases("s-1")
+
+
+def test_retention_on_postgres_expires_idle_sessions_of_every_replica_and_keeps_live_ones_whole(
+        two_replicas, fake_kb_context):
+    from app.retention import run_retention
+
+    a, b = two_replicas
+    chat = ChatService(build_support_graph(a["sessions"].checkpointer), fake_kb_context(), a["sessions"],
+                       RecordingTracer(NullTracer(), a["traces"]))
+    idle = chat.ask("It's not working", user_id="alice").session_id
+    live = chat.ask("It's not working", user_id="bob").session_id
+    chat.ask("the vpn on linux", session_id=live, user_id="bob")
+    a["sessions"].add_alias("fp-idle", idle)
+    a["sessions"].prune(idle, now=time.time() - 40 * 86400)  # its last turn, long ago
+    report = run_retention(b["sessions"], b["traces"], session_idle_s=30 * 86400, vacuum=True)
+    assert report.sessions_expired == 1
+    assert not a["sessions"].exists(idle) and a["sessions"].owner(idle) is None
+    assert a["sessions"].find_alias("fp-idle") is None
+    assert [m["content"] for m in chat.history(live) if m["role"] == "user"] == ["It's not working", "the vpn on linux"]
+    assert b["sessions"].count() == 1
+    b["sessions"].ping()
