@@ -162,26 +162,27 @@ def cmd_db_vacuum(args: argparse.Namespace) -> int:
     from app.adapters.traces import TraceStore
     from app.readiness import store_sizes
     from app.retention import run_retention
+    from app.storage import Database, database_url_for
 
     settings = _settings(args)
-    if not settings.data_dir.is_dir():
+    if not settings.data_dir.is_dir() and not settings.database_url:
         print(f"deskmate: no data directory at {settings.data_dir}; nothing to vacuum", file=sys.stderr)
         return 2
     before = store_sizes(settings)
-    sessions = SessionStore(settings.sessions_db)
-    traces = TraceStore(settings.traces_db, redactor=PatternRedactor(), retention_days=settings.trace_retention_days,
-                        max_runs=settings.trace_max_runs, max_bytes=int(settings.trace_max_mb * 1024 * 1024)) \
-        if settings.traces_db.exists() else None
+    database = Database.open(database_url_for(settings))
+    sessions = SessionStore(database, checkpoints=settings.sessions_db)
+    traces = TraceStore(database, redactor=PatternRedactor(), retention_days=settings.trace_retention_days,
+                        max_runs=settings.trace_max_runs, max_bytes=int(settings.trace_max_mb * 1024 * 1024))
     try:
         report = run_retention(sessions, traces, session_idle_s=settings.session_idle_days * 86400, vacuum=True)
     finally:
         sessions.close()
-        if traces is not None:
-            traces.close()
+        traces.close()
+        database.close()
     after = store_sizes(settings)
     sys.stdout.write(f"{report.sessions_expired} idle session(s) expired, {report.checkpoints_pruned} old "
                      f"checkpoint(s) and {report.traces_pruned} trace(s) pruned in {report.duration_ms:.0f} ms\n")
-    for name in ("sessions", "traces", "data_dir_total"):
+    for name in ("sessions", "database", "data_dir_total"):
         sys.stdout.write(f"  {name}: {before[name]:,} -> {after[name]:,} bytes\n")
     return 0
 
@@ -204,6 +205,56 @@ def cmd_user_token(args: argparse.Namespace) -> int:
         print(f"deskmate: {exc}", file=sys.stderr)
         return 2
     print(token)
+    return 0
+
+
+def cmd_db_upgrade(args: argparse.Namespace) -> int:
+    """Bring the configured database's schema to the newest revision (start-up does the same)."""
+    from app.adapters.memory import SessionStore
+    from app.storage import Database, DatabaseUnavailable, database_url_for
+
+    settings = _settings(args)
+    try:
+        database = Database(database_url_for(settings))
+        revision = database.upgrade()
+        SessionStore(database, checkpoints=settings.sessions_db).close()  # the checkpointer's own tables
+    except DatabaseUnavailable as exc:
+        print(f"deskmate: {exc}", file=sys.stderr)
+        return 1
+    print(f"{database.describe()}: schema at revision {revision}")
+    database.close()
+    return 0
+
+
+def cmd_db_migrate_from_sqlite(args: argparse.Namespace) -> int:
+    """Copy an SQLite data dir's sessions, tickets, votes and traces into the configured database."""
+    from app.adapters.memory import SessionStore
+    from app.storage import Database, DatabaseUnavailable, database_url_for
+    from app.storage.import_sqlite import import_data_dir
+
+    settings = _settings(args)
+    source = Path(args.path).resolve()
+    try:
+        database = Database.open(database_url_for(settings))
+    except DatabaseUnavailable as exc:
+        print(f"deskmate: {exc}", file=sys.stderr)
+        return 1
+    if not database.is_postgres and Path(settings.data_dir).resolve() == source:
+        print("deskmate: the source is the data dir deskmate already uses; set DESKMATE_DATABASE_URL to the "
+              "database to copy it into", file=sys.stderr)
+        return 2
+    sessions = SessionStore(database, checkpoints=settings.sessions_db)
+    try:
+        report = import_data_dir(source, database, sessions)
+    except FileNotFoundError as exc:
+        print(f"deskmate: {exc}", file=sys.stderr)
+        return 2
+    finally:
+        sessions.close()
+        database.close()
+    print(f"copied {source} into {database.describe()}:")
+    for line in report.lines():
+        print(f"  {line}")
     return 0
 
 
@@ -236,8 +287,15 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--port", type=int, help="port (default: $DESKMATE_PORT or 8000)")
     serve.set_defaults(func=cmd_serve)
 
-    db = sub.add_parser("db", help="maintain the data directory's SQLite stores")
+    db = sub.add_parser("db", help="the relational store: upgrade its schema, copy an SQLite data dir into it, "
+                                   "or vacuum it")
     db_sub = db.add_subparsers(dest="db_command", required=True)
+    db_sub.add_parser("upgrade", help="run the schema migrations ($DESKMATE_DATABASE_URL, or the embedded "
+                                      "SQLite file)").set_defaults(func=cmd_db_upgrade)
+    migrate = db_sub.add_parser("migrate-from-sqlite", help="copy an SQLite data dir (sessions, tickets, votes, "
+                                                            "traces) into $DESKMATE_DATABASE_URL")
+    migrate.add_argument("path", help="the data dir to copy from (it is only read)")
+    migrate.set_defaults(func=cmd_db_migrate_from_sqlite)
     vacuum = db_sub.add_parser("vacuum", help="expire idle sessions, prune checkpoints and traces, compact the files "
                                               "(safe while serving)")
     vacuum.set_defaults(func=cmd_db_vacuum)

@@ -28,6 +28,7 @@ from app.chat_service import ChatService
 from app.indexing_service import IndexingService
 from app.logging_setup import install_log_redaction
 from app.settings import Settings
+from app.storage import Database, database_url_for
 from graphs.context import IndexingContext, RetrievalConfig, SupportContext
 from graphs.indexing import build_indexing_graph
 from graphs.policy_config import DEFAULT_LLM, AnswerPolicy, default_policy
@@ -61,6 +62,7 @@ class Resources:
     policy: AnswerPolicy | None = None  # response rules, collections, named LLMs (DESKMATE_CONFIG or defaults)
     indexers: dict[str, IndexingService] = field(default_factory=dict)  # collection name → its indexer
     sources: SourceStore | None = None  # synced knowledge sources (POST /sources)
+    database: Database | None = None  # the relational store every store above writes to (app/storage)
     disk: DiskGuard | None = None  # free space of the data directory's disk (None: DESKMATE_MIN_FREE_MB=0)
     data_lock: DataDirLock | None = None  # this process's hold on an embedded data directory
 
@@ -87,6 +89,8 @@ class Resources:
                 self.feedback.close()
             if self.sources is not None:
                 self.sources.close()
+            if self.database is not None:
+                self.database.close()
         finally:
             if self.data_lock is not None:
                 self.data_lock.release()
@@ -173,7 +177,9 @@ def _build_resources(settings: Settings, *, embedder: Embedder | None = None, ll
                      for spec in policy.collections[1:]}
     for extra in extra_indexes.values():
         extra.reconcile()
-    feedback = FeedbackStore(settings.data_dir / "feedback.sqlite", embed=embedder.embed_query,
+    # the relational store (tickets, votes, traces, session owners): its migrations run here, at start-up
+    database = Database.open(database_url_for(settings))
+    feedback = FeedbackStore(database, embed=embedder.embed_query,
                              min_votes=settings.feedback_min_votes, max_multiplier=settings.feedback_max_multiplier,
                              similarity=settings.feedback_similarity, cache_s=settings.feedback_cache_s)
     # secrets always, personal data per destination (DESKMATE_REDACT_*); memory is what the redact node
@@ -191,16 +197,16 @@ def _build_resources(settings: Settings, *, embedder: Embedder | None = None, ll
         llm = RedactingChatModel(llm, redactors["llm"])  # every outgoing message, whoever builds the prompt
     llms = {name: RedactingChatModel(model, redactors["llm"]) if model is not None else None
             for name, model in llms.items()}
-    sessions = SessionStore(settings.sessions_db)
+    sessions = SessionStore(database, checkpoints=settings.sessions_db, lock_wait_s=settings.session_lock_wait_s)
     tracer = build_tracer(settings, redactors["trace"])
     # every graph run is also recorded locally; its writer thread redacts with the trace policy
-    traces = TraceStore(settings.traces_db, redactor=redactors["trace"], document_redactor=redactors["documents"],
+    traces = TraceStore(database, redactor=redactors["trace"], document_redactor=redactors["documents"],
                         retention_days=settings.trace_retention_days,
                         max_runs=settings.trace_max_runs,
                         max_bytes=int(settings.trace_max_mb * 1024 * 1024)) if settings.local_traces else None
     tracer = RecordingTracer(tracer, traces)
     status = build_status_checker(settings, tracer)
-    tickets = build_ticket_desk(settings)
+    tickets = build_ticket_desk(settings, database)
     support_context = SupportContext(
         embedder=embedder, index=index, redactor=redactor, llm=llm, top_k=settings.top_k,
         candidate_k=settings.candidate_k, min_score=settings.min_score, max_searches=settings.max_searches,
@@ -239,7 +245,7 @@ def _build_resources(settings: Settings, *, embedder: Embedder | None = None, ll
                      sessions=sessions, tracer=tracer, chat=chat, indexer=indexer, status=status,
                      tickets=tickets, parser=parser, feedback=feedback, retrieval_context=support_context,
                      redactors=redactors, traces=traces, policy=policy, indexers=indexers,
-                     sources=SourceStore(settings.sources_db))
+                     sources=SourceStore(settings.sources_db), database=database)
 
 
 def _plural(n: int, word: str) -> str:

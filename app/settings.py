@@ -50,6 +50,15 @@ class Settings(BaseSettings):
     data_dir: Path = Field(
         Path("data"), validation_alias=_env("DESKMATE_DATA_DIR"),
         description="Where Chroma, sessions and uploads live (created if missing).")
+    database_url: str = Field(
+        "", validation_alias=_env("DESKMATE_DATABASE_URL"),
+        description="Where tickets, votes, traces, sessions and their owners live: empty for the embedded SQLite "
+                    "files in the data dir, or postgresql://user:pass@host:5432/db for server mode (replicas "
+                    "share it; migrations run at start-up and by `deskmate db upgrade`).")
+    session_lock_wait_s: float = Field(
+        60.0, ge=0, le=600, validation_alias=_env("DESKMATE_SESSION_LOCK_WAIT_S"),
+        description="How long a turn waits for another turn of the same session (on any replica) before it is "
+                    "answered 409.")
     host: str = Field("127.0.0.1", validation_alias=_env("DESKMATE_HOST"),
                       description="Address `deskmate serve` binds to.")
     port: int = Field(8000, validation_alias=_env("DESKMATE_PORT"),
