@@ -261,6 +261,7 @@ def ready_summary(resources: Resources) -> str:
     parts = [
         f"{_plural(len(resources.index.list_documents()), 'document')} "
         f"({_plural(resources.index.count(), 'chunk')}) in chroma={chroma}",
+        *([f"database={resources.database.describe()}"] if resources.database is not None else []),
         f"llm={llm}",
         f"langfuse={'on' if getattr(resources.tracer, 'enabled', False) else 'off'}",
         f"local traces={'on' if resources.traces is not None else 'off'}",
