@@ -5,11 +5,12 @@ BIN := $(VENV)/bin
 # Extra pip arguments for the torch install, e.g. TORCH_PIP_ARGS="--index-url https://download.pytorch.org/whl/cpu"
 # on a machine where PyPI's torch would be the multi-GB CUDA build.
 TORCH_PIP_ARGS ?=
-HOST ?= 127.0.0.1
-PORT ?= 8000
+# `make run` listens where deskmate itself would: HOST/PORT, else DESKMATE_HOST/DESKMATE_PORT, else 127.0.0.1:8000
+HOST ?= $(or $(DESKMATE_HOST),127.0.0.1)
+PORT ?= $(or $(DESKMATE_PORT),8000)
 PYTEST_ARGS ?=
 
-.PHONY: install run test test-fast bench lint clean
+.PHONY: install run test test-fast bench docs docs-serve lint clean
 
 $(BIN)/.installed: pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -30,9 +31,19 @@ test: install
 test-fast: install
 	$(BIN)/python -m pytest -m "not slow" $(PYTEST_ARGS)
 
+# The documentation site (docs/, mkdocs.yml) in build/site: the pages generated from code first (configuration
+# reference, OpenAPI, graph drawings), then a strict build, where a broken link or a missing page fails. Offline.
+docs: install
+	$(BIN)/python tools/gen_docs.py
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
+	@echo "docs: open build/site/index.html (or: make docs-serve)"
+
+docs-serve: docs
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs serve --dev-addr 127.0.0.1:8001
+
 bench: install
 	$(BIN)/python bench/indexing.py
 	$(BIN)/python bench/chat_latency.py
 
 clean:
-	rm -rf $(VENV) data .pytest_cache
+	rm -rf $(VENV) data .pytest_cache build/site docs/reference docs/images/graph-*.svg

@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import logging
-import threading
 import time
 import uuid
-import weakref
 from dataclasses import dataclass, field
 from typing import Any, Iterator
 
@@ -59,17 +57,12 @@ class ChatService:
         self._context = context
         self._sessions = sessions
         self._tracer = tracer
-        self._locks: weakref.WeakValueDictionary[str, threading.Lock] = weakref.WeakValueDictionary()
-        self._locks_guard = threading.Lock()
 
-    def _session_lock(self, session_id: str) -> threading.Lock:
-        # two requests of one session must not interleave their read-modify-write of its state
-        with self._locks_guard:
-            lock = self._locks.get(session_id)
-            if lock is None:
-                lock = threading.Lock()
-                self._locks[session_id] = lock
-            return lock
+    def _session_lock(self, session_id: str):
+        # two requests of one session must not interleave their read-modify-write of its state, on this
+        # replica or another: a lock in the session store (a Postgres advisory lock in server mode), waited
+        # for a bounded time, then SessionBusy (409)
+        return self._sessions.turn_lock(session_id)
 
     def ask(self, message: str, *, session_id: str | None = None, user_os: OperatingSystem | None = None,
             user_id: str | None = None, groups: frozenset[str] = frozenset(),
@@ -83,8 +76,7 @@ class ChatService:
                             user_id=user_id, groups=groups, tags=["chat"])
         recorder = recorder_in(config)
         started = time.perf_counter()
-        lock = self._session_lock(session_id)
-        with lock:
+        with self._session_lock(session_id):
             # durability="exit": only the finished turn is written, so the raw message (the graph's
             # input, before the redact node) never reaches the checkpoint database
             output = self._graph.invoke(turn_input(message, user_os, search_filters, collections=collections,

@@ -62,6 +62,60 @@ def cmd_ingest(args: argparse.Namespace) -> int:
 
 
 def cmd_ask(args: argparse.Namespace) -> int:
+    if args.local:
+        return _ask_locally(args)
+    from app.cli_client import ServerUnavailable, TurnRefused, ask_server, default_url, source_link
+
+    settings = _settings(args)
+    base_url = (args.url or default_url(settings)).rstrip("/")
+    payload = {"message": args.question, **({"session_id": args.session} if args.session else {}),
+               **({"user_os": args.os} if args.os else {})}
+    headers = {"X-Deskmate-User": args.user_token} if args.user_token else {}
+    streamed: list[str] = []
+
+    def write(text: str) -> None:
+        if not streamed:  # the reply's body: its "Sources:" footer is printed below as links
+            text = _without_sources_footer(text)
+        streamed.append(text)
+        sys.stdout.write(text)
+        sys.stdout.flush()
+
+    try:
+        turn = ask_server(base_url, payload, write, headers=headers)
+    except ServerUnavailable as exc:
+        sys.stderr.write(f"deskmate: {exc}. Start one with `deskmate serve` (or `make run`), point --url or "
+                         f"DESKMATE_URL at yours, or add --local to load the models in this process (about 10 s).\n")
+        return 2
+    except TurnRefused as exc:
+        sys.stderr.write(f"\ndeskmate: the server refused the question ({exc.status}): {exc.detail}\n")
+        return 1
+    envelope = turn.envelope
+    body = _without_sources_footer(envelope.get("answer", ""))
+    shown = "".join(streamed)
+    if body.strip() != shown.strip():
+        if shown and body.endswith(shown.strip()):  # notices (redaction, fallback) come before the reply
+            sys.stdout.write("\n\n" + body[: len(body) - len(shown.strip())].strip())
+        else:
+            sys.stdout.write(("\n\n(deskmate replaced the reply above; this is its answer:)\n" if shown else "") + body)
+    sys.stdout.write("\n")
+    sources = envelope.get("sources") or []
+    if sources:
+        sys.stdout.write("\nSources:\n")
+        for source in sources:
+            title = source["title"] + (f" › {source['section'].replace(' > ', ' › ')}" if source.get("section") else "")
+            sys.stdout.write(f"[{source['n']}] {title}\n    {source_link(base_url, source)}\n")
+    sys.stdout.write(f"\n(session {envelope.get('session_id')}, action {envelope.get('action')}; "
+                     f"continue with --session {envelope.get('session_id')})\n")
+    return 0
+
+
+def _without_sources_footer(text: str) -> str:
+    head, marker, _ = text.rpartition("\n\nSources:\n")
+    return head if marker else text
+
+
+def _ask_locally(args: argparse.Namespace) -> int:
+    """--local: load the models in this process and answer without a server (about 10 s before the answer)."""
     from app.resources import build_resources, sync_bundled_kb
     from app.schemas import clean_message
 
@@ -108,26 +162,27 @@ def cmd_db_vacuum(args: argparse.Namespace) -> int:
     from app.adapters.traces import TraceStore
     from app.readiness import store_sizes
     from app.retention import run_retention
+    from app.storage import Database, database_url_for
 
     settings = _settings(args)
-    if not settings.data_dir.is_dir():
+    if not settings.data_dir.is_dir() and not settings.database_url:
         print(f"deskmate: no data directory at {settings.data_dir}; nothing to vacuum", file=sys.stderr)
         return 2
     before = store_sizes(settings)
-    sessions = SessionStore(settings.sessions_db)
-    traces = TraceStore(settings.traces_db, redactor=PatternRedactor(), retention_days=settings.trace_retention_days,
-                        max_runs=settings.trace_max_runs, max_bytes=int(settings.trace_max_mb * 1024 * 1024)) \
-        if settings.traces_db.exists() else None
+    database = Database.open(database_url_for(settings))
+    sessions = SessionStore(database, checkpoints=settings.sessions_db)
+    traces = TraceStore(database, redactor=PatternRedactor(), retention_days=settings.trace_retention_days,
+                        max_runs=settings.trace_max_runs, max_bytes=int(settings.trace_max_mb * 1024 * 1024))
     try:
         report = run_retention(sessions, traces, session_idle_s=settings.session_idle_days * 86400, vacuum=True)
     finally:
         sessions.close()
-        if traces is not None:
-            traces.close()
+        traces.close()
+        database.close()
     after = store_sizes(settings)
     sys.stdout.write(f"{report.sessions_expired} idle session(s) expired, {report.checkpoints_pruned} old "
                      f"checkpoint(s) and {report.traces_pruned} trace(s) pruned in {report.duration_ms:.0f} ms\n")
-    for name in ("sessions", "traces", "data_dir_total"):
+    for name in ("sessions", "database", "data_dir_total"):
         sys.stdout.write(f"  {name}: {before[name]:,} -> {after[name]:,} bytes\n")
     return 0
 
@@ -153,6 +208,56 @@ def cmd_user_token(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_db_upgrade(args: argparse.Namespace) -> int:
+    """Bring the configured database's schema to the newest revision (start-up does the same)."""
+    from app.adapters.memory import SessionStore
+    from app.storage import Database, DatabaseUnavailable, database_url_for
+
+    settings = _settings(args)
+    try:
+        database = Database(database_url_for(settings))
+        revision = database.upgrade()
+        SessionStore(database, checkpoints=settings.sessions_db).close()  # the checkpointer's own tables
+    except DatabaseUnavailable as exc:
+        print(f"deskmate: {exc}", file=sys.stderr)
+        return 1
+    print(f"{database.describe()}: schema at revision {revision}")
+    database.close()
+    return 0
+
+
+def cmd_db_migrate_from_sqlite(args: argparse.Namespace) -> int:
+    """Copy an SQLite data dir's sessions, tickets, votes and traces into the configured database."""
+    from app.adapters.memory import SessionStore
+    from app.storage import Database, DatabaseUnavailable, database_url_for
+    from app.storage.import_sqlite import import_data_dir
+
+    settings = _settings(args)
+    source = Path(args.path).resolve()
+    try:
+        database = Database.open(database_url_for(settings))
+    except DatabaseUnavailable as exc:
+        print(f"deskmate: {exc}", file=sys.stderr)
+        return 1
+    if not database.is_postgres and Path(settings.data_dir).resolve() == source:
+        print("deskmate: the source is the data dir deskmate already uses; set DESKMATE_DATABASE_URL to the "
+              "database to copy it into", file=sys.stderr)
+        return 2
+    sessions = SessionStore(database, checkpoints=settings.sessions_db)
+    try:
+        report = import_data_dir(source, database, sessions)
+    except FileNotFoundError as exc:
+        print(f"deskmate: {exc}", file=sys.stderr)
+        return 2
+    finally:
+        sessions.close()
+        database.close()
+    print(f"copied {source} into {database.describe()}:")
+    for line in report.lines():
+        print(f"  {line}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="deskmate", description="Agentic IT-support assistant.")
     parser.add_argument("--data-dir", help="data folder (default: $DESKMATE_DATA_DIR or ./data)")
@@ -164,11 +269,17 @@ def build_parser() -> argparse.ArgumentParser:
     ingest.add_argument("--quiet", action="store_true", help="no progress bar")
     ingest.set_defaults(func=cmd_ingest)
 
-    ask = sub.add_parser("ask", help="ask one question and print the answer")
+    ask = sub.add_parser("ask", help="ask a running deskmate one question and print the answer as it arrives")
     ask.add_argument("question")
+    ask.add_argument("--url", help="the deskmate to ask (default: $DESKMATE_URL, else http://$DESKMATE_HOST:"
+                                   "$DESKMATE_PORT, i.e. http://127.0.0.1:8000)")
     ask.add_argument("--session", help="continue this session id")
     ask.add_argument("--os", choices=["windows", "macos", "linux"], help="your operating system")
-    ask.add_argument("--no-sync", action="store_true", help="do not index the bundled knowledge base first")
+    ask.add_argument("--user-token", help="a signed X-Deskmate-User token, when the server has sign-in on")
+    ask.add_argument("--local", action="store_true",
+                     help="no server: load the models in this process and answer from the local data folder")
+    ask.add_argument("--no-sync", action="store_true",
+                     help="with --local: do not index the bundled knowledge base first")
     ask.set_defaults(func=cmd_ask)
 
     serve = sub.add_parser("serve", help="run the HTTP API")
@@ -176,8 +287,15 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--port", type=int, help="port (default: $DESKMATE_PORT or 8000)")
     serve.set_defaults(func=cmd_serve)
 
-    db = sub.add_parser("db", help="maintain the data directory's SQLite stores")
+    db = sub.add_parser("db", help="the relational store: upgrade its schema, copy an SQLite data dir into it, "
+                                   "or vacuum it")
     db_sub = db.add_subparsers(dest="db_command", required=True)
+    db_sub.add_parser("upgrade", help="run the schema migrations ($DESKMATE_DATABASE_URL, or the embedded "
+                                      "SQLite file)").set_defaults(func=cmd_db_upgrade)
+    migrate = db_sub.add_parser("migrate-from-sqlite", help="copy an SQLite data dir (sessions, tickets, votes, "
+                                                            "traces) into $DESKMATE_DATABASE_URL")
+    migrate.add_argument("path", help="the data dir to copy from (it is only read)")
+    migrate.set_defaults(func=cmd_db_migrate_from_sqlite)
     vacuum = db_sub.add_parser("vacuum", help="expire idle sessions, prune checkpoints and traces, compact the files "
                                               "(safe while serving)")
     vacuum.set_defaults(func=cmd_db_vacuum)

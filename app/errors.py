@@ -12,6 +12,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from app.body_limit import TOO_LARGE
 from app.chat_service import SessionNotFound
+from app.storage import DatabaseUnavailable, SessionBusy
 from graphs.errors import DocumentRejected, EmbeddingError, IndexUnavailable, TicketStoreError
 from graphs.errors import InvalidFilter, UnknownMessage
 from graphs.errors import InvalidDirective
@@ -116,6 +117,17 @@ def register_error_handlers(app: FastAPI) -> None:
     async def _embedding(request: Request, exc: EmbeddingError) -> JSONResponse:
         log.error("embedding failed: %s", exc)
         return error_response(request, 503, "The language model for search failed; please try again.")
+
+    @app.exception_handler(SessionBusy)
+    async def _session_busy(request: Request, exc: SessionBusy) -> JSONResponse:
+        return error_response(request, 409, "Another message of this conversation is still being answered. Wait "
+                                            "for its reply, then send this one again.")
+
+    @app.exception_handler(DatabaseUnavailable)
+    async def _database_down(request: Request, exc: DatabaseUnavailable) -> JSONResponse:
+        log.error("database unavailable: %s", exc)
+        return error_response(request, 503, "deskmate's database is unreachable right now; please try again in a "
+                                            "minute.")
 
     @app.exception_handler(TicketStoreError)
     async def _ticket_store(request: Request, exc: TicketStoreError) -> JSONResponse:

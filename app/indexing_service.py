@@ -53,18 +53,21 @@ class IndexingService:
         return self._context.index
 
     def index_bytes(self, source: str, data: bytes, document_context: dict | None = None, *,
-                    includes: IncludeResolver | None = None) -> IndexResult:
+                    includes: IncludeResolver | None = None, filename: str | None = None) -> IndexResult:
         """Index one document; raises DocumentRejected (index untouched) when it cannot be used.
 
         Its includes are resolved within `includes` (the batch it came with); alone, it has nothing to
-        include, and its include lines are left out (with a warning in the log)."""
+        include, and its include lines are left out (with a warning in the log). `filename` names the type
+        when `source` is a link to where the document lives (a synced page)."""
         resolver = includes or IncludeResolver.from_bytes({source: data})
         data = resolver.expand(source, data)
         trace_id = uuid.uuid4().hex
         config = run_config(tracer=self._tracer, trace_id=trace_id, run_name="indexing", tags=["indexing"])
         with self._lock:
-            out = self._graph.invoke({"source": source, "data": data, "document_context": document_context or {}},
-                                     config, context=self._context)
+            run = {"source": source, "data": data, "document_context": document_context or {}}
+            if filename:
+                run["filename"] = filename
+            out = self._graph.invoke(run, config, context=self._context)
         return IndexResult(source=source, status=out["status"], document=out.get("document_info"))
 
     @staticmethod

@@ -15,6 +15,42 @@ from app.adapters.redaction.engine import redacting_in_this_thread
 from graphs.ports import Redactor
 
 
+# Third-party warnings a deskmate operator cannot act on: they describe the library's own defaults, not a
+# problem with the deployment. Each is dropped at its own logger, by what it says, so a new warning still shows.
+NON_ACTIONABLE_WARNINGS: dict[str, tuple[str, ...]] = {
+    # the names model labels more entity kinds than the redactor asks for; the extra ones are discarded anyway
+    "presidio-analyzer": ("is not mapped to a Presidio entity", "falling back to CPU",
+                          "Recognizer not added to registry", "language is not supported by registry"),
+}
+
+
+class DropNonActionable(logging.Filter):
+    """Drops records whose message contains one of `phrases`; everything else passes."""
+
+    def __init__(self, phrases: tuple[str, ...]) -> None:
+        super().__init__()
+        self.phrases = phrases
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        try:
+            message = record.getMessage()
+        except Exception:  # noqa: BLE001 — a broken format string: keep the record, the handler shows it
+            return True
+        return not any(phrase in message for phrase in self.phrases)
+
+
+def quiet_third_party_loggers() -> None:
+    """Third-party start-up chatter off: library INFO below WARNING, non-actionable warnings dropped,
+    so a start shows one line per thing started."""
+    for noisy in ("httpx", "chromadb", "sentence_transformers", "urllib3", "opentelemetry", "presidio-analyzer",
+                  "transformers", "huggingface_hub"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)
+    for name, phrases in NON_ACTIONABLE_WARNINGS.items():
+        logger = logging.getLogger(name)
+        if not any(isinstance(f, DropNonActionable) for f in logger.filters):
+            logger.addFilter(DropNonActionable(phrases))
+
+
 def configure_logging(level: str = "INFO") -> None:
     root = logging.getLogger()
     if not any(getattr(h, "_deskmate", False) for h in root.handlers):
@@ -23,8 +59,7 @@ def configure_logging(level: str = "INFO") -> None:
         handler._deskmate = True  # type: ignore[attr-defined]
         root.addHandler(handler)
     root.setLevel(level.upper())
-    for noisy in ("httpx", "chromadb", "sentence_transformers", "urllib3", "opentelemetry", "presidio-analyzer"):
-        logging.getLogger(noisy).setLevel(logging.WARNING)
+    quiet_third_party_loggers()
 
 
 class RedactingFilter(logging.Filter):

@@ -17,7 +17,7 @@ from app.error_middleware import UnexpectedErrorMiddleware
 from app.errors import register_error_handlers
 from app.logging_setup import configure_logging
 from app.readiness import PROBE_TEXT
-from app.resources import build_resources, sync_bundled_kb
+from app.resources import build_resources, ready_summary, sync_bundled_kb
 from app.retention import retention_loop
 from app.routers import chat, documents, health, tickets
 from app.routers import status as status_router
@@ -28,6 +28,7 @@ from app.routers import stream as stream_router
 from app.routers import traces as traces_router
 from app.routers import ui as ui_router
 from app.routers import openai_compat as openai_router
+from app.routers import sources as sources_router
 from app.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -62,6 +63,7 @@ def create_app(settings: Settings | None = None, **overrides: Any) -> FastAPI:
         await run_in_threadpool(sync_bundled_kb, resources)
         # what /ready queries the vector index with: embedded once here, so /ready itself stays a cheap query
         app.state.probe_vector = list(await run_in_threadpool(resources.embedder.embed_query, PROBE_TEXT))
+        log.info("%s", await run_in_threadpool(ready_summary, resources))
         app.state.resources = resources
         retention = asyncio.create_task(retention_loop(resources, settings.retention_interval_s))
         try:
@@ -85,6 +87,7 @@ def create_app(settings: Settings | None = None, **overrides: Any) -> FastAPI:
     app.include_router(health.router)
     app.include_router(chat.router)
     app.include_router(documents.router)
+    app.include_router(sources_router.router)
     app.include_router(search_router.router)
     app.include_router(feedback_router.router)
     app.include_router(status_router.router)

@@ -50,6 +50,9 @@ def store_sizes(settings) -> dict[str, int]:
     """store name → bytes on disk in the data directory."""
     data = settings.data_dir
     named = {"vector": settings.chroma_dir if settings.chroma_mode == "persistent" else None,
+             # the embedded relational store (tickets, votes, traces, owners) and the checkpoints; the per-store
+             # files are what a data dir from before the shared store still holds (0 when absent)
+             "database": data / "deskmate.sqlite",
              "sessions": settings.sessions_db, "traces": settings.traces_db, "tickets": settings.tickets_db,
              "feedback": data / "feedback.sqlite", "uploads": settings.uploads_dir}
     sizes = {name: path_bytes(path) for name, path in named.items() if path is not None}

@@ -18,6 +18,7 @@ from app.adapters.memory import SessionStore
 from app.adapters.parse_sandbox import SandboxedParser
 from app.adapters.parsers import FileParser
 from app.adapters.redactor import redactors_from_settings
+from app.adapters.source_store import SourceStore
 from app.adapters.status_page import build_status_checker
 from app.adapters.tickets import TicketService, build_ticket_desk
 from app.adapters.traces import RecordingTracer, TraceStore
@@ -27,6 +28,7 @@ from app.chat_service import ChatService
 from app.indexing_service import IndexingService
 from app.logging_setup import install_log_redaction
 from app.settings import Settings
+from app.storage import Database, database_url_for
 from graphs.context import IndexingContext, RetrievalConfig, SupportContext
 from graphs.indexing import build_indexing_graph
 from graphs.policy_config import DEFAULT_LLM, AnswerPolicy, default_policy
@@ -59,6 +61,8 @@ class Resources:
     traces: TraceStore | None = None  # the local trace store (GET /traces); None when DESKMATE_LOCAL_TRACES=false
     policy: AnswerPolicy | None = None  # response rules, collections, named LLMs (DESKMATE_CONFIG or defaults)
     indexers: dict[str, IndexingService] = field(default_factory=dict)  # collection name → its indexer
+    sources: SourceStore | None = None  # synced knowledge sources (POST /sources)
+    database: Database | None = None  # the relational store every store above writes to (app/storage)
     disk: DiskGuard | None = None  # free space of the data directory's disk (None: DESKMATE_MIN_FREE_MB=0)
     data_lock: DataDirLock | None = None  # this process's hold on an embedded data directory
 
@@ -83,6 +87,10 @@ class Resources:
                 self.parser.close()  # stops the parse worker processes
             if self.feedback is not None:
                 self.feedback.close()
+            if self.sources is not None:
+                self.sources.close()
+            if self.database is not None:
+                self.database.close()
         finally:
             if self.data_lock is not None:
                 self.data_lock.release()
@@ -169,7 +177,9 @@ def _build_resources(settings: Settings, *, embedder: Embedder | None = None, ll
                      for spec in policy.collections[1:]}
     for extra in extra_indexes.values():
         extra.reconcile()
-    feedback = FeedbackStore(settings.data_dir / "feedback.sqlite", embed=embedder.embed_query,
+    # the relational store (tickets, votes, traces, session owners): its migrations run here, at start-up
+    database = Database.open(database_url_for(settings))
+    feedback = FeedbackStore(database, embed=embedder.embed_query,
                              min_votes=settings.feedback_min_votes, max_multiplier=settings.feedback_max_multiplier,
                              similarity=settings.feedback_similarity, cache_s=settings.feedback_cache_s)
     # secrets always, personal data per destination (DESKMATE_REDACT_*); memory is what the redact node
@@ -187,16 +197,16 @@ def _build_resources(settings: Settings, *, embedder: Embedder | None = None, ll
         llm = RedactingChatModel(llm, redactors["llm"])  # every outgoing message, whoever builds the prompt
     llms = {name: RedactingChatModel(model, redactors["llm"]) if model is not None else None
             for name, model in llms.items()}
-    sessions = SessionStore(settings.sessions_db)
+    sessions = SessionStore(database, checkpoints=settings.sessions_db, lock_wait_s=settings.session_lock_wait_s)
     tracer = build_tracer(settings, redactors["trace"])
     # every graph run is also recorded locally; its writer thread redacts with the trace policy
-    traces = TraceStore(settings.traces_db, redactor=redactors["trace"], document_redactor=redactors["documents"],
+    traces = TraceStore(database, redactor=redactors["trace"], document_redactor=redactors["documents"],
                         retention_days=settings.trace_retention_days,
                         max_runs=settings.trace_max_runs,
                         max_bytes=int(settings.trace_max_mb * 1024 * 1024)) if settings.local_traces else None
     tracer = RecordingTracer(tracer, traces)
     status = build_status_checker(settings, tracer)
-    tickets = build_ticket_desk(settings)
+    tickets = build_ticket_desk(settings, database)
     support_context = SupportContext(
         embedder=embedder, index=index, redactor=redactor, llm=llm, top_k=settings.top_k,
         candidate_k=settings.candidate_k, min_score=settings.min_score, max_searches=settings.max_searches,
@@ -231,13 +241,38 @@ def _build_resources(settings: Settings, *, embedder: Embedder | None = None, ll
         name: IndexingService(indexing_graph, IndexingContext(embedder=embedder, index=extra, parser=parser,
                                                               chunk_max_tokens=settings.chunk_max_tokens), tracer)
         for name, extra in extra_indexes.items()}
-    log.info("deskmate ready: llm=%s, chroma=%s, tracing=%s, policy=%s (%d collection(s), %d rule(s))",
-             llm.name if llm else "none (extractive answers)", settings.chroma_mode,
-             "langfuse" if tracer.enabled else "off", policy.source, len(policy.collections), len(policy.responses))
     return Resources(settings=settings, embedder=embedder, index=index, redactor=redactor, llm=llm,
                      sessions=sessions, tracer=tracer, chat=chat, indexer=indexer, status=status,
                      tickets=tickets, parser=parser, feedback=feedback, retrieval_context=support_context,
-                     redactors=redactors, traces=traces, policy=policy, indexers=indexers)
+                     redactors=redactors, traces=traces, policy=policy, indexers=indexers,
+                     sources=SourceStore(settings.sources_db), database=database)
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+def ready_summary(resources: Resources) -> str:
+    """What is on and off, in the words of the docs: the line an operator reads when the service is up."""
+    settings, policy = resources.settings, resources.policy
+    llm = resources.llm.name if resources.llm is not None else "none (answers quote the documents)"
+    chroma = "embedded" if settings.chroma_mode == "persistent" else \
+        f"server {settings.chroma_host}:{settings.chroma_port}"
+    parts = [
+        f"{_plural(len(resources.index.list_documents()), 'document')} "
+        f"({_plural(resources.index.count(), 'chunk')}) in chroma={chroma}",
+        *([f"database={resources.database.describe()}"] if resources.database is not None else []),
+        f"llm={llm}",
+        f"langfuse={'on' if getattr(resources.tracer, 'enabled', False) else 'off'}",
+        f"local traces={'on' if resources.traces is not None else 'off'}",
+        f"status page={'on' if settings.status_page_url else 'off'}",
+        f"jira={'on' if settings.jira_enabled else 'off (tickets stay local)'}",
+        f"sign-in={'on' if settings.user_token_secret else 'off'}",
+    ]
+    if policy is not None:
+        parts.append(f"answer policy={policy.source} ({_plural(len(policy.collections), 'collection')}, "
+                     f"{_plural(len(policy.responses), 'rule')})")
+    return "deskmate ready: " + ", ".join(parts)
 
 
 def sync_bundled_kb(resources: Resources) -> None:

@@ -98,6 +98,22 @@ class SourceOut(BaseModel):
     doc_id: str = Field("", description="GET /documents/{doc_id}/content downloads the cited document.")
 
 
+class SectionOut(BaseModel):
+    section: str = Field(description="Heading path below the title, ' > '-joined; empty for the lead.")
+    text: str = Field(description="The section's text as indexed (plain text with Markdown lists).")
+
+
+class DocumentSections(BaseModel):
+    """A document as deskmate indexed it, for the web UI's document view."""
+
+    doc_id: str
+    title: str
+    source: str
+    content_type: str
+    download: str = Field(description="Where the original is downloaded (GET /documents/{doc_id}/content).")
+    sections: list[SectionOut]
+
+
 class TroubleshootingOut(BaseModel):
     issue: str
     step: int  # 1-based number of the current step
@@ -186,7 +202,7 @@ class DocumentOut(BaseModel):
 
 
 class DocumentContextOut(BaseModel):
-    """A document's context (seed 001), given at upload; search filters match it."""
+    """A document's context, given at upload; search filters match it."""
 
     context_type: list[str]
     content_domain: list[str]

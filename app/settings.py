@@ -1,7 +1,8 @@
 """All of deskmate's configuration in one pydantic-settings class.
 
-Every field lists the environment variable(s) it is read from; the README's configuration
-table is checked against this class by a test, so a new knob cannot go undocumented.
+Every field lists the environment variable(s) it is read from and says what it does: the docs' configuration
+reference is generated from this class (app/config_reference.py, `make docs`), and a test fails on a field
+without a description, so a new knob cannot go undocumented.
 """
 
 from __future__ import annotations
@@ -49,6 +50,15 @@ class Settings(BaseSettings):
     data_dir: Path = Field(
         Path("data"), validation_alias=_env("DESKMATE_DATA_DIR"),
         description="Where Chroma, sessions and uploads live (created if missing).")
+    database_url: str = Field(
+        "", validation_alias=_env("DESKMATE_DATABASE_URL"),
+        description="Where tickets, votes, traces, sessions and their owners live: empty for the embedded SQLite "
+                    "files in the data dir, or postgresql://user:pass@host:5432/db for server mode (replicas "
+                    "share it; migrations run at start-up and by `deskmate db upgrade`).")
+    session_lock_wait_s: float = Field(
+        60.0, ge=0, le=600, validation_alias=_env("DESKMATE_SESSION_LOCK_WAIT_S"),
+        description="How long a turn waits for another turn of the same session (on any replica) before it is "
+                    "answered 409.")
     host: str = Field("127.0.0.1", validation_alias=_env("DESKMATE_HOST"),
                       description="Address `deskmate serve` binds to.")
     port: int = Field(8000, validation_alias=_env("DESKMATE_PORT"),
@@ -57,11 +67,13 @@ class Settings(BaseSettings):
                            description="Python logging level.")
     config_file: Path | None = Field(
         None, validation_alias=_env("DESKMATE_CONFIG"),
-        description="YAML file with named LLMs, knowledge collections, intent detection and response rules "
-                    "(see examples/); unset: the built-in defaults, configured by these variables alone.")
+        description=('YAML file with named LLMs, knowledge collections, intent detection and response rules (see '
+                     'Answer policy and `examples/`); validated at start-up, every problem listed at once. Unset: '
+                     'the built-in defaults, configured by these variables alone.'))
     kb_dir: Path | None = Field(
         BUNDLED_KB_DIR, validation_alias=_env("DESKMATE_KB_DIR"),
-        description="Folder indexed at start-up (the bundled sample KB by default); empty to skip.")
+        description=('Folder indexed at start-up (the bundled sample KB by default); empty to skip. Files removed '
+                     'from it are removed from the index.'))
 
     # --- operations: disk, shutdown, sockets, retention ------------------------------------
     min_free_mb: int = Field(
@@ -112,7 +124,8 @@ class Settings(BaseSettings):
                              description="Use HTTPS to reach the Chroma server.")
     chroma_collection: str = Field(
         "deskmate_chunks", validation_alias=_env("CHROMA_COLLECTION", "DESKMATE_CHROMA_COLLECTION"),
-        min_length=3, max_length=60, description="Collection holding the chunks.")
+        min_length=3, max_length=60, description=('Collection holding the chunks (a second collection '
+                                                  '`<name>_documents` holds one record per document).'))
 
     # --- retrieval and conversation -------------------------------------------------------
     top_k: int = Field(5, ge=1, le=50, validation_alias=_env("DESKMATE_TOP_K"),
@@ -120,14 +133,16 @@ class Settings(BaseSettings):
     candidate_k: int = Field(20, ge=1, le=200, validation_alias=_env("DESKMATE_CANDIDATE_K"),
                              description="Candidates fetched from the index before filtering.")
     min_score: float = Field(0.35, ge=0.0, le=1.0, validation_alias=_env("DESKMATE_MIN_SCORE"),
-                             description="Confidence (0..1 retrieval score) below which a chunk does not count as an "
-                                         "answer.")
+                             description=('Confidence (the 0..1 retrieval `score`) below which a chunk does not '
+                                          'count as an answer. Retuned for hybrid scores on the bundled KB: '
+                                          'on-topic questions score 0.4–0.8, off-topic ones ("what is the capital '
+                                          'of France") under 0.25.'))
     answer_confidence: Literal["calibrated", "score"] = Field(
         "calibrated", validation_alias=_env("DESKMATE_ANSWER_CONFIDENCE"),
-        description="How deskmate decides it has an answer: `calibrated` — the probability that the best article "
-                    "is the right one, from evidence gathered per article (fitted on development data, reported "
-                    "as `confidence` on every reply); `score` — the best chunk's retrieval score against "
-                    "DESKMATE_MIN_SCORE.")
+        description=('How deskmate decides it has an answer: `calibrated` — the probability that the best article '
+                     'is the right one, from evidence gathered per article (fitted on development data by '
+                     '`bench/fit_confidence.py`, reported as `confidence` on every reply); `score` — the best '
+                     "chunk's retrieval score against `DESKMATE_MIN_SCORE` (the behaviour before calibration)."))
     answer_min_confidence: float | None = Field(
         None, ge=0.0, le=1.0, validation_alias=_env("DESKMATE_ANSWER_MIN_CONFIDENCE"),
         description="With calibrated confidence: answer from the knowledge base at or above this probability, "
@@ -135,12 +150,15 @@ class Settings(BaseSettings):
                     "data.")
     max_searches: int = Field(3, ge=1, le=5, validation_alias=_env("DESKMATE_MAX_SEARCHES"),
                               description="Knowledge-base searches allowed per turn.")
-    fact_path: bool = Field(True, validation_alias=_env("DESKMATE_FACT_PATH"),
-                            description="Answer fact questions (an address, a number, a phone number) with one "
-                                        "short cited sentence when it is found confidently.")
+    fact_path: bool = Field(False, validation_alias=_env("DESKMATE_FACT_PATH"),
+                            description=('Fact questions ("what is the VPN server address?", "how many days until '
+                                         'my password expires?") get one short cited sentence instead of the '
+                                         'section that answers, when it is found confidently. Off by default: '
+                                         'measured, it added nothing over the composed answer (see Benchmarks).'))
     fact_min_confidence: float = Field(
         0.6, ge=0.0, le=1.0, validation_alias=_env("DESKMATE_FACT_MIN_CONFIDENCE"),
-        description="Confidence (0..1) a fact-path answer span needs; below it the normal answer is given.")
+        description=("Confidence (0..1) the fact path's answer span needs; below it the normal answer is given. "
+                     'Tuned on tv-dev with `bench/answers.py`.'))
     history_turns: int = Field(10, ge=1, le=100, validation_alias=_env("DESKMATE_HISTORY_TURNS"),
                                description="Conversation turns kept in session memory.")
     chunk_max_tokens: int = Field(200, ge=32, le=256, validation_alias=_env("DESKMATE_CHUNK_MAX_TOKENS"),
@@ -153,7 +171,8 @@ class Settings(BaseSettings):
         "weighted", validation_alias=_env("DESKMATE_FUSION"),
         description="How dense and BM25 rankings merge: weighted scores, or reciprocal-rank fusion.")
     dense_weight: float = Field(0.3, ge=0.0, le=1.0, validation_alias=_env("DESKMATE_DENSE_WEIGHT"),
-                                description="Weight of the cosine in score = w·cosine + (1 − w)·BM25 share.")
+                                description=('Weight of the cosine in score = w·cosine + (1 − w)·BM25 share (tuned'
+                                             ' on tv-dev).'))
     rrf_k: int = Field(60, ge=1, le=1000, validation_alias=_env("DESKMATE_RRF_K"),
                        description="Reciprocal-rank fusion constant (DESKMATE_FUSION=rrf).")
     section_aggregation: bool = Field(True, validation_alias=_env("DESKMATE_SECTION_AGGREGATION"),
@@ -162,24 +181,31 @@ class Settings(BaseSettings):
     max_chunks_per_section: int = Field(2, ge=1, le=10, validation_alias=_env("DESKMATE_MAX_CHUNKS_PER_SECTION"),
                                         description="Chunks of one section kept among the results.")
     neighbour_radius: int = Field(1, ge=0, le=3, validation_alias=_env("DESKMATE_NEIGHBOUR_RADIUS"),
-                                  description="Adjacent chunks of a confident top hit added for context; 0: off.")
+                                  description=('Adjacent chunks (same section) of a confident top hit added for '
+                                               'context; `0`: off.'))
     reranker_model: str | None = Field(
         None, validation_alias=_env("DESKMATE_RERANKER_MODEL"),
-        description="Cross-encoder (local folder or cached name) that reranks candidates; unset: no reranker.")
+        description=('Cross-encoder (local sentence-transformers folder, or a name already in the local cache) '
+                     'that reranks candidates; unset: no reranker. A model that cannot be loaded stops start-up '
+                     'with a clear error.'))
     rerank_top_n: int = Field(30, ge=1, le=200, validation_alias=_env("DESKMATE_RERANK_TOP_N"),
-                              description="Candidates the reranker rescores.")
+                              description='Candidates the reranker rescores (neighbours included).')
     feedback_adjustment: bool = Field(True, validation_alias=_env("DESKMATE_FEEDBACK_ADJUSTMENT"),
-                                      description="Let up/down votes adjust retrieval scores of the cited chunks.")
+                                      description=('Let up/down votes adjust retrieval scores of the cited chunks '
+                                                   '(votes are stored either way).'))
     feedback_min_votes: int = Field(3, ge=1, le=1000, validation_alias=_env("DESKMATE_FEEDBACK_MIN_VOTES"),
-                                    description="Votes a chunk needs before its score is adjusted.")
+                                    description=('Votes (on similar questions) a chunk needs before its score is '
+                                                 'adjusted.'))
     feedback_max_multiplier: float = Field(
         1.2, ge=1.0, le=4.0, validation_alias=_env("DESKMATE_FEEDBACK_MAX_MULTIPLIER"),
-        description="Feedback multiplies a chunk's score by at most this, and by at least its inverse.")
+        description=("Feedback multiplies a chunk's score by at most this and at least its inverse (tuned on "
+                     'tv-dev: stronger hurt).'))
     feedback_similarity: float = Field(
         0.85, ge=0.0, le=1.0, validation_alias=_env("DESKMATE_FEEDBACK_SIMILARITY"),
         description="A vote counts for searches whose question has at least this cosine similarity to the voted one.")
     feedback_cache_s: float = Field(60.0, ge=0, le=3600, validation_alias=_env("DESKMATE_FEEDBACK_CACHE_S"),
-                                    description="How long computed feedback multipliers are reused.")
+                                    description=('How long the vote table is cached (votes made by this process '
+                                                 'apply at once).'))
     filter_secondary_boost: float = Field(
         0.1, ge=0.0, le=1.0, validation_alias=_env("DESKMATE_FILTER_SECONDARY_BOOST"),
         description="Search filters: score × (1 + boost × share of secondary fields matched).")
@@ -191,17 +217,20 @@ class Settings(BaseSettings):
                                   description="Largest document upload accepted.")
     parse_timeout_s: float = Field(
         5.0, gt=0, le=300, validation_alias=_env("DESKMATE_PARSE_TIMEOUT_S"),
-        description="Longest time one document may take to parse (in a worker process) before it is refused.")
+        description=('Longest time one document may take to parse, in its worker process, before it is refused '
+                     '(422) and the worker replaced.'))
     parse_memory_mb: int = Field(
         512, ge=64, le=65536, validation_alias=_env("DESKMATE_PARSE_MEMORY_MB"),
         description="Address-space limit of a parse worker process; a document needing more is refused.")
     parse_workers: int = Field(1, ge=1, le=16, validation_alias=_env("DESKMATE_PARSE_WORKERS"),
-                               description="Warm parse worker processes kept ready.")
+                               description=('Warm parse worker processes (each about 25 MB); uploads wait for a '
+                                            'free one.'))
 
     # --- LLM (optional) -------------------------------------------------------------------
     llm_provider: Literal["auto", "none", "groq", "openai"] = Field(
         "auto", validation_alias=_env("DESKMATE_LLM_PROVIDER"),
-        description="auto: groq if GROQ_API_KEY is set, openai if DESKMATE_LLM_BASE_URL is set, else none.")
+        description=('`auto`: groq if `GROQ_API_KEY` is set, openai if `DESKMATE_LLM_BASE_URL` is set, else none; '
+                     'or force `none`, `groq`, `openai`.'))
     llm_base_url: str | None = Field(
         None, validation_alias=_env("DESKMATE_LLM_BASE_URL", "OPENAI_BASE_URL"),
         description="OpenAI-compatible server, e.g. http://127.0.0.1:11434/v1 (Ollama).")
@@ -223,13 +252,16 @@ class Settings(BaseSettings):
 
     # --- action selection: what the decision LLM is offered (nodes/actions.py) ------------------
     action_top_k: int = Field(2, ge=0, le=20, validation_alias=_env("DESKMATE_ACTION_TOP_K"),
-                              description="Actions offered to the decision LLM besides the core ones: the best "
-                                          "matches of the message's embedding to each action's example queries "
-                                          "(0: the core actions only).")
+                              description=('Actions offered to the decision LLM besides the core ones: the best '
+                                           "matches of the message to each action's example queries (with the 7 "
+                                           'built-in actions and the default core, the LLM sees 5). `0`: the core '
+                                           'actions only.'))
     core_actions: str = Field("answer,clarify,create_ticket", validation_alias=_env("DESKMATE_CORE_ACTIONS"),
-                              description="Actions always offered to the decision LLM (comma-separated) when the "
-                                          "deployment can carry them out; of answer, clarify, search_kb, "
-                                          "troubleshoot, check_status, create_ticket, search_tickets.")
+                              description=('Actions always offered to the decision LLM (comma-separated) when the '
+                                           'deployment can carry them out; unknown names are refused at start-up. '
+                                           'Add `search_kb` to let the LLM ask for another search whatever the '
+                                           'message says (its examples rarely match a message: it is about how the'
+                                           ' search went).'))
 
     integration_min_score: float = Field(0.6, ge=0.0, le=1.0,
                                          validation_alias=_env("DESKMATE_INTEGRATION_MIN_SCORE"),
@@ -241,14 +273,18 @@ class Settings(BaseSettings):
     # --- conversation: a person, other languages (nodes/dialogue_acts.py, nodes/language.py) ------------
     handoff_contact: str = Field(
         "", max_length=500, validation_alias=_env("DESKMATE_HANDOFF_CONTACT"),
-        description="How a person at the IT service desk is reached, told to users who ask for one (e.g. "
-                    "'call +1 555 0100 or open https://it.example.com/portal'); unset: the way to a person is a "
-                    "ticket carrying the conversation.")
+        description=('How a person at the IT service desk is reached, told to users who ask for one ("real agent '
+                     'please", "can I talk to someone") and to "are you a bot?", e.g. `call +1 555 0100 or open '
+                     'https://it.example.com/portal`. Unset: the way to a person is a ticket carrying the redacted'
+                     ' conversation (offered, confirmed by the user); set, the contact is given and the ticket '
+                     'still offered.'))
     language_detection: bool = Field(
         True, validation_alias=_env("DESKMATE_LANGUAGE_DETECTION"),
-        description="Detect messages written in another language than English (py3langid, about 80 MB in "
-                    "memory): with an LLM they are translated and answered in that language, without one "
-                    "answered with a notice in that language.")
+        description=('Detect messages in another language than English (py3langid, its model inside the package; '
+                     'about 80 MB in memory, 0.3 ms a message; only messages of 3+ words, at probability ≥ 0.7). '
+                     'With an LLM the message is translated into English for the search and the reply translated '
+                     'back; without one, deskmate says in that language (de, fr, es, it, pt, nl, pl, sv; English '
+                     'otherwise) that only English documents are searched.'))
 
     @field_validator("core_actions")
     @classmethod
@@ -267,10 +303,14 @@ class Settings(BaseSettings):
                                                   description="Langfuse secret key.")
     langfuse_host: str = Field("https://cloud.langfuse.com",
                                validation_alias=_env("LANGFUSE_HOST", "LANGFUSE_BASE_URL"),
-                               description="Langfuse server address.")
+                               description=('Langfuse server address. An unreachable or misconfigured Langfuse '
+                                            'never slows or breaks a chat: spans and scores are exported by the '
+                                            "SDK's background threads (5 s timeout); a host the client cannot be "
+                                            'built with turns tracing off with an error in the log.'))
     local_traces: bool = Field(True, validation_alias=_env("DESKMATE_LOCAL_TRACES"),
-                               description="Keep a trace of every graph run in <data dir>/traces.sqlite "
-                                           "(GET /traces, the admin page's trace inspector).")
+                               description=('Keep a trace of every graph run in `<data dir>/traces.sqlite` (`GET '
+                                            '/traces`, the trace inspector). Per-stage `timings` are returned '
+                                            'either way.'))
     trace_retention_days: float = Field(14.0, gt=0, le=3650, validation_alias=_env("DESKMATE_TRACE_RETENTION_DAYS"),
                                         description="Local traces older than this are deleted.")
     trace_max_runs: int = Field(20_000, ge=100, le=10_000_000, validation_alias=_env("DESKMATE_TRACE_MAX_RUNS"),
@@ -294,9 +334,10 @@ class Settings(BaseSettings):
 
     admin_key: SecretStr | None = Field(
         None, validation_alias=_env("DESKMATE_ADMIN_KEY"),
-        description="Key for the admin endpoints (upload, delete and list documents, all tickets, traces, the "
-                    "admin page), sent as `Authorization: Bearer <key>`; unset (development only): only clients "
-                    "on this machine (127.0.0.1, ::1) are admins.")
+        description=('Key for the admin endpoints (documents upload/list/delete, all tickets, traces, search, '
+                     'feedback stats, the admin page), sent as `Authorization: Bearer <key>` (the admin page asks '
+                     'for it). Unset (development only): only clients on this machine (127.0.0.1, ::1) are admins '
+                     '— behind a reverse proxy every client looks local, so set it there.'))
     user_token_secret: SecretStr | None = Field(
         None, validation_alias=_env("DESKMATE_USER_TOKEN_SECRET"),
         description="Secret shared with the portal that signs callers in: every chat, ticket, session and "
@@ -335,9 +376,9 @@ class Settings(BaseSettings):
     # --- redaction: secrets are always removed; personal data per destination ----------------
     redact_memory: str = Field(
         "EMAIL,PHONE,CREDIT_CARD,IBAN,US_SSN", validation_alias=_env("DESKMATE_REDACT_MEMORY"),
-        description="Personal-data kinds removed from every message before anything else sees it (graph state, "
-                    "session memory, and so every other destination); of EMAIL, PHONE, CREDIT_CARD, IBAN, "
-                    "US_SSN, IP_ADDRESS, PERSON. Secrets are always removed.")
+        description=('Personal-data kinds removed from every message before anything else sees it (graph state, '
+                     'session memory — and so every other destination). Kinds: `EMAIL`, `PHONE`, `CREDIT_CARD`, '
+                     '`IBAN`, `US_SSN`, `IP_ADDRESS`, `PERSON`. Secrets are always removed.'))
     redact_llm: str = Field("PERSON,IP_ADDRESS", validation_alias=_env("DESKMATE_REDACT_LLM"),
                             description="Kinds also removed from everything sent to an LLM (on top of memory).")
     redact_ticket: str = Field("", validation_alias=_env("DESKMATE_REDACT_TICKET"),
@@ -367,10 +408,11 @@ class Settings(BaseSettings):
         description="Company status page (Atlassian Statuspage): the page address, e.g. "
                     "https://status.example.com, or its /api/v2/summary.json address; unset: no status checks.")
     status_ttl_s: float = Field(60.0, ge=1, le=3600, validation_alias=_env("DESKMATE_STATUS_TTL_S"),
-                                description="How long a fetched status is reused (failures: at most 10 s).")
+                                description=('How long a fetched status is reused before the page is asked again; '
+                                             'a failed check is retried after at most 10 s.'))
     status_timeout_s: float = Field(3.0, gt=0, le=30, validation_alias=_env("DESKMATE_STATUS_TIMEOUT_S"),
-                                    description="Timeout for fetching the status page; on expiry the answer "
-                                                "says the status could not be checked.")
+                                    description=('Timeout for fetching the status page; on expiry deskmate answers'
+                                                 ' normally and says the status could not be checked.'))
 
     @field_validator("status_page_url", mode="before")
     @classmethod
@@ -384,21 +426,25 @@ class Settings(BaseSettings):
 
     # --- tickets: Jira (optional; on when URL, project key and token are all set) -----------
     jira_url: str | None = Field(None, validation_alias=_env("JIRA_URL"),
-                                 description="Jira base URL, e.g. https://yourcompany.atlassian.net.")
+                                 description=('Jira base URL, e.g. `https://yourcompany.atlassian.net`. Jira is '
+                                              'used only when `JIRA_URL`, `JIRA_PROJECT_KEY` and `JIRA_TOKEN` are '
+                                              'all set; setting some but not all is refused at start-up.'))
     jira_project_key: str | None = Field(None, validation_alias=_env("JIRA_PROJECT_KEY"),
                                          description="Project that receives deskmate's issues, e.g. IT.")
     jira_token: SecretStr | None = Field(None, validation_alias=_env("JIRA_TOKEN", "JIRA_API_TOKEN"),
-                                         description="Jira API token (Cloud, with JIRA_EMAIL) or personal access "
-                                                     "token (Server/Data Center, sent as Bearer).")
+                                         description=('Jira Cloud API token (with `JIRA_EMAIL`, sent as Basic '
+                                                      'auth) or a Server/Data Center personal access token (sent '
+                                                      'as Bearer).'))
     jira_email: str | None = Field(None, validation_alias=_env("JIRA_EMAIL"),
                                    description="Account e-mail for Jira Cloud (Basic auth with the API token).")
     jira_issue_type: str = Field("Task", min_length=1, validation_alias=_env("JIRA_ISSUE_TYPE"),
-                                 description="Issue type of created issues.")
+                                 description='Issue type of created issues (e.g. `IT Help`).')
     jira_priorities: str = Field("Low,Medium,High,Highest", validation_alias=_env("JIRA_PRIORITIES"),
-                                 description="Jira priority names for low,medium,high,critical; empty to send "
-                                             "no priority.")
+                                 description=("Jira priority names for deskmate's low, medium, high, critical; "
+                                              'empty to send no priority (projects without the field).'))
     jira_timeout_s: float = Field(10.0, gt=0, le=120, validation_alias=_env("DESKMATE_JIRA_TIMEOUT_S"),
-                                  description="Per-call Jira timeout; on expiry the ticket stays local-only.")
+                                  description=('Per-call Jira timeout; on expiry the ticket stays local-only with '
+                                               'the reason recorded.'))
 
     @field_validator("reranker_model", mode="before")
     @classmethod
@@ -465,6 +511,10 @@ class Settings(BaseSettings):
     @property
     def traces_db(self) -> Path:
         return self.data_dir / "traces.sqlite"
+
+    @property
+    def sources_db(self) -> Path:
+        return self.data_dir / "sources.sqlite"
 
     @property
     def tickets_db(self) -> Path:

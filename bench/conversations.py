@@ -1,4 +1,4 @@
-"""Replay the seed's example conversations (Appendix B) and the escalation paths through POST /chat of a
+"""Replay the product brief's example conversations and the escalation paths through POST /chat of a
 real `deskmate serve`, and print every turn: what was said, what deskmate did, what it answered.
 
     python bench/conversations.py                                        # embedded defaults, no LLM

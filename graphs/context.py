@@ -55,14 +55,14 @@ class SupportContext:
     max_searches: int = 3
     history_turns: int = 10
     llm_max_tokens: int = 1024
-    # the answer policy (seed 000): response rules, knowledge collections, named LLMs; None: built-in defaults
+    # the answer policy: response rules, knowledge collections, named LLMs; None: built-in defaults
     policy: "AnswerPolicy | None" = None
     main_collection: str = "kb"  # the policy's collection that `index` holds (retrieved by the graph itself)
     collections: Mapping[str, Any] = field(default_factory=dict)  # other collections: name → hybrid index
     llms: Mapping[str, "ChatModel | None"] = field(default_factory=dict)  # "name" / "name:model" → model
     max_turns: int = 20  # past this, a still-unresolved conversation is offered a ticket
     max_failed_steps: int = 3  # troubleshooting escalates after this many failed steps
-    fact_path: bool = True  # fact questions get a short extractive span (nodes/fact.py) when confident
+    fact_path: bool = False  # fact questions get a short extractive span (nodes/fact.py) when confident
     fact_min_confidence: float = 0.6  # below this the answer node falls through to its normal path
     # the actions offered to the decision LLM per message (nodes/actions.py); None: all of them, no selection
     actions: "ActionCatalogue | None" = None

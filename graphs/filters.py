@@ -1,6 +1,6 @@
 """Document-context metadata and the hierarchical search filter built on it.
 
-Every document may carry a context (seed 001, "Document Context Schema"): `context_type`,
+Every document may carry a context: `context_type`,
 `content_domain` and `document_category` (non-empty lists, lower-cased) plus optional
 `relevance_tags` and `description`. A search filter names some of those fields:
 
@@ -65,7 +65,7 @@ def normalise_values(field: str, raw: Any) -> list[str]:
 
 def validate_context(raw: Mapping[str, Any]) -> dict[str, Any]:
     """A document context from upload fields. Empty input → {} (no context); otherwise the three
-    mandatory fields must each hold at least one value (seed 001: fail fast on critical fields)."""
+    mandatory fields must each hold at least one value (fail fast on the fields searches depend on)."""
     context: dict[str, Any] = {}
     for field in LIST_CONTEXT_FIELDS:
         values = normalise_values(field, raw.get(field))
@@ -178,7 +178,7 @@ def may_read(metadata: Mapping[str, Any], groups: frozenset[str] | None) -> bool
 
 
 def fallback_where(search_filter: SearchFilter) -> dict[str, Any] | None:
-    """OR over every secondary value: the seed's fallback when no document matches the primary fields."""
+    """OR over every secondary value: the fallback when no document matches the primary fields."""
     clauses = [_any_of(f, v) for f, v in search_filter.secondary]
     if not clauses:
         return None

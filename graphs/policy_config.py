@@ -1,4 +1,4 @@
-"""The answer policy as data (seed 000, Parts 2–2C and 5B): named LLMs, knowledge collections, intent
+"""The answer policy as data: named LLMs, knowledge collections, intent
 detection and the ordered response rules. Built from the YAML file by app/config_file.py, or — with no
 file — `default_policy()`, which reproduces deskmate's behaviour without one.
 
@@ -77,7 +77,7 @@ class ResponseRule:
 
 @dataclass(frozen=True)
 class IntegrationSpec:
-    """A read-only lookup in another system (seed 002's configured tools), offered to the decision agent
+    """A read-only lookup in another system (a configured tool), offered to the decision agent
     like its own actions: described by `examples`, chosen by embedding similarity, called with GET.
 
     `url` may hold `${user}` (the signed-in caller's id) and `${query}` (the redacted message), each
@@ -96,6 +96,9 @@ class IntegrationSpec:
         return "${user}" in self.url
 
 
+BUILTIN_SOURCE = "built-in defaults"
+
+
 @dataclass(frozen=True)
 class AnswerPolicy:
     llms: tuple[LLMSpec, ...] = ()
@@ -105,7 +108,12 @@ class AnswerPolicy:
     response_mode: str = "SMART_FALLBACK"
     agent_llm: str = DEFAULT_LLM  # decides, clarifies, troubleshoots and drafts tickets
     integrations: tuple[IntegrationSpec, ...] = ()  # read-only lookups the decision agent may choose
-    source: str = "built-in defaults"  # the file it came from, for logs and /health
+    source: str = BUILTIN_SOURCE  # the file it came from, for logs and /health
+
+    @property
+    def configured(self) -> bool:
+        """Written by someone (a configuration file), not deskmate's built-in defaults."""
+        return self.source != BUILTIN_SOURCE
 
     def collection(self, name: str) -> CollectionSpec | None:
         return next((c for c in self.collections if c.name == name), None)

@@ -29,7 +29,7 @@ class Block:
 @dataclass
 class ParsedDocument:
     title: str
-    content_type: Literal["pdf", "html", "markdown", "text"]
+    content_type: Literal["pdf", "html", "markdown", "text", "rst", "docx", "pptx", "xlsx"]
     blocks: list[Block] = field(default_factory=list)
 
     def text_length(self) -> int:
@@ -51,7 +51,7 @@ class ChunkRecord(TypedDict):
     role: NotRequired[str]  # what the section is for: symptoms, cause, resolution … (nodes/indexing/roles.py)
     text: str  # the body shown to users when quoted
     embed_text: str  # what is embedded: title and section path + body
-    # document context (seed 001), present only when the document was uploaded with one
+    # document context, present only when the document was uploaded with one
     context_type: NotRequired[list[str]]
     content_domain: NotRequired[list[str]]
     document_category: NotRequired[list[str]]
@@ -79,7 +79,7 @@ class RetrievedChunk(TypedDict):
     origin: NotRequired[str]  # dense | lexical | both | neighbour | article (read for the composed answer)
     role: NotRequired[str]  # the section's role (nodes/indexing/roles.py); absent on chunks indexed before roles
     content_hash: NotRequired[str]  # the body's hash: feedback follows it across document versions
-    # the document's context (seed 001) when it has one: filters match it, secondary fields rank by it
+    # the document's context when it has one: filters match it, secondary fields rank by it
     context_type: NotRequired[list[str]]
     content_domain: NotRequired[list[str]]
     document_category: NotRequired[list[str]]
@@ -107,7 +107,7 @@ class DocumentInfo(TypedDict):
     chunk_count: int
     size_bytes: int
     indexed_at: str
-    # document context (seed 001), present only when the document was uploaded with one
+    # document context, present only when the document was uploaded with one
     context_type: NotRequired[list[str]]
     content_domain: NotRequired[list[str]]
     document_category: NotRequired[list[str]]

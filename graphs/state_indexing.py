@@ -11,7 +11,9 @@ from graphs.state import replace
 class IndexingInput(TypedDict):
     source: str  # stable name: "kb/vpn-setup.md", "uploads/guide.pdf"
     data: bytes
-    document_context: NotRequired[dict]  # seed 001 context (graphs/filters.validate_context); {} or absent: none
+    document_context: NotRequired[dict]  # document context (graphs/filters.validate_context); {} or absent: none
+    # the name the parser reads the type from when `source` is a link ("https://wiki…/pages/123" → "page.html")
+    filename: NotRequired[str]
 
 
 class IndexingState(IndexingInput, total=False):

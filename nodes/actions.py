@@ -1,6 +1,6 @@
 """The action catalogue: which of the decision agent's actions the LLM is offered for one message.
 
-Seed 002's tool-selection pipeline, applied to deskmate's actions:
+A tool-selection pipeline, applied to deskmate's actions:
 1. context filter — an action is offered only when this deployment can carry it out (`requires`);
 2. embedding search — the message's embedding against each action's example queries (cosine, the best
    example per action); the `top_k` best of the non-core actions are kept;
@@ -175,7 +175,7 @@ class ActionCatalogue:
             return catalogue
         try:
             catalogue.embed(embedder)
-        except Exception as exc:  # degrade on purpose (seed 002): selection falls back to the context filter
+        except Exception as exc:  # degrade on purpose: selection falls back to the context filter
             catalogue._unavailable = f"the action examples could not be embedded at start-up ({exc})"
             log.error("action catalogue: %s; the decision LLM is offered every allowed action", catalogue._unavailable)
         return catalogue

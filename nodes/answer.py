@@ -184,7 +184,7 @@ def mode_answer(state: SupportState, ctx: SupportContext, plan: AnswerPlan, chun
 
 def knowledge_answer(state: SupportState, ctx: SupportContext, update: dict,
                      config: RunnableConfig | None = None) -> tuple[str, list[Source]]:
-    """The answer the response rules and the response mode call for (seeds 000 and 001): the rule picks the
+    """The answer the response rules and the response mode call for: the rule picks the
     prompt, LLM and budget; the mode decides whether documents, general knowledge or both may be used."""
     policy = ctx.policy or default_policy(chroma_collection="", min_score=ctx.min_score)
     wanted = state.get("collections") or [c.name for c in policy.collections]
@@ -278,7 +278,7 @@ def resume_hint(state: SupportState) -> str:
 
 def answer(state: SupportState, runtime: Runtime[SupportContext], config: RunnableConfig) -> dict:
     ctx = runtime.context
-    # --- fact path (issue 7 part 4) ---
+    # --- fact path: one short cited sentence for a fact question ---
     if (fact := fact_reply(state, ctx)) is not None:  # a short cited span; None: the normal path below
         return {"needs_input": False, "is_clarifying": False, **fact,
                 "answer": with_status(state, fact["answer"]) + resume_hint(state)}

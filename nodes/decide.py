@@ -141,7 +141,7 @@ def policy_decides(state: SupportState, ctx: SupportContext | None) -> bool:
     """A configured answer policy or a response mode asked for this turn owns what happens when the knowledge
     base has nothing: its rules (a "not found" rule, general help from an LLM, RAG_ONLY's refusal) answer, not
     the built-in "this is the IT help desk" reply."""
-    return ctx is not None and (ctx.policy is not None or bool(state.get("response_mode")))
+    return ctx is not None and ((ctx.policy is not None and ctx.policy.configured) or bool(state.get("response_mode")))
 
 
 def dialogue_decision(state: SupportState, ctx: SupportContext | None = None) -> Decision | None:

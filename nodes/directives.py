@@ -1,4 +1,4 @@
-"""System-message directives (seed 001): a caller steers answers from its system message, not from code.
+"""System-message directives: a caller steers answers from its system message, not from code.
 
 Two formats, detected automatically; keys are case-insensitive:
 
@@ -15,7 +15,7 @@ What is left once the directives are removed is the persona, handed to the answe
 A line is a directive when its key is a known one (any case), or looks like one (ALL_CAPS_WITH_UNDERSCORES:
 an unknown directive, dropped with a warning). Ordinary prose with a colon ("Note: be polite") is persona.
 
-Progressive validation (the seed's Decision 6): a bad critical field (an unknown RESPONSE_MODE) raises
+Progressive validation: a bad critical field (an unknown RESPONSE_MODE) raises
 InvalidDirective (→ 422 with the accepted values); a bad optional field (MIN_CONFIDENCE, FALLBACK_STRATEGY,
 the three document-context lists) falls back to its default and adds one warning naming the field, the
 value and the default used. Pure functions: the API calls `parse_directives`, the graph reads the result.

@@ -1,4 +1,4 @@
-"""Fact path (issue 7 part 4): a fact-seeking question gets one short, cited sentence, not a whole passage.
+"""Fact path: a fact-seeking question gets one short, cited sentence, not a whole passage.
 
 "What is the VPN server address?" or "How many days until my password expires?" is answered by one
 sentence of the knowledge base. No extractive-QA model runs offline (see MODELS.md), so this is

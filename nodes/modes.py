@@ -1,4 +1,4 @@
-"""Response modes (seed 001): how one answer combines our documentation with the LLM's general knowledge.
+"""Response modes: how one answer combines our documentation with the LLM's general knowledge.
 
 `plan_answer` is a pure decision over the retrieval profile; the answer step carries it out. The
 profile has three columns: **none** (no documents), **weak** (documents, best confidence below

@@ -1,4 +1,4 @@
-"""How to answer (seed 000 Part 5B): collect what the knowledge collections found, evaluate it into a
+"""How to answer: collect what the knowledge collections found, evaluate it into a
 profile, detect the intent only if a rule needs it, pick the first response rule that matches, and fill
 its prompt. The decision agent already chose to answer; the rules choose the prompt, LLM and budget.
 

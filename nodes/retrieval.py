@@ -1,4 +1,4 @@
-"""The retrieval pipeline (seed 004, node 4), shared by the `retrieve` node and bench/retrieval.py.
+"""The retrieval pipeline, shared by the `retrieve` node and bench/retrieval.py.
 
     dense + lexical candidates → fusion → section aggregation → neighbours of the top hit
     → optional cross-encoder rerank → feedback adjustment → top-k
@@ -101,7 +101,7 @@ def fuse(dense: Sequence[RetrievedChunk], lexical: Sequence[RetrievedChunk], *, 
 
 
 def boost_secondary(ranking: Ranking, search_filter: SearchFilter, boost: float) -> Ranking:
-    """Seed 001's secondary filters rank: × (1 + boost × share of the secondary fields matched)."""
+    """Secondary filters rank, not exclude: × (1 + boost × share of the secondary fields matched)."""
     if not search_filter.secondary or boost <= 0:
         return ranking
     for chunk in ranking.chunks:
@@ -140,7 +140,7 @@ def aggregate_sections(ranking: Ranking, *, max_per_section: int, bonus: float =
 # --- stage 3: neighbours of the top hit ---------------------------------------------------------
 def expand_neighbours(ranking: Ranking, neighbours: Sequence[RetrievedChunk], *, decay: float) -> Ranking:
     """Put the top hit's adjacent chunks (same section) right after it, scored top × decay, so an
-    answer that continues in the next chunk is not cut in half. Seed 004 step 3: before reranking,
+    answer that continues in the next chunk is not cut in half. Done before reranking,
     so a reranker scores them like every other candidate."""
     if not ranking.chunks or not neighbours:
         return ranking
@@ -215,7 +215,7 @@ def search_chunks(ctx: SupportContext, query: str, embedding: Sequence[float], *
     allowed = access_where(groups)
     ranking = _candidates(ctx, query, embedding, combine_where(allowed, primary_where(search_filter)))
     if not ranking.chunks and search_filter.primary and search_filter.secondary:
-        # seed 001: nothing matches the primary fields → any document matching a secondary value
+        # nothing matches the primary fields → any document matching a secondary value
         ranking = _candidates(ctx, query, embedding, combine_where(allowed, fallback_where(search_filter)))
     ranking.chunks = [c for c in ranking.chunks if fits_os(c, user_os)]
     ranking = boost_secondary(ranking, search_filter, config.secondary_boost)

@@ -81,3 +81,12 @@ def serve(make_settings):
             yield client
 
     return run
+
+
+@pytest.fixture
+def postgres_url():
+    """A fresh Postgres database for this test (tests/postgres.py), dropped afterwards."""
+    from tests.postgres import scratch_database
+
+    with scratch_database() as url:
+        yield url

@@ -24,7 +24,10 @@ def packaged_model_path() -> Path:
 def _load_model(path: str):
     # Imported here, not at module import: torch costs seconds and the lifespan decides when.
     from sentence_transformers import SentenceTransformer
+    from transformers.utils import logging as transformers_logging
 
+    # the loader's "Loading weights" bar is not a log line; the line below says what is loaded
+    transformers_logging.disable_progress_bar()
     if not Path(path).is_dir():
         raise EmbeddingError(f"embedding model folder not found: {path}")
     log.info("loading embedding model from %s", path)

@@ -1,4 +1,4 @@
-"""Votes on answers (SQLite at <data_dir>/feedback.sqlite), turned into bounded per-chunk multipliers.
+"""Votes on answers (in the relational store, app/storage), turned into bounded per-chunk multipliers.
 
 At chat time every assistant message is recorded with its (redacted) question and the chunks its
 answer cited. A vote (`up`/`down`, one per message — voting again replaces it) credits those chunks
@@ -16,7 +16,6 @@ Implements graphs.ports.FeedbackSource. Votes attach to `doc_id:content_hash`
 from __future__ import annotations
 
 import logging
-import sqlite3
 import threading
 import time
 from dataclasses import dataclass
@@ -25,7 +24,10 @@ from pathlib import Path
 from typing import Any, Callable, Literal, Sequence
 
 import numpy as np
+from sqlalchemy import case, delete, func, select
 
+from app.storage import Database
+from app.storage.schema import answer_chunks, answers, votes
 from graphs.errors import UnknownMessage
 
 log = logging.getLogger(__name__)
@@ -36,33 +38,6 @@ MAX_QUERY_CHARS = 1000
 ANSWER_RETENTION_DAYS = 90  # answers nobody voted on are forgotten after this
 PRUNE_EVERY_S = 3600.0
 TOP_LIST = 10
-
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS answers (
-    message_id TEXT PRIMARY KEY,
-    session_id TEXT NOT NULL,
-    query TEXT NOT NULL,  -- the redacted question, embedded when the answer gets a vote
-    created_at TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS answer_chunks (
-    message_id TEXT NOT NULL REFERENCES answers(message_id) ON DELETE CASCADE,
-    key TEXT NOT NULL,
-    chunk_id TEXT NOT NULL,
-    label TEXT NOT NULL,
-    source TEXT NOT NULL,
-    PRIMARY KEY (message_id, key)
-);
-CREATE INDEX IF NOT EXISTS answer_chunks_key ON answer_chunks(key);
-CREATE TABLE IF NOT EXISTS votes (
-    message_id TEXT PRIMARY KEY REFERENCES answers(message_id) ON DELETE CASCADE,
-    rating TEXT NOT NULL CHECK (rating IN ('up', 'down')),
-    reason TEXT,
-    embedding BLOB,  -- float32 embedding of the answer's question
-    created_at TEXT NOT NULL,
-    updated_at TEXT NOT NULL
-);
-"""
-
 
 @dataclass(frozen=True)
 class CitedChunk:
@@ -84,8 +59,14 @@ def _now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
 
+_UP = func.coalesce(func.sum(case((votes.c.rating == "up", 1), else_=0)), 0)
+_DOWN = func.coalesce(func.sum(case((votes.c.rating == "down", 1), else_=0)), 0)
+
+
 class FeedbackStore:
-    def __init__(self, path: Path | str, *, embed: Callable[[str], Sequence[float]], min_votes: int = 3,
+    """Implements graphs.ports.FeedbackSource over the relational store; a path opens an SQLite file of its own."""
+
+    def __init__(self, db: Database | Path | str, *, embed: Callable[[str], Sequence[float]], min_votes: int = 3,
                  max_multiplier: float = 1.2, similarity: float = 0.85, cache_s: float = 60.0) -> None:
         if max_multiplier < 1.0:
             raise ValueError("max_multiplier must be at least 1.0")
@@ -94,31 +75,29 @@ class FeedbackStore:
         self.min_votes = max(1, min_votes)
         self.max_multiplier = max_multiplier
         self.cache_s = cache_s
-        Path(path).parent.mkdir(parents=True, exist_ok=True)
-        self._db = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA foreign_keys=ON")
-        self._db.executescript(_SCHEMA)
-        self._lock = threading.Lock()
+        self._owns_db = not isinstance(db, Database)
+        self.db = db if isinstance(db, Database) else Database.open(f"sqlite:///{Path(db).resolve()}")
+        self._lock = threading.Lock()  # guards the cache only: the database serialises the writes
         self._cache: _VoteTable | None = None
         self._cache_at = 0.0
         self._pruned_at = 0.0
 
     def close(self) -> None:
-        with self._lock:
-            self._db.close()
+        if self._owns_db:
+            self.db.close()
 
     # --- writes ---------------------------------------------------------------------------------
     def record_answer(self, message_id: str, session_id: str, query: str, cited: Sequence[CitedChunk]) -> None:
         """Remember an assistant message's (redacted) question and the chunks it cited, for a later vote."""
         unique = list({c.key: c for c in cited[:MAX_CITED]}.values())
-        with self._lock, self._db:
-            self._db.execute("BEGIN")
-            self._db.execute("INSERT OR IGNORE INTO answers (message_id, session_id, query, created_at) "
-                             "VALUES (?, ?, ?, ?)", (message_id, session_id, query[:MAX_QUERY_CHARS], _now()))
-            self._db.executemany(
-                "INSERT OR IGNORE INTO answer_chunks (message_id, key, chunk_id, label, source) VALUES (?, ?, ?, ?, ?)",
-                [(message_id, c.key, c.chunk_id, c.label, c.source) for c in unique])
+        with self.db.begin() as conn:
+            conn.execute(self.db.insert(answers).values(
+                message_id=message_id, session_id=session_id, query=query[:MAX_QUERY_CHARS],
+                created_at=_now()).on_conflict_do_nothing())
+            if unique:
+                conn.execute(self.db.insert(answer_chunks).on_conflict_do_nothing(),
+                             [{"message_id": message_id, "key": c.key, "chunk_id": c.chunk_id, "label": c.label,
+                               "source": c.source} for c in unique])
         self._prune_if_due()
 
     def vote(self, message_id: str, session_id: str, rating: Rating, reason: str | None = None) -> VoteResult:
@@ -126,38 +105,43 @@ class FeedbackStore:
         if rating not in ("up", "down"):
             raise ValueError("rating must be 'up' or 'down'")
         reason = (reason or "").strip()[:MAX_REASON_CHARS] or None
-        with self._lock:
-            row = self._db.execute("SELECT session_id, query FROM answers WHERE message_id = ?",
-                                   (message_id,)).fetchone()
+        with self.db.connect() as conn:
+            row = conn.execute(select(answers.c.session_id, answers.c.query)
+                               .where(answers.c.message_id == message_id)).first()
         if row is None or row[0] != session_id:
             raise UnknownMessage(f"No assistant message '{message_id}' in session '{session_id}'. Use the "
                                  "message_id and session_id of a /chat response.")
-        embedding = np.asarray(self._embed(row[1]), dtype=np.float32).tobytes()  # outside the lock: ~15 ms
-        with self._lock, self._db:
-            self._db.execute("BEGIN")
-            existed = self._db.execute("SELECT 1 FROM votes WHERE message_id = ?", (message_id,)).fetchone()
-            now = _now()
-            self._db.execute(
-                "INSERT INTO votes (message_id, rating, reason, embedding, created_at, updated_at) "
-                "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(message_id) DO UPDATE SET rating = excluded.rating, "
-                "reason = excluded.reason, updated_at = excluded.updated_at",
-                (message_id, rating, reason, embedding, now, now))
-            chunks = self._db.execute("SELECT COUNT(*) FROM answer_chunks WHERE message_id = ?",
-                                      (message_id,)).fetchone()[0]
-            self._cache = None  # the next search sees this vote
-        return VoteResult("updated" if existed else "recorded", message_id, rating, int(chunks))
+        embedding = np.asarray(self._embed(row[1]), dtype=np.float32).tobytes()  # outside any transaction: ~15 ms
+        now = _now()
+        with self.db.begin() as conn:
+            existed = conn.execute(select(votes.c.message_id).where(votes.c.message_id == message_id)).first()
+            statement = self.db.insert(votes).values(message_id=message_id, rating=rating, reason=reason,
+                                                     embedding=embedding, created_at=now, updated_at=now)
+            conn.execute(statement.on_conflict_do_update(
+                index_elements=[votes.c.message_id],
+                set_={"rating": statement.excluded.rating, "reason": statement.excluded.reason,
+                      "updated_at": statement.excluded.updated_at}))
+            chunks = conn.execute(select(func.count()).select_from(answer_chunks)
+                                  .where(answer_chunks.c.message_id == message_id)).scalar()
+        with self._lock:
+            self._cache = None  # the next search here sees this vote (other replicas within cache_s)
+        return VoteResult("updated" if existed else "recorded", message_id, rating, int(chunks or 0))
 
     def _prune_if_due(self) -> None:
         if time.monotonic() - self._pruned_at < PRUNE_EVERY_S:
             return
         self._pruned_at = time.monotonic()
-        cutoff = (datetime.now(timezone.utc) - timedelta(days=ANSWER_RETENTION_DAYS)).isoformat(timespec="seconds")
-        with self._lock, self._db:
-            removed = self._db.execute(
-                "DELETE FROM answers WHERE created_at < ? AND message_id NOT IN (SELECT message_id FROM votes)",
-                (cutoff,)).rowcount
+        self.prune()
+
+    def prune(self, *, retention_days: float = ANSWER_RETENTION_DAYS) -> int:
+        """Forget answers nobody voted on after `retention_days`; returns how many went."""
+        cutoff = (datetime.now(timezone.utc) - timedelta(days=retention_days)).isoformat(timespec="seconds")
+        with self.db.begin() as conn:
+            removed = conn.execute(delete(answers).where(
+                answers.c.created_at < cutoff, answers.c.message_id.not_in(select(votes.c.message_id)))).rowcount
         if removed:
-            log.info("feedback: forgot %d unrated answer(s) older than %d days", removed, ANSWER_RETENTION_DAYS)
+            log.info("feedback: forgot %d unrated answer(s) older than %d days", removed, retention_days)
+        return removed
 
     # --- reads ----------------------------------------------------------------------------------
     def multiplier(self, up: int, down: int) -> float:
@@ -166,20 +150,25 @@ class FeedbackStore:
             return 1.0
         return round(self.max_multiplier ** ((up - down) / (up + down + 1)), 4)
 
-    def _tallies(self) -> list[tuple[str, int, int]]:
-        return self._db.execute(
-            "SELECT ac.key, SUM(v.rating = 'up'), SUM(v.rating = 'down') FROM votes v "
-            "JOIN answer_chunks ac ON ac.message_id = v.message_id GROUP BY ac.key").fetchall()
+    def _tallies(self, conn) -> list[tuple[str, int, int]]:
+        return [tuple(row) for row in conn.execute(
+            select(answer_chunks.c.key, _UP, _DOWN).select_from(
+                votes.join(answer_chunks, answer_chunks.c.message_id == votes.c.message_id))
+            .group_by(answer_chunks.c.key))]
 
     def _vote_table(self) -> "_VoteTable":
         with self._lock:
             if self._cache is not None and time.monotonic() - self._cache_at < self.cache_s:
                 return self._cache
-            rows = self._db.execute(
-                "SELECT ac.key, v.rating = 'up', v.embedding FROM votes v "
-                "JOIN answer_chunks ac ON ac.message_id = v.message_id WHERE v.embedding IS NOT NULL").fetchall()
-            self._cache, self._cache_at = _VoteTable.build(rows), time.monotonic()
-            return self._cache
+        with self.db.connect() as conn:
+            rows = [(key, rating == "up", blob) for key, rating, blob in conn.execute(
+                select(answer_chunks.c.key, votes.c.rating, votes.c.embedding).select_from(
+                    votes.join(answer_chunks, answer_chunks.c.message_id == votes.c.message_id))
+                .where(votes.c.embedding.is_not(None)))]
+        table = _VoteTable.build(rows)
+        with self._lock:
+            self._cache, self._cache_at = table, time.monotonic()
+        return table
 
     def multipliers(self, keys: Sequence[str], query_embedding: Sequence[float] | None = None) -> dict[str, float]:
         """Multipliers from the votes on questions similar to this one (all votes when no embedding is given)."""
@@ -201,16 +190,16 @@ class FeedbackStore:
         return out
 
     def stats(self) -> dict[str, Any]:
-        with self._lock:
-            up, down = self._db.execute(
-                "SELECT COALESCE(SUM(rating = 'up'), 0), COALESCE(SUM(rating = 'down'), 0) FROM votes").fetchone()
-            answers = self._db.execute("SELECT COUNT(*) FROM answers").fetchone()[0]
-            tallies = self._tallies()
-            labels = {key: (chunk_id, label, source) for key, chunk_id, label, source in self._db.execute(
-                "SELECT key, chunk_id, label, source FROM answer_chunks GROUP BY key")}
-            reasons = self._db.execute(
-                "SELECT rating, reason, updated_at FROM votes WHERE reason IS NOT NULL ORDER BY updated_at DESC "
-                "LIMIT ?", (TOP_LIST,)).fetchall()
+        with self.db.connect() as conn:
+            up, down = conn.execute(select(_UP, _DOWN).select_from(votes)).one()
+            answers_recorded = conn.execute(select(func.count()).select_from(answers)).scalar()
+            tallies = self._tallies(conn)
+            labels = {key: (chunk_id, label, source) for key, chunk_id, label, source in conn.execute(
+                select(answer_chunks.c.key, func.min(answer_chunks.c.chunk_id), func.min(answer_chunks.c.label),
+                       func.min(answer_chunks.c.source)).group_by(answer_chunks.c.key))}
+            reasons = conn.execute(
+                select(votes.c.rating, votes.c.reason, votes.c.updated_at).where(votes.c.reason.is_not(None))
+                .order_by(votes.c.updated_at.desc()).limit(TOP_LIST)).all()
         adjusted = [
             {"key": key, "chunk_id": labels[key][0], "label": labels[key][1], "source": labels[key][2],
              "up": int(u), "down": int(d), "multiplier": self.multiplier(u, d)}
@@ -219,7 +208,7 @@ class FeedbackStore:
         penalised = sorted((a for a in adjusted if a["multiplier"] < 1), key=lambda a: a["multiplier"])
         return {
             "votes": {"up": int(up), "down": int(down), "total": int(up + down)},
-            "answers_recorded": int(answers),
+            "answers_recorded": int(answers_recorded),
             "min_votes": self.min_votes,
             "multiplier_range": [round(1 / self.max_multiplier, 4), self.max_multiplier],
             "chunks_with_votes": len(tallies),

@@ -1,5 +1,5 @@
 """Configured integrations (DESKMATE_CONFIG `integrations:`): read-only HTTP lookups the decision agent
-may choose, like seed 002's REST tools.
+may choose, like a REST tool.
 
 One GET per call, bounded in time and size, no redirects (a redirect could carry the credentials
 headers elsewhere), `${user}` and `${query}` URL-encoded into the path or query string. Every failure

@@ -1,4 +1,8 @@
-"""Session memory: LangGraph's SQLite checkpointer, keyed by session id, kept small and private."""
+"""Session memory: LangGraph's checkpointer (SQLite embedded, Postgres in server mode), keyed by session id,
+kept small and private; session owners and OpenAI-history aliases live in the relational store (app/storage).
+
+In server mode every replica reads and writes the same checkpoints, owners and aliases, and a turn holds a
+Postgres advisory lock on its session, so any turn of any session can land on any replica."""
 
 from __future__ import annotations
 
@@ -6,48 +10,83 @@ import logging
 import sqlite3
 import threading
 import time
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterator
 
-from langgraph.checkpoint.sqlite import SqliteSaver
+from sqlalchemy import delete, select
+
+from app.storage import Database
+from app.storage.database import libpq_url
+from app.storage.schema import conversation_aliases, session_activity, session_owners
 
 log = logging.getLogger(__name__)
 
 
 MAX_ALIASES = 50_000
 AMBIGUOUS = ""  # a fingerprint two sessions reached: it continues neither
+DEFAULT_LOCK_WAIT_S = 60.0
 
 
 class SessionStore:
-    """Owns the SQLite connection and the checkpointer built on it."""
+    """The checkpointer plus the owner and alias tables, over one Database.
 
-    def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self._conn = sqlite3.connect(str(path), check_same_thread=False)
-        # deleted rows are overwritten, not left readable in free pages
-        self._conn.execute("PRAGMA secure_delete = ON")
-        self._conn.execute("PRAGMA journal_mode = WAL")
-        self._conn.execute("PRAGMA synchronous = NORMAL")
-        self.checkpointer = SqliteSaver(self._conn)
-        self.checkpointer.setup()
+    `db` a path: one SQLite file holds everything (tools and tests). `db` a Database on SQLite: the
+    checkpoints go to `checkpoints` (an SQLite file beside it). `db` on Postgres: the checkpoints go to the
+    same Postgres database through langgraph-checkpoint-postgres and a psycopg pool of its own."""
+
+    def __init__(self, db: Database | Path | str, *, checkpoints: Path | None = None,
+                 lock_wait_s: float = DEFAULT_LOCK_WAIT_S, pool_size: int = 8) -> None:
+        self._owns_db = not isinstance(db, Database)
+        if not isinstance(db, Database):
+            checkpoints = Path(db)
+            db = Database.open(f"sqlite:///{Path(db).resolve()}")
+        self.db = db
+        self.lock_wait_s = lock_wait_s
+        self._pool = None
+        self._conn: sqlite3.Connection | None = None
+        if db.is_postgres:
+            from langgraph.checkpoint.postgres import PostgresSaver
+            from psycopg.rows import dict_row
+            from psycopg_pool import ConnectionPool
+
+            # the saver's documented connection settings: autocommit, no server-side prepared statements
+            # (they break behind PgBouncer), rows as dicts
+            self._pool = ConnectionPool(libpq_url(db.url), min_size=1, max_size=pool_size, open=True, timeout=10,
+                                        kwargs={"autocommit": True, "prepare_threshold": None,
+                                                "row_factory": dict_row, "connect_timeout": 5})
+            self.checkpointer = PostgresSaver(self._pool)
+            with db.named_lock("checkpoint-migrations", wait_s=120):  # replicas starting together
+                self.checkpointer.setup()
+        else:
+            if checkpoints is None:
+                raise ValueError("an SQLite session store needs the checkpoint file's path")
+            checkpoints.parent.mkdir(parents=True, exist_ok=True)
+            self._conn = sqlite3.connect(str(checkpoints), check_same_thread=False)
+            # deleted rows are overwritten, not left readable in free pages
+            self._conn.execute("PRAGMA secure_delete = ON")
+            self._conn.execute("PRAGMA journal_mode = WAL")
+            self._conn.execute("PRAGMA synchronous = NORMAL")
+            from langgraph.checkpoint.sqlite import SqliteSaver
+
+            self.checkpointer = SqliteSaver(self._conn)
+            self.checkpointer.setup()
         self._lock = threading.Lock()
-        with self.checkpointer.lock:
-            self._conn.execute("CREATE TABLE IF NOT EXISTS session_owners (thread_id TEXT PRIMARY KEY, "
-                               "user_id TEXT NOT NULL, created_ts REAL NOT NULL)")
-            # OpenAI-style clients resend the whole conversation each turn: its fingerprint → the session
-            self._conn.execute("CREATE TABLE IF NOT EXISTS conversation_aliases (fingerprint TEXT PRIMARY KEY, "
-                               "thread_id TEXT NOT NULL, created_ts REAL NOT NULL)")
-            # when each session last had a turn: what idle expiry reads (LangGraph's tables carry no time)
-            self._conn.execute("CREATE TABLE IF NOT EXISTS session_activity (thread_id TEXT PRIMARY KEY, "
-                               "last_ts REAL NOT NULL)")
-            self._conn.execute("CREATE INDEX IF NOT EXISTS session_activity_by_time ON session_activity (last_ts)")
-            self._conn.commit()
 
+    # --- one turn at a time per session, across replicas ---------------------------------------------
+    @contextmanager
+    def turn_lock(self, thread_id: str, wait_s: float | None = None) -> Iterator[None]:
+        """Hold the session for one turn; SessionBusy (→ 409) when another turn holds it past the wait."""
+        with self.db.named_lock(f"session:{thread_id}", wait_s=self.lock_wait_s if wait_s is None else wait_s):
+            yield
+
+    # --- aliases ------------------------------------------------------------------------------------
     def find_alias(self, fingerprint: str) -> str | None:
         """The session a history continues; None when none does, or when two sessions reached the same history."""
-        with self.checkpointer.lock:
-            row = self._conn.execute("SELECT thread_id FROM conversation_aliases WHERE fingerprint = ?",
-                                     (fingerprint,)).fetchone()
-        return row[0] if row and row[0] != AMBIGUOUS else None
+        with self.db.connect() as conn:
+            owner = conn.execute(select(conversation_aliases.c.thread_id)
+                                 .where(conversation_aliases.c.fingerprint == fingerprint)).scalar()
+        return owner if owner else None
 
     def add_alias(self, fingerprint: str, thread_id: str, *, keep: int = MAX_ALIASES) -> None:
         """Remember that a conversation whose history has this fingerprint continues `thread_id`
@@ -58,84 +97,125 @@ class SessionStore:
         (it is marked ambiguous, never re-pointed to the newer one), and only a session's latest history is
         kept (`forget_aliases` after every turn) — replaying someone's first question cannot reach the
         conversation they went on to have."""
-        with self.checkpointer.lock:
-            row = self._conn.execute("SELECT thread_id FROM conversation_aliases WHERE fingerprint = ?",
-                                     (fingerprint,)).fetchone()
-            owner = thread_id if row is None or row[0] == thread_id else AMBIGUOUS
-            self._conn.execute("INSERT OR REPLACE INTO conversation_aliases (fingerprint, thread_id, created_ts) "
-                               "VALUES (?, ?, ?)", (fingerprint, owner, time.time()))
-            self._conn.execute("DELETE FROM conversation_aliases WHERE fingerprint IN (SELECT fingerprint FROM "
-                               "conversation_aliases ORDER BY created_ts DESC LIMIT -1 OFFSET ?)", (keep,))
-            self._conn.commit()
+        statement = self.db.insert(conversation_aliases).values(fingerprint=fingerprint, thread_id=thread_id,
+                                                                created_ts=time.time())
+        # one statement, so two replicas racing on one fingerprint still end ambiguous, never re-pointed
+        statement = statement.on_conflict_do_update(
+            index_elements=[conversation_aliases.c.fingerprint],
+            set_={"thread_id": _same_or_ambiguous(statement), "created_ts": statement.excluded.created_ts})
+        with self.db.begin() as conn:
+            conn.execute(statement)
+            edge = conn.execute(select(conversation_aliases.c.created_ts)
+                                .order_by(conversation_aliases.c.created_ts.desc()).offset(keep).limit(1)).scalar()
+            if edge is not None:
+                conn.execute(delete(conversation_aliases).where(conversation_aliases.c.created_ts <= edge))
 
     def forget_aliases(self, thread_id: str) -> None:
         """The session moved on: the histories that led to its earlier states no longer continue it."""
-        with self.checkpointer.lock:
-            self._conn.execute("DELETE FROM conversation_aliases WHERE thread_id = ?", (thread_id,))
-            self._conn.commit()
+        with self.db.begin() as conn:
+            conn.execute(delete(conversation_aliases).where(conversation_aliases.c.thread_id == thread_id))
 
+    # --- owners -------------------------------------------------------------------------------------
     def claim(self, thread_id: str, user_id: str) -> bool:
         """Make `user_id` the owner of a new session; True when the session is (now) theirs.
 
         A session that has checkpoints but no owner row predates sign-in: it belongs to 'anonymous'.
         """
-        with self.checkpointer.lock:
-            row = self._conn.execute("SELECT user_id FROM session_owners WHERE thread_id = ?", (thread_id,)).fetchone()
-            if row is None:
-                has_state = self._conn.execute("SELECT 1 FROM checkpoints WHERE thread_id = ? LIMIT 1",
-                                               (thread_id,)).fetchone() is not None
-                owner = "anonymous" if has_state else user_id
-                self._conn.execute("INSERT INTO session_owners (thread_id, user_id, created_ts) VALUES (?, ?, ?)",
-                                   (thread_id, owner, time.time()))
-                self._conn.commit()
-                return owner == user_id
-            return row[0] == user_id
+        with self.db.connect() as conn:
+            owner = conn.execute(select(session_owners.c.user_id).where(session_owners.c.thread_id == thread_id)).scalar()
+        if owner is not None:
+            return owner == user_id
+        owner = "anonymous" if self.exists(thread_id) else user_id
+        with self.db.begin() as conn:
+            # two replicas claiming one new session: the first row wins, the other reads it back
+            conn.execute(self.db.insert(session_owners).values(thread_id=thread_id, user_id=owner,
+                                                               created_ts=time.time()).on_conflict_do_nothing())
+            owner = conn.execute(select(session_owners.c.user_id).where(session_owners.c.thread_id == thread_id)).scalar()
+        return owner == user_id
 
     def owner(self, thread_id: str) -> str | None:
         """Who a session belongs to (None: no such session)."""
-        with self.checkpointer.lock:
-            row = self._conn.execute("SELECT user_id FROM session_owners WHERE thread_id = ?", (thread_id,)).fetchone()
-            if row is not None:
-                return row[0]
-            has_state = self._conn.execute("SELECT 1 FROM checkpoints WHERE thread_id = ? LIMIT 1",
-                                           (thread_id,)).fetchone() is not None
-            return "anonymous" if has_state else None
+        with self.db.connect() as conn:
+            owner = conn.execute(select(session_owners.c.user_id).where(session_owners.c.thread_id == thread_id)).scalar()
+        if owner is not None:
+            return owner
+        return "anonymous" if self.exists(thread_id) else None
 
+    # --- checkpoints --------------------------------------------------------------------------------
     def prune(self, thread_id: str, *, now: float | None = None) -> None:
         """After a turn: keep only the newest checkpoint of a session (its state already holds the bounded
         history) and note the turn's time for idle expiry."""
+        statement = self.db.insert(session_activity).values(thread_id=thread_id,
+                                                            last_ts=time.time() if now is None else now)
+        with self.db.begin() as conn:
+            conn.execute(statement.on_conflict_do_update(index_elements=[session_activity.c.thread_id],
+                                                         set_={"last_ts": statement.excluded.last_ts}))
+        if self._pool is not None:
+            with self._pool.connection() as conn, conn.transaction():
+                row = conn.execute("SELECT checkpoint_id FROM checkpoints WHERE thread_id = %s AND checkpoint_ns = '' "
+                                   "ORDER BY checkpoint_id DESC LIMIT 1", (thread_id,)).fetchone()
+                if row is None:
+                    return
+                latest = row["checkpoint_id"]
+                conn.execute("DELETE FROM checkpoints WHERE thread_id = %s AND checkpoint_id <> %s", (thread_id, latest))
+                conn.execute("DELETE FROM checkpoint_writes WHERE thread_id = %s AND checkpoint_id <> %s",
+                             (thread_id, latest))
+                # channel values are stored once per version: keep only the versions the newest checkpoint uses
+                conn.execute("DELETE FROM checkpoint_blobs b WHERE b.thread_id = %s AND NOT EXISTS (SELECT 1 FROM "
+                             "checkpoints c WHERE c.thread_id = b.thread_id AND c.checkpoint_ns = b.checkpoint_ns AND "
+                             "c.checkpoint -> 'channel_versions' ->> b.channel = b.version)", (thread_id,))
+            return
         with self._lock, self.checkpointer.lock:
-            self._conn.execute("INSERT OR REPLACE INTO session_activity (thread_id, last_ts) VALUES (?, ?)",
-                               (thread_id, time.time() if now is None else now))
             row = self._conn.execute(
                 "SELECT checkpoint_id FROM checkpoints WHERE thread_id = ? ORDER BY checkpoint_id DESC LIMIT 1",
                 (thread_id,)).fetchone()
-            if row is not None:
-                self._conn.execute("DELETE FROM checkpoints WHERE thread_id = ? AND checkpoint_id != ?",
-                                   (thread_id, row[0]))
-                self._conn.execute("DELETE FROM writes WHERE thread_id = ? AND checkpoint_id != ?", (thread_id, row[0]))
+            if row is None:
+                return
+            self._conn.execute("DELETE FROM checkpoints WHERE thread_id = ? AND checkpoint_id != ?", (thread_id, row[0]))
+            self._conn.execute("DELETE FROM writes WHERE thread_id = ? AND checkpoint_id != ?", (thread_id, row[0]))
             self._conn.commit()
 
-    # --- retention (app/retention.py runs these; a server-database store implements the same) -----------
+    # --- retention (app/retention.py runs these) -----------------------------------------------------
+    def _checkpoint_threads(self) -> list[str]:
+        if self._pool is not None:
+            with self._pool.connection() as conn:
+                return [row["thread_id"] for row in conn.execute("SELECT DISTINCT thread_id FROM checkpoints")]
+        with self.checkpointer.lock:
+            return [row[0] for row in self._conn.execute("SELECT DISTINCT thread_id FROM checkpoints")]
+
+    def _delete_checkpoints(self, threads: list[str]) -> None:
+        if self._pool is not None:
+            with self._pool.connection() as conn, conn.transaction():
+                for table in ("checkpoints", "checkpoint_writes", "checkpoint_blobs"):
+                    conn.execute(f"DELETE FROM {table} WHERE thread_id = ANY(%s)", (threads,))
+            return
+        marks = ",".join("?" * len(threads))
+        with self._lock, self.checkpointer.lock:
+            for table in ("checkpoints", "writes"):
+                self._conn.execute(f"DELETE FROM {table} WHERE thread_id IN ({marks})", threads)
+            self._conn.commit()
+
     def expire_idle(self, cutoff_ts: float, *, batch: int = 500) -> int:
         """Delete every session whose last turn is older than `cutoff_ts`, with its checkpoints, owner and
-        aliases; returns how many went. A session with no recorded turn (from before this table) is given
-        the current time, so it expires one idle period from now rather than at once."""
+        aliases; returns how many went. A session with no recorded turn (from before the activity table) is
+        given the current time, so it expires one idle period from now rather than at once."""
+        known = self._checkpoint_threads()
+        if known:
+            with self.db.begin() as conn:
+                conn.execute(self.db.insert(session_activity).on_conflict_do_nothing(),
+                             [{"thread_id": t, "last_ts": time.time()} for t in known])
         removed = 0
-        with self._lock, self.checkpointer.lock:
-            self._conn.execute("INSERT OR IGNORE INTO session_activity (thread_id, last_ts) "
-                               "SELECT DISTINCT thread_id, ? FROM checkpoints", (time.time(),))
-            self._conn.commit()
-            while True:  # in batches: the lock is shared with turns in progress
-                idle = [row[0] for row in self._conn.execute(
-                    "SELECT thread_id FROM session_activity WHERE last_ts < ? LIMIT ?", (cutoff_ts, batch))]
-                if not idle:
-                    break
-                marks = ",".join("?" * len(idle))
-                for table in ("checkpoints", "writes", "session_owners", "conversation_aliases", "session_activity"):
-                    self._conn.execute(f"DELETE FROM {table} WHERE thread_id IN ({marks})", idle)
-                self._conn.commit()
-                removed += len(idle)
+        while True:  # in batches: turns in progress share the tables
+            with self.db.connect() as conn:
+                idle = list(conn.execute(select(session_activity.c.thread_id)
+                                         .where(session_activity.c.last_ts < cutoff_ts).limit(batch)).scalars())
+            if not idle:
+                break
+            self._delete_checkpoints(idle)
+            with self.db.begin() as conn:
+                for table in (session_owners, conversation_aliases, session_activity):
+                    conn.execute(delete(table).where(table.c.thread_id.in_(idle)))
+            removed += len(idle)
         if removed:
             log.info("session store: %d idle session(s) expired", removed)
         return removed
@@ -143,8 +223,15 @@ class SessionStore:
     def prune_checkpoints(self) -> int:
         """Keep only the latest checkpoint of every session (a crash between a turn and its prune, or state
         written before pruning existed, leaves older ones); returns how many went."""
+        latest = "SELECT thread_id, checkpoint_ns, MAX(checkpoint_id) FROM checkpoints GROUP BY thread_id, checkpoint_ns"
+        if self._pool is not None:
+            with self._pool.connection() as conn, conn.transaction():
+                removed = conn.execute(f"DELETE FROM checkpoints WHERE (thread_id, checkpoint_ns, checkpoint_id) "
+                                       f"NOT IN ({latest})").rowcount
+                conn.execute(f"DELETE FROM checkpoint_writes WHERE (thread_id, checkpoint_ns, checkpoint_id) "
+                             f"NOT IN ({latest})")
+            return removed
         with self._lock, self.checkpointer.lock:
-            latest = "SELECT thread_id, checkpoint_ns, MAX(checkpoint_id) FROM checkpoints GROUP BY thread_id, checkpoint_ns"
             removed = self._conn.execute(
                 f"DELETE FROM checkpoints WHERE (thread_id, checkpoint_ns, checkpoint_id) NOT IN ({latest})").rowcount
             self._conn.execute(f"DELETE FROM writes WHERE (thread_id, checkpoint_ns, checkpoint_id) NOT IN ({latest})")
@@ -152,7 +239,14 @@ class SessionStore:
         return removed
 
     def reclaim(self, *, vacuum: bool = False) -> None:
-        """Hand freed pages back: the WAL truncated always; the whole file rewritten (VACUUM) when asked."""
+        """Hand freed pages back: on SQLite the WAL truncated always, the file rewritten (VACUUM) when asked;
+        on Postgres autovacuum does this, so only an explicit VACUUM of the checkpoint tables when asked."""
+        if self._pool is not None:
+            if vacuum:
+                with self._pool.connection() as conn:  # autocommit: VACUUM cannot run in a transaction
+                    for table in ("checkpoints", "checkpoint_writes", "checkpoint_blobs"):
+                        conn.execute(f"VACUUM {table}")
+            return
         with self._lock, self.checkpointer.lock:
             if vacuum:
                 self._conn.execute("VACUUM")
@@ -160,23 +254,46 @@ class SessionStore:
 
     def count(self) -> int:
         """Sessions with state."""
-        with self.checkpointer.lock:
-            return self._conn.execute("SELECT COUNT(DISTINCT thread_id) FROM checkpoints").fetchone()[0]
+        return len(self._checkpoint_threads())
 
     def ping(self, timeout_s: float = 5.0) -> None:
         """A real, cheap read of every table; raises when the store cannot answer within `timeout_s`."""
-        if not self.checkpointer.lock.acquire(timeout=timeout_s):
-            raise TimeoutError(f"the session store has been busy for over {timeout_s:g} s")
-        try:
-            for table in ("checkpoints", "writes", "session_owners", "conversation_aliases"):
-                self._conn.execute(f"SELECT 1 FROM {table} LIMIT 1").fetchone()
-        finally:
-            self.checkpointer.lock.release()
+        if self._pool is not None:
+            with self._pool.connection(timeout=timeout_s) as conn:
+                for table in ("checkpoints", "checkpoint_writes"):
+                    conn.execute(f"SELECT 1 FROM {table} LIMIT 1").fetchone()
+        else:
+            if not self.checkpointer.lock.acquire(timeout=timeout_s):
+                raise TimeoutError(f"the session store has been busy for over {timeout_s:g} s")
+            try:
+                for table in ("checkpoints", "writes"):
+                    self._conn.execute(f"SELECT 1 FROM {table} LIMIT 1").fetchone()
+            finally:
+                self.checkpointer.lock.release()
+        with self.db.connect() as conn:
+            for table in (session_owners, conversation_aliases, session_activity):
+                conn.execute(select(table).limit(1)).first()
 
     def exists(self, thread_id: str) -> bool:
+        if self._pool is not None:
+            with self._pool.connection() as conn:
+                return conn.execute("SELECT 1 FROM checkpoints WHERE thread_id = %s LIMIT 1",
+                                    (thread_id,)).fetchone() is not None
         with self.checkpointer.lock:
             return self._conn.execute("SELECT 1 FROM checkpoints WHERE thread_id = ? LIMIT 1",
                                       (thread_id,)).fetchone() is not None
 
     def close(self) -> None:
-        self._conn.close()
+        if self._pool is not None:
+            self._pool.close()
+        if self._conn is not None:
+            self._conn.close()
+        if self._owns_db:
+            self.db.close()
+
+
+def _same_or_ambiguous(statement):
+    from sqlalchemy import case
+
+    return case((conversation_aliases.c.thread_id == statement.excluded.thread_id, statement.excluded.thread_id),
+                else_=AMBIGUOUS)

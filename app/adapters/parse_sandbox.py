@@ -41,9 +41,10 @@ from graphs.records import Block, ParsedDocument
 log = logging.getLogger(__name__)
 
 DEFAULT_MAX_RESULT_BYTES = 32 * 1024 * 1024
-_PRELOAD = ["app.adapters.parse_sandbox", "app.adapters.parsers", "pypdf", "bs4", "markdown_it"]
+_PRELOAD = ["app.adapters.parse_sandbox", "app.adapters.parsers", "pypdf", "bs4", "markdown_it", "docx", "pptx",
+            "openpyxl", "docutils.core"]
 _BLOCK_KINDS = {"heading", "paragraph", "list_item", "code", "table"}
-_CONTENT_TYPES = {"pdf", "html", "markdown", "text"}
+_CONTENT_TYPES = {"pdf", "html", "markdown", "text", "rst", "docx", "pptx", "xlsx"}
 _REJECTION_KINDS = {"unsupported_type", "too_large", "unparseable", "empty"}
 _REEXPORT = "the file may be damaged or too complex; re-export it (or print it to a new PDF) and try again."
 

@@ -21,6 +21,7 @@ from pathlib import PurePosixPath
 from app.adapters.html_reader import DROP_TAGS, html_blocks
 from app.adapters.markdown_reader import markdown_blocks
 from app.adapters.markup import clean_inline, normalise_source, split_alert
+from app.adapters.office_reader import OFFICE_EXTENSIONS, ZIP_MAGIC, parse_office
 from graphs.errors import DocumentRejected
 from graphs.records import Block, ParsedDocument
 from graphs.text import CONTROL, INVISIBLE
@@ -28,8 +29,10 @@ from graphs.text import CONTROL, INVISIBLE
 log = logging.getLogger(__name__)
 
 SUPPORTED_EXTENSIONS = {".pdf": "pdf", ".html": "html", ".htm": "html", ".md": "markdown",
-                        ".markdown": "markdown", ".mdx": "markdown", ".txt": "text", ".text": "text"}
-SUPPORTED_HUMAN = "PDF, HTML, Markdown (.md, .mdx) or plain text (.txt)"
+                        ".markdown": "markdown", ".mdx": "markdown", ".txt": "text", ".text": "text",
+                        ".rst": "rst", ".rest": "rst", **OFFICE_EXTENSIONS}
+SUPPORTED_HUMAN = ("PDF, Word (.docx), PowerPoint (.pptx), Excel (.xlsx), HTML, Markdown (.md, .mdx), "
+                   "reStructuredText (.rst) or plain text (.txt)")
 MAX_PDF_PAGES = 2000
 MAX_TEXT_CHARS = 5_000_000  # ~2,500 pages of prose; more is not one help-desk article
 MAX_STREAM_BYTES = 32 * 1024 * 1024  # one PDF stream, once decompressed
@@ -76,6 +79,11 @@ def sniff_type(name: str, data: bytes) -> str:
         raise DocumentRejected(f"{filename}: files of type '{ext or 'without extension'}' are not supported. "
                                f"Upload {SUPPORTED_HUMAN}.", kind="unsupported_type")
     claimed = SUPPORTED_EXTENSIONS[ext]
+    if claimed in OFFICE_EXTENSIONS.values():
+        return claimed  # the package itself is checked (type, macros, bombs) before any library opens it
+    if data.startswith(ZIP_MAGIC):
+        raise DocumentRejected(f"{filename} is a ZIP package (an Office file or an archive), not {claimed} text. "
+                               f"Upload {SUPPORTED_HUMAN}; archives are not unpacked.", kind="unsupported_type")
     is_pdf = data[:1024].lstrip().startswith(b"%PDF-") or b"%PDF-" in data[:1024]
     if claimed == "pdf":
         if not is_pdf:
@@ -401,6 +409,20 @@ def parse_html(name: str, data: bytes) -> ParsedDocument:
     return ParsedDocument(title=title, content_type="html", blocks=blocks)
 
 
+# --- reStructuredText ---------------------------------------------------------------------------
+def parse_rst(name: str, data: bytes) -> ParsedDocument:
+    """reStructuredText read by docutils (includes and raw blocks disabled), then read as HTML."""
+    from bs4 import BeautifulSoup
+
+    from app.adapters.rst_reader import rst_to_html
+
+    soup = BeautifulSoup(rst_to_html(decode_text(data, name)), "html.parser")
+    for tag in soup(list(DROP_TAGS)):
+        tag.decompose()
+    blocks = html_blocks(soup.body or soup)
+    return ParsedDocument(title=_title_from(blocks, name), content_type="rst", blocks=blocks)
+
+
 # --- PDF ----------------------------------------------------------------------------------------
 def _pypdf_limits(max_stream_bytes: int) -> dict:
     """pypdf's own decompression and structure limits, tightened for untrusted uploads."""
@@ -561,9 +583,15 @@ class FileParser:
         if kind == "pdf":
             document = parse_pdf(name, data, max_pages=self.max_pages, max_text_chars=self.max_text_chars,
                                  max_stream_bytes=self.max_stream_bytes)
+        elif kind in OFFICE_EXTENSIONS.values():
+            office = parse_office(name, data, kind)
+            # a workbook's headings are its sheet names: its file name says more about it
+            fallback = _title_from([] if kind == "xlsx" else office.blocks, name)
+            document = ParsedDocument(title=office.title or fallback, content_type=kind, blocks=office.blocks)
         else:
             try:
-                document = {"html": parse_html, "markdown": parse_markdown, "text": parse_text}[kind](name, data)
+                document = {"html": parse_html, "markdown": parse_markdown, "text": parse_text,
+                            "rst": parse_rst}[kind](name, data)
             except RecursionError:
                 raise DocumentRejected(f"{_filename(name)} is nested too deeply to read (thousands of elements "
                                        "inside each other). Save it again from its editor, or as plain text, "

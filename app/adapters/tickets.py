@@ -12,7 +12,8 @@ import re
 from typing import Iterable
 
 from app.adapters.jira import PRIORITY_LEVELS, JiraClient, JiraIssue
-from app.adapters.ticket_store import SqliteTicketStore
+from app.adapters.ticket_store import TicketStore
+from app.storage import Database
 from app.settings import Settings
 from graphs.errors import JiraError
 from graphs.records import Ticket, TicketDraft
@@ -66,9 +67,9 @@ def topic_similarity(first: str, second: str) -> float:
 
 
 class TicketService:
-    """Implements graphs.ports.TicketDesk over a SqliteTicketStore and an optional JiraClient."""
+    """Implements graphs.ports.TicketDesk over a TicketStore and an optional JiraClient."""
 
-    def __init__(self, store: SqliteTicketStore, jira: JiraClient | None = None) -> None:
+    def __init__(self, store: TicketStore, jira: JiraClient | None = None) -> None:
         self.store = store
         self.jira = jira
 
@@ -203,14 +204,15 @@ def _dicts(items: Iterable | None) -> list[dict]:
     return [item for item in (items or []) if isinstance(item, dict)]
 
 
-def build_ticket_desk(settings: Settings) -> TicketService:
-    """The local store under the data dir, plus Jira when JIRA_URL, JIRA_PROJECT_KEY and JIRA_TOKEN are set."""
-    store = SqliteTicketStore(settings.tickets_db)
+def build_ticket_desk(settings: Settings, database: Database | None = None) -> TicketService:
+    """The local store (the relational store; without one, its own SQLite file in the data dir), plus Jira
+    when JIRA_URL, JIRA_PROJECT_KEY and JIRA_TOKEN are set."""
+    store = TicketStore(database if database is not None else settings.tickets_db)
     jira = None
     if settings.jira_enabled:
         jira = JiraClient(settings.jira_url, settings.jira_project_key, settings.jira_token.get_secret_value(),
                           email=settings.jira_email, issue_type=settings.jira_issue_type,
                           timeout_s=settings.jira_timeout_s, priority_names=settings.jira_priority_names)
-    log.info("tickets: %s, Jira %s", settings.tickets_db, f"{settings.jira_url} ({settings.jira_project_key})"
+    log.info("tickets: %s, Jira %s", store.path, f"{settings.jira_url} ({settings.jira_project_key})"
              if jira else "off (local store only)")
     return TicketService(store, jira)

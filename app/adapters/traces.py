@@ -1,11 +1,11 @@
-"""The local trace store: every graph run (support, indexing, status), node by node, in SQLite.
+"""The local trace store: every graph run (support, indexing, status), node by node, in the relational store.
 
 - `RunRecorder` is a LangChain callback handler attached to one graph run (via `RecordingTracer`). It
   notes, in the request thread and cheaply, the ordered node path, each node's start/end, its input
   keys and (size-capped) output, the decision and its reasoning, retrieval candidates with scores, LLM
   calls with token counts, errors and fallbacks; at the end of the run it hands one record to the store.
-- `TraceStore` writes records from a bounded queue on one writer thread (<data_dir>/traces.sqlite), so
-  a chat never waits for SQLite or for the redactor: every string of a record passes the `trace`
+- `TraceStore` writes records from a bounded queue on one writer thread (app/storage: SQLite embedded, Postgres shared by replicas), so
+  a chat never waits for the database or for the redactor: every string of a record passes the `trace`
   destination's redactor on that thread before it is written. A full queue drops the record (counted,
   logged), never blocks. Runs older than the retention or beyond the row cap are pruned periodically.
 - `RecordingTracer` wraps the configured tracer (Langfuse or none) so every `run_config` gets both.
@@ -19,7 +19,6 @@ import asyncio
 import json
 import logging
 import queue
-import sqlite3
 import threading
 import time
 from dataclasses import dataclass, field
@@ -28,7 +27,11 @@ from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from langchain_core.callbacks import BaseCallbackHandler
+from sqlalchemy import delete, func, select
+from sqlalchemy.engine import Connection
 
+from app.storage import Database
+from app.storage.schema import run_feedback, runs
 from graphs.ports import Redactor
 
 log = logging.getLogger(__name__)
@@ -38,7 +41,7 @@ MAX_ITEMS = 30  # list items kept per value
 MAX_DEPTH = 6
 MAX_PENDING = 512  # records waiting for the writer; beyond this a record is dropped, never waited for
 PRUNE_EVERY_S = 600.0
-# stage of the /chat `timings` each support-graph node counts towards (seed 003's metrics)
+# stage of the /chat `timings` each support-graph node counts towards (the per-stage latency the reply reports)
 STAGES = {"embed_query": "embedding_ms", "retrieve": "retrieval_ms", "decide": "decision_ms",
           "check_status": "decision_ms", "answer": "generation_ms", "clarify": "generation_ms",
           "troubleshoot": "generation_ms", "ticket": "generation_ms", "search_tickets": "generation_ms",
@@ -357,31 +360,6 @@ def recorder_in(config: dict) -> RunRecorder | None:
 
 
 # --- the store ----------------------------------------------------------------------------------------
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS runs (
-    trace_id TEXT PRIMARY KEY,
-    graph TEXT NOT NULL,
-    session_id TEXT,
-    user_id TEXT,
-    action TEXT,
-    intent TEXT,
-    status TEXT NOT NULL,
-    started_at REAL NOT NULL,
-    duration_ms REAL,
-    summary TEXT NOT NULL,   -- the redacted message (or source) in a line, for lists
-    record TEXT NOT NULL     -- the whole redacted record, JSON
-);
-CREATE INDEX IF NOT EXISTS runs_started ON runs(started_at);
-CREATE INDEX IF NOT EXISTS runs_session ON runs(session_id, started_at);
-CREATE INDEX IF NOT EXISTS runs_user ON runs(user_id, started_at);
-CREATE INDEX IF NOT EXISTS runs_action ON runs(action, started_at);
-CREATE TABLE IF NOT EXISTS run_feedback (
-    trace_id TEXT PRIMARY KEY,
-    rating TEXT NOT NULL,
-    reason TEXT,
-    at REAL NOT NULL
-);
-"""
 _STOP = object()
 
 
@@ -392,13 +370,14 @@ def _summary(record: dict) -> str:
 
 
 class TraceStore:
-    """SQLite trace store with one writer thread; reads open their own short connection."""
+    """Trace store with one writer thread; reads take a pooled connection of their own."""
 
-    def __init__(self, path: Path | str, *, redactor: Redactor, document_redactor: Redactor | None = None,
+    def __init__(self, db: Database | Path | str, *, redactor: Redactor, document_redactor: Redactor | None = None,
                  retention_days: float = 14.0, max_runs: int = 20_000, max_bytes: int | None = None,
                  max_pending: int = MAX_PENDING, clock: Callable[[], float] = time.time) -> None:
-        self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._owns_db = not isinstance(db, Database)
+        self.path = None if isinstance(db, Database) else Path(db)
+        self.db = db if isinstance(db, Database) else Database.open(f"sqlite:///{Path(db).resolve()}")
         self._redactor = redactor
         self._document_redactor = document_redactor
         self._retention_s = retention_days * 86400
@@ -409,17 +388,9 @@ class TraceStore:
         self._pending = 0
         self._idle = threading.Condition()
         self.dropped = 0
-        with self._connect() as db:
-            db.execute("PRAGMA journal_mode=WAL")
-            db.executescript(_SCHEMA)
         self._last_prune = 0.0
         self._writer = threading.Thread(target=self._write_loop, name="trace-writer", daemon=True)
         self._writer.start()
-
-    def _connect(self) -> sqlite3.Connection:
-        db = sqlite3.connect(self.path, timeout=10)
-        db.row_factory = sqlite3.Row
-        return db
 
     # -- producers (request threads): never block ---------------------------------------------------------
     def submit(self, record: dict) -> None:
@@ -462,125 +433,140 @@ class TraceStore:
 
     # -- the writer thread -------------------------------------------------------------------------------
     def _write_loop(self) -> None:
-        db = self._connect()
-        try:
-            while True:
-                items = [self._queue.get()]
-                while len(items) < 64:  # one transaction for whatever else is waiting
-                    try:
-                        items.append(self._queue.get_nowait())
-                    except queue.Empty:
-                        break
-                stop = any(item is _STOP for item in items)
-                batch = [item for item in items if item is not _STOP]
+        while True:
+            items = [self._queue.get()]
+            while len(items) < 64:  # one transaction for whatever else is waiting
                 try:
-                    self._write(db, batch)
-                except Exception:  # a bad record must not kill the writer; it is logged and skipped
-                    log.exception("could not write %d trace record(s)", len(batch))
-                finally:
-                    with self._idle:
-                        self._pending -= len(batch)
-                        self._idle.notify_all()
-                if stop:
-                    return
-                if self._clock() - self._last_prune > PRUNE_EVERY_S:
-                    self.prune(db)
-        finally:
-            db.close()
+                    items.append(self._queue.get_nowait())
+                except queue.Empty:
+                    break
+            stop = any(item is _STOP for item in items)
+            batch = [item for item in items if item is not _STOP]
+            try:
+                self._write(batch)
+            except Exception:  # a bad record or a database away must not kill the writer: logged, skipped
+                log.exception("could not write %d trace record(s)", len(batch))
+            finally:
+                with self._idle:
+                    self._pending -= len(batch)
+                    self._idle.notify_all()
+            if stop:
+                if self._owns_db:
+                    self.db.close()
+                return
+            if self._clock() - self._last_prune > PRUNE_EVERY_S:
+                try:
+                    self.prune()
+                except Exception:
+                    log.exception("could not prune the trace store")
 
-    def _write(self, db: sqlite3.Connection, batch: Iterable) -> None:
-        rows, votes = [], []
+    def _write(self, batch: Iterable) -> None:
+        rows, ratings = [], []
         for kind, payload in batch:
             if kind == "run":
                 record = redact_value(payload, self._redactor, documents=self._document_redactor)
-                rows.append((record["trace_id"], record["graph"], record.get("session_id"), record.get("user_id"),
-                             record.get("action"), record.get("intent"), record["status"], record["started_ts"],
-                             record.get("duration_ms"), _summary(record), json.dumps(record, default=str)))
+                rows.append({"trace_id": record["trace_id"], "graph": record["graph"],
+                             "session_id": record.get("session_id"), "user_id": record.get("user_id"),
+                             "action": record.get("action"), "intent": record.get("intent"),
+                             "status": record["status"], "started_at": record["started_ts"],
+                             "duration_ms": record.get("duration_ms"), "summary": _summary(record),
+                             "path": json.dumps(record.get("path") or [], default=str),
+                             "record": json.dumps(record, default=str)})
             else:
                 trace_id, rating, reason = payload
-                votes.append((trace_id, rating, self._redactor.redact(reason).text if reason else None, self._clock()))
-        with db:
-            db.executemany("INSERT OR REPLACE INTO runs VALUES (?,?,?,?,?,?,?,?,?,?,?)", rows)
-            db.executemany("INSERT OR REPLACE INTO run_feedback VALUES (?,?,?,?)", votes)
+                ratings.append({"trace_id": trace_id, "rating": rating,
+                                "reason": self._redactor.redact(reason).text if reason else None, "at": self._clock()})
+        with self.db.begin() as conn:
+            for table, key, values in ((runs, runs.c.trace_id, rows), (run_feedback, run_feedback.c.trace_id, ratings)):
+                if values:
+                    statement = self.db.insert(table)
+                    conn.execute(statement.on_conflict_do_update(
+                        index_elements=[key],
+                        set_={c.name: statement.excluded[c.name] for c in table.columns if not c.primary_key}),
+                        values)
 
-    def prune(self, db: sqlite3.Connection | None = None) -> int:
+    def prune(self, db: Connection | None = None) -> int:
         """Delete runs older than the retention and beyond the row cap; returns how many went."""
-        own = db is None
-        db = db or self._connect()
-        try:
-            cutoff = self._clock() - self._retention_s
-            with db:
-                removed = db.execute("DELETE FROM runs WHERE started_at < ?", (cutoff,)).rowcount
-                removed += db.execute("DELETE FROM runs WHERE trace_id IN (SELECT trace_id FROM runs "
-                                      "ORDER BY started_at DESC LIMIT -1 OFFSET ?)", (self._max_runs,)).rowcount
-                db.execute("DELETE FROM run_feedback WHERE at < ? AND trace_id NOT IN (SELECT trace_id FROM runs)",
-                           (cutoff,))
-            removed += self._prune_to_size(db)
-            self._last_prune = self._clock()
-            if removed:
-                log.info("trace store: pruned %d run(s)", removed)
-            return removed
-        finally:
-            if own:
-                db.close()
+        cutoff = self._clock() - self._retention_s
+        with self.db.begin() as conn:
+            removed = conn.execute(delete(runs).where(runs.c.started_at < cutoff)).rowcount
+            # the row cap: everything older than the max_runs-th newest run
+            edge = conn.execute(select(runs.c.started_at).order_by(runs.c.started_at.desc())
+                                .offset(self._max_runs).limit(1)).scalar()
+            if edge is not None:
+                removed += conn.execute(delete(runs).where(runs.c.started_at <= edge)).rowcount
+            conn.execute(delete(run_feedback).where(run_feedback.c.at < cutoff,
+                                                    run_feedback.c.trace_id.not_in(select(runs.c.trace_id))))
+        removed += self._prune_to_size()
+        self._last_prune = self._clock()
+        if removed:
+            log.info("trace store: pruned %d run(s)", removed)
+        return removed
 
-    def _prune_to_size(self, db: sqlite3.Connection) -> int:
-        """Delete the oldest runs until the rows in use fit `max_bytes` (freed pages are reused by later
-        writes, so the file stops growing at about that size)."""
+    def _prune_to_size(self) -> int:
+        """Delete the oldest runs until the trace rows fit `max_bytes` (freed pages are reused by later writes,
+        so the store stops growing at about that size)."""
         if not self._max_bytes:
             return 0
         removed = 0
         for _ in range(8):  # bounded: each round removes what the average run size says is over
-            used = self.bytes_in_use(db)
-            runs = db.execute("SELECT COUNT(*) FROM runs").fetchone()[0]
-            if used <= self._max_bytes or not runs:
-                break
-            over = max(1, int((used - self._max_bytes * 0.9) / (used / runs)))  # down to 90 %: not every write
-            with db:
-                removed += db.execute("DELETE FROM runs WHERE trace_id IN (SELECT trace_id FROM runs "
-                                      "ORDER BY started_at LIMIT ?)", (over,)).rowcount
-                db.execute("DELETE FROM run_feedback WHERE trace_id NOT IN (SELECT trace_id FROM runs)")
+            with self.db.begin() as conn:
+                used = self._bytes_used(conn)
+                count = conn.execute(select(func.count()).select_from(runs)).scalar() or 0
+                if used <= self._max_bytes or not count:
+                    break
+                over = max(1, int((used - self._max_bytes * 0.9) / (used / count)))  # down to 90 %
+                oldest = select(runs.c.trace_id).order_by(runs.c.started_at).limit(over).scalar_subquery()
+                removed += conn.execute(delete(runs).where(runs.c.trace_id.in_(oldest))).rowcount
+                conn.execute(delete(run_feedback).where(run_feedback.c.trace_id.not_in(select(runs.c.trace_id))))
         return removed
 
+    def _bytes_used(self, conn: Connection) -> int:
+        if self.db.is_postgres:
+            return int(conn.exec_driver_sql("SELECT pg_total_relation_size('runs') + "
+                                            "pg_total_relation_size('run_feedback')").scalar() or 0)
+        if self._owns_db:  # a trace file of its own: its pages in use, as the disk sees them
+            return self.bytes_in_use(conn.connection.dbapi_connection)
+        # the embedded file is shared with tickets and votes: count the trace rows' own bytes
+        return int(conn.execute(select(func.coalesce(func.sum(func.length(runs.c.record)), 0))).scalar() or 0)
+
     @staticmethod
-    def bytes_in_use(db: sqlite3.Connection) -> int:
-        """Bytes of the database's pages that hold data (the file minus its free pages)."""
+    def bytes_in_use(db) -> int:
+        """Bytes of an SQLite database's pages that hold data (the file minus its free pages)."""
         pages = db.execute("PRAGMA page_count").fetchone()[0] - db.execute("PRAGMA freelist_count").fetchone()[0]
         return pages * db.execute("PRAGMA page_size").fetchone()[0]
 
     def reclaim(self, *, vacuum: bool = False) -> None:
-        """Hand freed pages back: the WAL truncated always; the whole file rewritten (VACUUM) when asked."""
-        db = self._connect()
-        try:
+        """Hand freed pages back: on SQLite the WAL truncated always, the file rewritten (VACUUM) when asked;
+        on Postgres (autovacuum's job) an explicit VACUUM of the trace tables when asked."""
+        with self.db.engine.connect() as conn:
+            conn = conn.execution_options(isolation_level="AUTOCOMMIT")  # VACUUM cannot run in a transaction
+            if self.db.is_postgres:
+                if vacuum:
+                    conn.exec_driver_sql("VACUUM runs")
+                    conn.exec_driver_sql("VACUUM run_feedback")
+                return
             if vacuum:
-                db.execute("VACUUM")
-            db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-        finally:
-            db.close()
+                conn.exec_driver_sql("VACUUM")
+            conn.exec_driver_sql("PRAGMA wal_checkpoint(TRUNCATE)")
 
     # -- readers -----------------------------------------------------------------------------------------
     def list(self, *, session_id: str | None = None, action: str | None = None, graph: str | None = None,
              since: float | None = None, until: float | None = None, user_id: str | None = None,
              limit: int = 50) -> list[dict]:
         """Run summaries, newest first (`user_id`: only that caller's runs)."""
-        where, args = [], []
-        for column, value in (("session_id", session_id), ("action", action), ("graph", graph),
-                              ("user_id", user_id)):
-            if value:
-                where.append(f"{column} = ?")
-                args.append(value)
+        where = [runs.c[column] == value for column, value in (
+            ("session_id", session_id), ("action", action), ("graph", graph), ("user_id", user_id)) if value]
         if since is not None:
-            where.append("started_at >= ?")
-            args.append(since)
+            where.append(runs.c.started_at >= since)
         if until is not None:
-            where.append("started_at < ?")
-            args.append(until)
-        sql = ("SELECT r.trace_id, graph, session_id, action, intent, status, started_at, duration_ms, summary, "
-               "json_extract(record, '$.path') AS path, f.rating FROM runs r "
-               "LEFT JOIN run_feedback f ON f.trace_id = r.trace_id"
-               + (" WHERE " + " AND ".join(where) if where else "") + " ORDER BY started_at DESC LIMIT ?")
-        with self._connect() as db:
-            rows = db.execute(sql, (*args, limit)).fetchall()
+            where.append(runs.c.started_at < until)
+        query = (select(runs.c.trace_id, runs.c.graph, runs.c.session_id, runs.c.action, runs.c.intent, runs.c.status,
+                        runs.c.started_at, runs.c.duration_ms, runs.c.summary, runs.c.path, run_feedback.c.rating)
+                 .select_from(runs.outerjoin(run_feedback, run_feedback.c.trace_id == runs.c.trace_id))
+                 .where(*where).order_by(runs.c.started_at.desc()).limit(limit))
+        with self.db.connect() as conn:
+            rows = conn.execute(query).mappings().all()
         return [{"trace_id": r["trace_id"], "graph": r["graph"], "session_id": r["session_id"],
                  "action": r["action"], "intent": r["intent"], "status": r["status"],
                  "started_at": datetime.fromtimestamp(r["started_at"], timezone.utc).isoformat(timespec="milliseconds"),
@@ -588,19 +574,20 @@ class TraceStore:
                  "feedback": r["rating"]} for r in rows]
 
     def get(self, trace_id: str) -> dict | None:
-        with self._connect() as db:
-            row = db.execute("SELECT record FROM runs WHERE trace_id = ?", (trace_id,)).fetchone()
-            vote = db.execute("SELECT rating, reason FROM run_feedback WHERE trace_id = ?", (trace_id,)).fetchone()
-        if row is None:
+        with self.db.connect() as conn:
+            record_text = conn.execute(select(runs.c.record).where(runs.c.trace_id == trace_id)).scalar()
+            vote = conn.execute(select(run_feedback.c.rating, run_feedback.c.reason)
+                                .where(run_feedback.c.trace_id == trace_id)).first()
+        if record_text is None:
             return None
-        record = json.loads(row["record"])
+        record = json.loads(record_text)
         record.pop("started_ts", None)
-        record["feedback"] = {"rating": vote["rating"], "reason": vote["reason"]} if vote else None
+        record["feedback"] = {"rating": vote[0], "reason": vote[1]} if vote else None
         return record
 
     def count(self) -> int:
-        with self._connect() as db:
-            return db.execute("SELECT COUNT(*) FROM runs").fetchone()[0]
+        with self.db.connect() as conn:
+            return int(conn.execute(select(func.count()).select_from(runs)).scalar() or 0)
 
 
 # --- the tracer every run config uses -------------------------------------------------------------------

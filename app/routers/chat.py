@@ -28,7 +28,7 @@ def chat(request: ChatRequest, caller: Caller = Depends(current_caller),
     limit = resources.settings.max_message_chars
     if len(message) > limit:
         raise HTTPException(status_code=422, detail=f"'message' is {len(message):,} characters long; the limit "
-                                                    f"is {limit:,}. Shorten it or attach a document instead.")
+                                                    f"is {limit:,}. Shorten it (the error message or log lines that matter are enough).")
     steering = steering_of(request.system, request.response_mode, request.filters)
     turn = resources.chat.ask(message, session_id=request.session_id, user_os=request.user_os,
                               user_id=caller.user_id, groups=caller.groups, search_filters=steering.filters,
@@ -137,5 +137,5 @@ def checked_message(request: ChatRequest, resources: Resources) -> str:
     limit = resources.settings.max_message_chars
     if len(message) > limit:
         raise HTTPException(status_code=422, detail=f"'message' is {len(message):,} characters long; the limit "
-                                                    f"is {limit:,}. Shorten it or attach a document instead.")
+                                                    f"is {limit:,}. Shorten it (the error message or log lines that matter are enough).")
     return message

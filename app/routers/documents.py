@@ -7,6 +7,7 @@ caller who may retrieve it: restricted documents only to callers in their audien
 from __future__ import annotations
 
 import hashlib
+import itertools
 import logging
 import re
 import unicodedata
@@ -21,7 +22,7 @@ from app.includes import IncludeResolver
 from app.indexing_service import IndexingService, supported_files
 from app.identity import Caller
 from app.resources import Resources
-from app.schemas import DocumentList, UploadResponse, document_out
+from app.schemas import DocumentList, DocumentSections, SectionOut, UploadResponse, document_out
 from graphs.errors import DocumentRejected
 from graphs.filters import AUDIENCE_FIELD, may_read, normalise_audience, validate_context
 from nodes.indexing.steps import content_version
@@ -64,7 +65,8 @@ def content_disposition(filename: str) -> str:
 
 
 @router.post("/documents", response_model=UploadResponse, status_code=201, dependencies=[Depends(require_admin)])
-def upload_document(response: Response, file: UploadFile = File(..., description="PDF, HTML, Markdown or text"),
+def upload_document(response: Response, file: UploadFile = File(..., description="PDF, Word, PowerPoint, Excel, HTML, Markdown, "
+                                                                   "reStructuredText or text"),
                     context_type: list[str] | None = Form(None, description="e.g. technical, how-to (required "
                                                           "with any other context field; comma-separated or repeated)"),
                     content_domain: list[str] | None = Form(None, description="e.g. networking, accounts"),
@@ -77,7 +79,7 @@ def upload_document(response: Response, file: UploadFile = File(..., description
                                                   "names); empty: the main one"),
                     resources: Resources = Depends(get_resources)) -> UploadResponse:
     indexer = collection_indexer(resources, collection)
-    # seed 001 document context: lower-cased lists; all three mandatory fields or none (422 otherwise)
+    # the document context: lower-cased lists; all three mandatory fields or none (422 otherwise)
     document_context = validate_context({"context_type": context_type, "content_domain": content_domain,
                                          "document_category": document_category,
                                          "relevance_tags": relevance_tags, "description": description})
@@ -118,8 +120,47 @@ def delete_document(doc_id: str, collection: str | None = Query(None, max_length
     return Response(status_code=204)
 
 
+def _readable_document(doc_id: str, caller: Caller | None, resources: Resources):
+    """(info, index) of a document in any collection that this caller may read; 404 otherwise."""
+    if re.fullmatch(r"[0-9a-f]{16}", doc_id):  # any collection's document (ids are content hashes of the source)
+        for indexer in [resources.indexer, *resources.indexers.values()]:
+            info = indexer.index.get_document(doc_id)
+            if info is not None:
+                if caller is not None and not may_read(info, caller.groups):
+                    break  # outside its audience: as if it did not exist
+                return info, indexer.index
+    raise HTTPException(status_code=404, detail=f"No document with id '{doc_id}'. GET /documents lists the ids.")
+
+
+MAX_VIEW_CHUNKS = 5000  # a 1.6 MB manual is about 1,800 chunks
+
+
+@router.get("/documents/{doc_id}/sections", response_model=DocumentSections)
+def document_sections(doc_id: str, caller: Caller | None = Depends(reader),
+                      resources: Resources = Depends(get_resources)) -> DocumentSections:
+    """The document as deskmate indexed it, section by section, in reading order: what the web UI's document
+    view shows at a cited section. Text only (never markup); the same audience rule as the download."""
+    info, index = _readable_document(doc_id, caller, resources)
+    vector = getattr(index, "vector", index)
+    chunks = sorted(itertools.islice(vector.iter_chunks(doc_id, info["version"]), MAX_VIEW_CHUNKS),
+                    key=lambda chunk: chunk["chunk_index"])
+    sections: list[SectionOut] = []
+    for chunk in chunks:
+        if sections and sections[-1].section == chunk["section"]:
+            sections[-1].text += "\n\n" + chunk["text"]
+        else:
+            sections.append(SectionOut(section=chunk["section"], text=chunk["text"]))
+    return DocumentSections(doc_id=doc_id, title=info["title"], source=info["source"],
+                            content_type=info["content_type"], download=f"/documents/{doc_id}/content",
+                            sections=sections)
+
+
 # --- the stored original, served so that it cannot run in the browser -----------------------------
-_ORIGINAL_MEDIA = {"pdf": "application/pdf", "text": "text/plain", "markdown": "text/markdown"}
+_ORIGINAL_MEDIA = {"pdf": "application/pdf", "text": "text/plain", "markdown": "text/markdown", "rst": "text/plain",
+                   "docx": "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+                   "pptx": "application/vnd.openxmlformats-officedocument.presentationml.presentation",
+                   "xlsx": "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"}
+_BINARY = {"pdf", "docx", "pptx", "xlsx"}
 _DOWNLOAD_HEADERS = {"X-Content-Type-Options": "nosniff", "Content-Security-Policy": "default-src 'none'; sandbox",
                      "Cache-Control": "private, no-store"}
 
@@ -157,16 +198,7 @@ def _stored_original(resources: Resources, info: dict):
           "content": {"application/pdf": {}, "text/plain": {}, "text/markdown": {}}}})
 def document_content(doc_id: str, caller: Caller | None = Depends(reader),
                      resources: Resources = Depends(get_resources)) -> Response:
-    info = None
-    if re.fullmatch(r"[0-9a-f]{16}", doc_id):  # any collection's document (ids are content hashes of the source)
-        for indexer in [resources.indexer, *resources.indexers.values()]:
-            info = indexer.index.get_document(doc_id)
-            if info is not None:
-                break
-    if info is not None and caller is not None and not may_read(info, caller.groups):
-        info = None  # outside its audience: as if it did not exist
-    if info is None:
-        raise HTTPException(status_code=404, detail=f"No document with id '{doc_id}'. GET /documents lists the ids.")
+    info, _ = _readable_document(doc_id, caller, resources)
     data = _stored_original(resources, info)
     if data is None:
         raise HTTPException(status_code=404, detail=f"The original of '{info['title']}' is not kept by deskmate "
@@ -180,7 +212,7 @@ def document_content(doc_id: str, caller: Caller | None = Depends(reader),
         media, filename = "text/plain; charset=utf-8", f"{filename.rsplit('.', 1)[0]}.txt"
     elif info["content_type"] in _ORIGINAL_MEDIA:
         body, media = data, _ORIGINAL_MEDIA[info["content_type"]]
-        if info["content_type"] != "pdf":
+        if info["content_type"] not in _BINARY:
             media += "; charset=" + ("utf-8" if _is_utf8(data) else "windows-1252")
     else:
         raise HTTPException(status_code=404, detail=f"Documents of type '{info['content_type']}' cannot be downloaded.")

@@ -1,4 +1,5 @@
-"""The web UI: GET / (chat page), GET /admin (admin page), GET /ui/<file> (their scripts and styles).
+"""The web UI: GET / (chat page), GET /admin (admin page), GET /view/<doc_id> (a cited document),
+GET /ui/<file> (their scripts and styles).
 
 Plain HTML, CSS and JavaScript from app/ui/static, served as they are: no build step, no CDN, nothing
 fetched from elsewhere. A strict Content-Security-Policy allows scripts and styles from this origin only,
@@ -52,6 +53,28 @@ def chat_page() -> FileResponse:
 @router.get("/admin", include_in_schema=False, dependencies=[Depends(admin_page_access)])
 def admin_page() -> FileResponse:
     return _page("admin.html")
+
+
+# what the chat page offers to try: worded for the bundled sample KB's topics, which most KBs share
+SUGGESTIONS = ("How do I connect to the VPN?", "My VPN keeps disconnecting", "How do I reset my password?")
+OUTAGE_SUGGESTION = "Is there an outage?"
+
+
+@router.get("/ui-settings", include_in_schema=False)
+def ui_settings(request: Request) -> dict:
+    """What the chat page needs from the server's settings: the one message limit, and suggestions built from
+    what is configured (the outage question only when a status page is)."""
+    settings = request.app.state.settings
+    suggestions = list(SUGGESTIONS) + ([OUTAGE_SUGGESTION] if settings.status_page_url else [])
+    return {"max_message_chars": settings.max_message_chars, "status_page": bool(settings.status_page_url),
+            "suggestions": suggestions}
+
+
+@router.get("/view/{doc_id}", include_in_schema=False)
+def document_page(doc_id: str) -> FileResponse:
+    """The document view a cited source opens; the page reads GET /documents/{doc_id}/sections (which checks
+    who may read it) and highlights the cited section."""
+    return _page("doc.html")
 
 
 @router.get("/ui/{name}", include_in_schema=False)

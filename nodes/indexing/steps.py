@@ -45,7 +45,7 @@ def _context_of(info: DocumentInfo) -> dict:
 
 
 def parse(state: IndexingState, runtime: Runtime[IndexingContext]) -> dict:
-    document = runtime.context.parser.parse(state["source"], state["data"])
+    document = runtime.context.parser.parse(state.get("filename") or state["source"], state["data"])
     if not document.blocks or document.text_length() == 0:
         raise DocumentRejected(
             f"No text could be extracted from {state['source'].rsplit('/', 1)[-1]} "

@@ -221,6 +221,7 @@ def test_a_restricted_document_never_reaches_a_caller_outside_its_audience(secur
         assert document["id"] in {s["doc_id"] for s in insider["sources"]}
         assert any(DOC_ONLY[0] in json.dumps(r["body"]) for r in llm.requests)
         assert client.get(f"/documents/{document['id']}/content", headers=user("fiona", "finance")).status_code == 200
+        assert client.get(f"/documents/{document['id']}/sections", headers=user("fiona", "finance")).status_code == 200
 
         # outside it (another group, no group, a restricted word in the query): as if it did not exist
         for outsider in (user("otto", "engineering"), user("nina")):
@@ -238,6 +239,7 @@ def test_a_restricted_document_never_reaches_a_caller_outside_its_audience(secur
                 trace = client.get(f"/traces/{body['trace_id']}", headers=ADMIN)
             assert [w for w in DOC_ONLY if w in trace.text] == [] and document["id"] not in trace.text
             assert client.get(f"/documents/{document['id']}/content", headers=outsider).status_code == 404
+            assert client.get(f"/documents/{document['id']}/sections", headers=outsider).status_code == 404
 
         # admins' search sees it, and says who may
         hits = client.get("/search", params={"q": "Kestrel-Payroll profile"}, headers=ADMIN).json()["results"]

@@ -121,6 +121,13 @@ def test_a_question_nothing_answers_invents_no_steps(client):
     assert "1." not in reply["answer"]
 
 
+def test_an_it_question_nothing_answers_abstains_with_a_ticket_offer_that_says_what_was_searched(client):
+    reply = ask(client, "the SAP purchase order screen freezes when I attach an invoice scan")
+    assert reply["sources"] == [] and reply["action"] == "create_ticket" and reply["ticket_event"] == "offered"
+    assert "I searched for" in reply["answer"] and "Shall I create it?" in reply["answer"]
+    assert reply["confidence"] is not None and reply["confidence"] < 0.5
+
+
 def test_follow_ups_stay_in_the_article_and_section_in_play(client):
     first = ask(client, "How do I connect to the VPN on my Mac?")
     session = first["session_id"]

@@ -7,7 +7,7 @@ from tests.conftest import REPO
 
 @pytest.mark.slow
 def test_a_fact_question_gets_one_cited_sentence_and_a_procedure_keeps_its_steps(serve, make_settings):
-    settings = make_settings(kb_dir=REPO / "kb")
+    settings = make_settings(kb_dir=REPO / "kb", fact_path=True)  # DESKMATE_FACT_PATH=true (off by default)
     with serve(settings) as client:
         fact = client.post("/chat", json={"message": "What is the VPN server address?"}).json()
         # the same session: answer_path is per turn, the next answer is the normal one
@@ -32,7 +32,7 @@ def test_a_fact_question_gets_one_cited_sentence_and_a_procedure_keeps_its_steps
     answer_node = next(n for n in trace["nodes"] if n["name"] == "answer")
     assert answer_node["output"]["answer_path"] == "fact"
 
-    # DESKMATE_FACT_PATH=false: the same question gets the normal quoted passage
+    # the default (off): the same question gets the section that answers it
     with serve(settings.model_copy(update={"fact_path": False})) as client:
         normal = client.post("/chat", json={"message": "What is the VPN server address?"}).json()
     assert normal["answer_path"] is None

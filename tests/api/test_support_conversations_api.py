@@ -1,4 +1,4 @@
-"""The seed's example conversations (Appendix B) and the escalation paths, through POST /chat on the bundled KB.
+"""The product brief's example conversations and the escalation paths, through POST /chat on the bundled KB.
 
 Real MiniLM, real Chroma, real SQLite tickets and sessions; the status page is a Statuspage-speaking
 server on 127.0.0.1. One app for the module: indexing the bundled knowledge base takes a while.

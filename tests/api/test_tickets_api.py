@@ -47,8 +47,8 @@ def test_tickets_are_listed_per_session_newest_first_and_read_one_by_one(serve):
         assert detail["conversation"][0] == {"role": "user",
                                              "content": "my password is [REDACTED:PASSWORD] and it loops"}
 
-        # the tickets are in the SQLite file under the data dir, so they survive a restart
-        assert client.app.state.settings.tickets_db.is_file()
+        # the tickets are in the embedded database file under the data dir, so they survive a restart
+        assert (client.app.state.settings.data_dir / "deskmate.sqlite").is_file()
 
 
 def test_unknown_tickets_and_unsaid_owners_get_actionable_answers(serve):

@@ -56,7 +56,7 @@ def test_traces_hold_no_secret_and_no_embedding(client):
     embed = next(n for n in trace["nodes"] if n["name"] == "embed_query")
     assert embed["output"]["query_embedding"] == "<384 floats>"
     data_dir = client.app.state.settings.data_dir
-    with sqlite3.connect(data_dir / "traces.sqlite") as db:
+    with sqlite3.connect(data_dir / "deskmate.sqlite") as db:
         dump = "\n".join(db.iterdump())
     assert SECRET not in dump and "[REDACTED:PASSWORD]" in dump
 

@@ -25,6 +25,8 @@ CHROMIUM = Path("/usr/bin/chromium")
 # read at import: the autouse fixture in conftest.py clears DESKMATE_* variables before each test
 REQUIRE_BROWSER = os.environ.get("DESKMATE_REQUIRE_BROWSER") == "1"
 ARTIFACTS = REPO / "test-artifacts" / "browser"
+# `DESKMATE_README_SCREENSHOTS=1 pytest tests/e2e/test_browser.py` also refreshes the README's pictures
+README_IMAGES = REPO / "docs" / "images" if os.environ.get("DESKMATE_README_SCREENSHOTS") == "1" else None
 # as root, in a closed network: no sandbox, no GPU, and none of Chromium's own background connections
 CHROMIUM_FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
                   "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage"]
@@ -117,9 +119,11 @@ def last_answer(page):
     return page.locator("article.msg.assistant:not(.live)").last
 
 
-def shoot(page, name: str, full_page: bool = False) -> None:
+def shoot(page, name: str, full_page: bool = False, readme: str | None = None) -> None:
     page.wait_for_timeout(400)  # let the smooth scroll settle
     page.screenshot(path=str(ARTIFACTS / name), full_page=full_page)
+    if readme and README_IMAGES is not None:
+        page.screenshot(path=str(README_IMAGES / readme), full_page=full_page)
 
 
 def test_a_question_gets_a_cited_answer_that_streams_in_and_can_be_voted_on(page, deskmate):
@@ -138,9 +142,12 @@ def test_a_question_gets_a_cited_answer_that_streams_in_and_can_be_voted_on(page
     source = answer.locator(".sources a").first
     source.wait_for()
     href = source.get_attribute("href")
-    assert re.fullmatch(r"/documents/[0-9a-f]+/content", href)
-    assert httpx.get(f"{deskmate}{href}", timeout=10).status_code == 200
-    assert "7 steps" in answer.locator(".steps summary").inner_text()
+    assert re.fullmatch(r"/view/[0-9a-f]+#section=.+", href)
+    download = answer.locator(".sources a.source-download").first.get_attribute("href")
+    assert re.fullmatch(r"/documents/[0-9a-f]+/content", download)
+    assert httpx.get(f"{deskmate}{download}", timeout=10).status_code == 200
+    # how the answer was made is counted in "stages"; "Step n of m" belongs to troubleshooting alone
+    assert "7 stages" in answer.locator(".stages summary").inner_text()
     # vote, with a reason; the vote reaches the run's trace
     answer.locator("button[aria-label='Helpful']").click()
     answer.locator(".feedback[data-voted='up']").wait_for()
@@ -150,6 +157,63 @@ def test_a_question_gets_a_cited_answer_that_streams_in_and_can_be_voted_on(page
     trace = httpx.get(f"{deskmate}/traces/{answer.get_attribute('data-trace')}", timeout=10).json()
     assert trace["feedback"] == {"rating": "up", "reason": "clear steps, thanks"}
     shoot(page, "chat-answer.png")
+
+
+def test_a_source_opens_the_document_at_the_cited_section_with_the_download_beside_it(page, deskmate):
+    page.goto(f"{deskmate}/")
+    page.select_option("#os-select", "windows")
+    ask(page, "Outlook keeps asking for my password")
+    answer = last_answer(page)
+    assert "Close Outlook completely" in answer.locator(".answer").inner_text()
+    shoot(page, "chat-symptom-answer.png", readme="chat.png")
+    source = answer.locator(".sources a.source-title").first
+    cited = source.inner_text().split(" › ")[-1]
+    with page.context.expect_page() as opened:
+        source.click()
+    view = opened.value
+    highlighted = view.locator(".doc-section.cited")
+    highlighted.wait_for(timeout=30_000)
+    assert highlighted.count() == 1 and highlighted.locator("h2").inner_text().endswith(cited)
+    assert view.locator("#doc-title").inner_text() == "Outlook keeps asking for your password"
+    # scrolled to it: the cited section is on screen, and the sections before it are there too (the whole document)
+    box = highlighted.bounding_box()
+    assert box is not None and 0 <= box["y"] < 900
+    assert view.locator(".doc-section").count() > 1
+    download = view.locator("#doc-download")
+    assert download.is_visible() and download.inner_text() == "Download the original"
+    original = httpx.get(f"{deskmate}{download.get_attribute('href')}", timeout=10)
+    assert original.status_code == 200 and "attachment" in original.headers["content-disposition"]
+    shoot(view, "document-view.png")
+
+
+def test_suggestions_offer_no_outage_check_without_a_status_page(page, deskmate):
+    page.goto(f"{deskmate}/")
+    chips = page.locator("#suggestions .chip")
+    chips.first.wait_for()
+    offered = chips.all_inner_texts()
+    assert "How do I connect to the VPN?" in offered and "Is there an outage?" not in offered
+    chips.first.click()  # a suggestion is a question that gets answered
+    last_answer(page).wait_for(timeout=60_000)
+    assert last_answer(page).locator(".sources a.source-title").count() >= 1
+
+
+def test_the_counter_and_the_message_box_use_the_servers_one_limit(page, deskmate):
+    limit = httpx.get(f"{deskmate}/ui-settings", timeout=10).json()["max_message_chars"]
+    assert limit == 4000  # DESKMATE_MAX_MESSAGE_CHARS's default: the page asks, it does not know
+    page.goto(f"{deskmate}/")
+    page.wait_for_function("() => document.getElementById('message').maxLength > 0")
+    assert page.eval_on_selector("#message", "el => el.maxLength") == limit
+    assert page.locator("#char-count").inner_text() == "0 / 4,000"
+    page.locator("#message").press_sequentially("vpn help")
+    assert page.locator("#char-count").inner_text() == "8 / 4,000"
+    page.fill("#message", "x" * limit)
+    page.locator("#message").dispatch_event("input")
+    assert page.locator("#char-count").inner_text() == "4,000 / 4,000"
+    page.keyboard.type("y")  # the box takes no more than the server would accept
+    assert len(page.input_value("#message")) == limit
+    over = httpx.post(f"{deskmate}/chat", json={"message": "x" * (limit + 1)}, timeout=30)
+    assert over.status_code == 422 and "the limit is 4,000" in over.json()["detail"]
+    assert "attach" not in over.json()["detail"]
 
 
 def test_troubleshooting_walks_step_by_step_to_a_confirmed_ticket(page, deskmate):
@@ -196,10 +260,18 @@ def test_the_trace_inspector_shows_the_path_a_run_took_with_node_timings(page, d
     assert rows.evaluate_all("rows => rows.map(r => r.dataset.node)") == path
     assert all(re.fullmatch(r"[\d.]+ (ms|s)", d) for d in admin.locator(".node-duration").all_inner_texts())
     assert admin.locator(".trace-diagram svg text.timing").count() == len(path)
+    # readable at normal zoom: the drawing is not shrunk to fit, and every node name is one unbroken line
+    label_heights = admin.locator(".trace-diagram svg g.node text:not(.timing)").evaluate_all(
+        "texts => texts.map(t => t.getBoundingClientRect().height)")
+    assert label_heights and min(label_heights) >= 12, label_heights
+    assert admin.locator(".trace-diagram svg g.node text tspan").count() == 0
     assert trace_id in admin.locator(".facts").inner_text()
     assert "troubleshoot" in admin.locator("table.data").filter(has_text="policy").inner_text()
     assert admin.locator(f"#trace-table tr[data-trace='{trace_id}']").count() == 1
     shoot(admin, "trace-inspector.png", full_page=True)
+    admin.set_viewport_size({"width": 1280, "height": 900})
+    admin.locator(".trace-diagram").scroll_into_view_if_needed()
+    shoot(admin, "trace-inspector-top.png", readme="trace-inspector.png")
 
 
 def test_admins_upload_with_progress_see_the_document_and_delete_it(page, deskmate, tmp_path):

@@ -17,7 +17,7 @@ def test_ingesting_a_folder_resolves_its_includes_and_skips_the_fragments(tmp_pa
                          capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stderr
     assert "3 included in other files, 5 new" in run.stdout
-    ask = subprocess.run(DESKMATE + ["ask", "--no-sync", "can I use the vpn client on my personal laptop"], env=env,
+    ask = subprocess.run(DESKMATE + ["ask", "--local", "--no-sync", "can I use the vpn client on my personal laptop"], env=env,
                          capture_output=True, text=True, timeout=300)
     assert ask.returncode == 0, ask.stderr
     assert "company-managed devices only" in ask.stdout and "vpn-support-disclaimer" not in ask.stdout

@@ -32,7 +32,7 @@ HOURS = ("- Monday to Friday, 08:00 to 18:00: full service by phone, portal and 
 
 def _ctx(**overrides):
     values = dict(embedder=HashingEmbedder(), index=InMemoryIndex(), redactor=PatternRedactor(), min_score=0.4,
-                  fact_min_confidence=0.6)
+                  fact_path=True, fact_min_confidence=0.6)
     values.update(overrides)
     return SupportContext(**values)
 

@@ -43,7 +43,8 @@ def test_pdf_headings_come_from_font_size_and_steps_stay_numbered():
 
 
 @pytest.mark.parametrize("name, data, kind", [
-    ("notes.docx", b"PK\x03\x04 fake zip", "unsupported_type"),
+    ("notes.docx", b"PK\x03\x04 fake zip", "unparseable"),  # a damaged Office package
+    ("notes.odt", b"PK\x03\x04 fake zip", "unsupported_type"),
     ("fake.pdf", b"hello, I am text", "unsupported_type"),
     ("binary.txt", b"\x00\x01\x02\x03" * 10, "unsupported_type"),
     ("page.html", b"just words, no markup at all", "unsupported_type"),

@@ -256,7 +256,7 @@ def test_detect_secrets_high_entropy_strings_need_a_keyword_on_the_line():
     assert [s.kind for s in plugins.find(f'signing_secret = "{random}"')] != []
 
 
-# --- config and code shapes (issue 4 part 2) ------------------------------------------------------
+# --- config and code shapes ------------------------------------------------------
 def _github_token(body: str) -> str:
     import zlib
 

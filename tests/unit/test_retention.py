@@ -31,6 +31,11 @@ def _checkpoints(store: SessionStore, thread_id: str) -> int:
     return store._conn.execute("SELECT COUNT(*) FROM checkpoints WHERE thread_id = ?", (thread_id,)).fetchone()[0]
 
 
+def _set_last_turn(store: SessionStore, thread_id: str, last_ts: float) -> None:
+    with store.db.begin() as conn:  # the activity table lives in the relational store, beside owners and aliases
+        conn.exec_driver_sql("INSERT OR REPLACE INTO session_activity VALUES (?, ?)", (thread_id, last_ts))
+
+
 def test_idle_sessions_expire_and_active_ones_keep_only_their_latest_checkpoint(tmp_path):
     store = SessionStore(tmp_path / "sessions.sqlite")
     graph = _graph(store)
@@ -39,7 +44,7 @@ def test_idle_sessions_expire_and_active_ones_keep_only_their_latest_checkpoint(
         store.claim(thread, "ana")
         for _ in range(3):
             graph.invoke({"turns": []}, {"configurable": {"thread_id": thread}})
-        store._conn.execute("INSERT OR REPLACE INTO session_activity VALUES (?, ?)", (thread, last_turn))
+        _set_last_turn(store, thread, last_turn)
     store.add_alias("fingerprint-of-old", "old")
     assert _checkpoints(store, "recent") > 1  # LangGraph keeps every step
 
@@ -58,7 +63,8 @@ def test_a_session_from_before_activity_was_recorded_is_given_a_full_idle_period
     store = SessionStore(tmp_path / "sessions.sqlite")
     graph = _graph(store)
     graph.invoke({"turns": []}, {"configurable": {"thread_id": "legacy"}})
-    store._conn.execute("DELETE FROM session_activity")
+    with store.db.begin() as conn:  # the activity table lives in the relational store, beside owners and aliases
+        conn.exec_driver_sql("DELETE FROM session_activity")
     assert run_retention(store, None, session_idle_s=30 * DAY).sessions_expired == 0
     assert store.exists("legacy")
     assert run_retention(store, None, session_idle_s=30 * DAY, now=time.time() + 31 * DAY).sessions_expired == 1

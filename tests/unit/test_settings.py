@@ -5,11 +5,39 @@ from app.settings import Settings
 from tests.conftest import REPO
 
 
-def test_the_readme_documents_every_setting_with_its_variable():
+def test_every_setting_and_config_key_has_a_description():
+    from app.config_reference import undocumented
+
+    assert undocumented() == []
+
+
+def test_the_generated_configuration_page_lists_every_variable_with_its_description():
+    from app.config_reference import render
+
+    page = render()
+    rows = {line.split(" | ")[0] for line in page.splitlines() if line.startswith("| `")}
+    for name, field in Settings.model_fields.items():
+        variables = " / ".join(f"`{alias}`" for alias in field.validation_alias.choices)
+        row = next((line for line in page.splitlines() if line.startswith(f"| {variables} |")), None)
+        assert row is not None, f"{name} ({variables}) is missing from the configuration page"
+        assert " ".join(field.description.split()).replace("|", "\\|") in row, name
+    assert len(rows) >= len(Settings.model_fields)
+
+
+def test_the_config_page_documents_every_key_of_the_policy_file():
+    from app import config_file
+    from app.config_reference import render
+
+    page = render()
+    for keys in (config_file.TOP_KEYS, config_file.LLM_KEYS, config_file.COLLECTION_KEYS, config_file.RULE_KEYS,
+                 config_file.INTEGRATION_KEYS):
+        assert [key for key in keys if f"| `{key}` |" not in page] == []
+
+
+def test_the_readme_says_how_to_change_the_port_and_stays_short():
     readme = (REPO / "README.md").read_text()
-    missing = [alias for field in Settings.model_fields.values() for alias in field.validation_alias.choices
-               if f"`{alias}`" not in readme]
-    assert missing == []
+    assert len(readme.splitlines()) <= 150
+    assert "DESKMATE_PORT" in readme and "DESKMATE_HOST" in readme
 
 
 def test_llm_provider_is_picked_from_what_is_configured():

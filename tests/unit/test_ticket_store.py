@@ -112,8 +112,9 @@ def test_comments_and_jira_links_are_stored(store):
 
 
 def test_the_store_overwrites_freed_pages(store):
-    # secure_delete is a per-connection setting, so it is the store's own connection that must have it
-    assert store._conn.execute("PRAGMA secure_delete").fetchone()[0] == 1
+    # secure_delete is a per-connection setting, so it is the store's own pooled connections that must have it
+    with store.db.connect() as conn:
+        assert conn.exec_driver_sql("PRAGMA secure_delete").scalar() == 1
 
 
 def test_an_unwritable_store_raises_a_ticket_store_error(tmp_path):

@@ -7,7 +7,7 @@
   const access = document.getElementById("access");
   const accessMessage = document.getElementById("access-message");
   const keyState = document.getElementById("key-state");
-  const panels = { traces: "tab-traces", documents: "tab-documents", tickets: "tab-tickets", graphs: "tab-graphs" };
+  const panels = { traces: "tab-traces", documents: "tab-documents", sources: "tab-sources", tickets: "tab-tickets", graphs: "tab-graphs" };
   const loaded = {};
 
   // --- calls ----------------------------------------------------------------------------------------
@@ -56,7 +56,7 @@
     Object.entries(panels).forEach(([tab, id]) => { document.getElementById(id).hidden = tab !== name; });
     if (!loaded[name]) {
       loaded[name] = true;
-      ({ traces: loadTraces, documents: loadDocuments, tickets: loadTickets, graphs: loadGraphs })[name]()
+      ({ traces: loadTraces, documents: loadDocuments, sources: loadSources, tickets: loadTickets, graphs: loadGraphs })[name]()
         .catch((error) => { loaded[name] = false; if (error.message !== "not allowed") console.error(error); });
     }
   }
@@ -204,7 +204,7 @@
       el("td", {}, d.audience && d.audience.length ? d.audience.join(", ") : "everyone"),
       el("td", { class: "num" }, String(d.chunks)),
       el("td", { class: "num" }, `${(d.size_bytes / 1024).toFixed(1)} KB`),
-      el("td", {}, formatTime(d.indexed_at)),
+      el("td", { class: "when" }, formatTime(d.indexed_at)),
       el("td", {}, el("button", { type: "button", class: "button small danger", onclick: () => removeDocument(d) }, "Delete")))));
     if (!body.documents.length) documentBody.append(el("tr", {}, el("td", { colspan: 8, class: "empty" }, "No documents.")));
   }
@@ -213,6 +213,42 @@
     if (!window.confirm(`Delete “${d.title}” (${d.source}) from the knowledge base?`)) return;
     await api(`/documents/${encodeURIComponent(d.id)}`, { method: "DELETE" });
     loadDocuments();
+  }
+
+  // --- synced sources -------------------------------------------------------------------------------------
+  const sourceBody = document.querySelector("#source-table tbody");
+  let sourcePoll = null;
+  function changes(c) {
+    if (!c || !Object.keys(c).length) return "";
+    return `+${c.added || 0} ~${c.updated || 0} −${c.deleted || 0}` + (c.permissions_changed ? `, ${c.permissions_changed} permission` : "") +
+      (c.failed ? `, ${c.failed} failed` : "") + ` (${c.chunks_embedded || 0} chunks embedded)`;
+  }
+  async function loadSources() {
+    const body = await api("/sources");
+    sourceBody.replaceChildren(...body.sources.map((s) => el("tr", { dataset: { source: s.id } },
+      el("td", {}, s.name, el("div", { class: "path" }, s.base_url)),
+      el("td", {}, s.type),
+      el("td", {}, badge(s.status)),
+      el("td", { class: "num" }, String(s.documents)),
+      el("td", {}, s.last_sync_at ? formatTime(s.last_sync_at) : "never"),
+      el("td", {}, changes(s.last_counts)),
+      el("td", {}, s.last_error || ""),
+      el("td", {},
+        el("button", { type: "button", class: "button small", onclick: () => syncSource(s) }, "Sync now"),
+        el("button", { type: "button", class: "button small danger", onclick: () => removeSource(s) }, "Delete")))));
+    if (!body.sources.length) sourceBody.append(el("tr", {}, el("td", { colspan: 8, class: "empty" }, "No synced sources.")));
+    const busy = body.sources.some((s) => s.status === "queued" || s.status === "syncing");
+    clearTimeout(sourcePoll);
+    if (busy) sourcePoll = setTimeout(() => loadSources().catch(() => {}), 2000); // progress while a sync runs
+  }
+  async function syncSource(s) {
+    await api(`/sources/${encodeURIComponent(s.id)}/sync`, { method: "POST" }).catch((error) => window.alert(error.message));
+    loadSources();
+  }
+  async function removeSource(s) {
+    if (!window.confirm(`Delete the source “${s.name}” and its ${s.documents} documents from the knowledge base?`)) return;
+    await api(`/sources/${encodeURIComponent(s.id)}`, { method: "DELETE" }).catch((error) => window.alert(error.message));
+    loadSources();
   }
 
   const uploadForm = document.getElementById("upload-form");
@@ -255,7 +291,7 @@
     ticketBody.replaceChildren(...body.tickets.map((t) => el("tr", { class: "clickable", dataset: { ticket: t.id },
                                                               onclick: () => openTicket(t.id) },
       el("td", { class: "mono" }, t.id), el("td", {}, badge(t.status)), el("td", {}, t.priority),
-      el("td", {}, t.summary), el("td", {}, t.os || "–"), el("td", {}, formatTime(t.created_at)),
+      el("td", {}, t.summary), el("td", {}, t.os || "–"), el("td", { class: "when" }, formatTime(t.created_at)),
       el("td", {}, t.jira_key || (t.jira_error ? badge("not sent", "error") : "–")))));
     if (!body.tickets.length) ticketBody.append(el("tr", {}, el("td", { colspan: 7, class: "empty" }, "No tickets.")));
   }

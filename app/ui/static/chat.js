@@ -66,6 +66,13 @@
   if (detected) osSelect.options[0].textContent = `Detect automatically (${OS_NAMES[detected]})`;
   osSelect.addEventListener("change", () => localStorage.setItem("deskmate.os", osSelect.value));
 
+  /** The picker names the OS deskmate answered for (it may have read "on my Mac" in the message). */
+  function showAssumedOs(userOs) {
+    const shown = OS_NAMES[userOs] ? userOs : detected;
+    osSelect.options[0].textContent = shown ? `Detect automatically (${OS_NAMES[shown]})` : "Detect automatically";
+    osSelect.title = OS_NAMES[userOs] ? `The last answer was for ${OS_NAMES[userOs]}` : "";
+  }
+
   function osForRequest(firstMessage) {
     if (osSelect.value !== "auto") return osSelect.value; // said explicitly: every message
     return firstMessage ? detected : null; // detected: once, so "I'm on Linux" in the chat can still change it
@@ -94,6 +101,8 @@
       if (m.role === "user") messages.append(userMessage(m.text));
       else messages.append(assistantMessage(m.envelope, m.steps || [], i === stored.length - 1));
     });
+    const answered = stored.filter((m) => m.role === "assistant").pop();
+    showAssumedOs(answered ? answered.envelope.user_os : null);
     renderSessions();
     scrollDown();
     input.focus();
@@ -110,10 +119,15 @@
       const item = el("li", { id: `src-${key}-${s.n}`, value: s.n }, anchor,
         el("span", { class: "source-path muted" }, ` — ${s.source}`));
       list.append(item);
-      if (s.doc_id) { // each source names its document: link to the download (allowed to whoever was shown it)
-        const a = el("a", { href: `/documents/${encodeURIComponent(s.doc_id)}/content`, target: "_blank",
-                            rel: "noopener", class: "source-title" }, label);
+      if (/^https?:\/\//i.test(s.source)) { // a synced page (Confluence, a web page): open it where it lives
+        anchor.replaceWith(el("a", { href: s.source, target: "_blank", rel: "noopener noreferrer", class: "source-title" }, label));
+      } else if (s.doc_id) { // each source names its document: open it at the cited section, the download beside it
+        const id = encodeURIComponent(s.doc_id);
+        const view = `/view/${id}` + (s.section ? `#section=${encodeURIComponent(s.section)}` : "");
+        const a = el("a", { href: view, target: "_blank", rel: "noopener", class: "source-title" }, label);
         anchor.replaceWith(a);
+        item.append(el("a", { href: `/documents/${id}/content`, class: "source-download",
+                              title: "Download the original file" }, "download"));
       }
     }
     return el("div", { class: "sources-box" }, el("div", { class: "sources-heading" }, "Sources"), list);
@@ -244,8 +258,10 @@
 
   function stepsSummary(steps, envelope) {
     const timings = envelope && envelope.timings;
-    const details = el("details", { class: "steps" },
-      el("summary", {}, `${steps.length} steps`, timings ? ` · ${formatMs(timings.total_ms)}` : ""),
+    const details = el("details", { class: "steps stages" },
+      // "stages": how the answer was made (graph nodes); "Step n of m" is reserved for troubleshooting
+      el("summary", { title: "How this answer was made" }, `${steps.length} stages`,
+        timings ? ` · ${formatMs(timings.total_ms)}` : ""),
       el("ol", { class: "progress done" }, steps.map((s) => el("li", { dataset: { node: s.name } },
         STEP_LABELS[s.name] || s.name, el("span", { class: "muted" }, ` ${formatMs(s.duration_ms)}`)))));
     if (timings) {
@@ -357,6 +373,7 @@
           store.append(sessionId, { role: "assistant", envelope: data, steps: live.steps });
           store.touch(sessionId, text.slice(0, 60));
           renderIncidents(data.incidents);
+          showAssumedOs(data.user_os);
           renderSessions();
         } else if (event === "error") live.error(data.detail);
       }
@@ -375,6 +392,7 @@
     const text = input.value;
     input.value = "";
     input.style.height = "";
+    updateCounter();
     send(text);
   });
   input.addEventListener("keydown", (e) => {
@@ -387,7 +405,33 @@
     input.style.height = "";
     input.style.height = `${Math.min(input.scrollHeight, 180)}px`;
   });
-  welcome.querySelectorAll(".chip").forEach((chip) => chip.addEventListener("click", () => send(chip.textContent)));
+
+  // --- what the server allows: one message limit (with a counter), suggestions from what is configured ----
+  const counter = document.getElementById("char-count");
+  let messageLimit = null;
+  function updateCounter() {
+    if (!messageLimit) { counter.textContent = ""; return; }
+    const used = input.value.length;
+    counter.textContent = `${used.toLocaleString()} / ${messageLimit.toLocaleString()}`;
+    counter.classList.toggle("near-limit", used > messageLimit * 0.9);
+  }
+  input.addEventListener("input", updateCounter);
+  async function loadUiSettings() {
+    let config = null;
+    try {
+      const response = await fetch("/ui-settings");
+      if (response.ok) config = await response.json();
+    } catch (_) { /* the page still works; the server checks the limit anyway */ }
+    if (config && config.max_message_chars) {
+      messageLimit = config.max_message_chars;
+      input.maxLength = messageLimit;
+      updateCounter();
+    }
+    const box = document.getElementById("suggestions");
+    box.replaceChildren(...((config && config.suggestions) || []).map((text) =>
+      el("button", { class: "chip", type: "button", onclick: () => send(text) }, text)));
+  }
+  loadUiSettings();
 
   const latest = store.sessions()[0];
   openSession(latest ? latest.id : null);

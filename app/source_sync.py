@@ -1,0 +1,114 @@
+"""One sync of one source: a plain function an ingestion job (or a background task) calls.
+
+changes since the cursor → fetch → index (unchanged content is not embedded again: content-hash versions);
+ids gone from the source → their documents removed; every known document's permissions re-read, and a page
+whose audience changed is indexed again with it. The cursor advances only when the whole sync succeeded,
+so a failed sync is simply run again.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import Callable
+
+from app.adapters.source_store import SourceStore, utc_now
+from app.connectors.base import Connector, ConnectorError, DocumentRef, RemoteDocument
+from app.indexing_service import IndexingService
+from graphs.errors import DocumentRejected
+from graphs.filters import AUDIENCE_FIELD
+from nodes.indexing.steps import document_id
+
+log = logging.getLogger(__name__)
+MAX_REPORTED_FAILURES = 5
+
+
+def sync_source(source_id: str, *, store: SourceStore, indexer: IndexingService,
+                build_connector: Callable[[dict], Connector]) -> dict:
+    """Run one sync; returns the counts also stored on the source (added, updated, unchanged, deleted …)."""
+    source = store.get(source_id)
+    if source is None:
+        raise KeyError(source_id)
+    started = time.monotonic()
+    store.update(source_id, status="syncing", last_error=None)
+    counts = {"added": 0, "updated": 0, "unchanged": 0, "deleted": 0, "failed": 0, "permissions_changed": 0,
+              "chunks_embedded": 0}
+    failures: list[str] = []
+    connector = None
+    try:
+        connector = build_connector(source)
+        known = store.documents(source_id)
+        changes = connector.list_changed(source.get("cursor"))
+        seen: set[str] = set()
+        fetched: set[str] = set()
+        for ref in changes.changed:
+            seen.add(ref.external_id)
+            prior = known.get(ref.external_id)
+            if prior is not None and prior["version"] == ref.version and ref.version:
+                counts["unchanged"] += 1
+                continue
+            fetched.add(ref.external_id)
+            _index(connector, store, indexer, source_id, ref, prior, counts, failures)
+        gone = connector.list_deleted(set(known) - seen) if known else set()
+        for external_id in sorted(gone):
+            indexer.delete(known[external_id]["doc_id"])
+            store.drop_document(source_id, external_id)
+            counts["deleted"] += 1
+        for external_id, prior in known.items():  # permissions change without touching the page
+            if external_id in fetched or external_id in gone:
+                continue
+            audience = connector.current_audience(external_id)
+            if audience is not None and audience != prior["audience"]:
+                counts["permissions_changed"] += 1
+                _index(connector, store, indexer, source_id, DocumentRef(external_id, prior["version"]), prior,
+                       counts, failures)
+        error = None
+        if failures:
+            error = f"{counts['failed']} document(s) could not be indexed: " + "; ".join(failures)
+        store.update(source_id, status="ok" if not failures else "error", cursor=changes.cursor,
+                     last_sync_at=utc_now(), last_error=error, last_counts=counts)
+    except ConnectorError as exc:
+        log.warning("sync of source %s failed: %s", source_id, exc.reason)
+        store.update(source_id, status="error", last_sync_at=utc_now(), last_error=exc.reason, last_counts=counts)
+    except Exception as exc:  # a job must record its failure, not vanish with it
+        log.exception("sync of source %s failed", source_id)
+        store.update(source_id, status="error", last_sync_at=utc_now(),
+                     last_error=f"The sync stopped unexpectedly ({type(exc).__name__}); see the server log.",
+                     last_counts=counts)
+    finally:
+        if connector is not None:
+            connector.close()
+    log.info("source %s synced in %.1f s: %s", source_id, time.monotonic() - started, counts)
+    return counts
+
+
+def _index(connector: Connector, store: SourceStore, indexer: IndexingService, source_id: str, ref: DocumentRef,
+           prior: dict | None, counts: dict, failures: list[str]) -> None:
+    try:
+        document: RemoteDocument = connector.fetch(ref)
+        audience = connector.audience(document)
+        context = {AUDIENCE_FIELD: audience} if audience else {}
+        result = indexer.index_bytes(document.url, document.data, context, filename=document.filename)
+    except DocumentRejected as exc:
+        counts["failed"] += 1
+        if len(failures) < MAX_REPORTED_FAILURES:
+            failures.append(f"{ref.title or ref.external_id}: {exc.reason}")
+        return
+    if prior is not None and prior["doc_id"] != document_id(document.url):
+        indexer.delete(prior["doc_id"])  # moved: its old address goes
+    if result.status == "unchanged":
+        counts["unchanged"] += 1
+    else:
+        counts["added" if prior is None else "updated"] += 1
+        counts["chunks_embedded"] += (result.document or {}).get("chunk_count", 0)
+    store.put_document(source_id, ref.external_id, doc_id=document_id(document.url), url=document.url,
+                       version=document.version, audience=audience, title=document.title)
+
+
+def remove_source(source_id: str, *, store: SourceStore, indexer: IndexingService) -> int:
+    """Delete a source and every document it indexed; returns how many documents went."""
+    documents = store.documents(source_id)
+    for document in documents.values():
+        indexer.delete(document["doc_id"])
+    store.remove(source_id)
+    return len(documents)

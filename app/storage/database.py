@@ -1,0 +1,226 @@
+"""One SQLAlchemy engine for every relational store, on SQLite (embedded) or Postgres (server mode).
+
+Why SQLAlchemy 2 Core over bare psycopg 3: the same statements run on both engines (the embedded default
+must keep working with no server), Alembic migrations are built on it, and its pool (psycopg 3 underneath
+on Postgres) gives pre-ping and bounded checkout. No ORM: the stores write plain rows.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import threading
+import time
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator
+
+from sqlalchemy import create_engine, event, text
+from sqlalchemy.dialects import postgresql as pg_dialect
+from sqlalchemy.dialects import sqlite as sqlite_dialect
+from sqlalchemy.engine import Connection, Engine, make_url
+from sqlalchemy.exc import DBAPIError, OperationalError
+
+log = logging.getLogger(__name__)
+logging.getLogger("alembic").setLevel(logging.WARNING)  # one line per plugin at every start-up otherwise
+
+MIGRATIONS = Path(__file__).with_name("migrations")
+# every replica runs the migrations at start-up; one at a time, under this Postgres advisory lock
+_MIGRATION_LOCK = 0x6465736B6D617465  # "deskmate"
+LOCK_POLL_S = 0.05
+
+
+class DatabaseUnavailable(RuntimeError):
+    """The database cannot be reached (server down, restarting, full): answered 503, retried by the client."""
+
+
+class SessionBusy(RuntimeError):
+    """Another turn of the same session holds its lock (on this replica or another) past the wait: 409."""
+
+
+def database_url_for(settings) -> str:
+    """DESKMATE_DATABASE_URL, or the embedded SQLite file in the data dir."""
+    url = (getattr(settings, "database_url", None) or "").strip()
+    if url:
+        return url
+    return f"sqlite:///{Path(settings.data_dir).resolve() / 'deskmate.sqlite'}"
+
+
+def engine_url(url: str) -> str:
+    """postgresql:// and postgres:// mean psycopg 3 (SQLAlchemy's default Postgres driver is psycopg2)."""
+    for prefix in ("postgresql://", "postgres://"):
+        if url.startswith(prefix):
+            return "postgresql+psycopg://" + url[len(prefix):]
+    return url
+
+
+def libpq_url(url: str) -> str:
+    """The URL psycopg itself accepts (the LangGraph Postgres saver connects without SQLAlchemy)."""
+    return make_url(engine_url(url)).set(drivername="postgresql").render_as_string(hide_password=False)
+
+
+def lock_key(name: str) -> int:
+    """A stable signed 64-bit advisory-lock key for a name (a session id, a job kind)."""
+    return int.from_bytes(hashlib.sha256(name.encode()).digest()[:8], "big", signed=True)
+
+
+class Database:
+    """The engine, its dialect, and the few things that differ between SQLite and Postgres."""
+
+    def __init__(self, url: str, *, pool_size: int = 5, connect_timeout_s: float = 5.0) -> None:
+        self.url = engine_url(url)
+        parsed = make_url(self.url)
+        self.dialect = parsed.get_backend_name()
+        if self.dialect == "sqlite":
+            if parsed.database and parsed.database != ":memory:":
+                Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
+            self.engine: Engine = create_engine(
+                self.url, connect_args={"check_same_thread": False, "timeout": 10})
+            event.listen(self.engine, "connect", _sqlite_pragmas)
+        elif self.dialect == "postgresql":
+            self.engine = create_engine(
+                self.url, pool_size=pool_size, max_overflow=pool_size * 2, pool_pre_ping=True, pool_timeout=10,
+                connect_args={"connect_timeout": max(1, int(connect_timeout_s))})
+        else:
+            raise ValueError(f"DESKMATE_DATABASE_URL must be sqlite:///PATH or postgresql://…, not {parsed.drivername}")
+        self._local_locks: dict[str, threading.Lock] = {}
+        self._local_guard = threading.Lock()
+
+    @classmethod
+    def open(cls, url: str, *, migrate: bool = True) -> "Database":
+        """The database at `url`, its schema brought to the newest revision (unless `migrate` is False)."""
+        db = cls(url)
+        if migrate:
+            db.upgrade()
+        return db
+
+    @property
+    def is_postgres(self) -> bool:
+        return self.dialect == "postgresql"
+
+    def describe(self) -> str:
+        """The URL without its password, for logs and the CLI."""
+        return make_url(self.url).render_as_string(hide_password=True)
+
+    # --- schema -------------------------------------------------------------------------------------------
+    def upgrade(self, revision: str = "head") -> str | None:
+        """Run the Alembic migrations up to `revision`; returns the revision the database is now at."""
+        from alembic import command
+
+        with self.connect() as conn:
+            if self.is_postgres:
+                conn.execute(text("SELECT pg_advisory_lock(:k)"), {"k": _MIGRATION_LOCK})
+                conn.commit()
+            try:
+                config = self._alembic_config(conn)
+                command.upgrade(config, revision)
+                conn.commit()
+            finally:
+                if self.is_postgres:
+                    conn.execute(text("SELECT pg_advisory_unlock(:k)"), {"k": _MIGRATION_LOCK})
+                    conn.commit()
+            return self.revision(conn)
+
+    def revision(self, conn: Connection | None = None) -> str | None:
+        from alembic.runtime.migration import MigrationContext
+
+        if conn is None:
+            with self.connect() as own:
+                return MigrationContext.configure(own).get_current_revision()
+        return MigrationContext.configure(conn).get_current_revision()
+
+    def _alembic_config(self, conn: Connection):
+        from alembic.config import Config
+
+        config = Config()
+        config.set_main_option("script_location", str(MIGRATIONS))
+        config.attributes["connection"] = conn
+        return config
+
+    # --- connections --------------------------------------------------------------------------------------
+    @contextmanager
+    def connect(self) -> Iterator[Connection]:
+        """A pooled connection; a server that cannot be reached is DatabaseUnavailable."""
+        try:
+            conn = self.engine.connect()
+        except OperationalError as exc:
+            raise DatabaseUnavailable(f"The database ({self.describe()}) cannot be reached: {_first_line(exc)}") from exc
+        try:
+            yield conn
+        except OperationalError as exc:
+            if self.is_postgres and _connection_lost(exc):
+                raise DatabaseUnavailable(f"The database ({self.describe()}) went away: {_first_line(exc)}") from exc
+            raise
+        finally:
+            conn.close()
+
+    @contextmanager
+    def begin(self) -> Iterator[Connection]:
+        """A connection in a transaction, committed on success and rolled back on any error."""
+        with self.connect() as conn:
+            with conn.begin():
+                yield conn
+
+    def insert(self, table):
+        """The dialect's INSERT, which has on_conflict_do_update / on_conflict_do_nothing on both engines."""
+        return (pg_dialect.insert if self.is_postgres else sqlite_dialect.insert)(table)
+
+    # --- cross-process locks ------------------------------------------------------------------------------
+    @contextmanager
+    def named_lock(self, name: str, *, wait_s: float) -> Iterator[None]:
+        """Hold a lock named `name` across every process on this database, waiting at most `wait_s`.
+
+        Postgres: a session-level advisory lock on a connection of its own (it dies with the process, so a
+        replica killed mid-turn never leaves a session locked). SQLite: the embedded default is one process,
+        so an in-process lock is the whole story. SessionBusy when the wait runs out."""
+        if not self.is_postgres:
+            with self._local_guard:
+                lock = self._local_locks.setdefault(name, threading.Lock())
+            if not lock.acquire(timeout=max(0.0, wait_s)):
+                raise SessionBusy(name)
+            try:
+                yield
+            finally:
+                lock.release()
+                with self._local_guard:
+                    if not lock.locked():
+                        self._local_locks.pop(name, None)
+            return
+        key = lock_key(name)
+        deadline = time.monotonic() + max(0.0, wait_s)
+        with self.connect() as conn:
+            while not conn.execute(text("SELECT pg_try_advisory_lock(:k)"), {"k": key}).scalar():
+                conn.commit()
+                if time.monotonic() >= deadline:
+                    raise SessionBusy(name)
+                time.sleep(LOCK_POLL_S)
+            conn.commit()
+            try:
+                yield
+            finally:
+                try:
+                    conn.execute(text("SELECT pg_advisory_unlock(:k)"), {"k": key})
+                    conn.commit()
+                except DBAPIError:  # the connection died: the server already released the lock
+                    conn.invalidate()
+
+    def close(self) -> None:
+        self.engine.dispose()
+
+
+def _sqlite_pragmas(dbapi_connection, _record) -> None:
+    cursor = dbapi_connection.cursor()
+    cursor.execute("PRAGMA journal_mode = WAL")
+    cursor.execute("PRAGMA synchronous = NORMAL")
+    cursor.execute("PRAGMA foreign_keys = ON")
+    # deleted rows (closed tickets, pruned traces) are overwritten, not left readable in free pages
+    cursor.execute("PRAGMA secure_delete = ON")
+    cursor.close()
+
+
+def _first_line(exc: BaseException) -> str:
+    return str(getattr(exc, "orig", exc)).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+
+
+def _connection_lost(exc: OperationalError) -> bool:
+    return bool(getattr(exc, "connection_invalidated", False)) or "connection" in str(exc).lower()

@@ -1,0 +1,114 @@
+"""Copy an SQLite data dir (today's embedded layout or the older one-file-per-store layout) into the
+configured database — `deskmate db migrate-from-sqlite PATH`.
+
+Every row of every relational table is copied as it is (an existing row with the same key is left alone, so
+a second run adds nothing), and each session's newest checkpoint — the only one deskmate keeps — is written
+through the target's LangGraph saver, so a conversation continues where it stopped."""
+
+from __future__ import annotations
+
+import json
+import logging
+import sqlite3
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from sqlalchemy import func, select
+
+from app.storage.database import Database
+from app.storage.schema import metadata
+
+log = logging.getLogger(__name__)
+
+BATCH = 500
+# where each table lived in the one-file-per-store layout (the embedded layout has them all in deskmate.sqlite)
+LEGACY_FILES = {
+    "tickets": "tickets.sqlite", "ticket_comments": "tickets.sqlite",
+    "answers": "feedback.sqlite", "answer_chunks": "feedback.sqlite", "votes": "feedback.sqlite",
+    "runs": "traces.sqlite", "run_feedback": "traces.sqlite",
+    "session_owners": "sessions.sqlite", "conversation_aliases": "sessions.sqlite",
+    "session_activity": "sessions.sqlite",
+}
+COPY_ORDER = ("tickets", "ticket_comments", "answers", "answer_chunks", "votes", "runs", "run_feedback",
+              "session_owners", "conversation_aliases", "session_activity")
+
+
+@dataclass
+class ImportReport:
+    tables: dict[str, tuple[int, int]] = field(default_factory=dict)  # table → (rows in the source, rows copied)
+    sessions: tuple[int, int] = (0, 0)  # (sessions in the source, sessions copied)
+
+    def lines(self) -> list[str]:
+        out = [f"{name}: {copied} of {found} row(s) copied" for name, (found, copied) in self.tables.items()]
+        out.append(f"sessions: {self.sessions[1]} of {self.sessions[0]} conversation(s) copied")
+        return out
+
+
+def _source_for(data_dir: Path, table: str) -> Path | None:
+    for name in ("deskmate.sqlite", LEGACY_FILES[table]):
+        path = data_dir / name
+        if path.is_file() and _has_table(path, table):
+            return path
+    return None
+
+
+def _has_table(path: Path, table: str) -> bool:
+    with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as conn:
+        return conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (table,)).fetchone() \
+            is not None
+
+
+def import_data_dir(data_dir: Path, target: Database, sessions) -> ImportReport:
+    """Copy every row and every session of `data_dir` into `target` (and `sessions`, the target SessionStore)."""
+    data_dir = Path(data_dir)
+    if not data_dir.is_dir():
+        raise FileNotFoundError(f"{data_dir} is not a folder; give the data dir that holds the .sqlite files")
+    report = ImportReport()
+    for name in COPY_ORDER:
+        table = metadata.tables[name]
+        source = _source_for(data_dir, name)
+        if source is None:
+            report.tables[name] = (0, 0)
+            continue
+        with sqlite3.connect(f"file:{source}?mode=ro", uri=True) as conn:
+            conn.row_factory = sqlite3.Row
+            rows = [dict(row) for row in conn.execute(f'SELECT * FROM "{name}"')]  # noqa: S608 (a known name)
+        wanted = {c.name for c in table.columns}
+        for row in rows:
+            if name == "runs" and "path" not in row:  # the older trace table kept the path inside the record only
+                row["path"] = json.dumps(json.loads(row["record"]).get("path") or [])
+            for extra in set(row) - wanted:
+                row.pop(extra)
+        with target.begin() as conn:
+            before = conn.execute(select(func.count()).select_from(table)).scalar()
+            for start in range(0, len(rows), BATCH):
+                conn.execute(target.insert(table).on_conflict_do_nothing(), rows[start:start + BATCH])
+            after = conn.execute(select(func.count()).select_from(table)).scalar()
+        report.tables[name] = (len(rows), int(after - before))
+    report.sessions = _copy_sessions(data_dir / "sessions.sqlite", sessions)
+    return report
+
+
+def _copy_sessions(path: Path, sessions) -> tuple[int, int]:
+    if not path.is_file() or not _has_table(path, "checkpoints"):
+        return 0, 0
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False)
+    try:
+        source = SqliteSaver(conn)
+        threads = [row[0] for row in conn.execute("SELECT DISTINCT thread_id FROM checkpoints WHERE checkpoint_ns = ''")]
+        copied = 0
+        for thread_id in threads:
+            config = {"configurable": {"thread_id": thread_id, "checkpoint_ns": ""}}
+            if sessions.exists(thread_id):
+                continue  # already there (a second run, or a session that moved on in the target)
+            latest = source.get_tuple(config)
+            if latest is None:
+                continue
+            checkpoint = latest.checkpoint
+            sessions.checkpointer.put(config, checkpoint, latest.metadata, dict(checkpoint["channel_versions"]))
+            copied += 1
+        return len(threads), copied
+    finally:
+        conn.close()

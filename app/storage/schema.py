@@ -1,0 +1,124 @@
+"""Every table deskmate keeps outside the vector store, as SQLAlchemy Core metadata.
+
+The migrations in app/storage/migrations create exactly these; a change here needs a new revision there
+(tests/unit/test_storage.py compares the two). Types are the portable subset: text, integers, floats,
+bytes; timestamps are what the stores wrote before (ISO text for tickets and votes, epoch seconds for
+traces and sessions), so a data dir copied from the per-file SQLite layout keeps its values unchanged.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import (CheckConstraint, Column, Float, ForeignKey, Index, Integer, LargeBinary, MetaData,
+                        String, Table, Text)
+
+metadata = MetaData()
+
+# --- tickets (app/adapters/ticket_store.py) ---------------------------------------------------------------
+tickets = Table(
+    "tickets", metadata,
+    Column("id", String(16), primary_key=True),
+    Column("status", String(8), nullable=False),
+    Column("session_id", Text, nullable=False),
+    Column("user_id", Text, nullable=False),
+    Column("summary", Text, nullable=False),
+    Column("description", Text, nullable=False),
+    Column("priority", Text, nullable=False),
+    Column("topic", Text, nullable=False),
+    Column("os", Text, nullable=False),
+    Column("steps_tried", Text, nullable=False),  # JSON list of {step, outcome}
+    Column("conversation", Text, nullable=False),  # JSON list of {role, content}, redacted
+    Column("jira_key", Text), Column("jira_url", Text), Column("jira_error", Text), Column("jira_status", Text),
+    Column("created_at", String(32), nullable=False),  # UTC ISO 8601
+    Column("updated_at", String(32), nullable=False),
+    CheckConstraint("status IN ('open', 'closed')", name="tickets_status"),
+    Index("tickets_by_session", "session_id", "status"),
+    Index("tickets_by_user", "user_id", "status"),
+)
+ticket_comments = Table(
+    "ticket_comments", metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("ticket_id", String(16), ForeignKey("tickets.id", ondelete="CASCADE"), nullable=False),
+    Column("body", Text, nullable=False),
+    Column("created_at", String(32), nullable=False),
+    Index("comments_by_ticket", "ticket_id", "id"),
+)
+
+# --- feedback (app/adapters/feedback.py) ------------------------------------------------------------------
+answers = Table(
+    "answers", metadata,
+    Column("message_id", String(64), primary_key=True),
+    Column("session_id", Text, nullable=False),
+    Column("query", Text, nullable=False),  # the redacted question, embedded when the answer gets a vote
+    Column("created_at", String(32), nullable=False),
+)
+answer_chunks = Table(
+    "answer_chunks", metadata,
+    Column("message_id", String(64), ForeignKey("answers.message_id", ondelete="CASCADE"), primary_key=True),
+    Column("key", Text, primary_key=True),
+    Column("chunk_id", Text, nullable=False),
+    Column("label", Text, nullable=False),
+    Column("source", Text, nullable=False),
+    Index("answer_chunks_key", "key"),
+)
+votes = Table(
+    "votes", metadata,
+    Column("message_id", String(64), ForeignKey("answers.message_id", ondelete="CASCADE"), primary_key=True),
+    Column("rating", String(8), nullable=False),
+    Column("reason", Text),
+    Column("embedding", LargeBinary),  # float32 embedding of the answer's question
+    Column("created_at", String(32), nullable=False),
+    Column("updated_at", String(32), nullable=False),
+    CheckConstraint("rating IN ('up', 'down')", name="votes_rating"),
+)
+
+# --- traces (app/adapters/traces.py) ----------------------------------------------------------------------
+runs = Table(
+    "runs", metadata,
+    Column("trace_id", String(64), primary_key=True),
+    Column("graph", Text, nullable=False),
+    Column("session_id", Text),
+    Column("user_id", Text),
+    Column("action", Text),
+    Column("intent", Text),
+    Column("status", Text, nullable=False),
+    Column("started_at", Float, nullable=False),
+    Column("duration_ms", Float),
+    Column("summary", Text, nullable=False),  # the redacted message (or source) in a line, for lists
+    Column("path", Text, nullable=False, server_default="[]"),  # the node path, JSON, for lists
+    Column("record", Text, nullable=False),  # the whole redacted record, JSON
+    Index("runs_started", "started_at"),
+    Index("runs_session", "session_id", "started_at"),
+    Index("runs_user", "user_id", "started_at"),
+    Index("runs_action", "action", "started_at"),
+)
+run_feedback = Table(
+    "run_feedback", metadata,
+    Column("trace_id", String(64), primary_key=True),
+    Column("rating", Text, nullable=False),
+    Column("reason", Text),
+    Column("at", Float, nullable=False),
+)
+
+# --- sessions (app/adapters/memory.py; the checkpoints themselves are the LangGraph saver's tables) -------
+session_owners = Table(
+    "session_owners", metadata,
+    Column("thread_id", String(128), primary_key=True),
+    Column("user_id", Text, nullable=False),
+    Column("created_ts", Float, nullable=False),
+)
+# OpenAI-style clients resend the whole conversation each turn: its fingerprint → the session
+conversation_aliases = Table(
+    "conversation_aliases", metadata,
+    Column("fingerprint", String(128), primary_key=True),
+    Column("thread_id", String(128), nullable=False),
+    Column("created_ts", Float, nullable=False),
+    Index("aliases_by_age", "created_ts"),
+    Index("aliases_by_thread", "thread_id"),
+)
+# when each session last had a turn: what idle expiry reads (LangGraph's tables carry no time)
+session_activity = Table(
+    "session_activity", metadata,
+    Column("thread_id", String(128), primary_key=True),
+    Column("last_ts", Float, nullable=False),
+    Index("session_activity_by_time", "last_ts"),
+)

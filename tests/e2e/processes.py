@@ -1,0 +1,92 @@
+"""Real processes for end-to-end tests: `chroma run` and `deskmate serve`, started on free ports of
+127.0.0.1, waited for, and stopped (or killed) by the test."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator
+
+import httpx
+
+from tests.e2e.servers import free_port
+
+DESKMATE = [sys.executable, "-m", "app.cli"]
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _wait_until(ready, process: subprocess.Popen, what: str, timeout_s: float) -> None:
+    deadline = time.time() + timeout_s
+    while time.time() < deadline:
+        if process.poll() is not None:
+            err = process.stderr.read() if process.stderr else ""
+            raise RuntimeError(f"{what} exited with {process.returncode}: {err[-2000:]}")
+        try:
+            if ready():
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.3)
+    process.kill()
+    raise RuntimeError(f"{what} was not ready within {timeout_s:.0f} s")
+
+
+@contextmanager
+def chroma_run(path: Path) -> Iterator[int]:
+    """A `chroma run` server persisting to `path`; yields its port."""
+    chroma = Path(sys.executable).parent / "chroma"
+    if not chroma.exists():
+        chroma = Path(shutil.which("chroma") or "chroma")
+    port = free_port()
+    process = subprocess.Popen([str(chroma), "run", "--path", str(path), "--host", "127.0.0.1", "--port", str(port)],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        _wait_until(lambda: httpx.get(f"http://127.0.0.1:{port}/api/v2/heartbeat", timeout=1).status_code == 200,
+                    process, "chroma run", 60)
+        yield port
+    finally:
+        process.terminate()
+        process.wait(timeout=20)
+
+
+class Replica:
+    """One `deskmate serve` process; `kill()` is kill -9."""
+
+    def __init__(self, name: str, env: dict[str, str]) -> None:
+        self.name, self.port, self.env = name, free_port(), env
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.process = subprocess.Popen(DESKMATE + ["serve", "--port", str(self.port)], env=env, cwd=REPO,
+                                        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        self.http = httpx.Client(base_url=self.url, timeout=60)
+
+    def wait_ready(self, timeout_s: float = 600) -> "Replica":
+        _wait_until(lambda: self.http.get("/ready", timeout=2).status_code == 200, self.process,
+                    f"replica {self.name}", timeout_s)
+        return self
+
+    def kill(self) -> None:
+        self.process.send_signal(signal.SIGKILL)
+        self.process.wait(timeout=20)
+
+    def stop(self) -> None:
+        self.http.close()
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.kill()
+
+
+def deskmate_env(data_dir: Path, **settings: str) -> dict[str, str]:
+    """The environment of a `deskmate` process: nothing inherited from the developer's DESKMATE_* variables."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("DESKMATE_", "GROQ_", "LANGFUSE_", "CHROMA_"))}
+    env.update(DESKMATE_DATA_DIR=str(data_dir), DESKMATE_KB_DIR="", PYTHONPATH=str(REPO))
+    env.update(settings)
+    return env
