@@ -37,7 +37,8 @@ def test_a_table_runs_only_the_patterns_whose_anchors_occur():
     assert index.active(text, text.lower()) == [False, True, True]
 
 
-PATTERNS = [rule.pattern for rule in TOKEN_RULES] + [r.pattern for t in (PRIVATE_KEYS, PHRASES, CHAT_SHAPES) for r in t.rules] + [r.pattern for r in COMMAND_LINES.rules]
+PATTERNS = [rule.pattern for rule in TOKEN_RULES] + [
+    r.pattern for table in (PRIVATE_KEYS, PHRASES, CHAT_SHAPES, COMMAND_LINES) for r in table.rules]
 
 
 @pytest.mark.parametrize("text", [
