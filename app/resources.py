@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from pathlib import Path
 from dataclasses import dataclass, field
 
 from app.adapters.embeddings import SentenceTransformerEmbedder
@@ -179,6 +180,8 @@ def _build_resources(settings: Settings, *, embedder: Embedder | None = None, ll
         extra.reconcile()
     # the relational store (tickets, votes, traces, session owners): its migrations run here, at start-up
     database = Database.open(database_url_for(settings))
+    if not database.is_postgres:
+        _import_legacy_stores(settings, database)
     feedback = FeedbackStore(database, embed=embedder.embed_query,
                              min_votes=settings.feedback_min_votes, max_multiplier=settings.feedback_max_multiplier,
                              similarity=settings.feedback_similarity, cache_s=settings.feedback_cache_s)
@@ -246,6 +249,28 @@ def _build_resources(settings: Settings, *, embedder: Embedder | None = None, ll
                      tickets=tickets, parser=parser, feedback=feedback, retrieval_context=support_context,
                      redactors=redactors, traces=traces, policy=policy, indexers=indexers,
                      sources=SourceStore(settings.sources_db), database=database)
+
+
+LEGACY_IMPORTED = "legacy-stores-imported"
+
+
+def _import_legacy_stores(settings: Settings, database: Database) -> None:
+    """A data dir from before the single database kept tickets, votes, traces and session owners in one file
+    per store: their rows are copied into it once, at the first start, so an upgrade loses nothing."""
+    from app.storage.import_sqlite import import_legacy_files
+
+    data_dir = Path(settings.data_dir)
+    marker = data_dir / LEGACY_IMPORTED
+    if marker.exists():
+        return
+    report = import_legacy_files(data_dir, database)
+    copied = {name: n for name, (_, n) in report.tables.items() if n}
+    if copied:
+        log.info("copied the older per-store files into the database: %s",
+                 ", ".join(f"{name} {n}" for name, n in copied.items()))
+    data_dir.mkdir(parents=True, exist_ok=True)
+    marker.write_text("rows of tickets.sqlite, feedback.sqlite, traces.sqlite and the owner tables of "
+                      "sessions.sqlite were copied into deskmate.sqlite\n")
 
 
 def _plural(n: int, word: str) -> str:

@@ -65,28 +65,41 @@ def import_data_dir(data_dir: Path, target: Database, sessions) -> ImportReport:
         raise FileNotFoundError(f"{data_dir} is not a folder; give the data dir that holds the .sqlite files")
     report = ImportReport()
     for name in COPY_ORDER:
-        table = metadata.tables[name]
         source = _source_for(data_dir, name)
-        if source is None:
-            report.tables[name] = (0, 0)
-            continue
-        with sqlite3.connect(f"file:{source}?mode=ro", uri=True) as conn:
-            conn.row_factory = sqlite3.Row
-            rows = [dict(row) for row in conn.execute(f'SELECT * FROM "{name}"')]  # noqa: S608 (a known name)
-        wanted = {c.name for c in table.columns}
-        for row in rows:
-            if name == "runs" and "path" not in row:  # the older trace table kept the path inside the record only
-                row["path"] = json.dumps(json.loads(row["record"]).get("path") or [])
-            for extra in set(row) - wanted:
-                row.pop(extra)
-        with target.begin() as conn:
-            before = conn.execute(select(func.count()).select_from(table)).scalar()
-            for start in range(0, len(rows), BATCH):
-                conn.execute(target.insert(table).on_conflict_do_nothing(), rows[start:start + BATCH])
-            after = conn.execute(select(func.count()).select_from(table)).scalar()
-        report.tables[name] = (len(rows), int(after - before))
+        report.tables[name] = _copy_table(name, source, target) if source is not None else (0, 0)
     report.sessions = _copy_sessions(data_dir / "sessions.sqlite", sessions)
     return report
+
+
+def import_legacy_files(data_dir: Path, target: Database) -> ImportReport:
+    """Rows an older deskmate kept in one file per store (tickets.sqlite, feedback.sqlite, traces.sqlite, the
+    owner and alias tables of sessions.sqlite) copied into `target`; conversations stay where they are. Safe to
+    run again: a row already there is skipped."""
+    report = ImportReport()
+    for name in COPY_ORDER:
+        path = Path(data_dir) / LEGACY_FILES[name]
+        found = path.is_file() and _has_table(path, name)
+        report.tables[name] = _copy_table(name, path, target) if found else (0, 0)
+    return report
+
+
+def _copy_table(name: str, source: Path, target: Database) -> tuple[int, int]:
+    table = metadata.tables[name]
+    with sqlite3.connect(f"file:{source}?mode=ro", uri=True) as conn:
+        conn.row_factory = sqlite3.Row
+        rows = [dict(row) for row in conn.execute(f'SELECT * FROM "{name}"')]  # noqa: S608 (a known name)
+    wanted = {c.name for c in table.columns}
+    for row in rows:
+        if name == "runs" and "path" not in row:  # the older trace table kept the path inside the record only
+            row["path"] = json.dumps(json.loads(row["record"]).get("path") or [])
+        for extra in set(row) - wanted:
+            row.pop(extra)
+    with target.begin() as conn:
+        before = conn.execute(select(func.count()).select_from(table)).scalar()
+        for start in range(0, len(rows), BATCH):
+            conn.execute(target.insert(table).on_conflict_do_nothing(), rows[start:start + BATCH])
+        after = conn.execute(select(func.count()).select_from(table)).scalar()
+    return len(rows), int(after - before)
 
 
 def _copy_sessions(path: Path, sessions) -> tuple[int, int]:

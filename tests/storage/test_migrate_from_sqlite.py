@@ -114,3 +114,34 @@ def test_a_source_that_is_not_a_folder_is_refused_with_what_to_give(tmp_path, po
     monkeypatch.setenv("DESKMATE_DATABASE_URL", postgres_url)
     assert main(["--data-dir", str(tmp_path / "server"), "db", "migrate-from-sqlite", str(tmp_path / "nope")]) == 2
     assert "is not a folder" in capsys.readouterr().err
+
+
+def test_an_embedded_data_dir_from_before_the_single_database_keeps_its_tickets_and_traces_after_the_upgrade(
+        tmp_path):
+    from app.resources import LEGACY_IMPORTED, _import_legacy_stores
+    from app.settings import Settings
+
+    data = tmp_path / "data"
+    data.mkdir()
+    record = {"trace_id": "u" * 32, "graph": "support", "path": ["redact", "respond"]}
+    with sqlite3.connect(data / "traces.sqlite") as conn:
+        conn.execute("CREATE TABLE runs (trace_id TEXT PRIMARY KEY, graph TEXT NOT NULL, session_id TEXT, "
+                     "user_id TEXT, action TEXT, intent TEXT, status TEXT NOT NULL, started_at REAL NOT NULL, "
+                     "duration_ms REAL, summary TEXT NOT NULL, record TEXT NOT NULL)")
+        conn.execute("INSERT INTO runs VALUES (?, 'support', 's-9', 'bob', 'answer', 'question', 'ok', 1.5e9, "
+                     "12.0, 'printer', ?)", ("u" * 32, json.dumps(record)))
+    TicketStore(data / "tickets.sqlite").create(draft(), session_id="s-9", user_id="bob")
+    settings = Settings(_env_file=None, data_dir=data)
+    database = Database.open(f"sqlite:///{data / 'deskmate.sqlite'}")
+    try:
+        _import_legacy_stores(settings, database)
+        assert len(TicketStore(database).list(user_id="bob")) == 1
+        store = TraceStore(database, redactor=PatternRedactor())
+        assert store.list(session_id="s-9")[0]["path"] == ["redact", "respond"]
+        store.close()
+        assert (data / LEGACY_IMPORTED).exists()
+        before = counts(database)
+        _import_legacy_stores(settings, database)  # the next start: nothing copied twice
+        assert counts(database) == before
+    finally:
+        database.close()
