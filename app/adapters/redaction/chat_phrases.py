@@ -259,6 +259,13 @@ PHRASES = RuleTable((
         value_ok_without_connector,
         finds=(("BUNDLE_GEMS__CORP__EXAMPLE=bob:Zq7Lp4Wg", "bob:Zq7Lp4Wg"),),
         keeps=("BUNDLE_MIRROR__RUBYGEMS__ORG=https://mirror.example",)),
+    Rule(".npmrc registry credential", "TOKEN", re.compile(
+        r"(?:^|[\s\"'])//[^\s/]+(?:/[^\s:]*)?/?:_(?:authToken|auth|password)\s*=\s*[\"']?(?P<secret>[^\s\"']+)", re.M),
+        value_ok_without_connector,
+        finds=(("//registry.npmjs.org/:_authToken=npm_Zq7Lp4Wg7yX2mN9kQ3vR8tB1abcdEFGH1234",
+                "npm_Zq7Lp4Wg7yX2mN9kQ3vR8tB1abcdEFGH1234"),
+               ("//npm.corp.example/repo/:_password=WnE3THA0V2c3eQ==", "WnE3THA0V2c3eQ==")),
+        keeps=("//registry.npmjs.org/:_authToken=${NPM_TOKEN}", "//registry.npmjs.org/:always-auth=true")),
     Rule("~/.pgpass line", P, re.compile(r"^[A-Za-z0-9_.\-*]+:(?:\d{1,5}|\*):[^\s:]+:[^\s:]+:(?P<secret>\S+)$", re.M),
          value_looks_like_secret,
          finds=(("db.corp:5432:shop:app:Zq7!Lp4x", "Zq7!Lp4x"),),
