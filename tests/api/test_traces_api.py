@@ -35,7 +35,7 @@ def test_a_chat_reply_carries_its_trace_id_and_per_stage_timings(client):
     assert trace["timings"] == timings and trace["action"] == reply["action"] == "answer"
     durations = {n["name"]: n["duration_ms"] for n in trace["nodes"]}
     assert durations["embed_query"] == pytest.approx(timings["embedding_ms"], abs=0.02)
-    assert trace["decisions"][0]["action"] == "answer" and "passage" in trace["decisions"][0]["reasoning"]
+    assert trace["decisions"][0]["action"] == "answer" and "answers it with probability" in trace["decisions"][0]["reasoning"]
     candidate_ids = [c["chunk_id"] for c in trace["retrieval"][0]["candidates"]]
     assert {s["chunk_id"] for s in reply["sources"]} <= set(candidate_ids)
     assert all(0 < c["score"] <= 1 for c in trace["retrieval"][0]["candidates"])
