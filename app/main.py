@@ -62,7 +62,11 @@ def create_app(settings: Settings | None = None, **overrides: Any) -> FastAPI:
         resources = await run_in_threadpool(build_resources, settings, **overrides)
         await run_in_threadpool(sync_bundled_kb, resources)
         # what /ready queries the vector index with: embedded once here, so /ready itself stays a cheap query
-        app.state.probe_vector = list(await run_in_threadpool(resources.embedder.embed_query, PROBE_TEXT))
+        try:
+            app.state.probe_vector = list(await run_in_threadpool(resources.embedder.embed_query, PROBE_TEXT))
+        except Exception as exc:  # a broken model must not stop the start: /ready reports it, chats answer 503
+            log.warning("the embedding model failed its first query (%s); /ready will report it", exc)
+            app.state.probe_vector = None
         log.info("%s", await run_in_threadpool(ready_summary, resources))
         app.state.resources = resources
         retention = asyncio.create_task(retention_loop(resources, settings.retention_interval_s))

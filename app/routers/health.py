@@ -29,7 +29,12 @@ def ready(request: Request):
     resources = getattr(request.app.state, "resources", None)
     if resources is None:
         return JSONResponse(status_code=503, content={"status": "starting", "detail": "models are loading"})
-    stores = probe_stores(resources, _probe_vector(request, resources))
+    try:
+        vector = _probe_vector(request, resources)
+    except Exception as exc:  # the embedding model itself is broken: nothing can be searched
+        return JSONResponse(status_code=503, content={
+            "status": "unavailable", "detail": f"the embedding model did not answer a query: {exc}"})
+    stores = probe_stores(resources, vector)
     failing = [name for name, probe in stores.items() if not probe["ok"]]
     disk = resources.disk.state() if resources.disk is not None else None
     report = {"stores": stores, "sizes": store_sizes(resources.settings)}

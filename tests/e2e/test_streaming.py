@@ -88,6 +88,8 @@ def test_a_failure_during_the_run_ends_the_stream_with_an_error_event(make_setti
                 "model": "deskmate", "stream": True,
                 "messages": [{"role": "user", "content": "how do I connect to the vpn"}]}) as resp:
             v1 = [line[6:] for line in resp.read().decode().split("\n") if line.startswith("data: ")]
+        ready = client.get("/ready")  # the service started, and says what is broken
+    assert ready.status_code == 503 and "embedding model" in ready.json()["detail"]
     kind, data = events[-1]
     assert kind == "error" and data["status"] == 503 and "try again" in data["detail"]
     assert "message_complete" not in [k for k, _ in events]
