@@ -21,12 +21,10 @@ MB = 1024 * 1024
 GUIDE = b"# Resetting the badge reader\n\nHold the reset button for ten seconds until the light turns blue.\n"
 
 
-@pytest.fixture
-def small_disk(tmp_path):
-    """A 64 MB tmpfs, the data directory's own disk (CI runs as root and can mount one)."""
-    mount = tmp_path / "disk"
+def _tmpfs(mount: Path, size: str):
+    """Mount a tmpfs of `size` at `mount` for one test (CI runs as root and can); skip with the reason elsewhere."""
     mount.mkdir()
-    result = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64m", "tmpfs", str(mount)], capture_output=True,
+    result = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(mount)], capture_output=True,
                             text=True)
     if result.returncode != 0:
         pytest.skip(f"cannot mount a tmpfs here (needs root): {result.stderr.strip()}")
@@ -34,6 +32,12 @@ def small_disk(tmp_path):
         yield mount
     finally:
         subprocess.run(["umount", "-l", str(mount)], check=False)
+
+
+@pytest.fixture
+def small_disk(tmp_path):
+    """A 64 MB tmpfs, the data directory's own disk."""
+    yield from _tmpfs(tmp_path / "disk", "64m")
 
 
 def _fill(disk: Path, leave_bytes: int) -> Path:
@@ -146,16 +150,7 @@ def test_slow_header_and_idle_connections_are_closed(tmp_path):
 @pytest.fixture
 def spool_disk(tmp_path):
     """A tmpfs as the server's TMPDIR, where the multipart parser spools an upload: its use is what touched disk."""
-    mount = tmp_path / "spool"
-    mount.mkdir()
-    result = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=128m", "tmpfs", str(mount)], capture_output=True,
-                            text=True)
-    if result.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here (needs root): {result.stderr.strip()}")
-    try:
-        yield mount
-    finally:
-        subprocess.run(["umount", "-l", str(mount)], check=False)
+    yield from _tmpfs(tmp_path / "spool", "128m")
 
 
 class PeakUse(threading.Thread):
