@@ -73,7 +73,7 @@ ROLE_RULES: tuple[RoleRule, ...] = (
                       r"description of the (problem|issue)|scenario|observed behaviou?r)\s*[0-9ivx]*\s*(:.*)?$|"
                       r"^steps to reproduce\b",
           ["Symptoms", "Problem", "Issue", "Symptom 2", "Scenario 1", "Steps to Reproduce Behavior",
-           "Issue 3", "Problem description", "Issue: Outlook prompts for a password", "Error message"],
+           "Problem 3", "Problem description", "Issue: Outlook prompts for a password", "Error message"],
           ["Problems linking and copying dates", "Issue a certificate", "Issues syncing lists"]),
     _rule("environment", r"^(environment|applies to|affected (products|versions)|products? affected|"
                          r"system requirements)\b",
