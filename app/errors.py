@@ -5,6 +5,8 @@ from __future__ import annotations
 import logging
 
 from fastapi import FastAPI, Request
+from psycopg import OperationalError as PostgresConnectionError
+from psycopg_pool import PoolTimeout
 from fastapi.exception_handlers import http_exception_handler
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
@@ -128,6 +130,12 @@ def register_error_handlers(app: FastAPI) -> None:
         log.error("database unavailable: %s", exc)
         return error_response(request, 503, "deskmate's database is unreachable right now; please try again in a "
                                             "minute.")
+
+    # The LangGraph Postgres saver talks to psycopg directly (its own pool, not Database.connect): a server
+    # restarting under a turn surfaces as psycopg's OperationalError ("server closed the connection"), a server
+    # still down as the pool's timeout. Both are the same outage as DatabaseUnavailable, answered the same way.
+    for outage in (PostgresConnectionError, PoolTimeout):
+        app.add_exception_handler(outage, _database_down)
 
     @app.exception_handler(TicketStoreError)
     async def _ticket_store(request: Request, exc: TicketStoreError) -> JSONResponse:

@@ -51,8 +51,11 @@ class SessionStore:
             from psycopg_pool import ConnectionPool
 
             # the saver's documented connection settings: autocommit, no server-side prepared statements
-            # (they break behind PgBouncer), rows as dicts
+            # (they break behind PgBouncer), rows as dicts. `check` tests a pooled connection before handing it
+            # out (like SQLAlchemy's pre-ping), so after a Postgres restart the stale ones are replaced instead
+            # of failing one turn each.
             self._pool = ConnectionPool(libpq_url(db.url), min_size=1, max_size=pool_size, open=True, timeout=10,
+                                        check=ConnectionPool.check_connection,
                                         kwargs={"autocommit": True, "prepare_threshold": None,
                                                 "row_factory": dict_row, "connect_timeout": 5})
             self.checkpointer = PostgresSaver(self._pool)

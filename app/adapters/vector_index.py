@@ -13,6 +13,8 @@ import threading
 import time
 from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
+import httpx  # what chromadb's HttpClient speaks: its transport errors mean the server is unreachable
+
 from app.adapters.write_deadline import WriteDeadline, WriteTimedOut
 
 from graphs.errors import IndexUnavailable
@@ -82,15 +84,38 @@ def chunks_from_records(ids: Iterable[str], texts: Iterable[str], metadatas: Ite
     return chunks
 
 
+class _Reachable:
+    """A Chroma collection whose calls raise IndexUnavailable (answered 503) when a Chroma server cannot be
+    reached — refused, reset or timed out — instead of the HTTP client's own error (a 500). The next call
+    simply tries again, so a server that comes back is used without a restart of deskmate."""
+
+    def __init__(self, collection) -> None:
+        self._collection = collection
+
+    def __getattr__(self, name: str):
+        method = getattr(self._collection, name)
+        if not callable(method):
+            return method
+
+        def call(*args, **kwargs):
+            try:
+                return method(*args, **kwargs)
+            except httpx.TransportError as exc:
+                raise IndexUnavailable(f"Chroma is not reachable: {type(exc).__name__}: {exc}") from exc
+
+        return call
+
+
 class ChromaVectorIndex:
     def __init__(self, client, collection: str = "deskmate_chunks", *, write_timeout_s: float | None = None) -> None:
         self._client = client
         # writes wait at most this long (a stuck upsert on a full disk must not take a request thread for good)
         self._deadline = WriteDeadline(write_timeout_s, "vector store") if write_timeout_s else None
         try:
-            self._chunks = client.get_or_create_collection(
-                collection, embedding_function=None, configuration={"hnsw": {"space": "cosine"}})
-            self._manifest = client.get_or_create_collection(f"{collection}_documents", embedding_function=None)
+            self._chunks = _Reachable(client.get_or_create_collection(
+                collection, embedding_function=None, configuration={"hnsw": {"space": "cosine"}}))
+            self._manifest = _Reachable(client.get_or_create_collection(f"{collection}_documents",
+                                                                        embedding_function=None))
             self._batch = max(1, min(int(client.get_max_batch_size()), 1000))
         except Exception as exc:  # connection refused, bad host, incompatible server …
             raise IndexUnavailable(f"cannot open Chroma collection {collection!r}: {exc}") from exc

@@ -37,22 +37,44 @@ def _wait_until(ready, process: subprocess.Popen, what: str, timeout_s: float) -
     raise RuntimeError(f"{what} was not ready within {timeout_s:.0f} s")
 
 
+class ChromaServer:
+    """A `chroma run` persisting to `path` on `port` (a free one by default); `kill()` then `start()` again
+    brings it back on the same port and path, as a restarted container does."""
+
+    def __init__(self, path: Path, port: int | None = None) -> None:
+        self.path, self.port = path, port or free_port()
+        self.process: subprocess.Popen | None = None
+
+    def start(self) -> "ChromaServer":
+        chroma = Path(sys.executable).parent / "chroma"
+        if not chroma.exists():
+            chroma = Path(shutil.which("chroma") or "chroma")
+        self.process = subprocess.Popen(
+            [str(chroma), "run", "--path", str(self.path), "--host", "127.0.0.1", "--port", str(self.port)],
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        _wait_until(lambda: httpx.get(f"http://127.0.0.1:{self.port}/api/v2/heartbeat", timeout=1).status_code == 200,
+                    self.process, "chroma run", 60)
+        return self
+
+    def kill(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.send_signal(signal.SIGKILL)
+            self.process.wait(timeout=20)
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.terminate()
+            self.process.wait(timeout=20)
+
+
 @contextmanager
 def chroma_run(path: Path) -> Iterator[int]:
     """A `chroma run` server persisting to `path`; yields its port."""
-    chroma = Path(sys.executable).parent / "chroma"
-    if not chroma.exists():
-        chroma = Path(shutil.which("chroma") or "chroma")
-    port = free_port()
-    process = subprocess.Popen([str(chroma), "run", "--path", str(path), "--host", "127.0.0.1", "--port", str(port)],
-                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    server = ChromaServer(path).start()
     try:
-        _wait_until(lambda: httpx.get(f"http://127.0.0.1:{port}/api/v2/heartbeat", timeout=1).status_code == 200,
-                    process, "chroma run", 60)
-        yield port
+        yield server.port
     finally:
-        process.terminate()
-        process.wait(timeout=20)
+        server.stop()
 
 
 class Replica:
