@@ -14,7 +14,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from app.body_limit import TOO_LARGE
 from app.chat_service import SessionNotFound
-from app.storage import DatabaseUnavailable, SessionBusy
+from app.storage import DatabaseUnavailable, SessionBusy, TurnsBusy
 from graphs.errors import DocumentRejected, EmbeddingError, IndexUnavailable, TicketStoreError
 from graphs.errors import InvalidFilter, UnknownMessage
 from graphs.errors import InvalidDirective
@@ -124,6 +124,12 @@ def register_error_handlers(app: FastAPI) -> None:
     async def _session_busy(request: Request, exc: SessionBusy) -> JSONResponse:
         return error_response(request, 409, "Another message of this conversation is still being answered. Wait "
                                             "for its reply, then send this one again.")
+
+    @app.exception_handler(TurnsBusy)
+    async def _turns_busy(request: Request, exc: TurnsBusy) -> JSONResponse:
+        log.warning("every session-lock slot stayed taken past the wait")
+        return error_response(request, 503, "deskmate is answering as many messages as it can right now; please "
+                                            "send yours again in a few seconds.", headers={"Retry-After": "5"})
 
     @app.exception_handler(DatabaseUnavailable)
     async def _database_down(request: Request, exc: DatabaseUnavailable) -> JSONResponse:

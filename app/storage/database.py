@@ -28,6 +28,12 @@ MIGRATIONS = Path(__file__).with_name("migrations")
 # every replica runs the migrations at start-up; one at a time, under this Postgres advisory lock
 _MIGRATION_LOCK = 0x6465736B6D617465  # "deskmate"
 LOCK_POLL_S = 0.05
+# Named locks (a turn's session lock) hold a connection for as long as they are held, so they come from a pool
+# of their own: were they drawn from the stores' pool, enough concurrent turns would hold every connection
+# while each waits for one more to read its session's owner — all stuck until the pool timeout (500s at 32
+# clients). At most this many locks are held at once per process; further turns queue for a slot (within the
+# same bounded wait). Per replica Postgres then sees at most 16 + 15 (stores) + 8 (checkpoints) connections.
+LOCK_SLOTS = 16
 
 
 class DatabaseUnavailable(RuntimeError):
@@ -36,6 +42,10 @@ class DatabaseUnavailable(RuntimeError):
 
 class SessionBusy(RuntimeError):
     """Another turn of the same session holds its lock (on this replica or another) past the wait: 409."""
+
+
+class TurnsBusy(RuntimeError):
+    """Every lock slot of this process stayed taken past the wait (far more turns at once than cores): 503."""
 
 
 def database_url_for(settings) -> str:
@@ -78,9 +88,13 @@ class Database:
                 self.url, connect_args={"check_same_thread": False, "timeout": 10})
             event.listen(self.engine, "connect", _sqlite_pragmas)
         elif self.dialect == "postgresql":
+            connect_args = {"connect_timeout": max(1, int(connect_timeout_s))}
             self.engine = create_engine(
                 self.url, pool_size=pool_size, max_overflow=pool_size * 2, pool_pre_ping=True, pool_timeout=10,
-                connect_args={"connect_timeout": max(1, int(connect_timeout_s))})
+                connect_args=connect_args)
+            self._lock_engine = create_engine(self.url, pool_size=LOCK_SLOTS, max_overflow=0, pool_pre_ping=True,
+                                              pool_timeout=10, connect_args=connect_args)
+            self._lock_slots = threading.BoundedSemaphore(LOCK_SLOTS)
         else:
             raise ValueError(f"DESKMATE_DATABASE_URL must be sqlite:///PATH or postgresql://…, not {parsed.drivername}")
         self._local_locks: dict[str, threading.Lock] = {}
@@ -139,10 +153,10 @@ class Database:
 
     # --- connections --------------------------------------------------------------------------------------
     @contextmanager
-    def connect(self) -> Iterator[Connection]:
+    def connect(self, engine: Engine | None = None) -> Iterator[Connection]:
         """A pooled connection; a server that cannot be reached is DatabaseUnavailable."""
         try:
-            conn = self.engine.connect()
+            conn = (engine or self.engine).connect()
         except OperationalError as exc:
             raise DatabaseUnavailable(f"The database ({self.describe()}) cannot be reached: {_first_line(exc)}") from exc
         try:
@@ -188,24 +202,31 @@ class Database:
             return
         key = lock_key(name)
         deadline = time.monotonic() + max(0.0, wait_s)
-        with self.connect() as conn:
-            while not conn.execute(text("SELECT pg_try_advisory_lock(:k)"), {"k": key}).scalar():
-                conn.commit()
-                if time.monotonic() >= deadline:
-                    raise SessionBusy(name)
-                time.sleep(LOCK_POLL_S)
-            conn.commit()
-            try:
-                yield
-            finally:
-                try:
-                    conn.execute(text("SELECT pg_advisory_unlock(:k)"), {"k": key})
+        if not self._lock_slots.acquire(timeout=max(0.0, wait_s)):
+            raise TurnsBusy(name)
+        try:
+            with self.connect(self._lock_engine) as conn:
+                while not conn.execute(text("SELECT pg_try_advisory_lock(:k)"), {"k": key}).scalar():
                     conn.commit()
-                except DBAPIError:  # the connection died: the server already released the lock
-                    conn.invalidate()
+                    if time.monotonic() >= deadline:
+                        raise SessionBusy(name)
+                    time.sleep(LOCK_POLL_S)
+                conn.commit()
+                try:
+                    yield
+                finally:
+                    try:
+                        conn.execute(text("SELECT pg_advisory_unlock(:k)"), {"k": key})
+                        conn.commit()
+                    except DBAPIError:  # the connection died: the server already released the lock
+                        conn.invalidate()
+        finally:
+            self._lock_slots.release()
 
     def close(self) -> None:
         self.engine.dispose()
+        if self.is_postgres:
+            self._lock_engine.dispose()
 
 
 def _sqlite_pragmas(dbapi_connection, _record) -> None:

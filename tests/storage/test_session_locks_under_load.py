@@ -1,0 +1,37 @@
+"""More turns at once than the connection pool holds: every turn holds its session lock (a Postgres advisory
+lock on a connection of its own) and still gets the connections its stores need — the lock holders never
+take the last connection a store query is waiting for."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+from sqlalchemy import text
+
+from app.storage import Database
+
+
+def test_more_concurrent_turns_than_pooled_connections_all_finish(postgres_url):
+    db = Database.open(postgres_url)
+    try:
+        turns = 40  # the server's worker threads: more than the stores' pool holds (15)
+        failures: list[BaseException] = []
+
+        def turn(i: int) -> None:
+            try:
+                with db.named_lock(f"session:{i}", wait_s=30):
+                    time.sleep(0.3)  # long enough for every other turn to take (or queue for) its lock
+                    with db.connect() as conn:  # what a turn's stores then do (owner, ticket, vote lookups)
+                        assert conn.execute(text("SELECT 1")).scalar() == 1
+            except BaseException as exc:  # noqa: BLE001 - collected and asserted below
+                failures.append(exc)
+
+        threads = [threading.Thread(target=turn, args=(i,)) for i in range(turns)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(120)
+        assert not failures, f"{len(failures)} turns failed, e.g. {failures[0]!r}"
+    finally:
+        db.close()
