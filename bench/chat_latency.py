@@ -1,28 +1,37 @@
-"""POST /chat latency over real HTTP, no LLM: p50/p95 with 1 and 8 concurrent clients.
+"""POST /chat latency over real HTTP, no LLM: p50/p95 and requests/s per number of concurrent clients.
 
     python bench/chat_latency.py                 # starts `deskmate serve` on a free port with the bundled KB
     python bench/chat_latency.py --url http://127.0.0.1:8000   # measure a server you started yourself
+    python bench/chat_latency.py --replicas 2 --database postgres
+        # the embedded default, then 1 and 2 replicas on a scratch Postgres database and one `chroma run`,
+        # at 1, 8 and 32 clients, side by side; with CPU seconds per turn and the ceiling they imply
 
-Each request is a new conversation turn with a question from a fixed list (half start new sessions,
-half continue one with a short follow-up). Target: p50 <= 50 ms at 1 client.
+Each request is a new conversation turn with a question from a fixed list (half start new sessions, half
+continue one with a short follow-up). With several replicas every client sends its requests round-robin to
+them, so a conversation's turns land on different replicas. CPU is the servers' own (psutil: user + system of
+the deskmate processes, their parse workers and the Chroma server; not Postgres, which other programs on this
+machine share). The ceiling is the turns/s the machine's cores could give at that CPU per turn.
+Targets: p50 <= 50 ms at 1 client (embedded); with --replicas 2: 2 replicas >= 1.5x the requests/s of one at
+32 clients, p95 <= 150 ms at 8 clients (where the ceiling allows).
 """
 
 from __future__ import annotations
 
 import argparse
 import os
-import socket
 import statistics
-import subprocess
 import sys
 import tempfile
 import threading
 import time
+from contextlib import ExitStack
 from pathlib import Path
 
 import httpx
 
-REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from stack import Stack, embedded, server_mode  # noqa: E402  (bench/stack.py)
+
 QUESTIONS = [
     "How do I connect to the VPN on my Mac?", "My printer won't print", "how do I reset my password",
     "I lost my phone with the authenticator app", "where do I find my bitlocker recovery key",
@@ -31,12 +40,7 @@ QUESTIONS = [
     "how do I find my MAC address", "laptop is very slow", "how do I connect to wifi on ubuntu",
 ]
 FOLLOW_UPS = ["im on linux", "what about windows", "and on a mac?"]
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+STAGES = ("embedding_ms", "retrieval_ms", "decision_ms", "generation_ms", "total_ms")
 
 
 def percentile(values: list[float], p: float) -> float:
@@ -44,77 +48,173 @@ def percentile(values: list[float], p: float) -> float:
     return ordered[min(len(ordered) - 1, int(round(p / 100 * (len(ordered) - 1))))]
 
 
-def client_loop(base: str, n: int, offset: int, out: list[float], errors: list[str]) -> None:
-    with httpx.Client(base_url=base, timeout=60) as client:
+class Results:
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.latencies: list[float] = []
+        self.errors: list[str] = []
+        self.timings: list[dict] = []  # the replies' own per-stage timings, with the HTTP latency beside them
+
+
+def client_loop(bases: list[str], n: int, offset: int, results: Results) -> None:
+    clients = [httpx.Client(base_url=base, timeout=60) for base in bases]
+    try:
         session = None
         for i in range(n):
             question = QUESTIONS[(offset + i) % len(QUESTIONS)]
             body: dict = {"message": question}
             if i % 2 == 1 and session:
                 body = {"message": FOLLOW_UPS[i % len(FOLLOW_UPS)], "session_id": session}
+            client = clients[(offset + i) % len(clients)]  # round-robin: a session's turns alternate replicas
             started = time.perf_counter()
-            response = client.post("/chat", json=body)
-            out.append((time.perf_counter() - started) * 1000)
-            if response.status_code != 200:
-                errors.append(f"{response.status_code}: {response.text[:200]}")
-            else:
-                session = response.json()["session_id"]
+            try:
+                response = client.post("/chat", json=body)
+            except httpx.HTTPError as exc:
+                with results.lock:
+                    results.latencies.append((time.perf_counter() - started) * 1000)
+                    results.errors.append(f"{type(exc).__name__}: {exc}")
+                continue
+            latency = (time.perf_counter() - started) * 1000
+            with results.lock:
+                results.latencies.append(latency)
+                if response.status_code != 200:
+                    results.errors.append(f"{response.status_code}: {response.text[:200]}")
+                else:
+                    reply = response.json()
+                    session = reply["session_id"]
+                    if reply.get("timings"):
+                        results.timings.append(reply["timings"] | {"http_ms": latency})
+    finally:
+        for client in clients:
+            client.close()
 
 
-def run(base: str, clients: int, per_client: int) -> tuple[list[float], list[str], float]:
-    latencies: list[float] = []
-    errors: list[str] = []
-    threads = [threading.Thread(target=client_loop, args=(base, per_client, c * 7, latencies, errors))
-               for c in range(clients)]
+def run(bases: list[str], clients: int, per_client: int) -> tuple[Results, float]:
+    results = Results()
+    threads = [threading.Thread(target=client_loop, args=(bases, per_client, c * 7, results)) for c in range(clients)]
     started = time.perf_counter()
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join()
-    return latencies, errors, time.perf_counter() - started
+    return results, time.perf_counter() - started
+
+
+def cpu_of(stack: Stack | None, replicas: int) -> float:
+    """CPU seconds so far of the first `replicas` deskmate processes and everything beside them (Chroma)."""
+    if stack is None:
+        return 0.0
+    used = Stack(stack.name, replicas=stack.replicas[:replicas], others=stack.others)
+    return sum(used.cpu_seconds().values())
+
+
+def measure(label: str, bases: list[str], stack: Stack | None, client_counts: list[int], requests: int,
+            rows: list[dict]) -> None:
+    run(bases, 1, 10)  # warm-up: models, caches, pooled connections
+    for clients in client_counts:
+        per_client = max(3, requests // clients)
+        cpu_before = cpu_of(stack, len(bases))
+        results, seconds = run(bases, clients, per_client)
+        cpu = cpu_of(stack, len(bases)) - cpu_before
+        ok = max(1, len(results.latencies) - len(results.errors))
+        row = {"config": label, "clients": clients, "n": len(results.latencies),
+               "p50": statistics.median(results.latencies), "p95": percentile(results.latencies, 95),
+               "rps": len(results.latencies) / seconds, "errors": results.errors, "cpu_per_turn": cpu / ok if stack else None,
+               "timings": results.timings}
+        rows.append(row)
+        print_row(row)
+
+
+def print_header() -> None:
+    print(f"{'configuration':<16} {'clients':>7} {'p50 ms':>7} {'p95 ms':>7} {'req/s':>6} {'errors':>6} "
+          f"{'CPU ms/turn':>11} {'ceiling req/s':>13}")
+
+
+def print_row(row: dict) -> None:
+    cores = os.cpu_count() or 1
+    cpu = row["cpu_per_turn"]
+    cpu_text = f"{cpu * 1000:>11.1f}" if cpu else f"{'-':>11}"
+    ceiling = f"{cores / cpu:>13.1f}" if cpu else f"{'-':>13}"
+    print(f"{row['config']:<16} {row['clients']:>7} {row['p50']:>7.1f} {row['p95']:>7.1f} {row['rps']:>6.1f} "
+          f"{len(row['errors']):>6} {cpu_text} {ceiling}", flush=True)
+    for error in row["errors"][:3]:
+        print("   ", error)
+
+
+def print_profile(row: dict) -> None:
+    """Where a turn's time goes: the replies' own stage timings (medians) against the HTTP latency."""
+    timings = row["timings"]
+    if not timings:
+        return
+    medians = {stage: statistics.median(t[stage] for t in timings) for stage in STAGES + ("http_ms",)}
+    outside = medians["http_ms"] - medians["total_ms"]
+    parts = ", ".join(f"{stage[:-3]} {medians[stage]:.1f}" for stage in STAGES[:-1])
+    print(f"  {row['config']} at {row['clients']} clients, median ms: {parts}; graph total {medians['total_ms']:.1f}; "
+          f"outside the graph (HTTP, session lock, queueing for a core) {outside:.1f} of {medians['http_ms']:.1f}")
+
+
+def summarise(rows: list[dict], replicas: int) -> None:
+    cores = os.cpu_count() or 1
+    by = {(r["config"], r["clients"]): r for r in rows}
+    one, many = by.get(("postgres x1", 32)), by.get((f"postgres x{replicas}", 32))
+    print()
+    if one and many:
+        ratio = many["rps"] / one["rps"]
+        print(f"32 clients: {replicas} replicas {many['rps']:.1f} req/s vs 1 replica {one['rps']:.1f} req/s = "
+              f"{ratio:.2f}x (target >= 1.5x)")
+        cpu = many["cpu_per_turn"] or 0
+        if cpu:
+            print(f"CPU per turn with {replicas} replicas: {cpu * 1000:.1f} ms (deskmate + Chroma) -> ceiling "
+                  f"{cores / cpu:.1f} turns/s on {cores} cores; one replica alone reaches "
+                  f"{one['rps']:.1f} req/s using {one['rps'] * (one['cpu_per_turn'] or 0):.2f} of {cores} cores")
+    eight = by.get((f"postgres x{replicas}", 8))
+    if eight:
+        verdict = "met" if eight["p95"] <= 150 else "missed"
+        print(f"p95 at 8 clients with {replicas} replicas: {eight['p95']:.1f} ms (target <= 150 ms: {verdict})")
+    print(f"machine load average at the end: {', '.join(f'{x:.2f}' for x in os.getloadavg())} "
+          f"(other programs share these {cores} cores)")
+    print("\nwhere the time goes (the replies' own stage timings):")
+    for row in rows:
+        if row["clients"] in (1, 8):
+            print_profile(row)
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--url", help="measure this running server instead of starting one")
     parser.add_argument("--requests", type=int, default=200, help="requests per scenario (default 200)")
+    parser.add_argument("--replicas", type=int, default=1, help="server mode: up to this many replicas (default 1)")
+    parser.add_argument("--database", choices=("embedded", "postgres"), default="embedded",
+                        help="postgres: also run server mode (Postgres + chroma run) beside the embedded default")
+    parser.add_argument("--clients", help="comma-separated client counts (default 1,8; with postgres 1,8,32)")
     args = parser.parse_args()
+    server_mode_run = args.database == "postgres" or args.replicas > 1
+    client_counts = [int(c) for c in (args.clients or ("1,8,32" if server_mode_run else "1,8")).split(",")]
 
-    server = None
-    base = args.url
-    tmp = tempfile.TemporaryDirectory()
-    if not base:
-        port = free_port()
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("DESKMATE_", "GROQ_", "LANGFUSE_"))}
-        env |= {"DESKMATE_DATA_DIR": tmp.name, "DESKMATE_LOG_LEVEL": "WARNING"}
-        server = subprocess.Popen([sys.executable, "-m", "app.cli", "serve", "--port", str(port)], cwd=REPO, env=env,
-                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        base = f"http://127.0.0.1:{port}"
-        deadline = time.time() + 180
-        while time.time() < deadline:
-            try:
-                if httpx.get(f"{base}/ready", timeout=2).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                time.sleep(0.3)
+    rows: list[dict] = []
+    if args.url:
+        print(f"POST /chat over HTTP at {args.url}, no LLM, {args.requests} requests per scenario")
+        print_header()
+        measure("given server", [args.url], None, client_counts, args.requests, rows)
+        return 0
+    with tempfile.TemporaryDirectory(prefix="deskmate-latency-") as tmp, ExitStack() as servers:
+        root = Path(tmp)
+        print(f"POST /chat over HTTP, no LLM, {args.requests} requests per scenario, {os.cpu_count()} cores")
+        print("starting the embedded default …", flush=True)
+        single = servers.enter_context(embedded(root / "embedded"))
+        print_header()
+        measure("embedded", single.urls, single, client_counts, args.requests, rows)
+        servers.close()
+        if server_mode_run:
+            print(f"starting server mode: {args.replicas} replica(s), Postgres, chroma run …", flush=True)
+            with server_mode(root / "server", max(1, args.replicas)) as stack:
+                for count in sorted({1, args.replicas}):
+                    measure(f"postgres x{count}", stack.urls[:count], stack, client_counts, args.requests, rows)
+            summarise(rows, args.replicas)
         else:
-            server.kill()
-            sys.exit("server did not become ready")
-    try:
-        run(base, 1, 20)  # warm-up
-        print(f"POST /chat over HTTP at {base}, no LLM, {args.requests} requests per scenario")
-        print(f"{'clients':>7} {'p50 ms':>7} {'p95 ms':>7} {'max ms':>7} {'req/s':>6} {'errors':>6}")
-        for clients in (1, 8):
-            latencies, errors, seconds = run(base, clients, max(1, args.requests // clients))
-            print(f"{clients:>7} {statistics.median(latencies):>7.1f} {percentile(latencies, 95):>7.1f} "
-                  f"{max(latencies):>7.1f} {len(latencies) / seconds:>6.1f} {len(errors):>6}")
-            for error in errors[:3]:
-                print("   ", error)
-    finally:
-        if server:
-            server.terminate()
-            server.wait(timeout=30)
-        tmp.cleanup()
+            print()
+            for row in rows:
+                print_profile(row)
     return 0
 
 
