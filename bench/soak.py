@@ -5,12 +5,17 @@
     python bench/soak.py --url http://127.0.0.1:8000 --data-dir ./data   # a server you started yourself
     python bench/soak.py --minutes 3 --session-idle-s 60 --trace-max-mb 8 --retention-interval-s 20
                                                # retention at work within a short run: growth levels off
+    python bench/soak.py --replicas 2 --database postgres --minutes 10
+                                               # server mode: 2 replicas on a scratch Postgres database and
+                                               # one `chroma run`; clients spread their requests round-robin
 
 Traffic per client, in a loop: a new conversation (one of a fixed list of questions), two follow-ups in it,
 a search, a document list and a /ready. Every minute: requests, errors (any status >= 500, a transport
-error, or a non-JSON error body), p50/p95 latency, the server's RSS and the data directory's size. At the
-end a retention pass (`deskmate db vacuum`) runs and the data directory's growth per chat turn is reported.
-Targets: 0 errors; RSS growth < 5 % after the first minute; data-dir growth <= 4 KB per turn.
+error, or a non-JSON error body), p50/p95 latency, each server's RSS and open file descriptors, and the data
+directory's size (server mode: the Postgres database's and Chroma's). At the end a retention pass
+(`deskmate db vacuum`) runs and the data growth per chat turn is reported.
+Targets: 0 errors; RSS growth < 5 % after the first minute (server mode, 10 min: < 10 %); p95 drift < 20 %
+first minute vs last; no file-descriptor growth; data-dir growth <= 4 KB per turn.
 """
 
 from __future__ import annotations
@@ -18,16 +23,20 @@ from __future__ import annotations
 import argparse
 import os
 import random
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 import threading
 import time
+from contextlib import ExitStack
 from pathlib import Path
 
 import httpx
+import psutil
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from stack import Stack, embedded, server_mode  # noqa: E402  (bench/stack.py)
 
 REPO = Path(__file__).resolve().parent.parent
 QUESTIONS = [
@@ -41,21 +50,8 @@ FOLLOW_UPS = ["im on linux", "what about windows", "it still does not work", "ye
 SEARCHES = ["vpn", "password reset", "printer", "mfa enrolment", "disk encryption"]
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 def dir_bytes(path: Path) -> int:
     return sum(p.stat().st_size for p in path.rglob("*") if p.is_file()) if path.is_dir() else 0
-
-
-def rss_mb(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    return 0.0
 
 
 class Recorder:
@@ -98,19 +94,28 @@ def _call(client: httpx.Client, recorder: Recorder, method: str, path: str, *, t
     return reply
 
 
-def client_loop(base: str, recorder: Recorder, stop: threading.Event, seed: int) -> None:
+def client_loop(bases: list[str], recorder: Recorder, stop: threading.Event, seed: int) -> None:
     rng = random.Random(seed)
-    with httpx.Client(base_url=base, timeout=60) as client:
+    replicas = [httpx.Client(base_url=base, timeout=60) for base in bases]
+    turn = 0
+    try:
         while not stop.is_set():
+            turn += 1
+            # round-robin over the replicas, request by request: a conversation's turns land on all of them
+            pick = lambda k: replicas[(seed + turn + k) % len(replicas)]  # noqa: E731
+            client = pick(0)
             first = _call(client, recorder, "POST", "/chat", turn=True, json={"message": rng.choice(QUESTIONS)})
             session = first.json().get("session_id") if first is not None and first.status_code == 200 else None
-            for _ in range(2):
+            for k in (1, 2):
                 if session and not stop.is_set():
-                    _call(client, recorder, "POST", "/chat", turn=True,
+                    _call(pick(k), recorder, "POST", "/chat", turn=True,
                           json={"message": rng.choice(FOLLOW_UPS), "session_id": session})
             _call(client, recorder, "POST", "/search", json={"query": rng.choice(SEARCHES)})
             _call(client, recorder, "GET", "/documents")
             _call(client, recorder, "GET", "/ready")
+    finally:
+        for client in replicas:
+            client.close()
 
 
 def retention_env(args: argparse.Namespace) -> dict:
@@ -125,28 +130,6 @@ def retention_env(args: argparse.Namespace) -> dict:
     return env
 
 
-def start_server(data_dir: Path, log_path: Path, settings: dict) -> tuple[subprocess.Popen, str]:
-    port = free_port()
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("DESKMATE_", "GROQ_", "LANGFUSE_", "CHROMA_"))}
-    env |= {"DESKMATE_DATA_DIR": str(data_dir), "DESKMATE_LOG_LEVEL": "WARNING"} | settings
-    with open(log_path, "wb") as log:
-        process = subprocess.Popen([sys.executable, "-m", "app.cli", "serve", "--port", str(port)], env=env,
-                                   cwd=REPO, stdout=log, stderr=subprocess.STDOUT)
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 300
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            sys.exit(f"server exited: {log_path.read_text()[-2000:]}")
-        try:
-            if httpx.get(f"{base}/ready", timeout=5).status_code == 200:
-                return process, base
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.5)
-    process.kill()
-    sys.exit("server not ready within 300 s")
-
-
 def server_pid(base: str) -> int | None:
     """The pid listening on the server's port (for --url: read from /proc's socket table via `ss`)."""
     port = base.rsplit(":", 1)[-1].strip("/")
@@ -155,84 +138,109 @@ def server_pid(base: str) -> int | None:
     return int(out.split(marker, 1)[1].split(",", 1)[0]) if marker in out else None
 
 
+def _spread(values: list[float], fmt: str) -> str:
+    return "/".join(format(v, fmt) for v in values)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--clients", type=int, default=8)
     parser.add_argument("--minutes", type=float, default=15.0)
     parser.add_argument("--url", help="a running server (default: start one on a fresh data directory)")
     parser.add_argument("--data-dir", help="its data directory (with --url), for the size figures")
+    parser.add_argument("--replicas", type=int, default=1, help="server mode: this many `deskmate serve` replicas")
+    parser.add_argument("--database", choices=("embedded", "postgres"), default="embedded",
+                        help="postgres: server mode (a scratch Postgres database and a `chroma run`)")
     parser.add_argument("--session-idle-s", type=float, help="DESKMATE_SESSION_IDLE_DAYS, in seconds (default: 30 days)")
     parser.add_argument("--trace-max-mb", type=float, help="DESKMATE_TRACE_MAX_MB (default: 200)")
     parser.add_argument("--retention-interval-s", type=float, help="DESKMATE_RETENTION_INTERVAL_S (default: 600)")
     args = parser.parse_args()
 
-    scratch = tempfile.TemporaryDirectory(prefix="deskmate-soak-")
-    process = None
-    if args.url:
-        base, data_dir, pid = args.url.rstrip("/"), Path(args.data_dir) if args.data_dir else None, server_pid(args.url)
-    else:
-        data_dir = Path(scratch.name) / "data"
-        process, base = start_server(data_dir, Path(scratch.name) / "serve.log", retention_env(args))
-        pid = process.pid
-    print(f"soak: {args.clients} clients x {args.minutes:g} min against {base} (pid {pid}, data {data_dir})")
-    size_start = dir_bytes(data_dir) if data_dir else 0
+    with tempfile.TemporaryDirectory(prefix="deskmate-soak-") as scratch, ExitStack() as servers:
+        if args.url:
+            pid = server_pid(args.url)
+            stack = Stack("given", [args.url.rstrip("/")], [psutil.Process(pid)] if pid else [],
+                          data_dirs=[Path(args.data_dir)] if args.data_dir else [])
+        elif args.database == "postgres" or args.replicas > 1:
+            stack = servers.enter_context(server_mode(Path(scratch) / "server", args.replicas, retention_env(args)))
+        else:
+            stack = servers.enter_context(embedded(Path(scratch) / "embedded", retention_env(args)))
+        return soak(args, stack)
+
+
+def data_bytes(stack: Stack) -> int:
+    """What the stores hold on disk: the data dir (embedded), or the Postgres database and Chroma's folder."""
+    if stack.database_url:
+        return stack.database_bytes() + dir_bytes(stack.chroma_dir)
+    return dir_bytes(stack.data_dirs[0]) if stack.data_dirs else 0
+
+
+def soak(args: argparse.Namespace, stack: Stack) -> int:
+    print(f"soak: {args.clients} clients x {args.minutes:g} min against {', '.join(stack.urls)} "
+          f"({stack.name}, pids {', '.join(str(p.pid) for p in stack.replicas)})", flush=True)
+    size_start = data_bytes(stack)
     recorder, stop = Recorder(), threading.Event()
-    threads = [threading.Thread(target=client_loop, args=(base, recorder, stop, i), daemon=True)
+    threads = [threading.Thread(target=client_loop, args=(stack.urls, recorder, stop, i), daemon=True)
                for i in range(args.clients)]
     for thread in threads:
         thread.start()
-    samples = []  # (minute, rss MB, data dir bytes)
+    samples = []  # (minute, [RSS MB per replica], [open fds per replica], data bytes)
     end = recorder.started + args.minutes * 60
     minute = 0
     while time.monotonic() < end:
         time.sleep(max(0.0, min(end, recorder.started + (minute + 1) * 60) - time.monotonic()))
-        samples.append((minute, rss_mb(pid) if pid else 0.0, dir_bytes(data_dir) if data_dir else 0))
+        samples.append((minute, stack.rss_mb(), stack.open_files(), data_bytes(stack)))
         minute += 1
     stop.set()
     for thread in threads:
         thread.join(timeout=90)
     try:
-        sizes = httpx.get(f"{base}/ready", timeout=30).json().get("sizes", {})
+        sizes = httpx.get(f"{stack.urls[0]}/ready", timeout=30).json().get("sizes", {})
         print("store sizes at the end (MB):", ", ".join(f"{k} {v / 1e6:.2f}" for k, v in sizes.items()))
     except (httpx.HTTPError, ValueError):
         pass
 
-    print(f"\n{'min':>3} {'requests':>8} {'errors':>6} {'p50 ms':>7} {'p95 ms':>7} {'RSS MB':>7} {'data MB':>8} "
-          f"{'KB/turn':>7}")
+    print(f"\n{'min':>3} {'requests':>8} {'errors':>6} {'p50 ms':>7} {'p95 ms':>7} {'RSS MB':>13} {'open fds':>9} "
+          f"{'data MB':>8} {'KB/turn':>7}")
     previous = size_start
-    for (index, rss, size) in samples:
+    p95s = []
+    for (index, rss, fds, size) in samples:
         bucket = recorder.minutes.get(index, {"latencies": [], "errors": 0, "turns": 0})
         lat = sorted(bucket["latencies"])
         p50 = statistics.median(lat) * 1000 if lat else 0.0
         p95 = lat[min(len(lat) - 1, int(0.95 * len(lat)))] * 1000 if lat else 0.0
+        p95s.append(p95)
         per_turn = (size - previous) / 1024 / max(bucket["turns"], 1)  # this minute's growth per chat turn
         previous = size
-        print(f"{index + 1:>3} {len(lat):>8} {bucket['errors']:>6} {p50:>7.0f} {p95:>7.0f} {rss:>7.1f} "
-              f"{size / 1e6:>8.2f} {per_turn:>7.1f}")
+        print(f"{index + 1:>3} {len(lat):>8} {bucket['errors']:>6} {p50:>7.0f} {p95:>7.0f} {_spread(rss, '.0f'):>13} "
+              f"{_spread(fds, 'd'):>9} {size / 1e6:>8.2f} {per_turn:>7.1f}")
     total = sum(len(b["latencies"]) for b in recorder.minutes.values())
     errors = sum(b["errors"] for b in recorder.minutes.values())
     print(f"\nrequests {total}, errors {errors}, chat turns {recorder.turns}")
     for sample in recorder.error_samples:
         print(f"  error: {sample}")
-    if len(samples) >= 2 and samples[0][1]:
-        growth = (samples[-1][1] - samples[0][1]) / samples[0][1] * 100
-        print(f"RSS after minute 1: {samples[0][1]:.1f} MB, at the end {samples[-1][1]:.1f} MB ({growth:+.1f} %)")
-    if data_dir:
+    if len(samples) >= 2:
+        first, last = samples[0], samples[-1]
+        if p95s[0]:
+            print(f"p95 minute 1 {p95s[0]:.0f} ms, last minute {p95s[-1]:.0f} ms "
+                  f"({(p95s[-1] - p95s[0]) / p95s[0] * 100:+.1f} %)")
+        for i, (rss0, rss1, fd0, fd1) in enumerate(zip(first[1], last[1], first[2], last[2])):
+            print(f"replica {i}: RSS after minute 1 {rss0:.1f} MB, at the end {rss1:.1f} MB "
+                  f"({(rss1 - rss0) / rss0 * 100:+.1f} %); open fds {fd0} -> {fd1}")
+    if stack.data_dirs:
         env = {k: v for k, v in os.environ.items() if not k.startswith("DESKMATE_")} | retention_env(args)
-        vacuum = subprocess.run([sys.executable, "-m", "app.cli", "--data-dir", str(data_dir), "db", "vacuum"],
-                                cwd=REPO, capture_output=True, text=True, env=env)
+        if stack.database_url:
+            env["DESKMATE_DATABASE_URL"] = stack.database_url
+        vacuum = subprocess.run([sys.executable, "-m", "app.cli", "--data-dir", str(stack.data_dirs[0]), "db",
+                                 "vacuum"], cwd=REPO, capture_output=True, text=True, env=env)
         print("retention pass (deskmate db vacuum):", vacuum.stdout.strip() or vacuum.stderr.strip())
-        size_end = dir_bytes(data_dir)
+        size_end = data_bytes(stack)
         per_turn = (size_end - size_start) / max(recorder.turns, 1)
-        print(f"data dir {size_start / 1e6:.2f} -> {size_end / 1e6:.2f} MB: {per_turn / 1024:.2f} KB per chat turn "
+        what = "Postgres + Chroma" if stack.database_url else "data dir"
+        print(f"{what} {size_start / 1e6:.2f} -> {size_end / 1e6:.2f} MB: {per_turn / 1024:.2f} KB per chat turn "
               f"after retention")
-    if process is not None:
-        process.terminate()
-        try:
-            process.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            process.kill()
-    scratch.cleanup()
+    print(f"machine load average at the end: {', '.join(f'{x:.2f}' for x in os.getloadavg())} "
+          f"(other programs share these {os.cpu_count()} cores)")
     return 1 if errors else 0
 
 

@@ -117,6 +117,8 @@ class Stack:
     replicas: list[psutil.Process] = field(default_factory=list)
     others: dict[str, psutil.Process] = field(default_factory=dict)  # "chroma" → its process
     data_dirs: list[Path] = field(default_factory=list)
+    database_url: str | None = None  # server mode: the scratch Postgres database
+    chroma_dir: Path | None = None  # server mode: the `chroma run --path`
 
     def cpu_seconds(self) -> dict[str, float]:
         """User + system CPU seconds so far: the replicas together (with their parse workers), and the others."""
@@ -132,10 +134,19 @@ class Stack:
         return {"deskmate": sum(cpu(p) for p in self.replicas)} | {k: cpu(p) for k, p in self.others.items()}
 
     def rss_mb(self) -> list[float]:
+        """Each replica's resident memory (its parse workers not included)."""
         return [p.memory_info().rss / 2**20 for p in self.replicas]
 
     def open_files(self) -> list[int]:
+        """Each replica's open file descriptors (files, sockets, pipes)."""
         return [p.num_fds() for p in self.replicas]
+
+    def database_bytes(self) -> int:
+        """Server mode: the Postgres database's size (sessions, tickets, votes, traces)."""
+        import psycopg
+
+        with psycopg.connect(self.database_url, connect_timeout=5) as conn:
+            return int(conn.execute("SELECT pg_database_size(current_database())").fetchone()[0])
 
 
 @contextmanager
@@ -156,7 +167,8 @@ def server_mode(root: Path, replicas: int, settings: dict[str, str] | None = Non
         chroma, chroma_port = stack.enter_context(chroma_run(root / "chroma", root / "chroma.log"))
         shared = {"DESKMATE_DATABASE_URL": database_url, "CHROMA_MODE": "server", "CHROMA_HOST": "127.0.0.1",
                   "CHROMA_PORT": str(chroma_port)} | (settings or {})
-        result = Stack(f"postgres x{replicas}", others={"chroma": psutil.Process(chroma.pid)})
+        result = Stack(f"postgres x{replicas}", others={"chroma": psutil.Process(chroma.pid)},
+                       database_url=database_url, chroma_dir=root / "chroma")
         for i in range(replicas):
             own = {} if i == 0 else {"DESKMATE_KB_DIR": ""}
             data_dir = root / f"replica-{i}"
