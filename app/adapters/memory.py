@@ -53,8 +53,10 @@ class SessionStore:
             # the saver's documented connection settings: autocommit, no server-side prepared statements
             # (they break behind PgBouncer), rows as dicts. `check` tests a pooled connection before handing it
             # out (like SQLAlchemy's pre-ping), so after a Postgres restart the stale ones are replaced instead
-            # of failing one turn each.
-            self._pool = ConnectionPool(libpq_url(db.url), min_size=1, max_size=pool_size, open=True, timeout=10,
+            # of failing one turn each. A turn waits at most `timeout` for a connection: with the server down the
+            # pool cannot make one, and the turn is answered 503 after that long, not after a longer hang
+            # (checkpoint reads and writes take milliseconds, so under load a free one comes far sooner).
+            self._pool = ConnectionPool(libpq_url(db.url), min_size=1, max_size=pool_size, open=True, timeout=5,
                                         check=ConnectionPool.check_connection,
                                         kwargs={"autocommit": True, "prepare_threshold": None,
                                                 "row_factory": dict_row, "connect_timeout": 5})

@@ -88,6 +88,7 @@ def test_a_postgres_restart_during_traffic_answers_503_with_a_message_then_recov
         postgres.stop()
         down = _until(lambda: (r := replica.http.post("/chat", json={"message": QUESTION})).status_code != 200 and r,
                       30, "no request failed with Postgres stopped")
+        print(f"\na turn sent with Postgres stopped: {down.status_code} in {down.elapsed.total_seconds():.2f} s")
         assert down.status_code == 503, down.text
         assert "database is unreachable" in down.json()["detail"] and "try again" in down.json()["detail"]
         ready = replica.http.get("/ready")
@@ -105,7 +106,7 @@ def test_a_postgres_restart_during_traffic_answers_503_with_a_message_then_recov
     assert 503 in statuses and statuses[-1] == 200
     assert all("database is unreachable" in detail for status, detail, _ in traffic.replies if status == 503)
     outage = sorted(seconds for status, _, seconds in traffic.replies if status == 503)
-    print(f"\n503s during the Postgres restart: {len(outage)}, median {outage[len(outage) // 2]:.2f} s, "
+    print(f"503s of the turns in flight or sent during the restart: {len(outage)}, median {outage[len(outage) // 2]:.2f} s, "
           f"slowest {outage[-1]:.2f} s")  # the figure docs/deployments.md quotes (-s to see it)
     # the conversation from before the restart continues where it was
     after = replica.http.post("/chat", json={"message": "still broken", "session_id": before["session_id"]})
