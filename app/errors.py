@@ -5,11 +5,11 @@ from __future__ import annotations
 import logging
 
 from fastapi import FastAPI, Request
-from psycopg import OperationalError as PostgresConnectionError
-from psycopg_pool import PoolTimeout
 from fastapi.exception_handlers import http_exception_handler
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from psycopg import OperationalError as PostgresConnectionError
+from psycopg_pool import PoolTimeout
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from app.body_limit import TOO_LARGE
