@@ -513,10 +513,6 @@ class Settings(BaseSettings):
         return self.data_dir / "traces.sqlite"
 
     @property
-    def sources_db(self) -> Path:
-        return self.data_dir / "sources.sqlite"
-
-    @property
     def tickets_db(self) -> Path:
         return self.data_dir / "tickets.sqlite"
 

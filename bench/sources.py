@@ -117,6 +117,7 @@ def main() -> int:
     from app.connectors.registry import build_connector
     from app.indexing_service import IndexingService
     from app.settings import Settings
+    from app.storage import Database
     from graphs.context import IndexingContext
     from graphs.indexing import build_indexing_graph
     from tests.e2e.confluence_server import FakeConfluence
@@ -136,7 +137,8 @@ def main() -> int:
         indexer = IndexingService(build_indexing_graph(), IndexingContext(
             embedder=recorder, index=index, parser=parser_pool, chunk_max_tokens=settings.chunk_max_tokens),
             build_tracer(settings, None))
-        store = SourceStore(Path(tmp) / "sources.sqlite")
+        database = Database.open(f"sqlite:///{Path(tmp) / 'deskmate.sqlite'}")
+        store = SourceStore(database)
 
         for n in range(args.pages):
             confluence.add_page(str(1000 + n), f"Article {n}", page_text(n))
@@ -168,7 +170,7 @@ def main() -> int:
             return edited
 
         run_source("SharePoint DOCX", store, indexer, recorder, encoder, "5harep0int00", build_connector, edit_files)
-        store.close()
+        database.close()
     parser_pool.close()
     return 0
 
