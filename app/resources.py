@@ -249,7 +249,7 @@ def _build_resources(settings: Settings, *, embedder: Embedder | None = None, ll
                      sessions=sessions, tracer=tracer, chat=chat, indexer=indexer, status=status,
                      tickets=tickets, parser=parser, feedback=feedback, retrieval_context=support_context,
                      redactors=redactors, traces=traces, policy=policy, indexers=indexers,
-                     sources=SourceStore(database), database=database)
+                     sources=_source_store(database), database=database)
 
 
 LEGACY_IMPORTED = "legacy-stores-imported"
@@ -272,6 +272,13 @@ def _import_legacy_stores(settings: Settings, database: Database) -> None:
     data_dir.mkdir(parents=True, exist_ok=True)
     marker.write_text("rows of tickets.sqlite, feedback.sqlite, traces.sqlite and the owner tables of "
                       "sessions.sqlite were copied into deskmate.sqlite\n")
+
+
+def _source_store(database: Database) -> SourceStore:
+    store = SourceStore(database)
+    if not database.is_postgres and (interrupted := store.reset_interrupted()):
+        log.warning("%d source sync(s) were interrupted when deskmate last stopped; marked failed", interrupted)
+    return store
 
 
 LEGACY_SOURCES_IMPORTED = "legacy-sources-imported"

@@ -75,6 +75,15 @@ class SourceStore:
         with self._db.begin() as conn:
             return conn.execute(claim.values(status="queued").returning(sources.c.id)).first() is not None
 
+    def reset_interrupted(self) -> int:
+        """Syncs left queued or running by a process that stopped are marked failed, so they can start again.
+        Only for the embedded store, which one process owns: on a shared database another replica may be
+        running them."""
+        with self._db.begin() as conn:
+            return conn.execute(update(sources).where(sources.c.status.in_(BUSY)).values(
+                status="error", last_error="The sync was interrupted when deskmate stopped; it runs again at its "
+                                           "next schedule, or press Sync.")).rowcount
+
     def remove(self, source_id: str) -> None:
         with self._db.begin() as conn:
             conn.execute(delete(source_documents).where(source_documents.c.source_id == source_id))

@@ -6,6 +6,7 @@ Real parse sandbox, real MiniLM, real Chroma and SQLite. The embedder is only wr
 from __future__ import annotations
 
 import logging
+import time
 
 import pytest
 
@@ -186,3 +187,20 @@ def test_sources_are_validated_and_credentials_are_names_not_values(serve, confl
         assert again.status_code == 409 and first["id"] in again.json()["detail"]
         assert client.post("/sources/000000000000/sync").status_code == 404
         assert client.delete("/sources/nope").status_code == 404
+
+
+def test_a_scheduled_source_syncs_by_itself_once_per_interval(serve, confluence):
+    with serve(kb_dir=None, source_schedule_interval_s=0.2) as client:
+        manual = _create(client, confluence.url, name="manual copy", scope={"space_keys": ["IT", "OPS"]})
+        source = _create(client, confluence.url, schedule="every 1m")
+        deadline = time.monotonic() + 60
+        while (synced := client.get(f"/sources/{source['id']}").json())["status"] != "ok":
+            assert synced["status"] in ("never", "queued", "syncing"), synced
+            assert time.monotonic() < deadline, synced
+            time.sleep(0.2)
+        assert synced["documents"] == 5 and synced["last_counts"]["added"] == 5
+        listings = confluence.count("/wiki/api/v2/spaces")
+        time.sleep(1.5)  # several scheduler rounds inside the minute: no second sync
+        assert confluence.count("/wiki/api/v2/spaces") == listings
+        assert client.get(f"/sources/{source['id']}").json()["last_sync_at"] == synced["last_sync_at"]
+        assert client.get(f"/sources/{manual['id']}").json()["status"] == "never"  # manual: only on request
