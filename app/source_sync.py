@@ -17,7 +17,7 @@ import time
 from typing import Callable
 
 from app.adapters.source_store import SourceStore, utc_now
-from app.connectors.base import Connector, ConnectorError, DocumentRef, RemoteDocument
+from app.connectors.base import Connector, ConnectorError, DocumentRef, RemoteDocument, Unreadable
 from app.indexing_service import IndexingService, PendingDocument
 from graphs.errors import DocumentRejected
 from graphs.filters import AUDIENCE_FIELD
@@ -38,7 +38,7 @@ def sync_source(source_id: str, *, store: SourceStore, indexer: IndexingService,
     started = time.monotonic()
     store.update(source_id, status="syncing", last_error=None)
     counts = {"added": 0, "updated": 0, "unchanged": 0, "deleted": 0, "failed": 0, "permissions_changed": 0,
-              "chunks_embedded": 0}
+              "withheld": 0, "chunks_embedded": 0}
     failures: list[str] = []
     connector = None
     try:
@@ -65,7 +65,11 @@ def sync_source(source_id: str, *, store: SourceStore, indexer: IndexingService,
         for external_id, prior in known.items():  # permissions change without touching the page
             if external_id in fetched or external_id in gone:
                 continue
-            audience = connector.current_audience(external_id)
+            try:
+                audience = connector.current_audience(external_id)
+            except Unreadable as exc:
+                batch.withhold(DocumentRef(external_id, prior["version"]), prior, exc.reason)
+                continue
             if audience is not None and audience != prior["audience"]:
                 counts["permissions_changed"] += 1
                 batch.add(DocumentRef(external_id, prior["version"]), prior)
@@ -107,6 +111,9 @@ class _Batch:
         except DocumentRejected as exc:
             self._fail(ref, exc.reason)
             return
+        except Unreadable as exc:
+            self.withhold(ref, prior, exc.reason)
+            return
         self._waiting.append((ref, prior, document, audience))
         self._bytes += len(document.data)
         if len(self._waiting) >= BATCH_DOCUMENTS or self._bytes >= BATCH_BYTES:
@@ -133,6 +140,14 @@ class _Batch:
             self._store.put_document(self._source_id, ref.external_id, doc_id=document_id(document.url),
                                      url=document.url, version=document.version, audience=audience,
                                      title=document.title)
+
+    def withhold(self, ref: DocumentRef, prior: dict | None, reason: str) -> None:
+        """No audience may read it at the source: not indexed, and a copy indexed before goes."""
+        self._counts["withheld"] += 1
+        log.info("source %s: %s not indexed: %s", self._source_id, ref.external_id, reason)
+        if prior is not None:
+            self._indexer.delete(prior["doc_id"])
+            self._store.drop_document(self._source_id, ref.external_id)
 
     def _fail(self, ref: DocumentRef, reason: str) -> None:
         self._counts["failed"] += 1
