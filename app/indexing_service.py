@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import threading
 import uuid
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable
@@ -14,11 +15,20 @@ from app.adapters.tracing import run_config
 from app.includes import IncludeResolver
 from graphs.context import IndexingContext
 from graphs.errors import DocumentRejected
-from graphs.records import DocumentInfo
+from graphs.records import ChunkRecord, DocumentInfo
 from graphs.ports import VectorIndex
-from nodes.indexing.steps import document_id
+from nodes.indexing.steps import document_id, document_info, embed_chunks
 
 log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class PendingDocument:
+    """One document of a batch (`IndexingService.index_many`): what `index_bytes` takes."""
+    source: str
+    data: bytes
+    document_context: dict | None = None
+    filename: str | None = None
 
 
 @dataclass
@@ -69,6 +79,58 @@ class IndexingService:
                 run["filename"] = filename
             out = self._graph.invoke(run, config, context=self._context)
         return IndexResult(source=source, status=out["status"], document=out.get("document_info"))
+
+    def index_many(self, documents: list[PendingDocument]) -> list[IndexResult]:
+        """Index a batch of documents (a source sync's pages): each is read and chunked on its own, all their
+        chunks are embedded together in full encoder batches, and the index switches every document to its
+        new version in a few writes. Each document stays atomic (old or new, never a mix) and unchanged
+        content is still skipped; a document that cannot be used comes back `failed` with the reason (the
+        others are indexed). Bound the batch: its bytes and chunks are held in memory.
+
+        The encoder runs on its own thread while the next documents are parsed (in the sandbox process), so
+        the two heaviest steps overlap."""
+        batch_size = self._context.embed_batch_size
+        results: list[IndexResult] = []
+        ready: list[tuple[int, dict]] = []  # (position in results, the run's output)
+        chunks: list[ChunkRecord] = []  # every ready document's chunks, in order
+        encoded: list[Future] = []  # embeddings of chunks[0:submitted], one future per encoder batch
+        submitted = 0
+        with self._lock, ThreadPoolExecutor(max_workers=1, thread_name_prefix="encoder") as encoder:
+            for pending in documents:
+                try:
+                    run, out = self._chunk_only(pending)
+                except DocumentRejected as exc:
+                    results.append(IndexResult(source=pending.source, status="failed", error=exc.reason))
+                    continue
+                results.append(IndexResult(source=pending.source, status=out["status"],
+                                           document=out.get("document_info")))
+                if out["status"] == "unchanged":
+                    continue
+                ready.append((len(results) - 1, {**run, **out}))
+                chunks.extend(out["chunks"])
+                while len(chunks) - submitted >= batch_size:
+                    encoded.append(encoder.submit(embed_chunks, self._context, chunks[submitted:submitted + batch_size]))
+                    submitted += batch_size
+            if submitted < len(chunks):
+                encoded.append(encoder.submit(embed_chunks, self._context, chunks[submitted:]))
+            embeddings = iter([vector for future in encoded for vector in future.result()])
+            batch = []
+            for position, state in ready:
+                info = document_info(state)
+                batch.append((info, state["chunks"], [next(embeddings) for _ in state["chunks"]]))
+                results[position].document = info
+            self.index.replace_documents(batch)
+        return results
+
+    def _chunk_only(self, pending: PendingDocument) -> tuple[dict, dict]:
+        """Run the graph up to chunking (`embed_later`); raises DocumentRejected."""
+        data = IncludeResolver.from_bytes({pending.source: pending.data}).expand(pending.source, pending.data)
+        run = {"source": pending.source, "data": data, "document_context": pending.document_context or {},
+               "embed_later": True}
+        if pending.filename:
+            run["filename"] = pending.filename
+        config = run_config(tracer=self._tracer, trace_id=uuid.uuid4().hex, run_name="indexing", tags=["indexing"])
+        return run, self._graph.invoke(run, config, context=self._context)
 
     @staticmethod
     def sources(paths: Iterable[Path], *, root: Path, prefix: str) -> dict[str, Path]:

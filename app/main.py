@@ -6,6 +6,7 @@ import asyncio
 import logging
 import threading
 from contextlib import asynccontextmanager
+from functools import partial
 from typing import Any
 
 from fastapi import FastAPI
@@ -30,6 +31,8 @@ from app.routers import ui as ui_router
 from app.routers import openai_compat as openai_router
 from app.routers import sources as sources_router
 from app.settings import Settings
+from app.source_schedule import SourceScheduler
+from app.source_sync import run_sync
 
 log = logging.getLogger(__name__)
 MULTIPART_OVERHEAD = 64 * 1024
@@ -70,10 +73,14 @@ def create_app(settings: Settings | None = None, **overrides: Any) -> FastAPI:
         log.info("%s", await run_in_threadpool(ready_summary, resources))
         app.state.resources = resources
         retention = asyncio.create_task(retention_loop(resources, settings.retention_interval_s))
+        scheduler = SourceScheduler(resources.sources, partial(run_sync, resources),
+                                    settings.source_schedule_interval_s).start() if resources.sources else None
         try:
             yield
         finally:
             retention.cancel()
+            if scheduler is not None:
+                await run_in_threadpool(scheduler.stop, settings.shutdown_timeout_s)
             app.state.resources = None
             await _close_within(resources, settings.shutdown_timeout_s)
 

@@ -182,6 +182,7 @@ def _build_resources(settings: Settings, *, embedder: Embedder | None = None, ll
     database = Database.open(database_url_for(settings))
     if not database.is_postgres:
         _import_legacy_stores(settings, database)
+        _import_legacy_sources(settings, database)
     feedback = FeedbackStore(database, embed=embedder.embed_query,
                              min_votes=settings.feedback_min_votes, max_multiplier=settings.feedback_max_multiplier,
                              similarity=settings.feedback_similarity, cache_s=settings.feedback_cache_s)
@@ -248,7 +249,7 @@ def _build_resources(settings: Settings, *, embedder: Embedder | None = None, ll
                      sessions=sessions, tracer=tracer, chat=chat, indexer=indexer, status=status,
                      tickets=tickets, parser=parser, feedback=feedback, retrieval_context=support_context,
                      redactors=redactors, traces=traces, policy=policy, indexers=indexers,
-                     sources=SourceStore(settings.sources_db), database=database)
+                     sources=_source_store(database), database=database)
 
 
 LEGACY_IMPORTED = "legacy-stores-imported"
@@ -271,6 +272,33 @@ def _import_legacy_stores(settings: Settings, database: Database) -> None:
     data_dir.mkdir(parents=True, exist_ok=True)
     marker.write_text("rows of tickets.sqlite, feedback.sqlite, traces.sqlite and the owner tables of "
                       "sessions.sqlite were copied into deskmate.sqlite\n")
+
+
+def _source_store(database: Database) -> SourceStore:
+    store = SourceStore(database)
+    if not database.is_postgres and (interrupted := store.reset_interrupted()):
+        log.warning("%d source sync(s) were interrupted when deskmate last stopped; marked failed", interrupted)
+    return store
+
+
+LEGACY_SOURCES_IMPORTED = "legacy-sources-imported"
+
+
+def _import_legacy_sources(settings: Settings, database: Database) -> None:
+    """Synced sources were kept in sources.sqlite before they joined the database: copied in once, at the
+    first start after the upgrade (the file stays, unread, as it was)."""
+    from app.storage.import_sqlite import SOURCE_TABLES, import_legacy_files
+
+    data_dir = Path(settings.data_dir)
+    marker = data_dir / LEGACY_SOURCES_IMPORTED
+    if marker.exists():
+        return
+    report = import_legacy_files(data_dir, database, tables=SOURCE_TABLES)
+    copied = {name: n for name, (_, n) in report.tables.items() if n}
+    if copied:
+        log.info("copied sources.sqlite into the database: %s", ", ".join(f"{name} {n}" for name, n in copied.items()))
+    data_dir.mkdir(parents=True, exist_ok=True)
+    marker.write_text("the sources and source_documents rows of sources.sqlite were copied into deskmate.sqlite\n")
 
 
 def _plural(n: int, word: str) -> str:

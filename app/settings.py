@@ -104,6 +104,10 @@ class Settings(BaseSettings):
         200.0, gt=0, le=1_000_000, validation_alias=_env("DESKMATE_TRACE_MAX_MB"),
         description="Local traces are kept under this total size (the oldest go first), beside the age and "
                     "count limits.")
+    source_schedule_interval_s: float = Field(
+        30.0, ge=0.1, le=3600, validation_alias=_env("DESKMATE_SOURCE_SCHEDULE_INTERVAL_S"),
+        description="How often deskmate looks for synced sources whose schedule (`every 30m`) has come round "
+                    "and starts their sync (one at a time per source; of several replicas, one starts it).")
     retention_interval_s: float = Field(
         600.0, ge=1, le=86400, validation_alias=_env("DESKMATE_RETENTION_INTERVAL_S"),
         description="How often the background pass expires idle sessions, prunes checkpoints and traces, and "
@@ -511,10 +515,6 @@ class Settings(BaseSettings):
     @property
     def traces_db(self) -> Path:
         return self.data_dir / "traces.sqlite"
-
-    @property
-    def sources_db(self) -> Path:
-        return self.data_dir / "sources.sqlite"
 
     @property
     def tickets_db(self) -> Path:

@@ -72,6 +72,14 @@ class CountingEmbedder:
         return self._inner.count_tokens(text)
 
 
+def encode_all(encoder, texts) -> float:
+    """Seconds the raw encoder takes for `texts` in batches of 32 (what the indexing graph's batch size is)."""
+    started = time.perf_counter()
+    for i in range(0, len(texts), 32):
+        encoder.embed_documents(texts[i:i + 32])
+    return time.perf_counter() - started
+
+
 def run_source(name, store, indexer, recorder, encoder, source_id, build, change) -> None:
     from app.source_sync import sync_source
 
@@ -81,23 +89,26 @@ def run_source(name, store, indexer, recorder, encoder, source_id, build, change
     full_s = time.perf_counter() - started
     texts = list(recorder.texts)
     documents = counts["added"]
-    started = time.perf_counter()
-    for i in range(0, len(texts), 32):
-        encoder.embed_documents(texts[i:i + 32])
-    encoder_s = time.perf_counter() - started
+    # the encoder alone on the same texts, right after the sync and again after the re-sync: on a shared
+    # machine the load changes from minute to minute, so the ratio is taken against the mean of the two
+    encoder_after_s = encode_all(encoder, texts)
     changed = change()
     recorder.texts.clear()
     started = time.perf_counter()
     again = sync_source(source_id, store=store, indexer=indexer, build_connector=build)
     resync_s = time.perf_counter() - started
+    resync_texts = len(recorder.texts)
+    encoder_later_s = encode_all(encoder, texts)
+    encoder_s = (encoder_after_s + encoder_later_s) / 2
     error = store.get(source_id)["last_error"]
     print(f"{name}: {documents} documents, {len(texts)} chunks (failed {counts['failed']}){' — ' + error if error else ''}")
     print(f"  full sync      : {full_s:7.2f} s  {documents / full_s:6.1f} documents/s  {len(texts) / full_s:6.1f} chunks/s")
     print(f"  raw encoder    : {encoder_s:7.2f} s  {len(texts) / encoder_s:6.1f} chunks/s  "
-          f"(ratio {(len(texts) / full_s) / (len(texts) / encoder_s):.2f} x, target >= 0.90)")
+          f"(runs {encoder_after_s:.2f} s / {encoder_later_s:.2f} s; "
+          f"ratio {(len(texts) / full_s) / (len(texts) / encoder_s):.2f} x, target >= 0.90)")
     print(f"  re-sync {changed} changed ({100 * changed / max(documents, 1):.0f} %): {resync_s:6.2f} s "
-          f"({100 * resync_s / full_s:.1f} % of full), {len(recorder.texts)} chunks embedded "
-          f"({100 * len(recorder.texts) / max(len(texts), 1):.1f} % of full); updated {again['updated']}, "
+          f"({100 * resync_s / full_s:.1f} % of full), {resync_texts} chunks embedded "
+          f"({100 * resync_texts / max(len(texts), 1):.1f} % of full); updated {again['updated']}, "
           f"unchanged {again['unchanged']}")
 
 
@@ -117,6 +128,7 @@ def main() -> int:
     from app.connectors.registry import build_connector
     from app.indexing_service import IndexingService
     from app.settings import Settings
+    from app.storage import Database
     from graphs.context import IndexingContext
     from graphs.indexing import build_indexing_graph
     from tests.e2e.confluence_server import FakeConfluence
@@ -136,7 +148,8 @@ def main() -> int:
         indexer = IndexingService(build_indexing_graph(), IndexingContext(
             embedder=recorder, index=index, parser=parser_pool, chunk_max_tokens=settings.chunk_max_tokens),
             build_tracer(settings, None))
-        store = SourceStore(Path(tmp) / "sources.sqlite")
+        database = Database.open(f"sqlite:///{Path(tmp) / 'deskmate.sqlite'}")
+        store = SourceStore(database)
 
         for n in range(args.pages):
             confluence.add_page(str(1000 + n), f"Article {n}", page_text(n))
@@ -168,7 +181,7 @@ def main() -> int:
             return edited
 
         run_source("SharePoint DOCX", store, indexer, recorder, encoder, "5harep0int00", build_connector, edit_files)
-        store.close()
+        database.close()
     parser_pool.close()
     return 0
 

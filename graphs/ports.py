@@ -48,6 +48,12 @@ class VectorIndex(Protocol):
         """Make `info.version` the document's content; readers see the old or the new, never a mix."""
         ...
 
+    def replace_documents(self, batch: Sequence[tuple[DocumentInfo, Sequence[ChunkRecord],
+                                                      Sequence[Sequence[float]]]]) -> None:
+        """`replace_document` for many documents in as few writes as the store allows; each still switches
+        atomically (old or new, never a mix)."""
+        ...
+
     def delete_document(self, doc_id: str) -> bool: ...
 
     def count(self) -> int:

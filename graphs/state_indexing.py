@@ -14,6 +14,9 @@ class IndexingInput(TypedDict):
     document_context: NotRequired[dict]  # document context (graphs/filters.validate_context); {} or absent: none
     # the name the parser reads the type from when `source` is a link ("https://wiki…/pages/123" → "page.html")
     filename: NotRequired[str]
+    # stop after chunking: the caller embeds many documents' chunks in one encoder call and stores each
+    # document itself (IndexingService.index_many); a sync of many small pages is otherwise bound by tiny batches
+    embed_later: NotRequired[bool]
 
 
 class IndexingState(IndexingInput, total=False):
@@ -30,3 +33,7 @@ class IndexingOutput(TypedDict, total=False):
     doc_id: str
     status: Literal["new", "replaced", "unchanged"]
     document_info: DocumentInfo
+    # set when the run was asked to `embed_later`: what the caller embeds and stores
+    version: str
+    document: ParsedDocument
+    chunks: list[ChunkRecord]

@@ -92,6 +92,10 @@ class InMemoryIndex:
         self.chunks = {cid: (c, v) for cid, (c, v) in self.chunks.items()
                        if c["doc_id"] != info["doc_id"] or c["version"] == info["version"]}
 
+    def replace_documents(self, batch) -> None:
+        for info, chunks, embeddings in batch:
+            self.replace_document(info, chunks, embeddings)
+
     def delete_document(self, doc_id: str) -> bool:
         existed = self.documents.pop(doc_id, None) is not None
         self.chunks = {cid: (c, v) for cid, (c, v) in self.chunks.items() if c["doc_id"] != doc_id}

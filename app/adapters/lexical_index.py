@@ -331,6 +331,12 @@ class HybridIndex:
             self.vector.replace_document(info, chunks, embeddings)
             self.lexical.replace_document(info["doc_id"], info["version"], chunks)
 
+    def replace_documents(self, batch) -> None:
+        with self._write_lock:
+            self.vector.replace_documents(batch)
+            for info, chunks, _ in batch:
+                self.lexical.replace_document(info["doc_id"], info["version"], chunks)
+
     def delete_document(self, doc_id: str) -> bool:
         with self._write_lock:
             removed = self.vector.delete_document(doc_id)

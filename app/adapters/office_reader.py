@@ -155,10 +155,9 @@ class _Numbering:
         return None if fmt is None else fmt in _ORDERED_FORMATS
 
 
-def _list_position(paragraph) -> tuple[str, int] | None:
+def _list_position(paragraph, style) -> tuple[str, int] | None:
     """(numId, level) of a list paragraph, from its own properties or its style's; None when not a list."""
-    for source in (paragraph._p.pPr, getattr(paragraph.style, "element", None) is not None
-                   and paragraph.style.element.pPr):
+    for source in (paragraph._p.pPr, getattr(style, "element", None) is not None and style.element.pPr):
         num_pr = getattr(source, "numPr", None) if source is not None and source is not False else None
         if num_pr is not None and num_pr.numId is not None:
             num_id = str(num_pr.numId.val)
@@ -204,6 +203,9 @@ def parse_docx(name: str, data: bytes) -> OfficeDocument:
         numbering = _Numbering(document)
         blocks: list[Block] = []
         doc_title = (document.core_properties.title or "").strip()
+        # python-docx resolves a paragraph's style by searching every style of the document, each time it is
+        # asked; a paragraph's style depends only on its style id, so each id is resolved once per document
+        styles: dict[str | None, object] = {}
         for item in document.iter_inner_content():
             if isinstance(item, Table):
                 rows = _table_rows([[cell.text for cell in row.cells] for row in item.rows])
@@ -212,14 +214,18 @@ def parse_docx(name: str, data: bytes) -> OfficeDocument:
             if not isinstance(item, Paragraph):
                 continue
             text = re.sub(r"[ \t]+", " ", item.text).strip()
-            style = (item.style.name if item.style is not None else "") or ""
+            style_id = item._p.style
+            if style_id not in styles:
+                styles[style_id] = item.style
+            paragraph_style = styles[style_id]
+            style = (paragraph_style.name if paragraph_style is not None else "") or ""
             alts = _alt_texts(item._p)
             heading = _HEADING_STYLE.match(style)
             if style == "Title" and text:
                 blocks.append(Block("heading", text, level=1))
             elif heading and text:
                 blocks.append(Block("heading", text, level=min(max(int(heading.group(1)), 1), 6)))
-            elif (position := _list_position(item)) is not None and text:
+            elif (position := _list_position(item, paragraph_style)) is not None and text:
                 num_id, level = position
                 if level == 0 and (depth := re.search(r"(\d)$", style)):  # "List Bullet 2": the second level
                     level = int(depth.group(1)) - 1

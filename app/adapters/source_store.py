@@ -1,47 +1,23 @@
 """The `sources` table: synced knowledge sources, their sync state, and which documents each one indexed.
 
-Credentials are never stored: a source keeps the *names* of environment variables that hold them.
+Rows live in the relational store (app/storage: SQLite embedded, Postgres in server mode), so every replica
+sees the same sources and the same sync state. Credentials are never stored: a source keeps the *names* of
+environment variables that hold them.
 """
 
 from __future__ import annotations
 
 import json
-import sqlite3
-import threading
-from contextlib import contextmanager
 from datetime import datetime, timezone
-from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS sources (
-    id             TEXT PRIMARY KEY,      -- content hash of (type, base_url, scope)
-    type           TEXT NOT NULL,
-    name           TEXT NOT NULL,
-    base_url       TEXT NOT NULL,
-    scope          TEXT NOT NULL,         -- JSON: space_keys, start_urls, kb ids … (per type)
-    credential_env TEXT NOT NULL,         -- JSON: role → environment variable NAME (never a value)
-    group_map      TEXT NOT NULL,         -- JSON: source group → deskmate audience group
-    schedule       TEXT NOT NULL,         -- "manual" or "every <n>m|h"
-    status         TEXT NOT NULL,         -- never | queued | syncing | ok | error
-    cursor         TEXT,
-    last_sync_at   TEXT,
-    last_error     TEXT,
-    last_counts    TEXT NOT NULL,         -- JSON: added, updated, unchanged, deleted, failed, embedded_chunks
-    created_at     TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS source_documents (
-    source_id   TEXT NOT NULL REFERENCES sources (id) ON DELETE CASCADE,
-    external_id TEXT NOT NULL,
-    doc_id      TEXT NOT NULL,
-    url         TEXT NOT NULL,
-    version     TEXT NOT NULL,
-    audience    TEXT NOT NULL,            -- JSON list; [] = everyone
-    title       TEXT NOT NULL,
-    PRIMARY KEY (source_id, external_id)
-);
-"""
+from sqlalchemy import delete, func, select, update
+
+from app.storage import Database
+from app.storage.schema import source_documents, sources
+
 _JSON_FIELDS = ("scope", "credential_env", "group_map", "last_counts")
+BUSY = ("queued", "syncing")  # a sync of the source is waiting or running: no second one starts
 
 
 def utc_now() -> str:
@@ -49,31 +25,14 @@ def utc_now() -> str:
 
 
 class SourceStore:
-    def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self._conn = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None)
-        self._conn.row_factory = sqlite3.Row
-        self._lock = threading.Lock()
-        with self._lock:  # executescript manages its own transaction
-            self._conn.execute("PRAGMA foreign_keys = ON")
-            self._conn.executescript(_SCHEMA)
-
-    @contextmanager
-    def _tx(self) -> Iterator[sqlite3.Connection]:
-        with self._lock:
-            self._conn.execute("BEGIN")
-            try:
-                yield self._conn
-            except BaseException:
-                self._conn.execute("ROLLBACK")
-                raise
-            self._conn.execute("COMMIT")
+    def __init__(self, database: Database) -> None:
+        self._db = database
 
     @staticmethod
-    def _row(row: sqlite3.Row | None) -> dict[str, Any] | None:
+    def _row(row) -> dict[str, Any] | None:
         if row is None:
             return None
-        record = dict(row)
+        record = dict(row._mapping)
         for name in _JSON_FIELDS:
             record[name] = json.loads(record[name])
         return record
@@ -84,65 +43,74 @@ class SourceStore:
                   "last_counts": {}, "created_at": utc_now()}
         for name in _JSON_FIELDS:
             values[name] = json.dumps(values[name], sort_keys=True)
-        columns = ", ".join(values)
-        with self._tx() as conn:
-            if conn.execute("SELECT 1 FROM sources WHERE id = ?", (record["id"],)).fetchone():
-                return False
-            conn.execute(f"INSERT INTO sources ({columns}) VALUES ({', '.join('?' * len(values))})",
-                         tuple(values.values()))
-        return True
+        with self._db.begin() as conn:
+            inserted = self._db.insert(sources).values(**values).on_conflict_do_nothing().returning(sources.c.id)
+            return conn.execute(inserted).first() is not None
 
     def get(self, source_id: str) -> dict[str, Any] | None:
-        with self._lock:
-            return self._row(self._conn.execute("SELECT * FROM sources WHERE id = ?", (source_id,)).fetchone())
+        with self._db.connect() as conn:
+            return self._row(conn.execute(select(sources).where(sources.c.id == source_id)).first())
 
     def list(self) -> list[dict[str, Any]]:
-        with self._lock:
-            rows = self._conn.execute("SELECT * FROM sources ORDER BY created_at, id").fetchall()
+        with self._db.connect() as conn:
+            rows = conn.execute(select(sources).order_by(sources.c.created_at, sources.c.id)).all()
         return [self._row(r) for r in rows]
 
     def update(self, source_id: str, **fields: Any) -> None:
         for name in _JSON_FIELDS:
             if name in fields:
                 fields[name] = json.dumps(fields[name], sort_keys=True)
-        assignments = ", ".join(f"{name} = ?" for name in fields)
-        with self._tx() as conn:
-            conn.execute(f"UPDATE sources SET {assignments} WHERE id = ?", (*fields.values(), source_id))
+        with self._db.begin() as conn:
+            conn.execute(update(sources).where(sources.c.id == source_id).values(**fields))
 
-    def claim(self, source_id: str) -> bool:
-        """Mark a source as queued unless a sync of it is already queued or running (one at a time)."""
-        with self._tx() as conn:
-            changed = conn.execute("UPDATE sources SET status = 'queued' WHERE id = ? AND status NOT IN "
-                                   "('queued', 'syncing')", (source_id,)).rowcount
-        return bool(changed)
+    def claim(self, source_id: str, *, last_sync_at: str | None | bool = False) -> bool:
+        """Mark a source as queued unless a sync of it is already queued or running (one at a time, across
+        replicas: the conditional UPDATE is the lock). With `last_sync_at` (the value a scheduler read), only
+        while that is still the last sync, so a replica that read a row just before another one synced it does
+        not start the same due sync again."""
+        claim = update(sources).where(sources.c.id == source_id, sources.c.status.not_in(BUSY))
+        if last_sync_at is not False:
+            claim = claim.where(sources.c.last_sync_at.is_(None) if last_sync_at is None
+                                else sources.c.last_sync_at == last_sync_at)
+        with self._db.begin() as conn:
+            return conn.execute(claim.values(status="queued").returning(sources.c.id)).first() is not None
+
+    def reset_interrupted(self) -> int:
+        """Syncs left queued or running by a process that stopped are marked failed, so they can start again.
+        Only for the embedded store, which one process owns: on a shared database another replica may be
+        running them."""
+        with self._db.begin() as conn:
+            return conn.execute(update(sources).where(sources.c.status.in_(BUSY)).values(
+                status="error", last_error="The sync was interrupted when deskmate stopped; it runs again at its "
+                                           "next schedule, or press Sync.")).rowcount
 
     def remove(self, source_id: str) -> None:
-        with self._tx() as conn:
-            conn.execute("DELETE FROM source_documents WHERE source_id = ?", (source_id,))
-            conn.execute("DELETE FROM sources WHERE id = ?", (source_id,))
+        with self._db.begin() as conn:
+            conn.execute(delete(source_documents).where(source_documents.c.source_id == source_id))
+            conn.execute(delete(sources).where(sources.c.id == source_id))
 
     # --- documents ----------------------------------------------------------------------------
     def documents(self, source_id: str) -> dict[str, dict[str, Any]]:
-        with self._lock:
-            rows = self._conn.execute("SELECT * FROM source_documents WHERE source_id = ?", (source_id,)).fetchall()
-        return {r["external_id"]: {**dict(r), "audience": json.loads(r["audience"])} for r in rows}
+        with self._db.connect() as conn:
+            rows = conn.execute(select(source_documents).where(source_documents.c.source_id == source_id)).all()
+        return {r.external_id: {**dict(r._mapping), "audience": json.loads(r.audience)} for r in rows}
 
     def document_count(self, source_id: str) -> int:
-        with self._lock:
-            return self._conn.execute("SELECT COUNT(*) FROM source_documents WHERE source_id = ?",
-                                      (source_id,)).fetchone()[0]
+        with self._db.connect() as conn:
+            return int(conn.execute(select(func.count()).select_from(source_documents)
+                                    .where(source_documents.c.source_id == source_id)).scalar())
 
     def put_document(self, source_id: str, external_id: str, *, doc_id: str, url: str, version: str,
                      audience: list[str], title: str) -> None:
-        with self._tx() as conn:
-            conn.execute("INSERT OR REPLACE INTO source_documents VALUES (?, ?, ?, ?, ?, ?, ?)",
-                         (source_id, external_id, doc_id, url, version, json.dumps(audience), title))
+        values = {"doc_id": doc_id, "url": url, "version": version, "audience": json.dumps(audience), "title": title}
+        statement = self._db.insert(source_documents).values(source_id=source_id, external_id=external_id, **values)
+        with self._db.begin() as conn:
+            conn.execute(statement.on_conflict_do_update(index_elements=["source_id", "external_id"], set_=values))
 
     def drop_document(self, source_id: str, external_id: str) -> None:
-        with self._tx() as conn:
-            conn.execute("DELETE FROM source_documents WHERE source_id = ? AND external_id = ?",
-                         (source_id, external_id))
+        with self._db.begin() as conn:
+            conn.execute(delete(source_documents).where(source_documents.c.source_id == source_id,
+                                                        source_documents.c.external_id == external_id))
 
     def close(self) -> None:
-        with self._lock:
-            self._conn.close()
+        """The database belongs to the app (Resources closes it)."""

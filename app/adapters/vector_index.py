@@ -28,6 +28,7 @@ _OPTIONAL_META = ("role",)  # absent from chunks indexed by older versions
 MANIFEST_TTL_S = 2.0  # other replicas' writes become visible within this time
 OVERFETCH = 2
 _PAGE = 1000
+_SWEEP_CLAUSES = 100  # documents whose older versions one delete sweeps
 
 
 def _optional_meta(chunk: ChunkRecord) -> dict[str, Any]:
@@ -158,12 +159,23 @@ class ChromaVectorIndex:
 
     def replace_document(self, info: DocumentInfo, chunks: Sequence[ChunkRecord],
                          embeddings: Sequence[Sequence[float]]) -> None:
-        if len(chunks) != len(embeddings):
-            raise ValueError(f"{len(chunks)} chunks but {len(embeddings)} embeddings")
-        self._within_deadline(lambda: self._replace(info, chunks, embeddings))
+        self.replace_documents([(info, chunks, embeddings)])
 
-    def _replace(self, info: DocumentInfo, chunks: Sequence[ChunkRecord],
-                 embeddings: Sequence[Sequence[float]]) -> None:
+    def replace_documents(self, batch: Sequence[tuple[DocumentInfo, Sequence[ChunkRecord],
+                                                      Sequence[Sequence[float]]]]) -> None:
+        """Write every document's new chunks, then switch all their manifest records in one upsert, then
+        sweep their older versions: three writes for the batch instead of three per document."""
+        for info, chunks, embeddings in batch:
+            if len(chunks) != len(embeddings):
+                raise ValueError(f"{info['doc_id']}: {len(chunks)} chunks but {len(embeddings)} embeddings")
+        if batch:
+            self._within_deadline(lambda: self._replace(batch))
+
+    def _replace(self, batch: Sequence[tuple[DocumentInfo, Sequence[ChunkRecord], Sequence[Sequence[float]]]]
+                 ) -> None:
+        chunks = [c for _, document_chunks, _ in batch for c in document_chunks]
+        embeddings = [e for _, _, document_embeddings in batch for e in document_embeddings]
+        infos = [info for info, _, _ in batch]
         with self._write_lock:
             for start in range(0, len(chunks), self._batch):
                 part = chunks[start:start + self._batch]
@@ -173,11 +185,17 @@ class ChromaVectorIndex:
                     documents=[c["text"] for c in part],
                     metadatas=[chunk_metadata(c) for c in part],
                 )
-            # the switch: one record, one write
-            self._manifest.upsert(ids=[info["doc_id"]], embeddings=[_MANIFEST_VECTOR],
-                                  documents=[info["source"]], metadatas=[manifest_metadata(info)])
+            # the switch: one record per document, written together
+            for start in range(0, len(infos), self._batch):
+                part = infos[start:start + self._batch]
+                self._manifest.upsert(ids=[i["doc_id"] for i in part], embeddings=[_MANIFEST_VECTOR] * len(part),
+                                      documents=[i["source"] for i in part],
+                                      metadatas=[manifest_metadata(i) for i in part])
             self._forget_manifest_cache()
-            self._chunks.delete(where={"$and": [{"doc_id": info["doc_id"]}, {"version": {"$ne": info["version"]}}]})
+            for start in range(0, len(infos), _SWEEP_CLAUSES):
+                older = [{"$and": [{"doc_id": i["doc_id"]}, {"version": {"$ne": i["version"]}}]}
+                         for i in infos[start:start + _SWEEP_CLAUSES]]
+                self._chunks.delete(where=older[0] if len(older) == 1 else {"$or": older})
 
     def delete_document(self, doc_id: str) -> bool:
         return self._within_deadline(lambda: self._delete(doc_id))

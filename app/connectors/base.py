@@ -24,6 +24,15 @@ class ConnectorAuthError(ConnectorError):
     """The source rejected the credentials (401/403): syncing again will not help until they are fixed."""
 
 
+class Unreadable(Exception):
+    """The source's permissions leave no deskmate audience that may read this document: it is not indexed,
+    and a copy indexed before is removed. `reason` is shown to the admin."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
 @dataclass(frozen=True)
 class DocumentRef:
     """A document as a listing shows it: enough to decide whether to fetch it."""
@@ -71,7 +80,8 @@ class Connector(ABC):
 
     @abstractmethod
     def audience(self, document: RemoteDocument) -> list[str]:
-        """deskmate audience groups allowed to read it; [] means everyone who may use deskmate."""
+        """deskmate audience groups allowed to read it; [] means everyone who may use deskmate. Raises
+        Unreadable when no audience may read it."""
 
     def current_audience(self, external_id: str) -> list[str] | None:
         """The audience as the source says now, without fetching the body (None: not cheaper than a fetch).

@@ -7,12 +7,20 @@
 - a page's body: `GET /wiki/api/v2/pages/{id}?body-format=storage`, storage-format XHTML turned into plain
   HTML here (code, info/note/warning/tip panels, expand, tables, images' alt text; navigation macros dropped);
 - deletions: ids no longer listed as current pages of the spaces (deleted, trashed, or moved to another space);
-- permissions: `GET /wiki/rest/api/content/{id}/restriction/byOperation/read` — a page with read restrictions
-  gets the restricted groups as its audience (through the source's `group_map`, else the group's name) and
-  each restricted user as `user:<accountId>`; without restrictions, everyone.
+- permissions: `GET /wiki/rest/api/content/{id}/restriction/byOperation/read` on the page and on each of its
+  ancestors (`GET /wiki/api/v2/pages/{id}/ancestors`), since a view restriction on a page applies to every page
+  under it. Each restricted level's groups (through the source's `group_map`, else the group's name) and users
+  (`user:<accountId>`) form a set; a reader must be allowed at every level, so the audience is what all the
+  restricted levels have in common. A page no single group or user may read at every level is not indexed
+  (and goes, if it was). Without restrictions anywhere, everyone.
 
-Restrictions inherited from ancestor pages and space permissions are not read (a known limit, stated in the
-note): restrict the pages themselves, or sync only spaces everyone may read.
+Data Center (`scope.edition: data_center`; base URL without `/wiki`, e.g. https://confluence.example.com or
+…/confluence) has no v2 API: pages are listed with `GET /rest/api/content?spaceKey=…&type=page` (start/limit
+paging), read with `GET /rest/api/content/{id}?expand=body.storage,version,ancestors`, and spaces checked with
+`GET /rest/api/space/{key}`; CQL and restrictions are the same v1 calls. Users there are `username`s.
+
+Space permissions are not read (a known limit, stated in the note): sync only spaces everyone may read, or
+restrict the pages.
 """
 
 from __future__ import annotations
@@ -23,25 +31,33 @@ from datetime import datetime, timedelta, timezone
 from urllib.parse import urlsplit
 
 from app.adapters.markup_rules import image_text
-from app.connectors.base import ChangeSet, Connector, ConnectorError, DocumentRef, RemoteDocument
+from app.connectors.base import ChangeSet, Connector, ConnectorError, DocumentRef, RemoteDocument, Unreadable
 from app.connectors.http import SourceHttp
 
 PAGE_LIMIT = 100  # Confluence's own maximum for v2 lists is 250; 100 keeps each response small
 MAX_PAGES_PER_SPACE = 50_000
+MAX_ANCESTORS = 250  # the v2 ancestors call's own maximum per response; deeper trees are not real
+EDITIONS = ("cloud", "data_center")
 CQL_TIME = "%Y/%m/%d %H:%M"
 
 
 class ConfluenceConnector(Connector):
     kind = "confluence"
 
-    def __init__(self, http: SourceHttp, *, space_keys: list[str], group_map: dict[str, str] | None = None) -> None:
+    def __init__(self, http: SourceHttp, *, space_keys: list[str], group_map: dict[str, str] | None = None,
+                 edition: str = "cloud") -> None:
         if not space_keys:
             raise ConnectorError("A Confluence source needs at least one space key to sync.")
+        if edition not in EDITIONS:
+            raise ConnectorError(f"scope.edition must be {' or '.join(EDITIONS)}, not '{edition}'.")
         self.http = http
         self.space_keys = space_keys
         self.group_map = {k.lower(): v for k, v in (group_map or {}).items()}
+        self.data_center = edition == "data_center"
         self._space_ids: dict[str, str] | None = None
-        self._wiki = "" if urlsplit(http.base_url).path.rstrip("/").endswith("/wiki") else "/wiki"
+        self._restrictions: dict[str, dict] = {}  # page id → its own read restrictions, for this sync
+        ends_in_wiki = urlsplit(http.base_url).path.rstrip("/").endswith("/wiki")
+        self._wiki = "" if ends_in_wiki or self.data_center else "/wiki"
 
     # --- listing ------------------------------------------------------------------------------
     def _spaces(self) -> dict[str, str]:
@@ -57,6 +73,8 @@ class ConfluenceConnector(Connector):
         return self._space_ids
 
     def _current_pages(self) -> list[dict]:
+        if self.data_center:
+            return self._current_pages_v1()
         pages: list[dict] = []
         for space_id in self._spaces().values():
             url: str | None = f"{self._wiki}/api/v2/spaces/{space_id}/pages"
@@ -65,6 +83,20 @@ class ConfluenceConnector(Connector):
                 body = self.http.json(url, params=params)
                 pages.extend(p for p in body.get("results", []) if isinstance(p, dict))
                 url, params = self._next(body), None
+        return pages
+
+    def _current_pages_v1(self) -> list[dict]:
+        pages: list[dict] = []
+        for key in self.space_keys:
+            if self.http.get(f"/rest/api/space/{key}", accept_statuses=(404,)).status_code == 404:
+                raise ConnectorError(f"Confluence has no space with key {key} visible to these credentials.")
+            url: str | None = "/rest/api/content"
+            params: dict | None = {"spaceKey": key, "type": "page", "status": "current", "limit": PAGE_LIMIT,
+                                   "expand": "version"}
+            while url and len(pages) < MAX_PAGES_PER_SPACE:
+                body = self.http.json(url, params=params)
+                pages.extend(p for p in body.get("results", []) if isinstance(p, dict))
+                url, params = self._next_v1(body), None
         return pages
 
     def _next(self, body: dict) -> str | None:
@@ -113,21 +145,44 @@ class ConfluenceConnector(Connector):
 
     # --- one page -----------------------------------------------------------------------------
     def fetch(self, ref: DocumentRef) -> RemoteDocument:
-        page = self.http.json(f"{self._wiki}/api/v2/pages/{ref.external_id}", params={"body-format": "storage"})
+        if self.data_center:
+            page = self.http.json(f"/rest/api/content/{ref.external_id}",
+                                  params={"expand": "body.storage,version,ancestors"})
+            ancestors = [str(a["id"]) for a in page.get("ancestors") or [] if isinstance(a, dict) and a.get("id")]
+        else:
+            page = self.http.json(f"{self._wiki}/api/v2/pages/{ref.external_id}", params={"body-format": "storage"})
+            ancestors = None  # read with the restrictions
         storage = ((page.get("body") or {}).get("storage") or {}).get("value") or ""
         title = page.get("title") or ref.title or f"Page {ref.external_id}"
         body = storage_to_html(title, storage)
         version = str((page.get("version") or {}).get("number", ref.version))
         return RemoteDocument(external_id=ref.external_id, version=version, title=title,
                               url=self.page_url(ref.external_id), filename=f"confluence-{ref.external_id}.html",
-                              data=body.encode("utf-8"), permissions=self._read_restrictions(ref.external_id))
+                              data=body.encode("utf-8"), permissions=self._permissions(ref.external_id, ancestors))
 
     def page_url(self, page_id: str) -> str:
         """A link that survives renames and moves: viewpage.action by page id (Cloud and Data Center)."""
-        base = self.http.base_url if self._wiki == "" else f"{self.http.base_url}/wiki"
+        base = self.http.base_url if self._wiki == "" else f"{self.http.base_url}/wiki"  # Data Center: as given
         return f"{base}/pages/viewpage.action?pageId={page_id}"
 
+    def _ancestors(self, page_id: str) -> list[str]:
+        if self.data_center:
+            page = self.http.json(f"/rest/api/content/{page_id}", params={"expand": "ancestors"})
+            found = page.get("ancestors") or []
+        else:
+            found = self.http.json(f"{self._wiki}/api/v2/pages/{page_id}/ancestors",
+                                   params={"limit": MAX_ANCESTORS}).get("results") or []
+        return [str(a["id"]) for a in found if isinstance(a, dict) and a.get("id")][:MAX_ANCESTORS]
+
+    def _permissions(self, page_id: str, ancestors: list[str] | None = None) -> dict:
+        """The read restrictions of the page and of every ancestor that has some (root first, page last)."""
+        ancestors = self._ancestors(page_id) if ancestors is None else ancestors
+        levels = [self._read_restrictions(i) for i in [*ancestors, page_id]]
+        return {"levels": [level for level in levels if level["groups"] or level["users"]]}
+
     def _read_restrictions(self, page_id: str) -> dict:
+        if page_id in self._restrictions:  # ancestors are shared by many pages of a sync
+            return self._restrictions[page_id]
         body = self.http.json(f"{self._wiki}/rest/api/content/{page_id}/restriction/byOperation/read",
                               params={"expand": "restrictions.user,restrictions.group"})
         restrictions = body.get("restrictions") or {}
@@ -135,18 +190,27 @@ class ConfluenceConnector(Connector):
                   if isinstance(g, dict) and g.get("name")]
         users = [u.get("accountId") or u.get("username") for u in ((restrictions.get("user") or {}).get("results") or [])
                  if isinstance(u, dict) and (u.get("accountId") or u.get("username"))]
-        return {"groups": sorted(groups), "users": sorted(users)}
+        self._restrictions[page_id] = {"groups": sorted(groups), "users": sorted(users)}
+        return self._restrictions[page_id]
 
     def audience(self, document: RemoteDocument) -> list[str]:
         return self._audience_of(document.permissions)
 
     def _audience_of(self, permissions: dict) -> list[str]:
-        groups = [self.group_map.get(g.lower(), g).lower() for g in permissions.get("groups", [])]
-        users = [f"user:{u}".lower() for u in permissions.get("users", [])]
-        return sorted(set(groups + users))
+        allowed: set[str] | None = None
+        for level in permissions.get("levels", []):
+            groups = {self.group_map.get(g.lower(), g).lower() for g in level.get("groups", [])}
+            users = {f"user:{u}".lower() for u in level.get("users", [])}
+            allowed = (groups | users) if allowed is None else allowed & (groups | users)
+        if allowed is None:
+            return []  # restricted nowhere: everyone
+        if not allowed:
+            raise Unreadable("its read restrictions (on it and on pages above it) leave no group or user allowed "
+                             "at every level")
+        return sorted(allowed)
 
     def current_audience(self, external_id: str) -> list[str] | None:
-        return self._audience_of(self._read_restrictions(external_id))
+        return self._audience_of(self._permissions(external_id))
 
     def close(self) -> None:
         self.http.close()

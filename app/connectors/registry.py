@@ -41,7 +41,8 @@ def build_connector(source: dict, environ: Mapping[str, str] | None = None) -> C
         else:
             http = SourceHttp(source["base_url"], source_label=label)  # anonymous access to a public space
         return ConfluenceConnector(http, space_keys=list(source["scope"].get("space_keys") or []),
-                                   group_map=source.get("group_map") or {})
+                                   group_map=source.get("group_map") or {},
+                                   edition=str(source["scope"].get("edition") or "cloud"))
     if source["type"] == "servicenow":
         user, password = credential(source, "user", environ), credential(source, "password", environ)
         if not user or not password:

@@ -6,22 +6,25 @@
 - an article: `GET /api/now/table/kb_knowledge/{sys_id}` — its `text` is HTML; cited as
   `{instance}/kb_view.do?sysparm_article=KB…`;
 - deletions: articles no longer listed as published (retired, deleted, moved to another knowledge base);
-- permissions: the article's `roles` field (role names) through `group_map`; user criteria
-  (`can_read_user_criteria`) are not read — a known limit: sync only knowledge bases everyone may read, or
-  restrict with roles.
+- permissions: the article's `roles` field (role names) through `group_map`. User criteria are not mapped: a
+  criterion can name companies, departments, locations or a script, and "Cannot read" denies, none of which an
+  audience list can say. An article with its own criteria (`can_read_user_criteria` /
+  `cannot_read_user_criteria`) is therefore withheld rather than indexed for everyone; criteria set on the
+  knowledge base itself are not read (a known limit: sync knowledge bases everyone may read).
 """
 
 from __future__ import annotations
 
 import html
 
-from app.connectors.base import ChangeSet, Connector, ConnectorError, DocumentRef, RemoteDocument
+from app.connectors.base import ChangeSet, Connector, ConnectorError, DocumentRef, RemoteDocument, Unreadable
 from app.connectors.http import SourceHttp
 
 PAGE_LIMIT = 100
 MAX_ARTICLES = 50_000
 _FIELDS = "sys_id,number,short_description,sys_updated_on,kb_knowledge_base,workflow_state"
 _TABLE = "/api/now/table/kb_knowledge"
+_CRITERIA = ("can_read_user_criteria", "cannot_read_user_criteria")
 
 
 class ServiceNowConnector(Connector):
@@ -68,7 +71,7 @@ class ServiceNowConnector(Connector):
 
     def fetch(self, ref: DocumentRef) -> RemoteDocument:
         body = self.http.json(f"{_TABLE}/{ref.external_id}",
-                              params={"sysparm_fields": _FIELDS + ",text,roles",
+                              params={"sysparm_fields": ",".join((_FIELDS, "text,roles", *_CRITERIA)),
                                       "sysparm_exclude_reference_link": "true"})
         article = body.get("result")
         if not isinstance(article, dict):
@@ -80,9 +83,13 @@ class ServiceNowConnector(Connector):
         return RemoteDocument(external_id=ref.external_id, version=article.get("sys_updated_on") or ref.version,
                               title=title, url=f"{self.http.base_url}/kb_view.do?sysparm_article={article.get('number')}",
                               filename=f"servicenow-{article.get('number') or ref.external_id}.html",
-                              data=page.encode("utf-8"), permissions={"roles": roles})
+                              data=page.encode("utf-8"), permissions={
+                                  "roles": roles, "user_criteria": any(article.get(f) for f in _CRITERIA)})
 
     def audience(self, document: RemoteDocument) -> list[str]:
+        if document.permissions.get("user_criteria"):
+            raise Unreadable("it has user criteria (Can read / Cannot read), which deskmate does not map to "
+                             "audiences; restrict it with roles instead")
         return sorted({self.group_map.get(r.lower(), r).lower() for r in document.permissions.get("roles", [])})
 
     def close(self) -> None:

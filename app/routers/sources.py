@@ -30,7 +30,7 @@ def _with_store(resources: Resources = Depends(get_resources)) -> None:
 router = APIRouter(tags=["sources"], dependencies=[Depends(require_admin), Depends(_with_store)])
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
 _SCHEDULE = re.compile(r"^(manual|every [1-9][0-9]{0,3}[mhd])$")
-_SCOPE_KEYS = {"confluence": ("space_keys",), "website": ("start_urls", "sitemaps"),
+_SCOPE_KEYS = {"confluence": ("space_keys", "edition"), "website": ("start_urls", "sitemaps"),
                "sharepoint": ("site", "library", "tenant", "authority"), "servicenow": ("knowledge_bases",),
                "zendesk": ("section_ids",)}
 _REQUIRED = {"confluence": ("space_keys",), "website": (), "sharepoint": ("site", "tenant"),
@@ -47,7 +47,7 @@ class SourceCreate(BaseModel):
     name: str = Field("", max_length=200, description="A name for the admin page; default: the base URL")
     base_url: str = Field(max_length=500, description="e.g. https://example.atlassian.net/wiki")
     scope: dict[str, list[str] | int | str] = Field(
-        description="What to sync, per type: confluence → space_keys; sharepoint → site ('host:/sites/name'), "
+        description="What to sync, per type: confluence → space_keys, edition ('cloud' or 'data_center'); sharepoint → site ('host:/sites/name'), "
                     "library ('Documents'), tenant; servicenow → knowledge_bases (sys_ids); website → start_urls "
                     "and/or sitemaps, max_pages (200), max_depth (2); zendesk → section_ids (optional: all)")
     credential_env: dict[str, str] = Field(default_factory=dict, description="Credential role → NAME of the "

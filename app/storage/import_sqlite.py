@@ -28,9 +28,11 @@ LEGACY_FILES = {
     "runs": "traces.sqlite", "run_feedback": "traces.sqlite",
     "session_owners": "sessions.sqlite", "conversation_aliases": "sessions.sqlite",
     "session_activity": "sessions.sqlite",
+    "sources": "sources.sqlite", "source_documents": "sources.sqlite",
 }
+SOURCE_TABLES = ("sources", "source_documents")
 COPY_ORDER = ("tickets", "ticket_comments", "answers", "answer_chunks", "votes", "runs", "run_feedback",
-              "session_owners", "conversation_aliases", "session_activity")
+              "session_owners", "conversation_aliases", "session_activity", *SOURCE_TABLES)
 
 
 @dataclass
@@ -71,12 +73,12 @@ def import_data_dir(data_dir: Path, target: Database, sessions) -> ImportReport:
     return report
 
 
-def import_legacy_files(data_dir: Path, target: Database) -> ImportReport:
+def import_legacy_files(data_dir: Path, target: Database, tables: tuple[str, ...] = COPY_ORDER) -> ImportReport:
     """Rows an older deskmate kept in one file per store (tickets.sqlite, feedback.sqlite, traces.sqlite, the
     owner and alias tables of sessions.sqlite) copied into `target`; conversations stay where they are. Safe to
     run again: a row already there is skipped."""
     report = ImportReport()
-    for name in COPY_ORDER:
+    for name in tables:
         path = Path(data_dir) / LEGACY_FILES[name]
         found = path.is_file() and _has_table(path, name)
         report.tables[name] = _copy_table(name, path, target) if found else (0, 0)

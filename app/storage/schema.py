@@ -122,3 +122,32 @@ session_activity = Table(
     Column("last_ts", Float, nullable=False),
     Index("session_activity_by_time", "last_ts"),
 )
+
+# --- synced knowledge sources (app/adapters/source_store.py) ---------------------------------------------
+sources = Table(
+    "sources", metadata,
+    Column("id", String(16), primary_key=True),  # content hash of (type, base_url, scope)
+    Column("type", String(32), nullable=False),
+    Column("name", Text, nullable=False),
+    Column("base_url", Text, nullable=False),
+    Column("scope", Text, nullable=False),  # JSON: space_keys, start_urls, kb ids … (per type)
+    Column("credential_env", Text, nullable=False),  # JSON: role → environment variable NAME (never a value)
+    Column("group_map", Text, nullable=False),  # JSON: source group → deskmate audience group
+    Column("schedule", Text, nullable=False),  # "manual" or "every <n>m|h"
+    Column("status", String(16), nullable=False),  # never | queued | syncing | ok | error
+    Column("cursor", Text),
+    Column("last_sync_at", String(32)),  # UTC ISO 8601
+    Column("last_error", Text),
+    Column("last_counts", Text, nullable=False),  # JSON: added, updated, unchanged, deleted, failed …
+    Column("created_at", String(32), nullable=False),
+)
+source_documents = Table(
+    "source_documents", metadata,
+    Column("source_id", String(16), ForeignKey("sources.id", ondelete="CASCADE"), primary_key=True),
+    Column("external_id", Text, primary_key=True),  # a page id, a file id, a URL
+    Column("doc_id", String(32), nullable=False),
+    Column("url", Text, nullable=False),
+    Column("version", Text, nullable=False),
+    Column("audience", Text, nullable=False),  # JSON list; [] = everyone
+    Column("title", Text, nullable=False),
+)

@@ -10,7 +10,7 @@ from langgraph.runtime import Runtime
 from graphs.context import IndexingContext
 from graphs.errors import DocumentRejected
 from graphs.filters import AUDIENCE_FIELD, CHUNK_LIST_FIELDS, RESTRICTED_FIELD
-from graphs.records import DocumentInfo
+from graphs.records import ChunkRecord, DocumentInfo
 from graphs.state_indexing import IndexingState
 from nodes.indexing.chunking import chunk_document
 
@@ -67,17 +67,21 @@ def chunk(state: IndexingState, runtime: Runtime[IndexingContext]) -> dict:
     return {"chunks": chunks}
 
 
-def embed(state: IndexingState, runtime: Runtime[IndexingContext]) -> dict:
-    ctx = runtime.context
-    texts = [c["embed_text"] for c in state["chunks"]]
+def embed_chunks(ctx: IndexingContext, chunks: list[ChunkRecord]) -> list[list[float]]:
+    """The chunks' embeddings, in encoder batches of `embed_batch_size` (chunks of one or of many documents)."""
+    texts = [c["embed_text"] for c in chunks]
     embeddings: list[list[float]] = []
     for start in range(0, len(texts), ctx.embed_batch_size):
         embeddings.extend(ctx.embedder.embed_documents(texts[start:start + ctx.embed_batch_size]))
-    return {"embeddings": embeddings}
+    return embeddings
 
 
-def store(state: IndexingState, runtime: Runtime[IndexingContext]) -> dict:
-    """Switch the document to its new version in one step: readers never see a mix."""
+def embed(state: IndexingState, runtime: Runtime[IndexingContext]) -> dict:
+    return {"embeddings": embed_chunks(runtime.context, state["chunks"])}
+
+
+def document_info(state: IndexingState) -> DocumentInfo:
+    """What the manifest records of a chunked document (listed by GET /documents)."""
     document = state["document"]
     info = DocumentInfo(
         doc_id=state["doc_id"], version=state["version"], title=document.title, source=state["source"],
@@ -85,5 +89,11 @@ def store(state: IndexingState, runtime: Runtime[IndexingContext]) -> dict:
         indexed_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
     )
     info.update(state.get("document_context") or {})  # listed by GET /documents; filters match the chunks' copy
+    return info
+
+
+def store(state: IndexingState, runtime: Runtime[IndexingContext]) -> dict:
+    """Switch the document to its new version in one step: readers never see a mix."""
+    info = document_info(state)
     runtime.context.index.replace_document(info, state["chunks"], state["embeddings"])
     return {"document_info": info}

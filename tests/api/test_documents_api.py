@@ -46,6 +46,7 @@ def test_every_format_is_accepted(serve):
 @pytest.mark.parametrize("name, data, status, words", [
     ("notes.docx", b"PK\x03\x04zipzip", 422, "damaged Office file"),
     ("notes.odt", b"PK\x03\x04zipzip", 415, "not supported"),
+    ("vpn.adoc", b"= VPN\n\nNOTE: Text {sys:id}\n", 415, "asciidoctor vpn.adoc"),
     ("report.pdf", b"this is plain text", 415, "not a PDF"),
     ("scan.pdf", b"%PDF-1.4\n1 0 obj << >> endobj\ntrailer << >>\n%%EOF", 422, "PDF"),
     ("empty.txt", b"", 422, "empty"),

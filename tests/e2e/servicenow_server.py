@@ -42,10 +42,13 @@ class FakeServiceNow:
         self.clock += timedelta(seconds=7)
         return self.clock.strftime("%Y-%m-%d %H:%M:%S")
 
-    def publish(self, number: str, title: str, text: str, *, kb: str = "kb-it", roles: str = "") -> str:
+    def publish(self, number: str, title: str, text: str, *, kb: str = "kb-it", roles: str = "",
+                can_read: str = "", cannot_read: str = "") -> str:
+        """`can_read` / `cannot_read`: comma-separated user_criteria sys_ids (glide lists), as the Table API gives."""
         sys_id = uuid.uuid5(uuid.NAMESPACE_URL, number).hex
         self.articles[sys_id] = {"sys_id": sys_id, "number": number, "short_description": title, "text": text,
                                  "kb_knowledge_base": kb, "workflow_state": "published", "roles": roles,
+                                 "can_read_user_criteria": can_read, "cannot_read_user_criteria": cannot_read,
                                  "sys_updated_on": self._tick()}
         return sys_id
 

@@ -87,10 +87,15 @@ def _serve(data_dir: Path, **env_extra: str):
     pytest.fail("deskmate serve was not ready within 240 s")
 
 
+# what the Sources tab's Confluence source names as its credentials (the fake Confluence checks them)
+CONFLUENCE_USER, CONFLUENCE_TOKEN = "it-bot@example.com", "ATATT3xBrowserTestToken0000"
+
+
 @pytest.fixture(scope="module")
 def deskmate(browser, tmp_path_factory):
     """The README's `deskmate serve` with the bundled sample knowledge base, no LLM."""
-    process, base = _serve(tmp_path_factory.mktemp("data"))
+    process, base = _serve(tmp_path_factory.mktemp("data"), BROWSER_CONFLUENCE_USER=CONFLUENCE_USER,
+                           BROWSER_CONFLUENCE_TOKEN=CONFLUENCE_TOKEN)
     yield base
     process.terminate()
     process.wait(timeout=30)
@@ -387,3 +392,36 @@ def test_an_llm_answer_appears_word_by_word_as_it_is_written(page, deskmate_with
     final = last_answer(page).locator(".answer").inner_text()
     assert final.startswith(ANSWER.split(" [1]")[0])
     shoot(page, "chat-llm-streamed.png")
+
+
+def test_admins_add_a_confluence_source_sync_it_and_see_its_counts(page, deskmate):
+    from tests.e2e.confluence_server import FakeConfluence
+
+    with FakeConfluence(email=CONFLUENCE_USER, token=CONFLUENCE_TOKEN) as confluence:
+        for n, topic in enumerate(("Halden printer", "Fjord-Guest Wi-Fi", "Tundra laptop"), start=101):
+            confluence.add_page(str(n), topic, f"<p>How to set up the {topic}.</p><h2>Steps</h2><ol><li>Open it.</li></ol>")
+        page.goto(f"{deskmate}/admin")
+        page.get_by_role("tab", name="Sources").click()
+        page.get_by_text("No synced sources.").wait_for()
+        form = page.locator("#source-form")
+        form.locator("select[name=type]").select_option("confluence")
+        form.locator("input[name=name]").fill("IT space")
+        form.locator("input[name=base_url]").fill(f"{confluence.url}/wiki")
+        form.locator("input[name=scope]").fill('{"space_keys": ["IT"]}')
+        form.locator("input[name=credential_env]").fill(
+            '{"user": "BROWSER_CONFLUENCE_USER", "token": "BROWSER_CONFLUENCE_TOKEN"}')
+        form.locator("input[name=credential_env]").press("Enter")
+        page.get_by_text("Added IT space").wait_for(timeout=30_000)
+        row = page.locator("#source-table tbody tr[data-source]", has_text="IT space")
+        assert "never" in row.inner_text()
+        row.get_by_role("button", name="Sync now").click()
+        row.locator("td", has_text="+3 ~0 −0").wait_for(timeout=120_000)  # polled while the sync runs
+        cells = row.locator("td").all_inner_texts()
+        assert cells[2].strip() == "ok" and cells[3].strip() == "3", cells
+        shoot(page, "admin-sources.png")
+
+        form.locator("input[name=base_url]").fill(f"{confluence.url}/wiki")
+        form.locator("input[name=credential_env]").fill('{"token": "ATATT3x-Secret+PastedByMistake=="}')
+        form.locator("input[name=credential_env]").press("Enter")
+        page.get_by_text("NAME of an environment variable").wait_for()  # the 422 says what to do instead
+        assert page.locator("#source-table tbody tr[data-source]").count() == 1

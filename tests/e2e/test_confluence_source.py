@@ -6,6 +6,7 @@ Real parse sandbox, real MiniLM, real Chroma and SQLite. The embedder is only wr
 from __future__ import annotations
 
 import logging
+import time
 
 import pytest
 
@@ -186,3 +187,92 @@ def test_sources_are_validated_and_credentials_are_names_not_values(serve, confl
         assert again.status_code == 409 and first["id"] in again.json()["detail"]
         assert client.post("/sources/000000000000/sync").status_code == 404
         assert client.delete("/sources/nope").status_code == 404
+
+
+def test_a_scheduled_source_syncs_by_itself_once_per_interval(serve, confluence):
+    with serve(kb_dir=None, source_schedule_interval_s=0.2) as client:
+        manual = _create(client, confluence.url, name="manual copy", scope={"space_keys": ["IT", "OPS"]})
+        source = _create(client, confluence.url, schedule="every 1m")
+        deadline = time.monotonic() + 60
+        while (synced := client.get(f"/sources/{source['id']}").json())["status"] != "ok":
+            assert synced["status"] in ("never", "queued", "syncing"), synced
+            assert time.monotonic() < deadline, synced
+            time.sleep(0.2)
+        assert synced["documents"] == 5 and synced["last_counts"]["added"] == 5
+        listings = confluence.count("/wiki/api/v2/spaces")
+        time.sleep(1.5)  # several scheduler rounds inside the minute: no second sync
+        assert confluence.count("/wiki/api/v2/spaces") == listings
+        assert client.get(f"/sources/{source['id']}").json()["last_sync_at"] == synced["last_sync_at"]
+        assert client.get(f"/sources/{manual['id']}").json()["status"] == "never"  # manual: only on request
+
+
+def test_cloud_pages_inherit_their_ancestors_read_restrictions(confluence):
+    from app.connectors.base import DocumentRef, Unreadable
+    from app.connectors.registry import build_connector
+
+    confluence.add_page("301", "Finance handbook", "<p>Finance team pages.</p>", groups=["Finance-Team"])
+    confluence.add_page("302", "Payroll export", PAYROLL, parent="301")
+    confluence.add_page("303", "Payroll keys", "<p>Key ceremony.</p>", parent="302", users=["5b10ac8d82e05b22cc7d4ef5"])
+    connector = build_connector({"type": "confluence", "base_url": f"{confluence.url}/wiki",
+                                 "scope": {"space_keys": ["IT"]}, "group_map": {"Finance-Team": "finance"},
+                                 "credential_env": {"user": "TEST_CONFLUENCE_USER", "token": "TEST_CONFLUENCE_TOKEN"}})
+    try:
+        assert connector.audience(connector.fetch(DocumentRef("302", "1"))) == ["finance"]  # from its grandparent
+        assert confluence.count("/wiki/api/v2/pages/302/ancestors") == 1
+        with pytest.raises(Unreadable, match="no group or user allowed at every level"):
+            connector.audience(connector.fetch(DocumentRef("303", "1")))  # finance above, one person here
+        assert connector.audience(connector.fetch(DocumentRef("101", "1"))) == []
+    finally:
+        connector.close()
+    confluence.restrict("301", groups=["Finance-Team", "HR-Team"])
+    again = build_connector({"type": "confluence", "base_url": f"{confluence.url}/wiki", "scope": {"space_keys": ["IT"]},
+                             "group_map": {}, "credential_env": {"user": "TEST_CONFLUENCE_USER",
+                                                                 "token": "TEST_CONFLUENCE_TOKEN"}})
+    try:
+        assert again.current_audience("302") == ["finance-team", "hr-team"]  # no page version changed
+    finally:
+        again.close()
+
+
+@pytest.fixture
+def data_center(monkeypatch):
+    monkeypatch.setenv("TEST_CONFLUENCE_PAT", TOKEN)
+    with FakeConfluence(email="", token=TOKEN, data_center=True) as server:
+        server.add_page("201", "Finance handbook", "<p>Pages for the finance team.</p>", groups=["Finance-Team"])
+        server.add_page("202", "Ledgerline payroll export", PAYROLL, parent="201")
+        server.add_page("203", "Payroll keys", "<p>The Ledgerline key ceremony.</p>", parent="202", users=["jsmith"])
+        server.add_page("204", "Halden printer error E-51", PRINTER)
+        yield server
+
+
+def test_a_data_center_space_syncs_over_rest_api_with_restrictions_inherited_from_ancestors(serve, data_center):
+    with serve(kb_dir=None, user_token_secret=USER_SECRET) as client:
+        created = client.post("/sources", json={
+            "type": "confluence", "name": "DC space", "base_url": data_center.url,
+            "scope": {"space_keys": ["IT"], "edition": "data_center"}, "credential_env": {"token": "TEST_CONFLUENCE_PAT"},
+            "group_map": {"Finance-Team": "finance"}})
+        assert created.status_code == 201, created.text
+        first = _sync(client, created.json()["id"])
+        assert first["status"] == "ok", first
+        # the handbook and the export (restricted through its parent) and the printer page; the keys page is
+        # readable only by someone who is also in finance, which no single audience says: withheld
+        assert first["documents"] == 3 and first["last_counts"]["withheld"] == 1, first
+
+        printer = _ask(client, "The Halden printer shows error E-51, what do I do?")
+        assert printer["sources"][0]["source"] == f"{data_center.url}/pages/viewpage.action?pageId=204"
+        outsider = _ask(client, "How do I export the monthly payroll from Ledgerline?", "sales")
+        assert "finance smart card" not in outsider["answer"]
+        assert all("pageId=202" not in s["source"] for s in outsider["sources"])
+        member = _ask(client, "How do I export the monthly payroll from Ledgerline?", "finance")
+        assert "finance smart card" in member["answer"], member
+        assert not [s for s in _ask(client, "What is the Ledgerline key ceremony?", "finance")["sources"]
+                    if "pageId=203" in s["source"]]
+
+        data_center.restrict("201")  # the handbook opens up; its child follows without a new version
+        second = _sync(client, created.json()["id"])
+        assert second["status"] == "ok" and second["last_counts"]["permissions_changed"] >= 2, second
+        assert "finance smart card" in _ask(client, "How do I export the monthly payroll from Ledgerline?",
+                                            "sales")["answer"]
+
+    assert not [r for r in data_center.requests if r.startswith("/wiki")]  # no v2, no /wiki on Data Center
+    assert all(h == f"Bearer {TOKEN}" for h in data_center.auth_headers)

@@ -23,6 +23,8 @@ def test_published_articles_sync_with_their_kb_links_and_retirements_remove_them
         display = instance.publish("KB0010001", "Share your screen on an Orrery display", DISPLAY)
         printer = instance.publish("KB0010002", "Add the Wren printer", "<p>Open Settings, Printers, Add Wren-2.</p>")
         instance.publish("KB0010003", "HR onboarding checklist", "<p>Other knowledge base.</p>", kb="kb-hr")
+        instance.publish("KB0010004", "Vault recovery codes", "<p>The Quillon vault recovery codes are kept by IT.</p>",
+                         can_read="0a52d3dcd7011200f2d224837e6103f2")
         calls = _counting(client)
         created = client.post("/sources", json={
             "type": "servicenow", "base_url": instance.url, "scope": {"knowledge_bases": ["kb-it"]},
@@ -32,6 +34,9 @@ def test_published_articles_sync_with_their_kb_links_and_retirements_remove_them
 
         first = _sync(client, source["id"])
         assert first["status"] == "ok" and first["documents"] == 2, first
+        assert first["last_counts"]["withheld"] == 1  # user criteria: not indexed for everyone
+        vault = client.post("/chat", json={"message": "Where are the Quillon vault recovery codes?"}).json()
+        assert "KB0010004" not in str(vault["sources"]) and "kept by IT" not in vault["answer"]
         reply = client.post("/chat", json={"message": "How do I share my screen on the Orrery display?"}).json()
         assert reply["sources"][0]["source"] == f"{instance.url}/kb_view.do?sysparm_article=KB0010001", reply
         assert "Press the Orrery button" in reply["answer"]

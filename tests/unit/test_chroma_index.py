@@ -78,3 +78,22 @@ def test_the_index_survives_reopening(tmp_path):
     first.replace_document(*_doc("v1", ["kept"]))
     reopened = ChromaVectorIndex(make_client("persistent", path=str(tmp_path / "c")), "test_chunks")
     assert _texts(reopened) == ["kept"]
+
+
+def test_a_batch_switches_each_document_and_sweeps_only_its_own_older_versions(index):
+    index.replace_document(*_doc("v1", ["first old"], doc_id="doc1"))
+    index.replace_document(*_doc("v1", ["second old"], doc_id="doc2"))
+    # doc3 arrives with doc1's old version id (the same bytes have the same content hash): its chunks must not
+    # keep doc1's old chunks alive, and sweeping doc1 must not touch doc3
+    index.replace_documents([_doc("v2", ["first new"], doc_id="doc1"), _doc("v1", ["third"], doc_id="doc3"),
+                             _doc("v1", ["second old"], doc_id="doc2")])
+    assert _texts(index) == ["first new", "second old", "third"]
+    assert index.count() == 3
+    assert {d["doc_id"]: d["version"] for d in index.list_documents()} == {"doc1": "v2", "doc2": "v1", "doc3": "v1"}
+
+
+def test_a_batch_with_a_mismatched_document_writes_nothing(index):
+    info, chunks, _ = _doc("v1", ["a", "b"], doc_id="doc2")
+    with pytest.raises(ValueError, match="doc2"):
+        index.replace_documents([_doc("v1", ["fine"]), (info, chunks, [[1.0, 0.0, 0.0]])])
+    assert index.count() == 0 and index.list_documents() == []

@@ -221,7 +221,8 @@
   function changes(c) {
     if (!c || !Object.keys(c).length) return "";
     return `+${c.added || 0} ~${c.updated || 0} −${c.deleted || 0}` + (c.permissions_changed ? `, ${c.permissions_changed} permission` : "") +
-      (c.failed ? `, ${c.failed} failed` : "") + ` (${c.chunks_embedded || 0} chunks embedded)`;
+      (c.failed ? `, ${c.failed} failed` : "") + (c.withheld ? `, ${c.withheld} withheld (no audience may read them)` : "") +
+      ` (${c.chunks_embedded || 0} chunks embedded)`;
   }
   async function loadSources() {
     const body = await api("/sources");
@@ -241,6 +242,28 @@
     clearTimeout(sourcePoll);
     if (busy) sourcePoll = setTimeout(() => loadSources().catch(() => {}), 2000); // progress while a sync runs
   }
+  const sourceForm = document.getElementById("source-form");
+  const sourceStatus = document.getElementById("source-status");
+  sourceForm.addEventListener("submit", async (e) => {
+    e.preventDefault();
+    const data = new FormData(sourceForm);
+    const body = { type: data.get("type"), name: data.get("name"), base_url: data.get("base_url"), schedule: data.get("schedule") };
+    for (const field of ["scope", "credential_env", "group_map"]) {
+      try {
+        body[field] = JSON.parse(data.get(field) || "{}");
+      } catch (error) {
+        sourceStatus.textContent = `${field} is not valid JSON: ${error.message}`;
+        return;
+      }
+    }
+    try {
+      const added = await api("/sources", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+      sourceStatus.textContent = `Added ${added.name}; press Sync now to fetch its documents.`;
+    } catch (error) {
+      sourceStatus.textContent = error.message;
+    }
+    loadSources();
+  });
   async function syncSource(s) {
     await api(`/sources/${encodeURIComponent(s.id)}/sync`, { method: "POST" }).catch((error) => window.alert(error.message));
     loadSources();
