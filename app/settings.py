@@ -203,6 +203,10 @@ class Settings(BaseSettings):
     feedback_similarity: float = Field(
         0.85, ge=0.0, le=1.0, validation_alias=_env("DESKMATE_FEEDBACK_SIMILARITY"),
         description="A vote counts for searches whose question has at least this cosine similarity to the voted one.")
+    feedback_vote_window_hours: float = Field(
+        168.0, gt=0, le=87600, validation_alias=_env("DESKMATE_FEEDBACK_VOTE_WINDOW_HOURS"),
+        description=("How long an answer can still be voted on: an answer nobody voted on is forgotten after this "
+                     "(its question and which passages it cited); voted answers are kept."))
     feedback_cache_s: float = Field(60.0, ge=0, le=3600, validation_alias=_env("DESKMATE_FEEDBACK_CACHE_S"),
                                     description=('How long the vote table is cached (votes made by this process '
                                                  'apply at once).'))

@@ -94,3 +94,24 @@ def test_traces_are_kept_under_their_size_limit_newest_first(tmp_path):
     assert newest == now - 1  # the oldest went first
     assert store.get(f"{399:032x}") is not None and store.get(f"{0:032x}") is None
     store.close()
+
+
+def test_the_pass_forgets_answers_nobody_voted_on_once_their_vote_window_has_passed(tmp_path):
+    from app.adapters.feedback import CitedChunk, FeedbackStore
+    from app.storage.schema import answers
+    from tests.fakes import HashingEmbedder
+
+    sessions = SessionStore(tmp_path / "deskmate.sqlite")
+    feedback = FeedbackStore(sessions.db, embed=HashingEmbedder().embed_query, vote_window_s=3600)
+    cited = [CitedChunk(key="doc:vpn", chunk_id="c1", label="VPN", source="kb/vpn.md")]
+    for message_id in ("voted", "unvoted", "recent"):
+        feedback.record_answer(message_id, "s-1", "vpn on linux", cited)
+    feedback.vote("voted", "s-1", "up")
+    with sessions.db.begin() as conn:  # two answers from two hours ago
+        conn.execute(answers.update().where(answers.c.message_id.in_(["voted", "unvoted"]))
+                     .values(created_at="2000-01-01T00:00:00+00:00"))
+    report = run_retention(sessions, None, session_idle_s=DAY, answers=feedback)
+    assert report.answers_pruned == 1
+    with sessions.db.connect() as conn:
+        assert set(conn.execute(answers.select().with_only_columns(answers.c.message_id)).scalars()) == {"voted", "recent"}
+    sessions.close()
