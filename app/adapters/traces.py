@@ -31,6 +31,7 @@ from sqlalchemy import delete, func, select
 from sqlalchemy.engine import Connection
 
 from app.storage import Database
+from app.storage.database import reclaim_sqlite
 from app.storage.schema import run_feedback, runs
 from graphs.ports import Redactor
 
@@ -537,8 +538,9 @@ class TraceStore:
         return pages * db.execute("PRAGMA page_size").fetchone()[0]
 
     def reclaim(self, *, vacuum: bool = False) -> None:
-        """Hand freed pages back: on SQLite the WAL truncated always, the file rewritten (VACUUM) when asked;
-        on Postgres (autovacuum's job) an explicit VACUUM of the trace tables when asked."""
+        """Hand freed pages back: on SQLite the pages retention freed and the WAL always, the whole file
+        rewritten (VACUUM) when asked; on Postgres (autovacuum's job) an explicit VACUUM of the trace tables
+        when asked."""
         with self.db.engine.connect() as conn:
             conn = conn.execution_options(isolation_level="AUTOCOMMIT")  # VACUUM cannot run in a transaction
             if self.db.is_postgres:
@@ -546,9 +548,7 @@ class TraceStore:
                     conn.exec_driver_sql("VACUUM runs")
                     conn.exec_driver_sql("VACUUM run_feedback")
                 return
-            if vacuum:
-                conn.exec_driver_sql("VACUUM")
-            conn.exec_driver_sql("PRAGMA wal_checkpoint(TRUNCATE)")
+            reclaim_sqlite(conn.connection.dbapi_connection, vacuum=vacuum)
 
     # -- readers -----------------------------------------------------------------------------------------
     def list(self, *, session_id: str | None = None, action: str | None = None, graph: str | None = None,

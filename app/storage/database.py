@@ -210,12 +210,26 @@ class Database:
 
 def _sqlite_pragmas(dbapi_connection, _record) -> None:
     cursor = dbapi_connection.cursor()
+    # before WAL, which writes the header: a new file can then hand pages back (reclaim_sqlite); an existing
+    # one takes the mode at its next VACUUM (`deskmate db vacuum`)
+    cursor.execute("PRAGMA auto_vacuum = INCREMENTAL")
     cursor.execute("PRAGMA journal_mode = WAL")
     cursor.execute("PRAGMA synchronous = NORMAL")
     cursor.execute("PRAGMA foreign_keys = ON")
     # deleted rows (closed tickets, pruned traces) are overwritten, not left readable in free pages
     cursor.execute("PRAGMA secure_delete = ON")
     cursor.close()
+
+
+def reclaim_sqlite(dbapi_connection, *, vacuum: bool = False) -> None:
+    """Hand an SQLite file's free pages back to the disk: all of them by rewriting the file (VACUUM, which
+    also switches a file created before incremental auto-vacuum to it) or, cheaply, the pages retention
+    freed (incremental vacuum); then the WAL truncated. Outside any transaction."""
+    if vacuum:
+        dbapi_connection.execute("VACUUM")
+    # executescript steps the pragma to the end (one execute() frees a single page)
+    dbapi_connection.executescript("PRAGMA incremental_vacuum;")
+    dbapi_connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
 
 def _first_line(exc: BaseException) -> str:

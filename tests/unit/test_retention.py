@@ -115,3 +115,17 @@ def test_the_pass_forgets_answers_nobody_voted_on_once_their_vote_window_has_pas
     with sessions.db.connect() as conn:
         assert set(conn.execute(answers.select().with_only_columns(answers.c.message_id)).scalars()) == {"voted", "recent"}
     sessions.close()
+
+
+def test_the_background_pass_hands_the_pages_it_freed_back_to_the_disk_without_a_full_vacuum(tmp_path):
+    store = TraceStore(tmp_path / "traces.sqlite", redactor=PatternRedactor(), max_bytes=256 * 1024)
+    now = time.time()
+    for i in range(400):
+        store.submit(_trace(i, now - 400 + i))
+    assert store.flush(30)
+    store.reclaim()  # the WAL into the file: the size below is the file's own
+    before = store.path.stat().st_size
+    report = run_retention(SessionStore(tmp_path / "sessions.sqlite"), store, session_idle_s=DAY)  # no vacuum
+    assert report.traces_pruned > 0
+    assert store.path.stat().st_size < before / 2
+    store.close()
