@@ -139,7 +139,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from app.resources import load_answer_policy
     from app.server import BoundedServer, uvicorn_config
 
+    from app.memory_profile import start_from_settings
+
     settings = _settings(args)
+    start_from_settings(settings)  # DESKMATE_TRACEMALLOC_FILE: a memory investigation, on SIGUSR1
     load_answer_policy(settings)  # a broken DESKMATE_CONFIG stops here, listing every problem, before serving
     # a second process on the same embedded data directory stops here, before loading a model
     lock = hold_data_dir(settings.data_dir) if settings.chroma_mode == "persistent" else None

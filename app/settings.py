@@ -109,6 +109,12 @@ class Settings(BaseSettings):
         description="How often the background pass expires idle sessions, prunes checkpoints and traces, and "
                     "hands freed space back to SQLite.")
 
+    tracemalloc_file: Path | None = Field(
+        None, validation_alias=_env("DESKMATE_TRACEMALLOC_FILE"),
+        description="Memory investigation (costs memory and speed; off when unset): `deskmate serve` traces "
+                    "allocations, and each SIGUSR1 after the first appends the allocation sites that grew since "
+                    "the first to this file (bench/soak.py --tracemalloc does this).")
+
     # --- embeddings and vector store ------------------------------------------------------
     embedding_model_path: str | None = Field(
         None, validation_alias=_env("DESKMATE_EMBEDDING_MODEL_PATH"),

@@ -5,11 +5,16 @@
     python bench/soak.py --url http://127.0.0.1:8000 --data-dir ./data   # a server you started yourself
     python bench/soak.py --minutes 3 --session-idle-s 60 --trace-max-mb 8 --retention-interval-s 20
                                                # retention at work within a short run: growth levels off
+    python bench/soak.py --minutes 5 --tracemalloc   # also: the allocation sites that grew after minute 1
 
 Traffic per client, in a loop: a new conversation (one of a fixed list of questions), two follow-ups in it,
 a search, a document list and a /ready. Every minute: requests, errors (any status >= 500, a transport
 error, or a non-JSON error body), p50/p95 latency, the server's RSS and the data directory's size. At the
-end a retention pass (`deskmate db vacuum`) runs and the data directory's growth per chat turn is reported.
+end a retention pass (`deskmate db vacuum`) runs and the data directory's growth per chat turn is reported,
+with the bytes each SQLite table and index holds (what a turn leaves behind). --tracemalloc starts the server
+with DESKMATE_TRACEMALLOC_FILE (app/memory_profile.py), signals it after minute 1 and at the end, and prints
+the allocation sites that grew in between (tracing slows the server and adds to its RSS: read that run's
+RSS and latency figures accordingly).
 Targets: 0 errors; RSS growth < 5 % after the first minute; data-dir growth <= 4 KB per turn.
 """
 
@@ -18,6 +23,8 @@ from __future__ import annotations
 import argparse
 import os
 import random
+import signal
+import sqlite3
 import socket
 import statistics
 import subprocess
@@ -113,6 +120,29 @@ def client_loop(base: str, recorder: Recorder, stop: threading.Event, seed: int)
             _call(client, recorder, "GET", "/ready")
 
 
+def table_bytes(path: Path) -> list[tuple[str, int]]:
+    """Bytes of pages each table and index of an SQLite file holds, largest first."""
+    if not path.is_file():
+        return []
+    with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as conn:
+        return conn.execute("SELECT name, SUM(pgsize) FROM dbstat GROUP BY name ORDER BY 2 DESC").fetchall()
+
+
+def allocation_report(pid: int, path: Path, number: int, wait_s: float = 180.0) -> str:
+    """Signal the server for a tracemalloc snapshot and wait for report `number` (0: the baseline)."""
+    from app.memory_profile import END_MARK
+
+    os.kill(pid, signal.SIGUSR1)
+    want = f"{END_MARK} {number} ==" if number else "baseline:"
+    deadline = time.monotonic() + wait_s
+    while time.monotonic() < deadline:
+        text = path.read_text() if path.is_file() else ""
+        if want in text:
+            return text
+        time.sleep(1)
+    return f"(no tracemalloc report within {wait_s:g} s)"
+
+
 def retention_env(args: argparse.Namespace) -> dict:
     """The retention settings a run asked for (none: the server's defaults)."""
     env = {}
@@ -122,6 +152,8 @@ def retention_env(args: argparse.Namespace) -> dict:
         env["DESKMATE_TRACE_MAX_MB"] = str(args.trace_max_mb)
     if args.retention_interval_s:
         env["DESKMATE_RETENTION_INTERVAL_S"] = str(args.retention_interval_s)
+    if args.feedback_window_h:
+        env["DESKMATE_FEEDBACK_VOTE_WINDOW_HOURS"] = str(args.feedback_window_h)
     return env
 
 
@@ -164,7 +196,13 @@ def main() -> int:
     parser.add_argument("--session-idle-s", type=float, help="DESKMATE_SESSION_IDLE_DAYS, in seconds (default: 30 days)")
     parser.add_argument("--trace-max-mb", type=float, help="DESKMATE_TRACE_MAX_MB (default: 200)")
     parser.add_argument("--retention-interval-s", type=float, help="DESKMATE_RETENTION_INTERVAL_S (default: 600)")
+    parser.add_argument("--feedback-window-h", type=float,
+                        help="DESKMATE_FEEDBACK_VOTE_WINDOW_HOURS (default: 168)")
+    parser.add_argument("--tracemalloc", action="store_true",
+                        help="trace the server's allocations; print what grew between minute 1 and the end")
     args = parser.parse_args()
+    if args.tracemalloc and args.url:
+        parser.error("--tracemalloc starts its own server: leave out --url")
 
     scratch = tempfile.TemporaryDirectory(prefix="deskmate-soak-")
     process = None
@@ -172,7 +210,8 @@ def main() -> int:
         base, data_dir, pid = args.url.rstrip("/"), Path(args.data_dir) if args.data_dir else None, server_pid(args.url)
     else:
         data_dir = Path(scratch.name) / "data"
-        process, base = start_server(data_dir, Path(scratch.name) / "serve.log", retention_env(args))
+        traced = {"DESKMATE_TRACEMALLOC_FILE": str(Path(scratch.name) / "tracemalloc.txt")} if args.tracemalloc else {}
+        process, base = start_server(data_dir, Path(scratch.name) / "serve.log", retention_env(args) | traced)
         pid = process.pid
     print(f"soak: {args.clients} clients x {args.minutes:g} min against {base} (pid {pid}, data {data_dir})")
     size_start = dir_bytes(data_dir) if data_dir else 0
@@ -187,10 +226,15 @@ def main() -> int:
     while time.monotonic() < end:
         time.sleep(max(0.0, min(end, recorder.started + (minute + 1) * 60) - time.monotonic()))
         samples.append((minute, rss_mb(pid) if pid else 0.0, dir_bytes(data_dir) if data_dir else 0))
+        if args.tracemalloc and minute == 0:
+            allocation_report(pid, Path(traced["DESKMATE_TRACEMALLOC_FILE"]), 0)
         minute += 1
     stop.set()
     for thread in threads:
         thread.join(timeout=90)
+    if args.tracemalloc:  # after the clients stopped: what stays, not what is in flight
+        report = allocation_report(pid, Path(traced["DESKMATE_TRACEMALLOC_FILE"]), 1)
+        print("\ntracemalloc, minute 1 -> end:\n" + report.split("report 1:", 1)[-1].strip())
     try:
         sizes = httpx.get(f"{base}/ready", timeout=30).json().get("sizes", {})
         print("store sizes at the end (MB):", ", ".join(f"{k} {v / 1e6:.2f}" for k, v in sizes.items()))
@@ -226,6 +270,10 @@ def main() -> int:
         per_turn = (size_end - size_start) / max(recorder.turns, 1)
         print(f"data dir {size_start / 1e6:.2f} -> {size_end / 1e6:.2f} MB: {per_turn / 1024:.2f} KB per chat turn "
               f"after retention")
+        for name in ("deskmate.sqlite", "sessions.sqlite"):
+            tables = table_bytes(data_dir / name)
+            print(f"  {name}: " + ", ".join(f"{table} {size / 1024:.0f} KB ({size / max(recorder.turns, 1):.0f} B/turn)"
+                                            for table, size in tables[:8]))
     if process is not None:
         process.terminate()
         try:
