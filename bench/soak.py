@@ -58,9 +58,11 @@ def dir_bytes(path: Path) -> int:
     return sum(p.stat().st_size for p in path.rglob("*") if p.is_file()) if path.is_dir() else 0
 
 
-def rss_mb(pid: int) -> float:
+def rss_mb(pid: int, field: str = "VmRSS") -> float:
+    """A memory figure of /proc/PID/status in MB: VmRSS, or its parts RssAnon (heap: Python objects, native
+    allocators, model tensors) and RssFile (mapped files: libraries, model weights, index files)."""
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
+        if line.startswith(f"{field}:"):
             return int(line.split()[1]) / 1024
     return 0.0
 
@@ -225,7 +227,8 @@ def main() -> int:
     minute = 0
     while time.monotonic() < end:
         time.sleep(max(0.0, min(end, recorder.started + (minute + 1) * 60) - time.monotonic()))
-        samples.append((minute, rss_mb(pid) if pid else 0.0, dir_bytes(data_dir) if data_dir else 0))
+        samples.append((minute, rss_mb(pid) if pid else 0.0, dir_bytes(data_dir) if data_dir else 0,
+                        rss_mb(pid, "RssAnon") if pid else 0.0, rss_mb(pid, "RssFile") if pid else 0.0))
         if args.tracemalloc and minute == 0:
             allocation_report(pid, Path(traced["DESKMATE_TRACEMALLOC_FILE"]), 0)
         minute += 1
@@ -241,18 +244,18 @@ def main() -> int:
     except (httpx.HTTPError, ValueError):
         pass
 
-    print(f"\n{'min':>3} {'requests':>8} {'errors':>6} {'p50 ms':>7} {'p95 ms':>7} {'RSS MB':>7} {'data MB':>8} "
-          f"{'KB/turn':>7}")
+    print(f"\n{'min':>3} {'requests':>8} {'errors':>6} {'p50 ms':>7} {'p95 ms':>7} {'RSS MB':>7} {'anon MB':>7} "
+          f"{'file MB':>7} {'data MB':>8} {'KB/turn':>7}")
     previous = size_start
-    for (index, rss, size) in samples:
+    for (index, rss, size, anon, mapped) in samples:
         bucket = recorder.minutes.get(index, {"latencies": [], "errors": 0, "turns": 0})
         lat = sorted(bucket["latencies"])
         p50 = statistics.median(lat) * 1000 if lat else 0.0
         p95 = lat[min(len(lat) - 1, int(0.95 * len(lat)))] * 1000 if lat else 0.0
         per_turn = (size - previous) / 1024 / max(bucket["turns"], 1)  # this minute's growth per chat turn
         previous = size
-        print(f"{index + 1:>3} {len(lat):>8} {bucket['errors']:>6} {p50:>7.0f} {p95:>7.0f} {rss:>7.1f} "
-              f"{size / 1e6:>8.2f} {per_turn:>7.1f}")
+        print(f"{index + 1:>3} {len(lat):>8} {bucket['errors']:>6} {p50:>7.0f} {p95:>7.0f} {rss:>7.1f} {anon:>7.1f} "
+              f"{mapped:>7.1f} {size / 1e6:>8.2f} {per_turn:>7.1f}")
     total = sum(len(b["latencies"]) for b in recorder.minutes.values())
     errors = sum(b["errors"] for b in recorder.minutes.values())
     print(f"\nrequests {total}, errors {errors}, chat turns {recorder.turns}")
