@@ -9,6 +9,8 @@ tracing costs memory and speed.
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import logging
 import signal
 import threading
@@ -23,6 +25,24 @@ TOP_STACKS = 6
 END_MARK = "== end of report"
 _IGNORED = (tracemalloc.Filter(False, tracemalloc.__file__), tracemalloc.Filter(False, "<frozen importlib._bootstrap>"),
             tracemalloc.Filter(False, "<frozen importlib._bootstrap_external>"), tracemalloc.Filter(False, "<unknown>"))
+
+
+class _MallInfo2(ctypes.Structure):
+    _fields_ = [(name, ctypes.c_size_t) for name in (
+        "arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks", "uordblks", "fordblks", "keepcost")]
+
+
+def malloc_summary() -> str:
+    """glibc's own account of the native heap (every arena): what is in use, and what it holds free —
+    memory Python and the native libraries gave back that the process still keeps (fragmentation)."""
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        libc.mallinfo2.restype = _MallInfo2
+        info = libc.mallinfo2()
+    except (OSError, AttributeError):
+        return "malloc: no glibc mallinfo2 here"
+    return (f"malloc: {info.uordblks / 1e6:.1f} MB in use, {info.fordblks / 1e6:.1f} MB held free in "
+            f"{info.arena / 1e6:.1f} MB of arenas, {info.hblkhd / 1e6:.1f} MB in mmapped blocks")
 
 
 class AllocationReporter:
@@ -57,13 +77,13 @@ class AllocationReporter:
             tracemalloc.start(FRAMES)
             self._baseline = tracemalloc.take_snapshot().filter_traces(_IGNORED)
             with self.path.open("a") as out:
-                out.write("baseline: tracing from here\n")
+                out.write(f"baseline: tracing from here; {malloc_summary()}\n")
             return
         current = tracemalloc.take_snapshot().filter_traces(_IGNORED)
         traced, peak = tracemalloc.get_traced_memory()
         self._reports += 1
         lines = [f"report {self._reports}: {traced / 1e6:.1f} MB allocated since the baseline still alive (peak "
-                 f"{peak / 1e6:.1f} MB), largest first", "", "by line:"]
+                 f"{peak / 1e6:.1f} MB), largest first; {malloc_summary()}", "", "by line:"]
         for stat in current.compare_to(self._baseline, "lineno")[:TOP_LINES]:
             frame = stat.traceback[0]
             lines.append(f"  {stat.size_diff / 1024:+10.1f} KiB {stat.count_diff:+8d} blocks  "

@@ -237,7 +237,8 @@ def main() -> int:
         thread.join(timeout=90)
     if args.tracemalloc:  # after the clients stopped: what stays, not what is in flight
         report = allocation_report(pid, Path(traced["DESKMATE_TRACEMALLOC_FILE"]), 1)
-        print("\ntracemalloc, minute 1 -> end:\n" + report.split("report 1:", 1)[-1].strip())
+        baseline = next((line for line in report.splitlines() if line.startswith("baseline:")), "")
+        print(f"\ntracemalloc, minute 1 -> end ({baseline}):\n" + report.split("report 1:", 1)[-1].strip())
     try:
         sizes = httpx.get(f"{base}/ready", timeout=30).json().get("sizes", {})
         print("store sizes at the end (MB):", ", ".join(f"{k} {v / 1e6:.2f}" for k, v in sizes.items()))
