@@ -17,7 +17,7 @@ from typing import Iterator
 from sqlalchemy import delete, select
 
 from app.storage import Database
-from app.storage.database import libpq_url, reclaim_sqlite
+from app.storage.database import WAL_SIZE_LIMIT_BYTES, libpq_url, reclaim_sqlite
 from app.storage.schema import conversation_aliases, session_activity, session_owners
 
 log = logging.getLogger(__name__)
@@ -68,6 +68,7 @@ class SessionStore:
             self._conn.execute("PRAGMA secure_delete = ON")
             self._conn.execute("PRAGMA auto_vacuum = INCREMENTAL")
             self._conn.execute("PRAGMA journal_mode = WAL")
+            self._conn.execute(f"PRAGMA journal_size_limit = {WAL_SIZE_LIMIT_BYTES}")
             self._conn.execute("PRAGMA synchronous = NORMAL")
             from langgraph.checkpoint.sqlite import SqliteSaver
 

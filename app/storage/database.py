@@ -28,6 +28,9 @@ MIGRATIONS = Path(__file__).with_name("migrations")
 # every replica runs the migrations at start-up; one at a time, under this Postgres advisory lock
 _MIGRATION_LOCK = 0x6465736B6D617465  # "deskmate"
 LOCK_POLL_S = 0.05
+# a WAL that grew while readers kept it from being checkpointed is cut back to this once it restarts
+# (otherwise the file stays at its largest size until the next retention pass truncates it)
+WAL_SIZE_LIMIT_BYTES = 16 * 1024 * 1024
 
 
 class DatabaseUnavailable(RuntimeError):
@@ -214,6 +217,7 @@ def _sqlite_pragmas(dbapi_connection, _record) -> None:
     # one takes the mode at its next VACUUM (`deskmate db vacuum`)
     cursor.execute("PRAGMA auto_vacuum = INCREMENTAL")
     cursor.execute("PRAGMA journal_mode = WAL")
+    cursor.execute(f"PRAGMA journal_size_limit = {WAL_SIZE_LIMIT_BYTES}")
     cursor.execute("PRAGMA synchronous = NORMAL")
     cursor.execute("PRAGMA foreign_keys = ON")
     # deleted rows (closed tickets, pruned traces) are overwritten, not left readable in free pages

@@ -129,3 +129,28 @@ def test_the_background_pass_hands_the_pages_it_freed_back_to_the_disk_without_a
     assert report.traces_pruned > 0
     assert store.path.stat().st_size < before / 2
     store.close()
+
+
+def test_a_write_ahead_log_grown_behind_a_long_reader_is_cut_back_once_it_restarts(tmp_path):
+    from sqlalchemy import text
+
+    from app.storage import Database
+    from app.storage.database import WAL_SIZE_LIMIT_BYTES
+
+    db = Database.open(f"sqlite:///{tmp_path / 'deskmate.sqlite'}")
+    wal = tmp_path / "deskmate.sqlite-wal"
+    with db.begin() as conn:
+        conn.execute(text("CREATE TABLE filler (body BLOB)"))
+    with db.connect() as reader:
+        reader.execute(text("BEGIN"))
+        reader.execute(text("SELECT COUNT(*) FROM filler")).scalar()  # holds its snapshot: no checkpoint can finish
+        for _ in range(24):
+            with db.begin() as conn:
+                conn.execute(text("INSERT INTO filler VALUES (:b)"), {"b": b"x" * 1024 * 1024})
+        assert wal.stat().st_size > WAL_SIZE_LIMIT_BYTES
+        reader.execute(text("COMMIT"))
+    for _ in range(2):  # the first write checkpoints the whole log, the next starts it over
+        with db.begin() as conn:
+            conn.execute(text("DELETE FROM filler"))
+    assert wal.stat().st_size <= WAL_SIZE_LIMIT_BYTES
+    db.close()
