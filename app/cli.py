@@ -139,8 +139,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from app.resources import load_answer_policy
     from app.server import BoundedServer, uvicorn_config
 
-    from app.memory_profile import start_from_settings
+    from app.memory_profile import limit_malloc_arenas, start_from_settings
 
+    limit_malloc_arenas()  # first, before any thread: RSS stays flat under load (app/memory_profile.py)
     settings = _settings(args)
     start_from_settings(settings)  # DESKMATE_TRACEMALLOC_FILE: a memory investigation, on SIGUSR1
     load_answer_policy(settings)  # a broken DESKMATE_CONFIG stops here, listing every problem, before serving

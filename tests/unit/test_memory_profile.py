@@ -7,6 +7,9 @@ import os
 import signal
 import time
 import tracemalloc
+from pathlib import Path
+
+import pytest
 
 from app.memory_profile import END_MARK, start_from_settings
 from app.settings import Settings
@@ -44,3 +47,47 @@ def test_a_second_sigusr1_reports_the_line_whose_allocations_grew_since_the_firs
 def test_without_the_setting_nothing_is_traced():
     assert start_from_settings(Settings(_env_file=None)) is None
     assert not tracemalloc.is_tracing()
+
+
+ARENA_PROBE = """
+import ctypes, ctypes.util, re, sys, tempfile, threading
+from app.memory_profile import limit_malloc_arenas
+if sys.argv[1] == "capped":
+    assert limit_malloc_arenas()
+libc = ctypes.CDLL(ctypes.util.find_library("c"))
+barrier, kept = threading.Barrier(8), []
+def allocate():
+    barrier.wait()  # eight threads allocating at once: each would get an arena of its own
+    kept.append([bytearray(200) for _ in range(20000)])
+threads = [threading.Thread(target=allocate) for _ in range(8)]
+[t.start() for t in threads]
+[t.join() for t in threads]
+path = tempfile.mktemp()
+libc.fopen.restype = ctypes.c_void_p
+report = libc.fopen(path.encode(), b"w")
+libc.malloc_info(0, ctypes.c_void_p(report))
+libc.fclose(ctypes.c_void_p(report))
+print(len(re.findall("<heap nr=", open(path).read())))
+"""
+
+
+def _arenas(mode: str) -> int:
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k != "MALLOC_ARENA_MAX"}
+    out = subprocess.run([sys.executable, "-c", ARENA_PROBE, mode], capture_output=True, text=True, timeout=60,
+                         cwd=Path(__file__).resolve().parents[2], env=env | {"PYTHONPATH": "."})
+    assert out.returncode == 0, out.stderr
+    return int(out.stdout.strip())
+
+
+def test_the_server_caps_malloc_arenas_so_busy_threads_share_two_heaps():
+    try:
+        libc = os.confstr("CS_GNU_LIBC_VERSION") or ""
+    except (ValueError, OSError):
+        libc = ""
+    if not libc.startswith("glibc"):
+        pytest.skip("malloc arenas are glibc's")
+    assert _arenas("free") > 2  # without the cap: an arena per busy thread
+    assert _arenas("capped") == 2
