@@ -77,11 +77,13 @@ def _trace(i: int, started: float) -> dict:
 
 
 def test_traces_are_kept_under_their_size_limit_newest_first(tmp_path):
-    store = TraceStore(tmp_path / "traces.sqlite", redactor=PatternRedactor(), max_bytes=256 * 1024)
+    filler = TraceStore(tmp_path / "traces.sqlite", redactor=PatternRedactor())  # as if the cap had just been lowered
     now = time.time()
     for i in range(400):
-        store.submit(_trace(i, now - 400 + i))
-    assert store.flush(30)
+        filler.submit(_trace(i, now - 400 + i))
+    assert filler.flush(30)
+    filler.close()
+    store = TraceStore(tmp_path / "traces.sqlite", redactor=PatternRedactor(), max_bytes=256 * 1024)
     import sqlite3
 
     with sqlite3.connect(store.path) as db:
@@ -118,11 +120,13 @@ def test_the_pass_forgets_answers_nobody_voted_on_once_their_vote_window_has_pas
 
 
 def test_the_background_pass_hands_the_pages_it_freed_back_to_the_disk_without_a_full_vacuum(tmp_path):
-    store = TraceStore(tmp_path / "traces.sqlite", redactor=PatternRedactor(), max_bytes=256 * 1024)
+    filler = TraceStore(tmp_path / "traces.sqlite", redactor=PatternRedactor())  # no size cap while filling
     now = time.time()
     for i in range(400):
-        store.submit(_trace(i, now - 400 + i))
-    assert store.flush(30)
+        filler.submit(_trace(i, now - 400 + i))
+    assert filler.flush(30)
+    filler.close()
+    store = TraceStore(tmp_path / "traces.sqlite", redactor=PatternRedactor(), max_bytes=256 * 1024)
     store.reclaim()  # the WAL into the file: the size below is the file's own
     before = store.path.stat().st_size
     report = run_retention(SessionStore(tmp_path / "sessions.sqlite"), store, session_idle_s=DAY)  # no vacuum
@@ -154,3 +158,18 @@ def test_a_write_ahead_log_grown_behind_a_long_reader_is_cut_back_once_it_restar
             conn.execute(text("DELETE FROM filler"))
     assert wal.stat().st_size <= WAL_SIZE_LIMIT_BYTES
     db.close()
+
+
+def test_a_busy_trace_store_keeps_near_its_size_cap_between_retention_passes(tmp_path):
+    store = TraceStore(tmp_path / "traces.sqlite", redactor=PatternRedactor(), max_bytes=256 * 1024)
+    now = time.time()
+    for i in range(400):  # about 1.6 MB of records, within seconds: no retention pass, no ten minutes gone
+        store.submit(_trace(i, now - 400 + i))
+    assert store.flush(30)
+    import sqlite3
+
+    with sqlite3.connect(store.path) as db:
+        records = db.execute("SELECT SUM(LENGTH(record)) FROM runs").fetchone()[0]
+    assert records <= 256 * 1024 * (1 + 0.1) + 8 * 1024  # the cap, the share written between prunes, one batch
+    assert store.get(f"{399:032x}") is not None
+    store.close()
