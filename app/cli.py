@@ -139,7 +139,11 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from app.resources import load_answer_policy
     from app.server import BoundedServer, uvicorn_config
 
+    from app.memory_profile import limit_malloc_arenas, start_from_settings
+
+    limit_malloc_arenas()  # first, before any thread: RSS stays flat under load (app/memory_profile.py)
     settings = _settings(args)
+    start_from_settings(settings)  # DESKMATE_TRACEMALLOC_FILE: a memory investigation, on SIGUSR1
     load_answer_policy(settings)  # a broken DESKMATE_CONFIG stops here, listing every problem, before serving
     # a second process on the same embedded data directory stops here, before loading a model
     lock = hold_data_dir(settings.data_dir) if settings.chroma_mode == "persistent" else None
@@ -154,9 +158,14 @@ def cmd_serve(args: argparse.Namespace) -> int:
     return 0 if server.started else 3  # uvicorn has logged why start-up failed
 
 
+def _no_embedding(text: str):
+    raise RuntimeError("the vacuum pass never embeds")
+
+
 def cmd_db_vacuum(args: argparse.Namespace) -> int:
     """Apply retention now and rewrite the SQLite stores compactly; safe while `deskmate serve` runs (SQLite
     locks each file for the moment it is rewritten; it needs about the store's size in free space)."""
+    from app.adapters.feedback import FeedbackStore
     from app.adapters.memory import SessionStore
     from app.adapters.redactor import PatternRedactor
     from app.adapters.traces import TraceStore
@@ -173,15 +182,19 @@ def cmd_db_vacuum(args: argparse.Namespace) -> int:
     sessions = SessionStore(database, checkpoints=settings.sessions_db)
     traces = TraceStore(database, redactor=PatternRedactor(), retention_days=settings.trace_retention_days,
                         max_runs=settings.trace_max_runs, max_bytes=int(settings.trace_max_mb * 1024 * 1024))
+    # no embedder: pruning answers never embeds a question
+    answers = FeedbackStore(database, embed=_no_embedding, vote_window_s=settings.feedback_vote_window_hours * 3600)
     try:
-        report = run_retention(sessions, traces, session_idle_s=settings.session_idle_days * 86400, vacuum=True)
+        report = run_retention(sessions, traces, session_idle_s=settings.session_idle_days * 86400, vacuum=True,
+                               answers=answers)
     finally:
         sessions.close()
         traces.close()
         database.close()
     after = store_sizes(settings)
     sys.stdout.write(f"{report.sessions_expired} idle session(s) expired, {report.checkpoints_pruned} old "
-                     f"checkpoint(s) and {report.traces_pruned} trace(s) pruned in {report.duration_ms:.0f} ms\n")
+                     f"checkpoint(s), {report.answers_pruned} unvoted answer(s) and {report.traces_pruned} "
+                     f"trace(s) pruned in {report.duration_ms:.0f} ms\n")
     for name in ("sessions", "database", "data_dir_total"):
         sys.stdout.write(f"  {name}: {before[name]:,} -> {after[name]:,} bytes\n")
     return 0

@@ -185,7 +185,8 @@ def _build_resources(settings: Settings, *, embedder: Embedder | None = None, ll
         _import_legacy_sources(settings, database)
     feedback = FeedbackStore(database, embed=embedder.embed_query,
                              min_votes=settings.feedback_min_votes, max_multiplier=settings.feedback_max_multiplier,
-                             similarity=settings.feedback_similarity, cache_s=settings.feedback_cache_s)
+                             similarity=settings.feedback_similarity, cache_s=settings.feedback_cache_s,
+                             vote_window_s=settings.feedback_vote_window_hours * 3600)
     # secrets always, personal data per destination (DESKMATE_REDACT_*); memory is what the redact node
     # applies, so it is the base every other destination starts from
     llm = llm if llm is not None else build_chat_model(settings)

@@ -1,6 +1,7 @@
 """How long data is kept: idle sessions expire with their checkpoints, traces go by age, count and size,
-and freed space is handed back — as a pass the server runs in the background and `deskmate db vacuum` runs
-on demand. Tickets and feedback votes are records people act on: they are kept.
+answers nobody voted on go when their vote window has passed, and freed space is handed back — as a pass the
+server runs in the background and `deskmate db vacuum` runs on demand. Tickets and feedback votes are records
+people act on: they are kept.
 
 The pass works on two small store interfaces, so a server-database store implements the same methods.
 """
@@ -27,31 +28,40 @@ class PrunedTraces(Protocol):
     def reclaim(self, *, vacuum: bool = False) -> None: ...
 
 
+class PrunedAnswers(Protocol):
+    def prune(self) -> int: ...
+
+
 @dataclass(frozen=True)
 class RetentionReport:
     sessions_expired: int
     checkpoints_pruned: int
     traces_pruned: int
     duration_ms: float
+    answers_pruned: int = 0
 
     def as_dict(self) -> dict:
         return asdict(self)
 
 
 def run_retention(sessions: ExpiringSessions, traces: PrunedTraces | None, *, session_idle_s: float,
-                  vacuum: bool = False, now: float | None = None) -> RetentionReport:
-    """One pass: expire idle sessions, keep each session's latest checkpoint, prune traces, reclaim space."""
+                  vacuum: bool = False, now: float | None = None,
+                  answers: PrunedAnswers | None = None) -> RetentionReport:
+    """One pass: expire idle sessions, keep each session's latest checkpoint, forget unvoted answers past
+    their vote window, prune traces, reclaim space (the answers share the traces' database file)."""
     started = time.perf_counter()
     now = time.time() if now is None else now
     expired = sessions.expire_idle(now - session_idle_s)
     pruned = sessions.prune_checkpoints()
     sessions.reclaim(vacuum=vacuum)
+    answers_pruned = answers.prune() if answers is not None else 0
     traces_pruned = 0
     if traces is not None:
         traces_pruned = traces.prune()
         traces.reclaim(vacuum=vacuum)
-    report = RetentionReport(expired, pruned, traces_pruned, round((time.perf_counter() - started) * 1000, 1))
-    if expired or pruned or traces_pruned or vacuum:
+    report = RetentionReport(expired, pruned, traces_pruned, round((time.perf_counter() - started) * 1000, 1),
+                             answers_pruned)
+    if expired or pruned or traces_pruned or answers_pruned or vacuum:
         log.info("retention: %s", report)
     return report
 
@@ -66,6 +76,6 @@ async def retention_loop(resources, interval_s: float) -> None:
         await asyncio.sleep(interval_s)
         try:
             await run_in_threadpool(run_retention, resources.sessions, resources.traces,
-                                    session_idle_s=settings.session_idle_days * 86400)
+                                    session_idle_s=settings.session_idle_days * 86400, answers=resources.feedback)
         except Exception:  # noqa: BLE001 — a full disk or a locked file: next time
             log.exception("retention pass failed; retrying in %g s", interval_s)

@@ -113,6 +113,12 @@ class Settings(BaseSettings):
         description="How often the background pass expires idle sessions, prunes checkpoints and traces, and "
                     "hands freed space back to SQLite.")
 
+    tracemalloc_file: Path | None = Field(
+        None, validation_alias=_env("DESKMATE_TRACEMALLOC_FILE"),
+        description="Memory investigation (costs memory and speed; off when unset): `deskmate serve` traces "
+                    "allocations, and each SIGUSR1 after the first appends the allocation sites that grew since "
+                    "the first to this file (bench/soak.py --tracemalloc does this).")
+
     # --- embeddings and vector store ------------------------------------------------------
     embedding_model_path: str | None = Field(
         None, validation_alias=_env("DESKMATE_EMBEDDING_MODEL_PATH"),
@@ -207,6 +213,10 @@ class Settings(BaseSettings):
     feedback_similarity: float = Field(
         0.85, ge=0.0, le=1.0, validation_alias=_env("DESKMATE_FEEDBACK_SIMILARITY"),
         description="A vote counts for searches whose question has at least this cosine similarity to the voted one.")
+    feedback_vote_window_hours: float = Field(
+        168.0, gt=0, le=87600, validation_alias=_env("DESKMATE_FEEDBACK_VOTE_WINDOW_HOURS"),
+        description=("How long an answer can still be voted on: an answer nobody voted on is forgotten after this "
+                     "(its question and which passages it cited); voted answers are kept."))
     feedback_cache_s: float = Field(60.0, ge=0, le=3600, validation_alias=_env("DESKMATE_FEEDBACK_CACHE_S"),
                                     description=('How long the vote table is cached (votes made by this process '
                                                  'apply at once).'))

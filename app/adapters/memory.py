@@ -17,7 +17,7 @@ from typing import Iterator
 from sqlalchemy import delete, select
 
 from app.storage import Database
-from app.storage.database import libpq_url
+from app.storage.database import WAL_SIZE_LIMIT_BYTES, libpq_url, reclaim_sqlite
 from app.storage.schema import conversation_aliases, session_activity, session_owners
 
 log = logging.getLogger(__name__)
@@ -68,9 +68,12 @@ class SessionStore:
                 raise ValueError("an SQLite session store needs the checkpoint file's path")
             checkpoints.parent.mkdir(parents=True, exist_ok=True)
             self._conn = sqlite3.connect(str(checkpoints), check_same_thread=False)
-            # deleted rows are overwritten, not left readable in free pages
+            # deleted rows are overwritten, not left readable in free pages; freed pages can be handed back
+            # (auto_vacuum before WAL, which writes the header; an older file takes it at its next VACUUM)
             self._conn.execute("PRAGMA secure_delete = ON")
+            self._conn.execute("PRAGMA auto_vacuum = INCREMENTAL")
             self._conn.execute("PRAGMA journal_mode = WAL")
+            self._conn.execute(f"PRAGMA journal_size_limit = {WAL_SIZE_LIMIT_BYTES}")
             self._conn.execute("PRAGMA synchronous = NORMAL")
             from langgraph.checkpoint.sqlite import SqliteSaver
 
@@ -244,8 +247,9 @@ class SessionStore:
         return removed
 
     def reclaim(self, *, vacuum: bool = False) -> None:
-        """Hand freed pages back: on SQLite the WAL truncated always, the file rewritten (VACUUM) when asked;
-        on Postgres autovacuum does this, so only an explicit VACUUM of the checkpoint tables when asked."""
+        """Hand freed pages back: on SQLite the pages retention freed and the WAL always, the whole file
+        rewritten (VACUUM) when asked; on Postgres autovacuum does this, so only an explicit VACUUM of the
+        checkpoint tables when asked."""
         if self._pool is not None:
             if vacuum:
                 with self._pool.connection() as conn:  # autocommit: VACUUM cannot run in a transaction
@@ -253,9 +257,7 @@ class SessionStore:
                         conn.execute(f"VACUUM {table}")
             return
         with self._lock, self.checkpointer.lock:
-            if vacuum:
-                self._conn.execute("VACUUM")
-            self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            reclaim_sqlite(self._conn, vacuum=vacuum)
 
     def count(self) -> int:
         """Sessions with state."""

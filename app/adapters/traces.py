@@ -31,6 +31,7 @@ from sqlalchemy import delete, func, select
 from sqlalchemy.engine import Connection
 
 from app.storage import Database
+from app.storage.database import reclaim_sqlite
 from app.storage.schema import run_feedback, runs
 from graphs.ports import Redactor
 
@@ -41,6 +42,9 @@ MAX_ITEMS = 30  # list items kept per value
 MAX_DEPTH = 6
 MAX_PENDING = 512  # records waiting for the writer; beyond this a record is dropped, never waited for
 PRUNE_EVERY_S = 600.0
+# the writer also prunes once this share of the size cap has been written since the last prune, so a busy
+# server overshoots DESKMATE_TRACE_MAX_MB by about this share, not by ten minutes of traffic
+PRUNE_AFTER_SHARE = 0.1
 # stage of the /chat `timings` each support-graph node counts towards (the per-stage latency the reply reports)
 STAGES = {"embed_query": "embedding_ms", "retrieve": "retrieval_ms", "decide": "decision_ms",
           "check_status": "decision_ms", "answer": "generation_ms", "clarify": "generation_ms",
@@ -389,6 +393,7 @@ class TraceStore:
         self._idle = threading.Condition()
         self.dropped = 0
         self._last_prune = 0.0
+        self._written = 0  # record bytes written since the last prune
         self._writer = threading.Thread(target=self._write_loop, name="trace-writer", daemon=True)
         self._writer.start()
 
@@ -443,7 +448,7 @@ class TraceStore:
             stop = any(item is _STOP for item in items)
             batch = [item for item in items if item is not _STOP]
             try:
-                self._write(batch)
+                self._written += self._write(batch)
             except Exception:  # a bad record or a database away must not kill the writer: logged, skipped
                 log.exception("could not write %d trace record(s)", len(batch))
             finally:
@@ -454,13 +459,15 @@ class TraceStore:
                 if self._owns_db:
                     self.db.close()
                 return
-            if self._clock() - self._last_prune > PRUNE_EVERY_S:
+            if self._clock() - self._last_prune > PRUNE_EVERY_S or \
+                    (self._max_bytes and self._written > self._max_bytes * PRUNE_AFTER_SHARE):
                 try:
                     self.prune()
                 except Exception:
                     log.exception("could not prune the trace store")
 
-    def _write(self, batch: Iterable) -> None:
+    def _write(self, batch: Iterable) -> int:
+        """Write the batch in one transaction; returns the record bytes written."""
         rows, ratings = [], []
         for kind, payload in batch:
             if kind == "run":
@@ -484,6 +491,7 @@ class TraceStore:
                         index_elements=[key],
                         set_={c.name: statement.excluded[c.name] for c in table.columns if not c.primary_key}),
                         values)
+        return sum(len(row["record"]) for row in rows)
 
     def prune(self, db: Connection | None = None) -> int:
         """Delete runs older than the retention and beyond the row cap; returns how many went."""
@@ -499,6 +507,7 @@ class TraceStore:
                                                     run_feedback.c.trace_id.not_in(select(runs.c.trace_id))))
         removed += self._prune_to_size()
         self._last_prune = self._clock()
+        self._written = 0
         if removed:
             log.info("trace store: pruned %d run(s)", removed)
         return removed
@@ -537,8 +546,9 @@ class TraceStore:
         return pages * db.execute("PRAGMA page_size").fetchone()[0]
 
     def reclaim(self, *, vacuum: bool = False) -> None:
-        """Hand freed pages back: on SQLite the WAL truncated always, the file rewritten (VACUUM) when asked;
-        on Postgres (autovacuum's job) an explicit VACUUM of the trace tables when asked."""
+        """Hand freed pages back: on SQLite the pages retention freed and the WAL always, the whole file
+        rewritten (VACUUM) when asked; on Postgres (autovacuum's job) an explicit VACUUM of the trace tables
+        when asked."""
         with self.db.engine.connect() as conn:
             conn = conn.execution_options(isolation_level="AUTOCOMMIT")  # VACUUM cannot run in a transaction
             if self.db.is_postgres:
@@ -546,9 +556,7 @@ class TraceStore:
                     conn.exec_driver_sql("VACUUM runs")
                     conn.exec_driver_sql("VACUUM run_feedback")
                 return
-            if vacuum:
-                conn.exec_driver_sql("VACUUM")
-            conn.exec_driver_sql("PRAGMA wal_checkpoint(TRUNCATE)")
+            reclaim_sqlite(conn.connection.dbapi_connection, vacuum=vacuum)
 
     # -- readers -----------------------------------------------------------------------------------------
     def list(self, *, session_id: str | None = None, action: str | None = None, graph: str | None = None,

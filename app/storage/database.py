@@ -34,6 +34,9 @@ LOCK_POLL_S = 0.05
 # clients). At most this many locks are held at once per process; further turns queue for a slot (within the
 # same bounded wait). Per replica Postgres then sees at most 16 + 15 (stores) + 8 (checkpoints) connections.
 LOCK_SLOTS = 16
+# a WAL that grew while readers kept it from being checkpointed is cut back to this once it restarts
+# (otherwise the file stays at its largest size until the next retention pass truncates it)
+WAL_SIZE_LIMIT_BYTES = 16 * 1024 * 1024
 
 
 class DatabaseUnavailable(RuntimeError):
@@ -231,12 +234,27 @@ class Database:
 
 def _sqlite_pragmas(dbapi_connection, _record) -> None:
     cursor = dbapi_connection.cursor()
+    # before WAL, which writes the header: a new file can then hand pages back (reclaim_sqlite); an existing
+    # one takes the mode at its next VACUUM (`deskmate db vacuum`)
+    cursor.execute("PRAGMA auto_vacuum = INCREMENTAL")
     cursor.execute("PRAGMA journal_mode = WAL")
+    cursor.execute(f"PRAGMA journal_size_limit = {WAL_SIZE_LIMIT_BYTES}")
     cursor.execute("PRAGMA synchronous = NORMAL")
     cursor.execute("PRAGMA foreign_keys = ON")
     # deleted rows (closed tickets, pruned traces) are overwritten, not left readable in free pages
     cursor.execute("PRAGMA secure_delete = ON")
     cursor.close()
+
+
+def reclaim_sqlite(dbapi_connection, *, vacuum: bool = False) -> None:
+    """Hand an SQLite file's free pages back to the disk: all of them by rewriting the file (VACUUM, which
+    also switches a file created before incremental auto-vacuum to it) or, cheaply, the pages retention
+    freed (incremental vacuum); then the WAL truncated. Outside any transaction."""
+    if vacuum:
+        dbapi_connection.execute("VACUUM")
+    # executescript steps the pragma to the end (one execute() frees a single page)
+    dbapi_connection.executescript("PRAGMA incremental_vacuum;")
+    dbapi_connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
 
 def _first_line(exc: BaseException) -> str:

@@ -24,15 +24,17 @@ BATCH = 500
 # where each table lived in the one-file-per-store layout (the embedded layout has them all in deskmate.sqlite)
 LEGACY_FILES = {
     "tickets": "tickets.sqlite", "ticket_comments": "tickets.sqlite",
-    "answers": "feedback.sqlite", "answer_chunks": "feedback.sqlite", "votes": "feedback.sqlite",
+    "answers": "feedback.sqlite", "cited_chunks": "feedback.sqlite", "votes": "feedback.sqlite",
     "runs": "traces.sqlite", "run_feedback": "traces.sqlite",
     "session_owners": "sessions.sqlite", "conversation_aliases": "sessions.sqlite",
     "session_activity": "sessions.sqlite",
     "sources": "sources.sqlite", "source_documents": "sources.sqlite",
 }
 SOURCE_TABLES = ("sources", "source_documents")
-COPY_ORDER = ("tickets", "ticket_comments", "answers", "answer_chunks", "votes", "runs", "run_feedback",
+COPY_ORDER = ("tickets", "ticket_comments", "cited_chunks", "answers", "votes", "runs", "run_feedback",
               "session_owners", "conversation_aliases", "session_activity", *SOURCE_TABLES)
+# before the compact feedback tables, an answer's citations were rows of `answer_chunks`
+FORMER_NAMES = {"cited_chunks": ("cited_chunks", "answer_chunks")}
 
 
 @dataclass
@@ -56,8 +58,32 @@ def _source_for(data_dir: Path, table: str) -> Path | None:
 
 def _has_table(path: Path, table: str) -> bool:
     with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as conn:
-        return conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (table,)).fetchone() \
-            is not None
+        return any(_table_in(conn, name) for name in FORMER_NAMES.get(table, (table,)))
+
+
+def _table_in(conn: sqlite3.Connection, table: str) -> bool:
+    return conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (table,)).fetchone() \
+        is not None
+
+
+def _read_rows(conn: sqlite3.Connection, name: str) -> list[dict]:
+    """The rows of `name` in a source file, in today's shape (citations rows of old become packed ids)."""
+    from app.adapters.feedback import chunk_ref, pack_refs
+
+    legacy = _table_in(conn, "answer_chunks")
+    if name == "cited_chunks" and not _table_in(conn, "cited_chunks"):
+        passages: dict[str, dict] = {}
+        for row in conn.execute("SELECT key, chunk_id, label, source FROM answer_chunks ORDER BY message_id, key"):
+            passages.setdefault(row["key"], {"id": chunk_ref(row["key"]), **dict(row)})
+        return list(passages.values())
+    rows = [dict(row) for row in conn.execute(f'SELECT * FROM "{name}"')]  # noqa: S608 (a known name)
+    if name == "answers" and legacy and rows and "cited" not in rows[0]:
+        keys: dict[str, list[str]] = {}
+        for message_id, key in conn.execute("SELECT message_id, key FROM answer_chunks ORDER BY message_id, key"):
+            keys.setdefault(message_id, []).append(key)
+        for row in rows:
+            row["cited"] = pack_refs([chunk_ref(key) for key in keys.get(row["message_id"], [])])
+    return rows
 
 
 def import_data_dir(data_dir: Path, target: Database, sessions) -> ImportReport:
@@ -89,7 +115,7 @@ def _copy_table(name: str, source: Path, target: Database) -> tuple[int, int]:
     table = metadata.tables[name]
     with sqlite3.connect(f"file:{source}?mode=ro", uri=True) as conn:
         conn.row_factory = sqlite3.Row
-        rows = [dict(row) for row in conn.execute(f'SELECT * FROM "{name}"')]  # noqa: S608 (a known name)
+        rows = _read_rows(conn, name)
     wanted = {c.name for c in table.columns}
     for row in rows:
         if name == "runs" and "path" not in row:  # the older trace table kept the path inside the record only

@@ -8,7 +8,7 @@ traces and sessions), so a data dir copied from the per-file SQLite layout keeps
 
 from __future__ import annotations
 
-from sqlalchemy import (CheckConstraint, Column, Float, ForeignKey, Index, Integer, LargeBinary, MetaData,
+from sqlalchemy import (BigInteger, CheckConstraint, Column, Float, ForeignKey, Index, Integer, LargeBinary, MetaData,
                         String, Table, Text)
 
 metadata = MetaData()
@@ -50,15 +50,17 @@ answers = Table(
     Column("session_id", Text, nullable=False),
     Column("query", Text, nullable=False),  # the redacted question, embedded when the answer gets a vote
     Column("created_at", String(32), nullable=False),
+    Column("cited", LargeBinary),  # the cited passages' ids (cited_chunks.id), 8 bytes each, big-endian
+    Index("answers_by_age", "created_at"),
 )
-answer_chunks = Table(
-    "answer_chunks", metadata,
-    Column("message_id", String(64), ForeignKey("answers.message_id", ondelete="CASCADE"), primary_key=True),
-    Column("key", Text, primary_key=True),
+# every passage an answer cited, once: what a vote credits and what the stats page names
+cited_chunks = Table(
+    "cited_chunks", metadata,
+    Column("id", BigInteger, primary_key=True, autoincrement=False),  # a 64-bit content hash of `key`
+    Column("key", Text, nullable=False),  # nodes.retrieval.feedback_key: doc_id:content_hash
     Column("chunk_id", Text, nullable=False),
     Column("label", Text, nullable=False),
     Column("source", Text, nullable=False),
-    Index("answer_chunks_key", "key"),
 )
 votes = Table(
     "votes", metadata,

@@ -98,10 +98,22 @@ def test_the_older_one_file_per_store_layout_is_read_too(tmp_path, postgres_url,
         conn.execute("INSERT INTO runs VALUES (?, 'support', 's-1', 'alice', 'answer', 'question', 'ok', 1.5e9, "
                      "12.0, 'vpn', ?)", ("t" * 32, json.dumps(record)))
     TicketStore(source / "tickets.sqlite").create(draft(), session_id="s-1", user_id="alice")
+    with sqlite3.connect(source / "feedback.sqlite") as conn:  # a row per cited passage, as votes were kept then
+        conn.execute("CREATE TABLE answers (message_id TEXT PRIMARY KEY, session_id TEXT NOT NULL, query TEXT NOT NULL, "
+                     "created_at TEXT NOT NULL)")
+        conn.execute("CREATE TABLE answer_chunks (message_id TEXT, key TEXT, chunk_id TEXT NOT NULL, label TEXT NOT "
+                     "NULL, source TEXT NOT NULL, PRIMARY KEY (message_id, key))")
+        conn.execute("INSERT INTO answers VALUES ('m-1', 's-1', 'vpn on linux', '2026-11-01T10:00:00+00:00')")
+        conn.executemany("INSERT INTO answer_chunks VALUES ('m-1', ?, ?, 'VPN › Linux', 'kb/vpn.md')",
+                         [("doc:1", "c1"), ("doc:2", "c2")])
     monkeypatch.setenv("DESKMATE_DATABASE_URL", postgres_url)
     assert main(["--data-dir", str(tmp_path / "server"), "db", "migrate-from-sqlite", str(source)]) == 0
     target = Database.open(postgres_url)
     try:
+        feedback = FeedbackStore(target, embed=HashingEmbedder().embed_query, min_votes=1, similarity=0.0)
+        assert feedback.vote("m-1", "s-1", "up").chunks == 2  # the answer still knows what it cited
+        assert set(feedback.multipliers(["doc:1", "doc:2"])) == {"doc:1", "doc:2"}
+        assert {c["label"] for c in feedback.stats()["top_boosted"]} == {"VPN › Linux"}
         store = TraceStore(target, redactor=PatternRedactor())
         assert store.list(session_id="s-1")[0]["path"] == ["redact", "classify", "respond"]
         store.close()

@@ -109,3 +109,46 @@ def test_cited_chunks_take_their_keys_from_the_retrieved_chunks():
     retrieved = [{"chunk_id": "c1", "doc_id": "d", "content_hash": "h"}]
     [one] = cited_chunks(sources, retrieved, lambda c: f"{c['doc_id']}:{c['content_hash']}")
     assert (one.key, one.label, one.chunk_id) == ("d:h", "VPN › macOS", "c1")
+
+
+def _age(store: FeedbackStore, message_id: str, hours: float) -> None:
+    from datetime import datetime, timedelta, timezone
+
+    from app.storage.schema import answers
+
+    at = (datetime.now(timezone.utc) - timedelta(hours=hours)).isoformat(timespec="seconds")
+    with store.db.begin() as conn:
+        conn.execute(answers.update().where(answers.c.message_id == message_id).values(created_at=at))
+
+
+def test_an_unvoted_answer_is_forgotten_after_the_vote_window_and_a_voted_one_is_kept(tmp_path):
+    store = FeedbackStore(tmp_path / "feedback.sqlite", embed=EMBED, min_votes=1, vote_window_s=24 * 3600)
+    store.record_answer("old-voted", "s1", QUESTION, cited("a", "b"))
+    store.vote("old-voted", "s1", "up")
+    store.record_answer("old-unvoted", "s1", QUESTION, cited("c"))
+    store.record_answer("recent", "s1", QUESTION, cited("a", "d"))
+    for message_id in ("old-voted", "old-unvoted"):
+        _age(store, message_id, 25)
+
+    assert store.prune() == 1
+    assert store.stats()["answers_recorded"] == 2
+    with pytest.raises(UnknownMessage, match="24 hours"):
+        store.vote("old-unvoted", "s1", "up")
+    assert store.vote("recent", "s1", "down").chunks == 2  # still inside the window
+    assert store.vote("old-voted", "s1", "down").status == "updated"  # a voted answer outlives the window
+    from app.storage.schema import cited_chunks as passages
+    with store.db.connect() as conn:  # the passage only the forgotten answer cited went with it
+        assert {key for (key,) in conn.execute(passages.select().with_only_columns(passages.c.key))} == {"a", "b", "d"}
+    store.close()
+
+
+def test_a_passage_cited_by_many_answers_is_stored_once(store):
+    from sqlalchemy import func, select
+
+    from app.storage.schema import cited_chunks as passages
+
+    for i in range(5):
+        store.record_answer(f"m{i}", "s1", QUESTION, cited("a", "b"))
+    with store.db.connect() as conn:
+        assert conn.execute(select(func.count()).select_from(passages)).scalar() == 2
+    assert store.vote("m4", "s1", "up").chunks == 2

@@ -77,11 +77,13 @@ def _trace(i: int, started: float) -> dict:
 
 
 def test_traces_are_kept_under_their_size_limit_newest_first(tmp_path):
-    store = TraceStore(tmp_path / "traces.sqlite", redactor=PatternRedactor(), max_bytes=256 * 1024)
+    filler = TraceStore(tmp_path / "traces.sqlite", redactor=PatternRedactor())  # as if the cap had just been lowered
     now = time.time()
     for i in range(400):
-        store.submit(_trace(i, now - 400 + i))
-    assert store.flush(30)
+        filler.submit(_trace(i, now - 400 + i))
+    assert filler.flush(30)
+    filler.close()
+    store = TraceStore(tmp_path / "traces.sqlite", redactor=PatternRedactor(), max_bytes=256 * 1024)
     import sqlite3
 
     with sqlite3.connect(store.path) as db:
@@ -93,4 +95,81 @@ def test_traces_are_kept_under_their_size_limit_newest_first(tmp_path):
     assert before > 256 * 1024 >= after and pruned > 0
     assert newest == now - 1  # the oldest went first
     assert store.get(f"{399:032x}") is not None and store.get(f"{0:032x}") is None
+    store.close()
+
+
+def test_the_pass_forgets_answers_nobody_voted_on_once_their_vote_window_has_passed(tmp_path):
+    from app.adapters.feedback import CitedChunk, FeedbackStore
+    from app.storage.schema import answers
+    from tests.fakes import HashingEmbedder
+
+    sessions = SessionStore(tmp_path / "deskmate.sqlite")
+    feedback = FeedbackStore(sessions.db, embed=HashingEmbedder().embed_query, vote_window_s=3600)
+    cited = [CitedChunk(key="doc:vpn", chunk_id="c1", label="VPN", source="kb/vpn.md")]
+    for message_id in ("voted", "unvoted", "recent"):
+        feedback.record_answer(message_id, "s-1", "vpn on linux", cited)
+    feedback.vote("voted", "s-1", "up")
+    with sessions.db.begin() as conn:  # two answers from two hours ago
+        conn.execute(answers.update().where(answers.c.message_id.in_(["voted", "unvoted"]))
+                     .values(created_at="2000-01-01T00:00:00+00:00"))
+    report = run_retention(sessions, None, session_idle_s=DAY, answers=feedback)
+    assert report.answers_pruned == 1
+    with sessions.db.connect() as conn:
+        assert set(conn.execute(answers.select().with_only_columns(answers.c.message_id)).scalars()) == {"voted", "recent"}
+    sessions.close()
+
+
+def test_the_background_pass_hands_the_pages_it_freed_back_to_the_disk_without_a_full_vacuum(tmp_path):
+    filler = TraceStore(tmp_path / "traces.sqlite", redactor=PatternRedactor())  # no size cap while filling
+    now = time.time()
+    for i in range(400):
+        filler.submit(_trace(i, now - 400 + i))
+    assert filler.flush(30)
+    filler.close()
+    store = TraceStore(tmp_path / "traces.sqlite", redactor=PatternRedactor(), max_bytes=256 * 1024)
+    store.reclaim()  # the WAL into the file: the size below is the file's own
+    before = store.path.stat().st_size
+    report = run_retention(SessionStore(tmp_path / "sessions.sqlite"), store, session_idle_s=DAY)  # no vacuum
+    assert report.traces_pruned > 0
+    assert store.path.stat().st_size < before / 2
+    store.close()
+
+
+def test_a_write_ahead_log_grown_behind_a_long_reader_is_cut_back_once_it_restarts(tmp_path):
+    from sqlalchemy import text
+
+    from app.storage import Database
+    from app.storage.database import WAL_SIZE_LIMIT_BYTES
+
+    db = Database.open(f"sqlite:///{tmp_path / 'deskmate.sqlite'}")
+    wal = tmp_path / "deskmate.sqlite-wal"
+    with db.begin() as conn:
+        conn.execute(text("CREATE TABLE filler (body BLOB)"))
+    with db.connect() as reader:
+        reader.execute(text("BEGIN"))
+        reader.execute(text("SELECT COUNT(*) FROM filler")).scalar()  # holds its snapshot: no checkpoint can finish
+        for _ in range(24):
+            with db.begin() as conn:
+                conn.execute(text("INSERT INTO filler VALUES (:b)"), {"b": b"x" * 1024 * 1024})
+        assert wal.stat().st_size > WAL_SIZE_LIMIT_BYTES
+        reader.execute(text("COMMIT"))
+    for _ in range(2):  # the first write checkpoints the whole log, the next starts it over
+        with db.begin() as conn:
+            conn.execute(text("DELETE FROM filler"))
+    assert wal.stat().st_size <= WAL_SIZE_LIMIT_BYTES
+    db.close()
+
+
+def test_a_busy_trace_store_keeps_near_its_size_cap_between_retention_passes(tmp_path):
+    store = TraceStore(tmp_path / "traces.sqlite", redactor=PatternRedactor(), max_bytes=256 * 1024)
+    now = time.time()
+    for i in range(400):  # about 1.6 MB of records, within seconds: no retention pass, no ten minutes gone
+        store.submit(_trace(i, now - 400 + i))
+    assert store.flush(30)
+    import sqlite3
+
+    with sqlite3.connect(store.path) as db:
+        records = db.execute("SELECT SUM(LENGTH(record)) FROM runs").fetchone()[0]
+    assert records <= 256 * 1024 * (1 + 0.1) + 8 * 1024  # the cap, the share written between prunes, one batch
+    assert store.get(f"{399:032x}") is not None
     store.close()
