@@ -16,6 +16,7 @@ of one document are serialised on its `lexical_documents` row. The vector store 
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import logging
@@ -43,27 +44,45 @@ MAX_QUERY_TERMS = 256  # a pasted log line as a query stays one bounded statemen
 # and the share of the best score any chunk could reach, Σ idf · (k1 + 1) over the query's distinct terms.
 _SCORED = """
 WITH stats AS (
-    SELECT chunks AS n,
-           COALESCE(NULLIF(total_length::float8 / NULLIF(chunks, 0), 0), 1.0) AS avgdl
+    SELECT chunks::float8 AS n,
+           COALESCE(NULLIF(total_length::float8 / NULLIF(chunks, 0), 0), 1.0::float8) AS avgdl
     FROM lexical_stats WHERE collection = :collection
 ), weights AS (
-    SELECT q.term, ln(1 + (s.n - COALESCE(t.df, 0) + 0.5) / (COALESCE(t.df, 0) + 0.5)) AS idf
+    SELECT q.term, ln(1.0::float8 + (s.n - COALESCE(t.df, 0) + 0.5::float8) / (COALESCE(t.df, 0) + 0.5::float8)) AS idf
     FROM unnest(CAST(:terms AS text[])) AS q(term)
     CROSS JOIN stats s
-    LEFT JOIN lexical_terms t ON t.collection = :collection AND t.term = q.term
+    LEFT JOIN (SELECT term, df FROM lexical_terms
+               WHERE collection = :collection AND term = ANY(CAST(:terms AS text[]))) t ON t.term = q.term
 ), best AS (
-    SELECT COALESCE(NULLIF(sum(idf) * (:k1 + 1), 0), 1.0) AS score FROM weights
+    SELECT COALESCE(NULLIF(sum(idf) * (:k1 + 1), 0), 1.0::float8) AS score FROM weights
 ), scored AS (
     SELECT p.row_id,
-           sum(w.idf * p.tf * (:k1 + 1) / (p.tf + :k1 * (1 - :b + :b * c.length / s.avgdl))) AS score
-    FROM weights w
-    JOIN lexical_postings p ON p.collection = :collection AND p.term = w.term
-    JOIN lexical_chunks c ON c.row_id = p.row_id
+           sum(w.idf * p.tf * (:k1 + 1) / (p.tf + :k1 * (1 - :b + :b * p.length / s.avgdl))) AS score
+    FROM lexical_postings p
+    JOIN weights w ON w.term = p.term
     CROSS JOIN stats s
-    WHERE {filter}
+    WHERE p.collection = :collection AND p.term = ANY(CAST(:terms AS text[])) AND {filter}
     GROUP BY p.row_id
 )
 """
+
+
+@functools.lru_cache(maxsize=64)
+def _search_statement(condition: str):
+    """The search for one filter shape (a handful per deployment), built and compiled once: the top k rows are
+    picked from the postings before their chunks' records are read."""
+    return text(_SCORED.format(filter=condition) +
+                "SELECT c.record, c.doc_id, c.version, s.score / best.score AS share "
+                "FROM (SELECT row_id, score FROM scored WHERE score > 0 ORDER BY score DESC, row_id LIMIT :k) s "
+                "JOIN lexical_chunks c ON c.row_id = s.row_id CROSS JOIN best ORDER BY s.score DESC, s.row_id")
+
+
+_LEXICAL_SCORES = text(
+    _SCORED.format(filter="p.row_id IN (SELECT row_id FROM lexical_chunks WHERE collection = :collection "
+                          "AND chunk_id = ANY(:ids))") +
+    "SELECT c.chunk_id, COALESCE(s.score, 0) / best.score AS share FROM lexical_chunks c "
+    "LEFT JOIN scored s ON s.row_id = c.row_id CROSS JOIN best "
+    "WHERE c.collection = :collection AND c.chunk_id = ANY(:ids)")
 
 
 def stored_term(term: str) -> str:
@@ -79,7 +98,7 @@ class UnsupportedFilter(ValueError):
 
 class _Where:
     """graphs.filters' `where` language ($and, $or, $contains on list fields, restricted $ne) as SQL over the
-    chunk alias `c`, with its bound parameters — the same rules as BM25Index._allowed_rows."""
+    postings alias `p`, with its bound parameters — the same rules as BM25Index._allowed_rows."""
 
     def __init__(self) -> None:
         self.params: dict[str, Any] = {}
@@ -100,14 +119,12 @@ class _Where:
             return "(" + " OR ".join(parts) + ")" if parts else "FALSE"
         ((field, condition),) = where.items()
         if isinstance(condition, Mapping) and "$contains" in condition and field in CHUNK_LIST_FIELDS:
-            return (f"EXISTS (SELECT 1 FROM lexical_values v WHERE v.row_id = c.row_id AND v.field = "
+            return (f"EXISTS (SELECT 1 FROM lexical_values v WHERE v.row_id = p.row_id AND v.field = "
                     f"{self._param(field)} AND v.value = {self._param(condition['$contains'])})")
         if field == RESTRICTED_FIELD and isinstance(condition, Mapping) and "$ne" in condition:
-            return "c.restricted" if condition["$ne"] is False else "NOT c.restricted"
+            return "p.restricted" if condition["$ne"] is False else "NOT p.restricted"
         if field == RESTRICTED_FIELD and isinstance(condition, bool):
-            return "c.restricted" if condition else "NOT c.restricted"
-        if field in ("doc_id", "version") and isinstance(condition, str):
-            return f"c.{field} = {self._param(condition)}"
+            return "p.restricted" if condition else "NOT p.restricted"
         raise UnsupportedFilter(f"the Postgres lexical index cannot filter on {field!r} with {condition!r}")
 
 
@@ -197,11 +214,11 @@ class PostgresBM25Index:
              "records": [json.dumps(r) for r, _ in prepared]}).all()
         row_of = {chunk_id: row_id for row_id, chunk_id in inserted}
         cursor = conn.connection.driver_connection.cursor()  # COPY: a long manual has ~10^5 postings
-        with cursor.copy("COPY lexical_postings (collection, term, row_id, tf) FROM STDIN") as copy:
-            for record, terms in prepared:
-                row_id = row_of[record["chunk_id"]]
+        with cursor.copy("COPY lexical_postings (collection, term, row_id, tf, length, restricted) FROM STDIN") as copy:
+            for (record, terms), length in zip(prepared, lengths):
+                row_id, restricted = row_of[record["chunk_id"]], bool(record.get(RESTRICTED_FIELD))
                 for term, tf in terms.items():
-                    copy.write_row((self.collection, term, row_id, tf))
+                    copy.write_row((self.collection, term, row_id, tf, length, restricted))
         values = {(row_of[r["chunk_id"]], field, value) for r, _ in prepared
                   for field in CHUNK_LIST_FIELDS for value in (r.get(field) or ())}
         if values:
@@ -253,12 +270,7 @@ class PostgresBM25Index:
         clause = _Where()
         condition = clause.sql(where)
         with self._db.connect() as conn:
-            rows = conn.execute(text(
-                _SCORED.format(filter=condition) +
-                "SELECT c.record, c.doc_id, c.version, s.score / best.score AS share FROM scored s "
-                "JOIN lexical_chunks c ON c.row_id = s.row_id CROSS JOIN best "
-                "WHERE s.score > 0 ORDER BY s.score DESC, c.row_id LIMIT :k"),
-                self._params(terms, {"k": k, **clause.params})).all()
+            rows = conn.execute(_search_statement(condition), self._params(terms, {"k": k, **clause.params})).all()
         return [lexical_hit(json.loads(row.record), float(row.share)) for row in rows
                 if active is None or active.get(row.doc_id) == row.version]
 
@@ -267,12 +279,7 @@ class PostgresBM25Index:
             return {}
         terms = self._query_terms(text_)
         with self._db.connect() as conn:
-            rows = conn.execute(text(
-                _SCORED.format(filter="c.collection = :collection AND c.chunk_id = ANY(:ids)") +
-                "SELECT c.chunk_id, COALESCE(s.score, 0) / best.score AS share FROM lexical_chunks c "
-                "LEFT JOIN scored s ON s.row_id = c.row_id CROSS JOIN best "
-                "WHERE c.collection = :collection AND c.chunk_id = ANY(:ids)"),
-                self._params(terms, {"ids": list(chunk_ids)})).all()
+            rows = conn.execute(_LEXICAL_SCORES, self._params(terms, {"ids": list(chunk_ids)})).all()
         return {chunk_id: round(float(share), 4) if terms else 0.0 for chunk_id, share in rows}
 
     def query_coverage(self, text_: str, doc_ids: Sequence[str]) -> QueryCoverage:

@@ -159,6 +159,9 @@ lexical_postings = Table(
     Column("term", Text, primary_key=True),
     Column("row_id", Integer, ForeignKey("lexical_chunks.row_id", ondelete="CASCADE"), primary_key=True),
     Column("tf", Integer, nullable=False),
+    # the chunk's length and audience flag again: a query then scores from the postings alone
+    Column("length", Integer, nullable=False),
+    Column("restricted", Boolean, nullable=False),
     Index("lexical_postings_by_row", "row_id"),
 )
 lexical_terms = Table(  # document frequency per term, kept in step with the postings in the same transaction

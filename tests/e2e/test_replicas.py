@@ -7,6 +7,7 @@ import threading
 import time
 import uuid
 
+import psycopg
 import pytest
 
 from app.adapters.vector_index import MANIFEST_TTL_S
@@ -52,6 +53,10 @@ def test_a_document_uploaded_on_one_replica_is_cited_on_the_other(replicas):
     reply = say(b, "How do I book a meeting room?")
     assert reply["sources"] and reply["sources"][0]["source"] == "uploads/meeting-rooms.md"
     assert code in reply["answer"]
+    # the BM25 side is the one index both replicas share in Postgres (server mode's default), not a copy each
+    with psycopg.connect(a.env["DESKMATE_DATABASE_URL"]) as conn:
+        held = conn.execute("SELECT count(*) FROM lexical_chunks WHERE record LIKE %s", (f"%{code}%",)).fetchone()[0]
+    assert held == 1
 
 
 def test_a_troubleshooting_session_alternating_replicas_reaches_one_confirmed_ticket(replicas):

@@ -49,6 +49,8 @@ def upgrade() -> None:
         sa.Column("row_id", sa.Integer, sa.ForeignKey("lexical_chunks.row_id", ondelete="CASCADE"),
                   primary_key=True),
         sa.Column("tf", sa.Integer, nullable=False),
+        sa.Column("length", sa.Integer, nullable=False),
+        sa.Column("restricted", sa.Boolean, nullable=False),
     )
     op.create_index("lexical_postings_by_row", "lexical_postings", ["row_id"])
     op.create_table(
