@@ -42,6 +42,7 @@ STOPWORDS = frozenset(
     "each more most again up out off over under".split()
 )
 LAG_GRACE_S = 10.0  # a shared index lagging Chroma this long had a writer die between the two writes
+BULK_READ_DOCS = 50  # more documents to re-read than this: one pass over all of Chroma's chunks instead
 _CHUNK_FIELDS = ("chunk_id", "doc_id", "title", "source", "section", "os", "chunk_index", "text")
 
 
@@ -403,6 +404,14 @@ class HybridIndex:
         `recheck`, the manifest record is read again first and a document that moved on since `active` was
         read is left alone: on a shared index another replica is writing it, and an older read must not
         overwrite its newer version."""
+        doc_ids = list(doc_ids)
+        wanted = {d: active[d] for d in doc_ids if d in active}
+        read_all: dict[str, list[ChunkRecord]] | None = None
+        if len(wanted) > BULK_READ_DOCS:  # a first start over an empty shared index: one pass over Chroma
+            read_all = {}
+            for chunk in self.vector.iter_chunks():
+                if wanted.get(chunk["doc_id"]) == chunk["version"]:
+                    read_all.setdefault(chunk["doc_id"], []).append(chunk)
         brought = 0
         for doc_id in doc_ids:
             version = active.get(doc_id)
@@ -413,9 +422,11 @@ class HybridIndex:
             if version is None:
                 self.lexical.delete_document(doc_id)
             else:
-                chunks = list(self.vector.iter_chunks(doc_id=doc_id, version=version))
+                chunks = read_all.get(doc_id, []) if read_all is not None else \
+                    list(self.vector.iter_chunks(doc_id=doc_id, version=version))
                 self.lexical.replace_document(doc_id, version, chunks)
-                log.info("lexical index followed %s to version %s (%d chunks)", doc_id, version, len(chunks))
+                (log.debug if read_all is not None else log.info)(
+                    "lexical index followed %s to version %s (%d chunks)", doc_id, version, len(chunks))
             brought += 1
         return brought
 

@@ -8,7 +8,7 @@ import threading
 import pytest
 from sqlalchemy import text
 
-from app.adapters.lexical_index import BM25Index, HybridIndex
+from app.adapters.lexical_index import BULK_READ_DOCS, BM25Index, HybridIndex
 from app.adapters.lexical_postgres import PostgresBM25Index, UnsupportedFilter
 from app.adapters.vector_index import ChromaVectorIndex, make_client
 from app.settings import Settings
@@ -215,6 +215,21 @@ def test_replicas_over_one_chroma_and_one_postgres_share_the_index_and_a_restart
     finally:
         first.close()
         second.close()
+
+
+def test_the_first_server_mode_start_fills_the_shared_index_from_an_embedded_chroma(tmp_path, postgres_url):
+    embedded = HybridIndex(ChromaVectorIndex(make_client("persistent", path=str(tmp_path)), "lexical_pg_test"))
+    for n in range(BULK_READ_DOCS + 5):  # enough documents for the one-pass read of Chroma
+        _write(embedded, f"doc{n}", [f"article {n} about topic{n}", f"more on topic{n}"])
+    database = Database.open(postgres_url)
+    try:
+        shared = _hybrid(tmp_path, database)
+        assert shared.lexical.count() == embedded.lexical.count() == 2 * (BULK_READ_DOCS + 5)
+        assert ranked(shared.search("topic7 topic42", 5)) == ranked(embedded.search("topic7 topic42", 5))
+        assert len(shared.search("topic7 topic42", 5)) == 4
+        assert shared.sync_lexical() == 0
+    finally:
+        database.close()
 
 
 def test_a_writer_that_died_between_chroma_and_postgres_is_caught_up_at_the_next_start(tmp_path, postgres_url):
