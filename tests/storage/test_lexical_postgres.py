@@ -8,6 +8,7 @@ import threading
 import pytest
 from sqlalchemy import text
 
+from app.adapters import lexical_index
 from app.adapters.lexical_index import BULK_READ_DOCS, BM25Index, HybridIndex
 from app.adapters.lexical_postgres import PostgresBM25Index, UnsupportedFilter
 from app.adapters.vector_index import ChromaVectorIndex, make_client
@@ -244,6 +245,23 @@ def test_a_writer_that_died_between_chroma_and_postgres_is_caught_up_at_the_next
         assert index.search("cisco", 5) == []  # v1 is no longer active in Chroma
         restarted = _hybrid(tmp_path, database)
         assert [h["chunk_id"] for h in restarted.search("globalprotect", 5)] == ["vpn-v2-0"]
+    finally:
+        database.close()
+
+
+def test_a_running_replica_catches_up_a_lag_that_outlasts_the_grace_period(tmp_path, postgres_url, monkeypatch):
+    database = Database.open(postgres_url)
+    try:
+        index = _hybrid(tmp_path, database)
+        _write(index, "vpn", ["Cisco client"])
+        index.vector.replace_document(info("vpn", "v2"), [chunk("vpn", 0, "GlobalProtect portal", version="v2")],
+                                      [[1.0, 0.0, 0.5]])  # Chroma only: the writer died before Postgres
+        index.vector._forget_manifest_cache()
+        assert index.search("globalprotect", 5) == []  # first seen: within the grace, the writer may still come
+        monkeypatch.setattr(lexical_index, "LAG_GRACE_S", 0.0)  # … and now it has outlasted it
+        index.vector._forget_manifest_cache()
+        assert [h["chunk_id"] for h in index.search("globalprotect", 5)] == ["vpn-v2-0"]
+        assert index.lexical.versions() == {"vpn": "v2"}
     finally:
         database.close()
 
