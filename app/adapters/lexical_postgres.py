@@ -19,7 +19,6 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
-import logging
 from collections import Counter
 from typing import Any, Mapping, Sequence
 
@@ -32,7 +31,6 @@ from app.storage.database import Database
 from graphs.filters import CHUNK_LIST_FIELDS, RESTRICTED_FIELD
 from graphs.records import ChunkRecord, QueryCoverage, RetrievedChunk
 
-log = logging.getLogger(__name__)
 
 # a btree entry holds at most ~2.7 kB: a longer "word" (a pasted blob) is kept as its hash, in writes and
 # queries alike, so it still matches itself exactly
