@@ -148,7 +148,7 @@ def named_llms(policy: AnswerPolicy, settings: Settings) -> dict[str, ChatModel 
 def hybrid_index(settings: Settings, client, collection: str, database: Database) -> HybridIndex:
     """Chroma's collection with the configured lexical index beside it (DESKMATE_LEXICAL_BACKEND)."""
     vector = ChromaVectorIndex(client, collection, write_timeout_s=settings.vector_write_timeout_s)
-    if settings.resolved_lexical_backend == "postgres":
+    if settings.lexical_backend == "postgres":
         return HybridIndex(vector, PostgresBM25Index(database, collection))
     return HybridIndex(vector)
 

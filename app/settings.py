@@ -167,12 +167,13 @@ class Settings(BaseSettings):
     # --- retrieval pipeline (nodes/retrieval.py; defaults tuned on the e-manual benchmark's dev split) ---
     lexical_enabled: bool = Field(True, validation_alias=_env("DESKMATE_LEXICAL"),
                                   description="BM25 beside the dense index (hybrid retrieval); false: dense only.")
-    lexical_backend: Literal["auto", "memory", "postgres"] = Field(
-        "auto", validation_alias=_env("DESKMATE_LEXICAL_BACKEND"),
+    lexical_backend: Literal["memory", "postgres"] = Field(
+        "memory", validation_alias=_env("DESKMATE_LEXICAL_BACKEND"),
         description=("Where the BM25 index lives: `memory` (each process keeps its own copy, rebuilt from Chroma at "
-                     "start-up and following other replicas' writes), `postgres` (one index in the database every "
-                     "replica shares, same scores; needs a postgresql:// DESKMATE_DATABASE_URL), `auto`: postgres in "
-                     "server mode, memory otherwise."))
+                     "start-up and following other replicas' writes within ~2 s; the fastest), `postgres` (one "
+                     "index in the database every replica shares, same scores, a write visible everywhere at "
+                     "once, nothing rebuilt at start-up; a few ms more per query; needs a postgresql:// "
+                     "DESKMATE_DATABASE_URL)."))
     fusion: Literal["weighted", "rrf"] = Field(
         "weighted", validation_alias=_env("DESKMATE_FUSION"),
         description="How dense and BM25 rankings merge: weighted scores, or reciprocal-rank fusion.")
@@ -498,13 +499,6 @@ class Settings(BaseSettings):
     @property
     def uses_postgres(self) -> bool:
         return self.database_url.strip().startswith(("postgresql://", "postgres://", "postgresql+"))
-
-    @property
-    def resolved_lexical_backend(self) -> Literal["memory", "postgres"]:
-        """`auto`: the shared Postgres index in server mode (replicas then hold no copy each), memory otherwise."""
-        if self.lexical_backend != "auto":
-            return self.lexical_backend
-        return "postgres" if self.uses_postgres else "memory"
 
     @property
     def resolved_llm_provider(self) -> Literal["none", "groq", "openai"]:

@@ -282,11 +282,9 @@ def test_a_word_longer_than_an_index_entry_is_still_found_by_itself(database):
     assert shared.search(blob, 5)[0]["chunk_id"] == "log-v1-0"
 
 
-def test_the_lexical_backend_follows_the_database_unless_chosen(monkeypatch):
-    assert Settings(_env_file=None).resolved_lexical_backend == "memory"
-    server = Settings(_env_file=None, database_url="postgresql://deskmate@db:5432/deskmate")
-    assert server.resolved_lexical_backend == "postgres"
+def test_the_postgres_lexical_backend_is_chosen_and_refused_without_postgres():
+    assert Settings(_env_file=None).lexical_backend == "memory"
     assert Settings(_env_file=None, database_url="postgresql://db/deskmate",
-                    lexical_backend="memory").resolved_lexical_backend == "memory"
+                    lexical_backend="postgres").lexical_backend == "postgres"
     with pytest.raises(ValueError, match="DESKMATE_LEXICAL_BACKEND=postgres .* needs DESKMATE_DATABASE_URL"):
         Settings(_env_file=None, lexical_backend="postgres")
