@@ -11,6 +11,7 @@ from app.adapters.feedback import FeedbackStore
 from app.adapters.integrations import HttpIntegration
 from app.adapters.language import Py3LangidDetector
 from app.adapters.lexical_index import HybridIndex
+from app.adapters.lexical_postgres import PostgresBM25Index
 from app.adapters.llm import RedactingChatModel, build_chat_model, build_named_chat_model
 from app.config_file import load_config
 from app.data_dir_lock import DataDirLock, hold_data_dir
@@ -144,6 +145,14 @@ def named_llms(policy: AnswerPolicy, settings: Settings) -> dict[str, ChatModel 
     return models
 
 
+def hybrid_index(settings: Settings, client, collection: str, database: Database) -> HybridIndex:
+    """Chroma's collection with the configured lexical index beside it (DESKMATE_LEXICAL_BACKEND)."""
+    vector = ChromaVectorIndex(client, collection, write_timeout_s=settings.vector_write_timeout_s)
+    if settings.lexical_backend == "postgres":
+        return HybridIndex(vector, PostgresBM25Index(database, collection))
+    return HybridIndex(vector)
+
+
 def build_resources(settings: Settings, **overrides) -> Resources:
     """Everything the service needs. Keyword overrides (embedder=, llm=, redactor=, parser=) let tests swap
     one adapter for a double. An embedded data directory is taken for this process first (DataDirInUse when
@@ -166,23 +175,21 @@ def _build_resources(settings: Settings, *, embedder: Embedder | None = None, ll
     embedder = embedder or SentenceTransformerEmbedder(settings.embedding_model_path)
     client = make_client(settings.chroma_mode, path=str(settings.chroma_dir), host=settings.chroma_host,
                          port=settings.chroma_port, ssl=settings.chroma_ssl)
-    # Chroma holds the vectors and the documents; BM25 beside it is rebuilt from Chroma here (start-up)
-    # and kept in step on every write (app/adapters/lexical_index.py)
     policy = load_answer_policy(settings)  # first: a broken configuration file stops the start here
-    # the first collection is the main one: the graph retrieves from it; the others join at the answer step
-    index = HybridIndex(ChromaVectorIndex(client, policy.collections[0].collection,
-                                         write_timeout_s=settings.vector_write_timeout_s))
-    index.reconcile()
-    extra_indexes = {spec.name: HybridIndex(ChromaVectorIndex(client, spec.collection,
-                                                          write_timeout_s=settings.vector_write_timeout_s))
-                     for spec in policy.collections[1:]}
-    for extra in extra_indexes.values():
-        extra.reconcile()
     # the relational store (tickets, votes, traces, session owners): its migrations run here, at start-up
     database = Database.open(database_url_for(settings))
     if not database.is_postgres:
         _import_legacy_stores(settings, database)
         _import_legacy_sources(settings, database)
+    # Chroma holds the vectors and the documents; BM25 beside it is brought in step with Chroma here
+    # (start-up) and on every write (app/adapters/lexical_index.py); the first collection is the main one:
+    # the graph retrieves from it; the others join at the answer step
+    index = hybrid_index(settings, client, policy.collections[0].collection, database)
+    index.reconcile()
+    extra_indexes = {spec.name: hybrid_index(settings, client, spec.collection, database)
+                     for spec in policy.collections[1:]}
+    for extra in extra_indexes.values():
+        extra.reconcile()
     feedback = FeedbackStore(database, embed=embedder.embed_query,
                              min_votes=settings.feedback_min_votes, max_multiplier=settings.feedback_max_multiplier,
                              similarity=settings.feedback_similarity, cache_s=settings.feedback_cache_s,

@@ -177,6 +177,13 @@ class Settings(BaseSettings):
     # --- retrieval pipeline (nodes/retrieval.py; defaults tuned on the e-manual benchmark's dev split) ---
     lexical_enabled: bool = Field(True, validation_alias=_env("DESKMATE_LEXICAL"),
                                   description="BM25 beside the dense index (hybrid retrieval); false: dense only.")
+    lexical_backend: Literal["memory", "postgres"] = Field(
+        "memory", validation_alias=_env("DESKMATE_LEXICAL_BACKEND"),
+        description=("Where the BM25 index lives: `memory` (each process keeps its own copy, rebuilt from Chroma at "
+                     "start-up and following other replicas' writes within ~2 s; the fastest), `postgres` (one "
+                     "index in the database every replica shares, same scores, a write visible everywhere at "
+                     "once, nothing rebuilt at start-up; a few ms more per query; needs a postgresql:// "
+                     "DESKMATE_DATABASE_URL)."))
     fusion: Literal["weighted", "rrf"] = Field(
         "weighted", validation_alias=_env("DESKMATE_FUSION"),
         description="How dense and BM25 rankings merge: weighted scores, or reciprocal-rank fusion.")
@@ -495,7 +502,18 @@ class Settings(BaseSettings):
                              "e.g. Low,Medium,High,Highest — or empty to send no priority")
         return self
 
+    @model_validator(mode="after")
+    def _postgres_lexical_needs_postgres(self) -> "Settings":
+        if self.lexical_backend == "postgres" and not self.uses_postgres:
+            raise ValueError("DESKMATE_LEXICAL_BACKEND=postgres keeps the BM25 index in the database: it needs "
+                             "DESKMATE_DATABASE_URL=postgresql://… (or set DESKMATE_LEXICAL_BACKEND=memory)")
+        return self
+
     # --- derived --------------------------------------------------------------------------
+    @property
+    def uses_postgres(self) -> bool:
+        return self.database_url.strip().startswith(("postgresql://", "postgres://", "postgresql+"))
+
     @property
     def resolved_llm_provider(self) -> Literal["none", "groq", "openai"]:
         if self.llm_provider != "auto":

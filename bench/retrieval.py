@@ -3,6 +3,7 @@
     python bench/retrieval.py --data ../shared/data/techsupport_qa_emanual --split tv-dev
     python bench/retrieval.py --data ../shared/data/techsupport_qa_emanual --split tv-test --compare
     python bench/retrieval.py --data ../shared/data/techsupport_qa_emanual --split s10 --compare --json
+    python bench/retrieval.py --data ../shared/data/techsupport_qa_emanual --split tv-test s10 --backend postgres
 
 Each manual section is indexed as one text document (title + body) by the indexing graph into a fresh
 embedded Chroma with BM25 beside it (app.adapters.lexical_index.HybridIndex, as the app builds it);
@@ -16,6 +17,12 @@ the top-5 chunks handed to the answer step) and p50/p95 retrieval latency (embed
 "bm25": bm25s with its defaults) and one ablation row per pipeline stage. The "+feedback" row
 (tv splits only) first simulates votes on tv-dev (bench/feedback.py), then searches with them.
 Tune only on tv-dev.
+
+--backend postgres runs the same pipeline twice over the same Chroma chunks, query by query in turn: with the
+embedded in-process BM25 and with the lexical index in Postgres (app.adapters.lexical_postgres, what server
+mode uses), filled from Chroma as a replica's start-up does, in a scratch database on the server at
+$DESKMATE_TEST_POSTGRES (default: postgresql://postgres@127.0.0.1:5432/postgres), dropped afterwards. It also
+times the lexical search alone. Several splits may be given.
 """
 
 from __future__ import annotations
@@ -96,17 +103,45 @@ System = Callable[[str], tuple[list[str], list[str]]]
 
 
 def evaluate(system: System, queries: dict[str, str], qrels) -> dict[str, float]:
-    totals: dict[str, float] = defaultdict(float)
-    latencies: list[float] = []
+    return evaluate_side_by_side({"system": system}, queries, qrels)["system"]
+
+
+def evaluate_side_by_side(systems: dict[str, System], queries: dict[str, str], qrels,
+                          latencies: dict[str, list[float]] | None = None) -> dict[str, dict[str, float]]:
+    """Each query through every system in turn, so a machine busy with other work slows them alike
+    (`latencies`, when given, receives each system's per-query ms in query order)."""
+    totals: dict[str, dict[str, float]] = {name: defaultdict(float) for name in systems}
+    latencies = {name: [] for name in systems} if latencies is None else latencies
+    latencies.update({name: [] for name in systems})
     for qid, text in queries.items():
-        started = time.perf_counter()
-        ranked, answer_sections = system(text)
-        latencies.append((time.perf_counter() - started) * 1000)
-        for name, value in metrics(ranked, qrels[qid], answer_sections).items():
-            totals[name] += value
-    result = {name: round(totals[name] / len(queries), 4) for name in METRICS}
-    result.update(p50_ms=round(statistics.median(latencies), 1), p95_ms=round(percentile(latencies, 95), 1))
-    return result
+        for name, system in systems.items():
+            started = time.perf_counter()
+            ranked, answer_sections = system(text)
+            latencies[name].append((time.perf_counter() - started) * 1000)
+            for metric, value in metrics(ranked, qrels[qid], answer_sections).items():
+                totals[name][metric] += value
+    results = {}
+    for name in systems:
+        result = {metric: round(totals[name][metric] / len(queries), 4) for metric in METRICS}
+        result.update(p50_ms=round(statistics.median(latencies[name]), 1),
+                      p95_ms=round(percentile(latencies[name], 95), 1))
+        results[name] = result
+    return results
+
+
+def lexical_latency(indexes: dict[str, object], queries: dict[str, str], k: int) -> dict[str, dict[str, float]]:
+    """p50/p95 ms of the lexical search alone (as the retrieve node calls it, for an anonymous caller)."""
+    from graphs.filters import access_where
+
+    where = access_where(frozenset())
+    latencies: dict[str, list[float]] = {name: [] for name in indexes}
+    for text in queries.values():
+        for name, index in indexes.items():
+            started = time.perf_counter()
+            index.search(text, k, where)
+            latencies[name].append((time.perf_counter() - started) * 1000)
+    return {name: {"p50_ms": round(statistics.median(v), 2), "p95_ms": round(percentile(v, 95), 2)}
+            for name, v in latencies.items()}
 
 
 def deskmate_system(context, embedder) -> System:
@@ -217,21 +252,80 @@ def print_table(title: str, rows: list[tuple[str, dict[str, float] | None]]) -> 
               f"{r['ans@5']:>6.3f} {r['p50_ms']:>7.1f} {r['p95_ms']:>7.1f}")
 
 
+def compare_backends(args, settings, embedder) -> dict:
+    """--backend postgres: per split, the embedded and the Postgres lexical index side by side."""
+    from app.adapters.lexical_index import HybridIndex
+    from app.adapters.lexical_postgres import PostgresBM25Index
+    from app.storage import Database
+    from tests.postgres import scratch_database
+
+    figures: dict[str, dict] = {}
+    for split in args.split:
+        corpus, queries, qrels = load_split(args.data, split)
+        with tempfile.TemporaryDirectory() as tmp, scratch_database() as url:
+            started = time.perf_counter()
+            _, embedded = build_index(corpus, settings, embedder, tmp)
+            index_seconds = time.perf_counter() - started
+            database = Database.open(url)
+            shared = HybridIndex(embedded.vector, PostgresBM25Index(database, "bench_chunks"))
+            started = time.perf_counter()
+            shared.sync_lexical()  # a replica's start-up over an empty database: every document read from Chroma
+            fill_ms = (time.perf_counter() - started) * 1000
+            embedder.embed_query("warm up")
+            systems = {"embedded (in-process BM25)": deskmate_system(base_context(embedded, embedder, settings,
+                                                                                  args.candidates), embedder),
+                       "postgres (shared BM25)": deskmate_system(base_context(shared, embedder, settings,
+                                                                              args.candidates), embedder)}
+            per_query: dict[str, list[float]] = {}
+            results = evaluate_side_by_side(systems, queries, qrels, per_query)
+            # what the shared index adds to one retrieval, paired query by query (robust to a busy machine)
+            extra = [pg - mem for mem, pg in zip(*per_query.values())]
+            lexical = lexical_latency({"embedded (in-process BM25)": embedded, "postgres (shared BM25)": shared},
+                                      queries, settings.candidate_k)
+            chunks = embedded.count()
+            database.close()
+        print(f"split={split} queries={len(queries)} sections={len(corpus)} chunks={chunks} (indexed in "
+              f"{index_seconds:.1f} s; Postgres lexical index filled from Chroma in {fill_ms:.0f} ms)")
+        print_table("", list(results.items()))
+        for name, figure in lexical.items():
+            print(f"  lexical search alone, {name}: p50 {figure['p50_ms']:.2f} ms, p95 {figure['p95_ms']:.2f} ms")
+        added = {"p50_ms": round(statistics.median(extra), 2), "p95_ms": round(percentile(extra, 95), 2)}
+        print(f"  postgres minus embedded, same query: p50 {added['p50_ms']:+.2f} ms, p95 {added['p95_ms']:+.2f} ms")
+        print()
+        figures[split] = {"pipeline": results, "lexical_search": lexical, "postgres_extra": added,
+                          "fill_ms": round(fill_ms)}
+    return figures
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data", type=Path, required=True, help="folder of techsupport_qa_emanual")
-    parser.add_argument("--split", choices=sorted(SPLITS), default="tv-dev")
+    parser.add_argument("--split", choices=sorted(SPLITS), nargs="+", default=["tv-dev"],
+                        help="one split (several with --backend postgres)")
+    parser.add_argument("--backend", choices=("memory", "postgres"), default="memory",
+                        help="postgres: the embedded and the Postgres lexical index side by side, same run")
     parser.add_argument("--compare", action="store_true", help="also run the peers and one ablation row per stage")
     parser.add_argument("--json", action="store_true", help="also print the figures as one last line of JSON")
     parser.add_argument("--candidates", type=int, default=None, help="override DESKMATE_CANDIDATE_K")
     args = parser.parse_args()
 
+    if args.backend == "postgres" and args.compare:
+        parser.error("--compare runs with the embedded backend only")
+    if args.backend == "memory" and len(args.split) > 1:
+        parser.error("several splits only with --backend postgres")
+
     from app.adapters.embeddings import SentenceTransformerEmbedder
     from app.settings import Settings
 
-    corpus, queries, qrels = load_split(args.data, args.split)
     settings = Settings(_env_file=None)
     embedder = SentenceTransformerEmbedder()
+    if args.backend == "postgres":
+        figures = compare_backends(args, settings, embedder)
+        if args.json:
+            print(json.dumps(figures))
+        return 0
+    args.split = args.split[0]
+    corpus, queries, qrels = load_split(args.data, args.split)
     with tempfile.TemporaryDirectory() as tmp:
         started = time.perf_counter()
         client, index = build_index(corpus, settings, embedder, tmp)

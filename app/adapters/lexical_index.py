@@ -41,6 +41,8 @@ STOPWORDS = frozenset(
     "what how why when where which who whom whose im ive dont doesnt cant wont just also very really any some "
     "each more most again up out off over under".split()
 )
+LAG_GRACE_S = 10.0  # a shared index lagging Chroma this long had a writer die between the two writes
+BULK_READ_DOCS = 50  # more documents to re-read than this: one pass over all of Chroma's chunks instead
 _CHUNK_FIELDS = ("chunk_id", "doc_id", "title", "source", "section", "os", "chunk_index", "text")
 
 
@@ -71,8 +73,55 @@ def chunk_text_for_bm25(chunk: Mapping[str, Any]) -> str:
     return f"{chunk['title']} {chunk.get('section') or ''} {chunk['text']}"
 
 
+def idf(n: int, df: int) -> float:
+    """BM25's inverse document frequency of a term found in `df` of `n` chunks (never negative)."""
+    return math.log(1 + (n - df + 0.5) / (df + 0.5))
+
+
+def coverage(terms: Sequence[str], n: int, dfs: Mapping[str, int], found: Mapping[str, set[str]]) -> QueryCoverage:
+    """How much of a query (its distinct `terms`) the corpus and some documents hold, each term weighted by its
+    IDF: the share found anywhere in each document (`found`: doc → its terms), and the share no chunk of the
+    corpus contains at all."""
+    if not terms or n == 0:
+        return QueryCoverage({d: 0.0 for d in found}, 1.0 if terms else 0.0, len(terms))
+    weights = {t: idf(n, dfs.get(t, 0)) for t in terms}
+    total = sum(weights.values()) or 1.0
+    unseen = sum(w for t, w in weights.items() if not dfs.get(t)) / total
+    shares = {d: round(sum(w for t, w in weights.items() if t in held) / total, 4) for d, held in found.items()}
+    return QueryCoverage(shares, round(unseen, 4), len(terms))
+
+
+def lexical_record(chunk: Mapping[str, Any]) -> dict[str, Any]:
+    """What a lexical index keeps of a chunk: everything but the text as embedded."""
+    return {k: v for k, v in chunk.items() if k != "embed_text"}
+
+
+def lexical_hit(record: Mapping[str, Any], score: float) -> RetrievedChunk:
+    """A kept chunk as a search hit with its 0..1 BM25 share."""
+    hit = RetrievedChunk(**{k: record[k] for k in _CHUNK_FIELDS}, score=round(score, 4))
+    hit["lexical_score"] = hit["score"]
+    hit["origin"] = "lexical"
+    hit["content_hash"] = record.get("content_hash", "")
+    if record.get("role"):
+        hit["role"] = record["role"]
+    for field in CHUNK_LIST_FIELDS:
+        if record.get(field):
+            hit[field] = list(record[field])
+    return hit
+
+
+def article_chunk(record: Mapping[str, Any]) -> RetrievedChunk:
+    """A kept chunk as part of a whole article (score 0, no lexical evidence)."""
+    chunk = lexical_hit(record, 0.0)
+    chunk["origin"] = "article"
+    del chunk["lexical_score"]
+    return chunk
+
+
 class BM25Index:
     """Okapi BM25 over chunks, one version per document; thread-safe, updated in place."""
+
+    shared = False  # this process's own copy: rebuilt from Chroma at start-up, follows other replicas' writes
 
     def __init__(self, tokenizer: Tokenizer | None = None, *, k1: float = K1, b: float = B) -> None:
         self._tokenize = tokenizer or Tokenizer()
@@ -94,7 +143,7 @@ class BM25Index:
     # --- writes -----------------------------------------------------------------------------
     def replace_document(self, doc_id: str, version: str, chunks: Sequence[ChunkRecord]) -> None:
         """Make `chunks` the document's only content (the new version)."""
-        prepared = [({k: v for k, v in c.items() if k != "embed_text"},
+        prepared = [(lexical_record(c),
                      Counter(self._tokenize(chunk_text_for_bm25(c)))) for c in chunks]
         with self._lock:
             self._remove(doc_id)
@@ -189,12 +238,12 @@ class BM25Index:
         for term in dict.fromkeys(terms):
             postings = self._postings.get(term)
             df = len(postings) if postings else 0
-            idf = math.log(1 + (n - df + 0.5) / (df + 0.5))
-            best += idf * (self.k1 + 1)  # unknown words count too: a query only half found is half a match
+            weight = idf(n, df)
+            best += weight * (self.k1 + 1)  # unknown words count too: a query only half found is half a match
             arrays = self._term_arrays(term)
             if arrays is not None:
                 rows, tfs = arrays
-                scores[rows] += idf * tfs * (self.k1 + 1) / (tfs + norm[rows])
+                scores[rows] += weight * tfs * (self.k1 + 1) / (tfs + norm[rows])
         return scores, best or 1.0
 
     def _allowed_rows(self, where: Mapping[str, Any]) -> set[int]:
@@ -211,17 +260,7 @@ class BM25Index:
         return {row for row, record in enumerate(self._rows) if record and matches_where(record, where)}
 
     def _hit(self, row: int, score: float) -> RetrievedChunk:
-        record = self._rows[row]
-        hit = RetrievedChunk(**{k: record[k] for k in _CHUNK_FIELDS}, score=round(score, 4))
-        hit["lexical_score"] = hit["score"]
-        hit["origin"] = "lexical"
-        hit["content_hash"] = record.get("content_hash", "")
-        if record.get("role"):
-            hit["role"] = record["role"]
-        for field in CHUNK_LIST_FIELDS:
-            if record.get(field):
-                hit[field] = list(record[field])
-        return hit
+        return lexical_hit(self._rows[row], score)
 
     def search(self, text: str, k: int, where: Mapping[str, Any] | None = None,
                active: Mapping[str, str] | None = None) -> list[RetrievedChunk]:
@@ -254,35 +293,19 @@ class BM25Index:
             return {cid: round(float(scores[row]) / best, 4) for cid, row in rows.items()}
 
     def query_coverage(self, text: str, doc_ids: Sequence[str]) -> QueryCoverage:
-        """How much of a query the corpus and given documents hold, each query word weighted by its IDF:
-        the share found anywhere in each document, and the share no chunk of the corpus contains at all."""
+        """How much of a query the corpus and given documents hold (see `coverage`)."""
         terms = list(dict.fromkeys(self._tokenize(text)))
         with self._lock:
-            n = len(self._by_chunk)
-            if not terms or n == 0:
-                return QueryCoverage({d: 0.0 for d in doc_ids}, 1.0 if terms else 0.0, len(terms))
-            weights: dict[str, float] = {}
-            for term in terms:
-                df = len(self._postings.get(term) or ())
-                weights[term] = math.log(1 + (n - df + 0.5) / (df + 0.5))
-            total = sum(weights.values()) or 1.0
-            unseen = sum(w for t, w in weights.items() if not self._postings.get(t)) / total
-            coverage = {}
-            for doc_id in doc_ids:
-                rows = self._by_doc.get(doc_id, ())
-                found = sum(w for t, w in weights.items() if any(r in (self._postings.get(t) or ()) for r in rows))
-                coverage[doc_id] = round(found / total, 4)
-        return QueryCoverage(coverage, round(unseen, 4), len(terms))
+            dfs = {t: len(self._postings.get(t) or ()) for t in terms}
+            found = {doc_id: {t for t in terms if any(r in (self._postings.get(t) or ())
+                                                      for r in self._by_doc.get(doc_id, ()))} for doc_id in doc_ids}
+            return coverage(terms, len(self._by_chunk), dfs, found)
 
     def document_chunks(self, doc_id: str) -> list[RetrievedChunk]:
         """Every chunk of a document's held version, in document order (score 0)."""
         with self._lock:
             rows = sorted(self._by_doc.get(doc_id, ()), key=lambda r: self._rows[r]["chunk_index"])
-            chunks = [self._hit(row, 0.0) for row in rows]
-        for chunk in chunks:
-            chunk["origin"] = "article"
-            del chunk["lexical_score"]
-        return chunks
+            return [article_chunk(self._rows[row]) for row in rows]
 
     def neighbours(self, chunk_id: str, radius: int) -> list[RetrievedChunk]:
         with self._lock:
@@ -303,11 +326,13 @@ class HybridIndex:
     Implements graphs.ports.VectorIndex and graphs.ports.LexicalIndex.
     """
 
-    def __init__(self, vector, lexical: BM25Index | None = None) -> None:
+    def __init__(self, vector, lexical=None) -> None:
+        """`lexical`: a BM25Index (in-process, the default) or a PostgresBM25Index (shared by replicas)."""
         self.vector = vector
         self.lexical = lexical or BM25Index()
         self._write_lock = threading.RLock()
         self._followed: object = None  # the manifest snapshot BM25 was last compared with
+        self._lag_seen: dict[tuple[str, str | None], float] = {}  # shared index: differences and when first seen
 
     # --- VectorIndex: reads go to Chroma --------------------------------------------------------
     def query(self, embedding, k: int, where: dict[str, Any] | None = None) -> list[RetrievedChunk]:
@@ -344,9 +369,13 @@ class HybridIndex:
             return removed
 
     def reconcile(self) -> int:
-        """Sweep Chroma's leftovers, then rebuild BM25 from Chroma's active chunks (start-up)."""
+        """Sweep Chroma's leftovers, then bring BM25 to Chroma's active chunks (start-up): an in-process index
+        is rebuilt; a shared one only re-reads the documents whose version differs."""
         removed = self.vector.reconcile()
-        self.rebuild_lexical()
+        if self.lexical.shared:
+            self.sync_lexical()
+        else:
+            self.rebuild_lexical()
         return removed
 
     def rebuild_lexical(self) -> None:
@@ -364,20 +393,69 @@ class HybridIndex:
         log.info("lexical index rebuilt from Chroma: %d chunks of %d documents in %.0f ms",
                  self.lexical.count(), len(by_doc), (time.perf_counter() - started) * 1000)
 
+    def sync_lexical(self) -> int:
+        """Bring a shared lexical index to Chroma's active versions; returns the documents re-read."""
+        started = time.perf_counter()
+        with self._write_lock:
+            active = self.vector.active_versions()
+            held = self.lexical.versions()
+            brought = self._bring(_differing(held, active), active, recheck=True)
+            self._followed = active
+        log.info("lexical index in step with Chroma: %d of %d documents re-read in %.0f ms",
+                 brought, len(active), (time.perf_counter() - started) * 1000)
+        return brought
+
+    def _bring(self, doc_ids, active: Mapping[str, str], *, recheck: bool) -> int:
+        """Write Chroma's active version of each document (or its absence) into the lexical index. With
+        `recheck`, the manifest record is read again first and a document that moved on since `active` was
+        read is left alone: on a shared index another replica is writing it, and an older read must not
+        overwrite its newer version."""
+        doc_ids = list(doc_ids)
+        wanted = {d: active[d] for d in doc_ids if d in active}
+        read_all: dict[str, list[ChunkRecord]] | None = None
+        if len(wanted) > BULK_READ_DOCS:  # a first start over an empty shared index: one pass over Chroma
+            read_all = {}
+            for chunk in self.vector.iter_chunks():
+                if wanted.get(chunk["doc_id"]) == chunk["version"]:
+                    read_all.setdefault(chunk["doc_id"], []).append(chunk)
+        brought = 0
+        for doc_id in doc_ids:
+            version = active.get(doc_id)
+            if recheck:
+                current = self.vector.get_document(doc_id)
+                if (current["version"] if current else None) != version:
+                    continue
+            if version is None:
+                self.lexical.delete_document(doc_id)
+            else:
+                chunks = read_all.get(doc_id, []) if read_all is not None else \
+                    list(self.vector.iter_chunks(doc_id=doc_id, version=version))
+                self.lexical.replace_document(doc_id, version, chunks)
+                (log.debug if read_all is not None else log.info)(
+                    "lexical index followed %s to version %s (%d chunks)", doc_id, version, len(chunks))
+            brought += 1
+        return brought
+
     def _follow_manifest(self) -> dict[str, str]:
-        """Bring BM25 to Chroma's active versions when the manifest changed under it (other replicas)."""
+        """Bring BM25 to Chroma's active versions when the manifest changed under it.
+
+        In-process index: other replicas' writes reach it only this way. Shared index: the writer updates it
+        right after Chroma, so a difference is only acted on once it outlasts LAG_GRACE_S (a writer that died
+        between the two writes) — every replica re-reading a document being written would be wasted work."""
         active = self.vector.active_versions()
         if active is self._followed or not self._write_lock.acquire(blocking=False):
             return active  # unchanged, or a local write is in progress and will update BM25 itself
         try:
-            held = self.lexical.versions()
-            for doc_id in set(held) - set(active):
-                self.lexical.delete_document(doc_id)
-            for doc_id, version in active.items():
-                if held.get(doc_id) != version:
-                    chunks = list(self.vector.iter_chunks(doc_id=doc_id, version=version))
-                    self.lexical.replace_document(doc_id, version, chunks)
-                    log.info("lexical index followed %s to version %s (%d chunks)", doc_id, version, len(chunks))
+            differing = _differing(self.lexical.versions(), active)
+            if self.lexical.shared:
+                now = time.monotonic()
+                self._lag_seen = {(d, active.get(d)): self._lag_seen.get((d, active.get(d)), now) for d in differing}
+                due = [d for (d, _), seen in self._lag_seen.items() if now - seen >= LAG_GRACE_S]
+                self._bring(due, active, recheck=True)
+                for doc_id in due:
+                    self._lag_seen.pop((doc_id, active.get(doc_id)), None)
+            else:
+                self._bring(differing, active, recheck=False)
             self._followed = active
         finally:
             self._write_lock.release()
@@ -401,3 +479,8 @@ class HybridIndex:
     def query_coverage(self, text: str, doc_ids: Sequence[str]) -> QueryCoverage:
         return self.lexical.query_coverage(text, doc_ids)
 
+
+
+def _differing(held: Mapping[str, str], active: Mapping[str, str]) -> list[str]:
+    """Documents whose held version is not the active one (or that only one side has)."""
+    return sorted(d for d in set(held) | set(active) if held.get(d) != active.get(d))

@@ -8,8 +8,8 @@ traces and sessions), so a data dir copied from the per-file SQLite layout keeps
 
 from __future__ import annotations
 
-from sqlalchemy import (BigInteger, CheckConstraint, Column, Float, ForeignKey, Index, Integer, LargeBinary, MetaData,
-                        String, Table, Text)
+from sqlalchemy import (BigInteger, Boolean, CheckConstraint, Column, Float, ForeignKey, Index, Integer,
+                        LargeBinary, MetaData, String, Table, Text, UniqueConstraint)
 
 metadata = MetaData()
 
@@ -152,4 +152,58 @@ source_documents = Table(
     Column("version", Text, nullable=False),
     Column("audience", Text, nullable=False),  # JSON list; [] = everyone
     Column("title", Text, nullable=False),
+)
+
+# --- the shared lexical index (app/adapters/lexical_postgres.py): BM25 postings of the active chunks ------
+# Derived from the vector store (re-synced from it at start-up), so never copied by migrate-from-sqlite.
+# `collection` is the Chroma collection the chunks belong to; `row_id` keys a chunk in the postings.
+lexical_documents = Table(
+    "lexical_documents", metadata,
+    Column("collection", String(128), primary_key=True),
+    Column("doc_id", Text, primary_key=True),
+    Column("version", Text, nullable=False),  # the version held: written after the vector store's switch
+)
+lexical_chunks = Table(
+    "lexical_chunks", metadata,
+    Column("row_id", Integer, primary_key=True, autoincrement=True),
+    Column("collection", String(128), nullable=False),
+    Column("chunk_id", Text, nullable=False),
+    Column("doc_id", Text, nullable=False),
+    Column("version", Text, nullable=False),
+    Column("chunk_index", Integer, nullable=False),
+    Column("length", Integer, nullable=False),  # tokens, for BM25's length normalisation
+    Column("restricted", Boolean, nullable=False),  # the document has an audience (access_where)
+    Column("record", Text, nullable=False),  # the chunk's fields as JSON, what a hit carries
+    UniqueConstraint("collection", "chunk_id", name="lexical_chunks_id"),
+    Index("lexical_chunks_by_doc", "collection", "doc_id", "chunk_index"),
+)
+lexical_values = Table(  # context and audience list values, for `$contains` filters
+    "lexical_values", metadata,
+    Column("row_id", Integer, ForeignKey("lexical_chunks.row_id", ondelete="CASCADE"), primary_key=True),
+    Column("field", String(32), primary_key=True),
+    Column("value", String(128), primary_key=True),
+    Index("lexical_values_by_value", "field", "value"),
+)
+lexical_postings = Table(
+    "lexical_postings", metadata,
+    Column("collection", String(128), primary_key=True),
+    Column("term", Text, primary_key=True),
+    Column("row_id", Integer, ForeignKey("lexical_chunks.row_id", ondelete="CASCADE"), primary_key=True),
+    Column("tf", Integer, nullable=False),
+    # the chunk's length and audience flag again: a query then scores from the postings alone
+    Column("length", Integer, nullable=False),
+    Column("restricted", Boolean, nullable=False),
+    Index("lexical_postings_by_row", "row_id"),
+)
+lexical_terms = Table(  # document frequency per term, kept in step with the postings in the same transaction
+    "lexical_terms", metadata,
+    Column("collection", String(128), primary_key=True),
+    Column("term", Text, primary_key=True),
+    Column("df", Integer, nullable=False),
+)
+lexical_stats = Table(  # chunk count and total length per collection (N and avgdl), kept in step likewise
+    "lexical_stats", metadata,
+    Column("collection", String(128), primary_key=True),
+    Column("chunks", Integer, nullable=False),
+    Column("total_length", BigInteger, nullable=False),
 )

@@ -7,6 +7,7 @@ import threading
 import time
 import uuid
 
+import psycopg
 import pytest
 
 from app.adapters.vector_index import MANIFEST_TTL_S
@@ -21,7 +22,8 @@ def replicas(tmp_path_factory):
     root = tmp_path_factory.mktemp("replicas")
     with scratch_database() as database_url, chroma_run(root / "chroma") as chroma_port:
         shared = dict(DESKMATE_DATABASE_URL=database_url, CHROMA_MODE="server", CHROMA_HOST="127.0.0.1",
-                      CHROMA_PORT=str(chroma_port), DESKMATE_SESSION_LOCK_WAIT_S="60")
+                      CHROMA_PORT=str(chroma_port), DESKMATE_SESSION_LOCK_WAIT_S="60",
+                      DESKMATE_LEXICAL_BACKEND="postgres")
         # A indexes the bundled KB; B starts with no KB dir and serves what A indexed into the shared Chroma
         a = Replica("A", deskmate_env(root / "a", DESKMATE_KB_DIR=str(REPO / "kb"), **shared))
         b = Replica("B", deskmate_env(root / "b", **shared))
@@ -52,6 +54,10 @@ def test_a_document_uploaded_on_one_replica_is_cited_on_the_other(replicas):
     reply = say(b, "How do I book a meeting room?")
     assert reply["sources"] and reply["sources"][0]["source"] == "uploads/meeting-rooms.md"
     assert code in reply["answer"]
+    # the BM25 side is the one index both replicas share in Postgres, not a copy each
+    with psycopg.connect(a.env["DESKMATE_DATABASE_URL"]) as conn:
+        held = conn.execute("SELECT count(*) FROM lexical_chunks WHERE record LIKE %s", (f"%{code}%",)).fetchone()[0]
+    assert held == 1
 
 
 def test_a_troubleshooting_session_alternating_replicas_reaches_one_confirmed_ticket(replicas):
