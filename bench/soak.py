@@ -188,7 +188,8 @@ def main() -> int:
     parser.add_argument("--feedback-window-h", type=float,
                         help="DESKMATE_FEEDBACK_VOTE_WINDOW_HOURS (default: 168)")
     parser.add_argument("--tracemalloc", action="store_true",
-                        help="trace the server's allocations; print what grew between minute 1 and the end")
+                        help="trace the server's allocations; print what grew between minute 1 and the end "
+                             "(so run 2 minutes or more: in a 1-minute run that is only the drain)")
     args = parser.parse_args()
     server = args.database == "postgres" or args.replicas > 1
     if args.tracemalloc and (args.url or server):
