@@ -137,6 +137,15 @@ class Stack:
         """Each replica's resident memory (its parse workers not included)."""
         return [p.memory_info().rss / 2**20 for p in self.replicas]
 
+    def rss_split_mb(self) -> list[tuple[float, float]]:
+        """Each replica's RSS in its two parts, (RssAnon, RssFile) in MB from /proc/PID/status: the heap (Python
+        objects, native allocators, model tensors) and mapped files (libraries, model weights, index files)."""
+        def split(process: psutil.Process) -> tuple[float, float]:
+            fields = dict(line.split(":", 1) for line in Path(f"/proc/{process.pid}/status").read_text().splitlines()
+                          if line.startswith(("RssAnon:", "RssFile:")))
+            return tuple(int(fields.get(name, "0 kB").split()[0]) / 1024 for name in ("RssAnon", "RssFile"))
+        return [split(p) for p in self.replicas]
+
     def open_files(self) -> list[int]:
         """Each replica's open file descriptors (files, sockets, pipes)."""
         return [p.num_fds() for p in self.replicas]
