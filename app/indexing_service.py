@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import copy
 import logging
 import threading
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable, Iterable
 
@@ -51,6 +52,13 @@ class IndexingService:
     @property
     def index(self) -> VectorIndex:
         return self._context.index
+
+    def observed(self, progress: Callable[[int, int], None]) -> "IndexingService":
+        """The same indexer (same lock, same index) telling `progress` (chunks embedded, of total) after every
+        embedding batch; `progress` may raise to stop a document before anything of it is written."""
+        view = copy.copy(self)
+        view._context = replace(self._context, progress=progress)
+        return view
 
     def index_bytes(self, source: str, data: bytes, document_context: dict | None = None, *,
                     includes: IncludeResolver | None = None, filename: str | None = None) -> IndexResult:

@@ -46,7 +46,7 @@ def test_a_document_uploaded_on_one_replica_is_cited_on_the_other(replicas):
     code = uuid.uuid4().hex[:6].upper()
     text = (f"# Booking a meeting room\n\nTo book a meeting room, open the Roomfinder portal, choose the floor "
             f"and enter the booking code {code}. Rooms are held for ten minutes.\n")
-    uploaded = a.http.post("/documents", files={"file": ("meeting-rooms.md", text.encode(), "text/markdown")})
+    uploaded = a.http.post("/documents?wait=true", files={"file": ("meeting-rooms.md", text.encode(), "text/markdown")})
     assert uploaded.status_code == 201, uploaded.text
     time.sleep(MANIFEST_TTL_S + 0.5)  # the documented bound: other replicas' writes are visible within it
     reply = say(b, "How do I book a meeting room?")
