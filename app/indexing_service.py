@@ -93,7 +93,7 @@ class IndexingService:
         results = []
         for source, path in sources.items():
             if resolver.is_fragment(source):
-                result = self._skip_fragment(source)
+                result = self.skip_fragment(source)
             else:
                 try:
                     result = self.index_bytes(source, path.read_bytes(), includes=resolver)
@@ -105,7 +105,7 @@ class IndexingService:
                 progress(result)
         return results
 
-    def _skip_fragment(self, source: str) -> IndexResult:
+    def skip_fragment(self, source: str) -> IndexResult:
         """A fragment is indexed inside the files that include it; a copy indexed on its own before goes."""
         existing = self.index.get_document(document_id(source))
         if existing is not None:

@@ -14,11 +14,13 @@ import threading
 import time
 from typing import Callable
 
+from app.includes import IncludeResolver
 from app.indexing_service import IndexingService
 from app.storage.database import DatabaseUnavailable
 from app.storage.jobs import JobLost, JobQueue, worker_name
 from app.storage.originals import OriginalStore
 from graphs.errors import DeskmateError, DocumentRejected, IndexUnavailable
+from nodes.indexing.steps import content_version, document_id
 
 log = logging.getLogger(__name__)
 HEARTBEAT_S = 1.0
@@ -138,7 +140,7 @@ class JobWorker:
         finally:
             self.current = None
         if outcome["state"] != "done" and job["kind"] == "index_upload":
-            self._forget_unused_original(job["payload"])
+            forget_unused_original(self.resources, job["payload"])
         log.info("job %s (%s) %s in %.1f s", job["id"], job["kind"], outcome["state"], time.monotonic() - started)
         return outcome
 
@@ -162,16 +164,6 @@ class JobWorker:
             self.originals.drop_older(payload["doc_id"], payload["version"])
         return {"status": result.status, "document": result.document}
 
-    def _forget_unused_original(self, payload: dict) -> None:
-        """A failed or cancelled upload's file goes, unless that version is the active one (unchanged)."""
-        try:
-            indexer = self.resources.indexer_for(payload.get("collection") or None) or self.resources.indexer
-            active = indexer.index.get_document(payload["doc_id"])
-            if active is None or active["version"] != payload["version"]:
-                self.originals.drop(payload["doc_id"], payload["version"])
-        except (DeskmateError, DatabaseUnavailable) as exc:  # kept; the next upload of the document replaces it
-            log.warning("could not drop the unused upload of %s: %s", payload["doc_id"], exc)
-
     def _sync_source(self, job: dict, progress: Callable[[int, int], None]) -> dict:
         from app.connectors.registry import build_connector
         from app.source_sync import sync_source
@@ -193,6 +185,29 @@ class JobWorker:
         # every file unchanged (content-hash versions), so the KB is indexed once
         with self.resources.database.named_lock(KB_SYNC_LOCK, wait_s=self.resources.settings.kb_sync_wait_s):
             return {"counts": sync_bundled_kb(self.resources, indexer=self.resources.indexer.observed(progress))}
+
+
+def forget_unused_original(resources, payload: dict) -> None:
+    """A failed or cancelled upload's file goes, unless that version is the active one (it was unchanged)."""
+    try:
+        indexer = resources.indexer_for(payload.get("collection") or None) or resources.indexer
+        active = indexer.index.get_document(payload["doc_id"])
+        if active is None or active["version"] != payload["version"]:
+            resources.originals.drop(payload["doc_id"], payload["version"])
+    except (DeskmateError, DatabaseUnavailable) as exc:  # kept; the next upload of the document replaces it
+        log.warning("could not drop the unused upload of %s: %s", payload["doc_id"], exc)
+
+
+def enqueue_index(resources, source: str, filename: str, data: bytes, document_context: dict, *,
+                  collection: str | None = None) -> dict:
+    """Store a file (any replica or worker reads it from the database) and queue its `index_upload` job."""
+    # the version the index will record: the bytes with their includes resolved (alone: left out)
+    version = content_version(IncludeResolver.from_bytes({source: data}).expand(source, data))
+    doc_id = document_id(source)
+    resources.originals.put(doc_id, version, filename, data)
+    return resources.jobs.enqueue("index_upload", {
+        "doc_id": doc_id, "version": version, "source": source, "filename": filename,
+        "collection": collection, "document_context": document_context})
 
 
 def sync_kb_at_start(resources) -> dict | None:

@@ -20,12 +20,13 @@ from app.adapters.parsers import FileParser, render_plain_text, sniff_type
 from app.deps import get_resources, reader, require_admin
 from app.includes import IncludeResolver
 from app.indexing_service import IndexingService, supported_files
+from app.job_worker import enqueue_index
 from app.identity import Caller
 from app.resources import Resources
 from app.schemas import DocumentList, DocumentSections, SectionOut, UploadResponse, document_out, job_out
 from graphs.errors import DocumentRejected, IndexUnavailable
 from graphs.filters import AUDIENCE_FIELD, may_read, normalise_audience, validate_context
-from nodes.indexing.steps import content_version, document_id
+from nodes.indexing.steps import content_version
 
 log = logging.getLogger(__name__)
 router = APIRouter(tags=["documents"])
@@ -102,7 +103,7 @@ def upload_document(request: Request, response: Response,
                                f"{'MB' if limit >= 1024 * 1024 else 'bytes'} upload limit. Split it or compress "
                                "its images and try again.", kind="too_large")
     sniff_type(filename, data)  # 415 now for a type deskmate does not read; the parse itself runs in the job
-    job = enqueue_upload(resources, f"uploads/{filename}", filename, data, document_context,
+    job = enqueue_index(resources, f"uploads/{filename}", filename, data, document_context,
                          collection=(collection or "").strip() or None)
     worker = getattr(request.app.state, "worker", None)
     if worker is not None:
@@ -115,18 +116,6 @@ def upload_document(request: Request, response: Response,
     response.headers["Location"] = f"/jobs/{job['id']}"
     log.info("upload %s: queued as job %s", filename, job["id"])
     return UploadResponse(status=job["state"], job=job_out(job))
-
-
-def enqueue_upload(resources: Resources, source: str, filename: str, data: bytes, document_context: dict, *,
-                   collection: str | None = None) -> dict:
-    """Store the file (any replica or worker reads it from the database) and queue its indexing job."""
-    # the version the index will record: the bytes with their includes resolved (alone: left out)
-    version = content_version(IncludeResolver.from_bytes({source: data}).expand(source, data))
-    doc_id = document_id(source)
-    resources.originals.put(doc_id, version, filename, data)
-    return resources.jobs.enqueue("index_upload", {
-        "doc_id": doc_id, "version": version, "source": source, "filename": filename,
-        "collection": collection, "document_context": document_context})
 
 
 def _finished_upload(job: dict, filename: str, response: Response) -> UploadResponse:

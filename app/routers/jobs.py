@@ -7,6 +7,7 @@ import re
 from fastapi import APIRouter, Depends, HTTPException, Query
 
 from app.deps import get_resources, require_admin
+from app.job_worker import forget_unused_original
 from app.resources import Resources
 from app.schemas import JobList, JobOut, job_out
 from app.storage.jobs import JobNotFound
@@ -47,4 +48,7 @@ def cancel_job(job_id: str, resources: Resources = Depends(get_resources)) -> Jo
     if job["state"] in ("done", "failed", "cancelled"):
         raise HTTPException(status_code=409, detail=f"This job has already finished ({job['state']}); there is "
                                                     "nothing to cancel. DELETE /documents/{id} removes a document.")
-    return job_out(resources.jobs.cancel(job_id))
+    job = resources.jobs.cancel(job_id)
+    if job["state"] == "cancelled" and job["kind"] == "index_upload":  # never started: its file goes now
+        forget_unused_original(resources, job["payload"])
+    return job_out(job)
