@@ -34,6 +34,7 @@ from app.settings import Settings
 
 log = logging.getLogger(__name__)
 MULTIPART_OVERHEAD = 64 * 1024
+JOB_HISTORY_S = 30 * 86400  # finished jobs are listed this long (pruned at each start)
 WORKER_POLL_S = 1.0  # an upload in this process wakes the worker at once; this is for other processes' jobs
 
 
@@ -64,6 +65,7 @@ def create_app(settings: Settings | None = None, **overrides: Any) -> FastAPI:
         resources = await run_in_threadpool(build_resources, settings, **overrides)
         # once across replicas (a lock, then content hashes), recorded as a sync_kb job
         await run_in_threadpool(sync_kb_at_start, resources)
+        await run_in_threadpool(resources.jobs.prune, JOB_HISTORY_S)
         # what /ready queries the vector index with: embedded once here, so /ready itself stays a cheap query
         try:
             app.state.probe_vector = list(await run_in_threadpool(resources.embedder.embed_query, PROBE_TEXT))

@@ -219,6 +219,7 @@ class JobProgress(BaseModel):
 class JobOut(BaseModel):
     id: str
     kind: Literal["index_upload", "sync_source", "sync_kb"]
+    subject: str = Field("", description="What it works on: the uploaded file's name, the source id, the KB folder")
     state: Literal["queued", "running", "done", "failed", "cancelled"]
     progress: JobProgress
     attempts: int = Field(description="Runs started; a run whose worker died is started again")
@@ -245,7 +246,9 @@ def job_out(job: dict) -> JobOut:
     result = job.get("result")
     if job["kind"] == "index_upload" and result and result.get("document"):
         result = {**result, "document": document_out(result["document"]).model_dump()}
-    return JobOut(id=job["id"], kind=job["kind"], state=job["state"],
+    payload = job.get("payload") or {}
+    subject = payload.get("filename") or payload.get("source_id") or payload.get("kb_dir") or ""
+    return JobOut(id=job["id"], kind=job["kind"], subject=str(subject), state=job["state"],
                   progress=JobProgress(done=job["progress_done"], total=job["progress_total"]),
                   attempts=job["attempts"], error=job.get("error"), result=result,
                   cancel_requested=job["cancel_requested"], created_at=_iso(job["created_at"]),

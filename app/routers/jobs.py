@@ -51,4 +51,7 @@ def cancel_job(job_id: str, resources: Resources = Depends(get_resources)) -> Jo
     job = resources.jobs.cancel(job_id)
     if job["state"] == "cancelled" and job["kind"] == "index_upload":  # never started: its file goes now
         forget_unused_original(resources, job["payload"])
+    if job["state"] == "cancelled" and job["kind"] == "sync_source" and resources.sources is not None:
+        resources.sources.update(job["payload"]["source_id"], status="error",  # a new sync may be started
+                                 last_error="The sync was cancelled before it started.")
     return job_out(job)

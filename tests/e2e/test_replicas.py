@@ -23,7 +23,10 @@ def replicas(tmp_path_factory):
         shared = dict(DESKMATE_DATABASE_URL=database_url, CHROMA_MODE="server", CHROMA_HOST="127.0.0.1",
                       CHROMA_PORT=str(chroma_port), DESKMATE_SESSION_LOCK_WAIT_S="60")
         # A indexes the bundled KB; B starts with no KB dir and serves what A indexed into the shared Chroma
-        a = Replica("A", deskmate_env(root / "a", DESKMATE_KB_DIR=str(REPO / "kb"), **shared))
+        # A also runs ingestion jobs in-process (server mode's default is a separate `deskmate worker`,
+        # tests/e2e/test_worker_jobs.py), so its uploads are indexed without a third model-loading process
+        a = Replica("A", deskmate_env(root / "a", DESKMATE_KB_DIR=str(REPO / "kb"), DESKMATE_INPROCESS_WORKER="true",
+                                      **shared))
         b = Replica("B", deskmate_env(root / "b", **shared))
         a.wait_ready()
         b.wait_ready()
