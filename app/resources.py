@@ -316,6 +316,7 @@ def ready_summary(resources: Resources) -> str:
         f"({_plural(resources.index.count(), 'chunk')}) in chroma={chroma}",
         *([f"database={resources.database.describe()}"] if resources.database is not None else []),
         f"llm={llm}",
+        "jobs=" + ("in-process worker" if settings.runs_inprocess_worker else "no worker here (run `deskmate worker`)"),
         f"langfuse={'on' if getattr(resources.tracer, 'enabled', False) else 'off'}",
         f"local traces={'on' if resources.traces is not None else 'off'}",
         f"status page={'on' if settings.status_page_url else 'off'}",

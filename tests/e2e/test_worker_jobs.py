@@ -61,7 +61,7 @@ def test_an_upload_on_one_replica_is_indexed_by_a_worker_then_cited_and_download
 def test_a_worker_killed_mid_job_leaves_it_to_another_worker_and_the_document_appears_once_whole(cluster):
     a, b, worker, env, root = cluster
     marker = uuid.uuid4().hex[:8].upper()
-    manual = large_guide(900, marker)
+    manual = large_guide(300, marker)
     accepted = a.http.post("/documents", files={"file": ("field-manual.md", manual, "text/markdown")})
     job_id = accepted.json()["job"]["id"]
     deadline = time.monotonic() + 300
@@ -72,7 +72,7 @@ def test_a_worker_killed_mid_job_leaves_it_to_another_worker_and_the_document_ap
     worker.kill()  # kill -9 mid-embedding: no clean-up, no hand-back; its lease runs out
     replacement = Worker("W2", env, root / "w2.log").wait_ready()
     try:
-        done = wait_for_job(a.http, job_id, timeout_s=600)
+        done = wait_for_job(a.http, job_id, timeout_s=900)
         assert done["state"] == "done" and done["attempts"] == 2, done
         assert f"job {job_id} (index_upload) done" in replacement.log()
     finally:
