@@ -122,6 +122,9 @@ class JobQueue:
         """Running jobs whose worker stopped renewing the lease: queued again, or failed after max_attempts."""
         now = time.time()
         expired = and_(jobs.c.state == "running", jobs.c.lease_until < now)
+        with self.database.connect() as conn:  # a read first: an idle worker's poll writes nothing
+            if conn.execute(select(jobs.c.id).where(expired).limit(1)).first() is None:
+                return 0
         with self.database.begin() as conn:
             failed = conn.execute(
                 update(jobs).where(expired, jobs.c.attempts >= self.max_attempts)
