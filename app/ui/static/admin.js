@@ -309,7 +309,8 @@
     if (j.error) return j.error;
     if (!j.result) return "";
     if (j.result.document) return `${j.result.status}: ${j.result.document.title} (${j.result.document.chunks} chunks)`;
-    return changes(j.result.counts || j.result);
+    if (j.result.counts) return Object.entries(j.result.counts).map(([status, n]) => `${n} ${status}`).join(", ") || "nothing to do";
+    return changes(j.result); // a source sync's counts
   }
   async function loadJobs() {
     const body = await api("/jobs?limit=50");
