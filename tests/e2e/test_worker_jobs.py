@@ -75,6 +75,7 @@ def test_a_worker_killed_mid_job_leaves_it_to_another_worker_and_the_document_ap
         done = wait_for_job(a.http, job_id, timeout_s=900)
         assert done["state"] == "done" and done["attempts"] == 2, done
         assert f"job {job_id} (index_upload) done" in replacement.log()
+        assert replacement.stop() == 0 and "SIGTERM received" in replacement.log()  # a clean stop when idle
     finally:
         replacement.stop()
     time.sleep(MANIFEST_TTL_S + 0.5)
