@@ -17,7 +17,7 @@ from urllib.parse import urlsplit
 from fastapi import APIRouter, Depends, HTTPException, Request, Response
 from pydantic import BaseModel, Field, field_validator
 
-from app.connectors.registry import SOURCE_TYPES, build_connector
+from app.connectors.registry import SOURCE_TYPES
 from app.deps import get_resources, require_admin
 from app.resources import Resources
 from app.schemas import JobOut, job_out
