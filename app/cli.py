@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
+import time
 from pathlib import Path
 
 log = logging.getLogger("deskmate")
@@ -20,45 +21,103 @@ def _settings(args: argparse.Namespace):
 
 
 def cmd_ingest(args: argparse.Namespace) -> int:
+    """Index files through the job queue: each file is stored and queued like an upload, then run here (or by
+    any `deskmate worker` that claims it first), and this command waits for all of them."""
     from tqdm import tqdm
 
     from app.includes import IncludeResolver
-    from app.indexing_service import IndexingService, IndexResult, supported_files
+    from app.indexing_service import IndexingService, supported_files
+    from app.job_worker import JobWorker, enqueue_index
     from app.resources import build_resources
 
     settings = _settings(args)
     resources = build_resources(settings)
     try:
-        jobs: list[tuple[Path, list[Path]]] = []
+        batches: list[tuple[Path, list[Path]]] = []
         for raw in args.paths:
             path = Path(raw).resolve()
             if not path.exists():
                 sys.stderr.write(f"deskmate: {raw}: no such file or folder\n")
                 return 2
-            jobs.append((path.parent, supported_files(path)))  # sources read "<prefix>/<folder>/<file>"
+            batches.append((path.parent, supported_files(path)))  # sources read "<prefix>/<folder>/<file>"
         # everything named on one command line is one batch: an article includes fragments from any of it
-        batch = {source: file for root, files in jobs
+        batch = {source: file for root, files in batches
                  for source, file in IndexingService.sources(files, root=root, prefix=args.prefix).items()}
         includes = IncludeResolver.from_paths(batch)
         counts: dict[str, int] = {}
-        with tqdm(total=len(batch), unit="file", desc="indexing", disable=args.quiet) as bar:
-            def progress(result: IndexResult) -> None:
-                counts[result.status] = counts.get(result.status, 0) + 1
-                if result.status == "failed":
-                    tqdm.write(f"  skipped {result.source}: {result.error}", file=sys.stderr)
-                bar.set_postfix_str(result.source.rsplit("/", 1)[-1][-30:])
-                bar.update(1)
-
-            for root, files in jobs:
-                resources.indexer.index_paths(files, root=root, prefix=args.prefix, progress=progress,
-                                              includes=includes)
+        queued: dict[str, str] = {}  # job id → source
+        for source, path in batch.items():
+            if includes.is_fragment(source):
+                counts["included"] = counts.get("included", 0) + 1
+                resources.indexer.skip_fragment(source)
+                continue
+            # stored with its includes resolved within this batch: what any worker indexes
+            data = includes.expand(source, path.read_bytes())
+            queued[enqueue_index(resources, source, path.name, data, {})["id"]] = source
+        worker = JobWorker(resources, resources.jobs, resources.originals)
+        pending = list(queued)
+        with tqdm(total=len(queued), unit="file", desc="indexing", disable=args.quiet) as bar:
+            while pending:
+                ran = worker.run_next(ids=pending)
+                still = []
+                for job_id in pending:
+                    job = resources.jobs.get(job_id)
+                    if job["state"] in ("queued", "running"):
+                        still.append(job_id)
+                        continue
+                    status = (job["result"] or {}).get("status") if job["state"] == "done" else job["state"]
+                    counts[status] = counts.get(status, 0) + 1
+                    if job["state"] != "done":
+                        tqdm.write(f"  skipped {queued[job_id]}: {job['error']}", file=sys.stderr)
+                    bar.set_postfix_str(queued[job_id].rsplit("/", 1)[-1][-30:])
+                    bar.update(1)
+                pending = still
+                if pending and not ran:  # the rest run on other workers: wait for them
+                    time.sleep(0.5)
         words = {"included": "included in other files"}
         summary = ", ".join(f"{n} {words.get(status, status)}" for status, n in sorted(counts.items())) \
             or "no supported files"
         sys.stdout.write(f"{summary}; the index now holds {resources.index.count()} chunks\n")
-        return 1 if counts.get("failed") else 0
+        return 1 if counts.get("failed") or counts.get("cancelled") else 0
     finally:
         resources.close()
+
+
+def cmd_worker(args: argparse.Namespace) -> int:
+    """Run ingestion jobs from the queue until SIGTERM or Ctrl-C (server mode: next to the replicas)."""
+    import signal
+    import threading
+
+    from app.job_worker import JobWorker
+    from app.resources import build_resources
+
+    settings = _settings(args)
+    resources = build_resources(settings)  # the models load here; an embedded data dir in use stops here
+    worker = JobWorker(resources, resources.jobs, resources.originals, poll_s=args.poll)
+
+    def stop(signum, _frame) -> None:
+        log.info("worker %s: %s received; stopping after the current batch", worker.name,
+                 signal.Signals(signum).name)
+        worker.stop()
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    thread = threading.Thread(target=worker.serve, name="job-worker", daemon=True)
+    try:
+        thread.start()
+        log.info("deskmate worker %s ready: database=%s, chroma=%s", worker.name, resources.database.describe(),
+                 settings.chroma_mode)
+        while thread.is_alive() and not worker.stopping.is_set():
+            thread.join(0.5)
+        # a running job goes back to the queue at its next batch; one stuck longer is abandoned and its
+        # lease runs out, so another worker runs it again from the start
+        thread.join(settings.shutdown_timeout_s)
+        if thread.is_alive():
+            log.warning("worker %s: job %s did not stop within %g s; abandoned to its lease", worker.name,
+                        worker.current, settings.shutdown_timeout_s)
+    finally:
+        resources.close()
+    return 0
 
 
 def cmd_ask(args: argparse.Namespace) -> int:
@@ -295,6 +354,10 @@ def build_parser() -> argparse.ArgumentParser:
                      help="with --local: do not index the bundled knowledge base first")
     ask.set_defaults(func=cmd_ask)
 
+    worker = sub.add_parser("worker", help="run ingestion jobs (uploads, source syncs) from the queue until stopped")
+    worker.add_argument("--poll", type=float, default=1.0, help="seconds between looks at an empty queue (default 1)")
+    worker.set_defaults(func=cmd_worker)
+
     serve = sub.add_parser("serve", help="run the HTTP API")
     serve.add_argument("--host", help="bind address (default: $DESKMATE_HOST or 127.0.0.1)")
     serve.add_argument("--port", type=int, help="port (default: $DESKMATE_PORT or 8000)")
@@ -330,7 +393,7 @@ def main(argv: list[str] | None = None) -> int:
     from app.data_dir_lock import DataDirInUse
 
     args = build_parser().parse_args(argv)
-    configure_logging("WARNING" if args.command != "serve" else "INFO")
+    configure_logging("INFO" if args.command in ("serve", "worker") else "WARNING")
     try:
         return args.func(args)
     except ValidationError as exc:  # a setting is wrong: say which and why, no traceback
@@ -343,6 +406,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"deskmate: configuration file refused: {exc}", file=sys.stderr)
         return 2
     except DataDirInUse as exc:
+        if args.command == "ingest":  # the running server has the queue: hand it the files instead
+            print(f"deskmate: cannot ingest here: {exc}. Upload the files to that deskmate (POST /documents or the "
+                  "admin page), or stop it and run `deskmate ingest` again.", file=sys.stderr)
+            return 3
         print(f"deskmate: not starting: {exc}", file=sys.stderr)
         return 3
 

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import copy
 import logging
 import threading
 import uuid
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable, Iterable
 
@@ -61,6 +62,13 @@ class IndexingService:
     @property
     def index(self) -> VectorIndex:
         return self._context.index
+
+    def observed(self, progress: Callable[[int, int], None]) -> "IndexingService":
+        """The same indexer (same lock, same index) telling `progress` (chunks embedded, of total) after every
+        embedding batch; `progress` may raise to stop a document before anything of it is written."""
+        view = copy.copy(self)
+        view._context = replace(self._context, progress=progress)
+        return view
 
     def index_bytes(self, source: str, data: bytes, document_context: dict | None = None, *,
                     includes: IncludeResolver | None = None, filename: str | None = None) -> IndexResult:
@@ -147,7 +155,7 @@ class IndexingService:
         results = []
         for source, path in sources.items():
             if resolver.is_fragment(source):
-                result = self._skip_fragment(source)
+                result = self.skip_fragment(source)
             else:
                 try:
                     result = self.index_bytes(source, path.read_bytes(), includes=resolver)
@@ -159,7 +167,7 @@ class IndexingService:
                 progress(result)
         return results
 
-    def _skip_fragment(self, source: str) -> IndexResult:
+    def skip_fragment(self, source: str) -> IndexResult:
         """A fragment is indexed inside the files that include it; a copy indexed on its own before goes."""
         existing = self.index.get_document(document_id(source))
         if existing is not None:

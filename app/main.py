@@ -6,7 +6,6 @@ import asyncio
 import logging
 import threading
 from contextlib import asynccontextmanager
-from functools import partial
 from typing import Any
 
 from fastapi import FastAPI
@@ -18,9 +17,10 @@ from app.error_middleware import UnexpectedErrorMiddleware
 from app.errors import register_error_handlers
 from app.logging_setup import configure_logging
 from app.readiness import PROBE_TEXT
-from app.resources import build_resources, ready_summary, sync_bundled_kb
+from app.job_worker import JobWorker, sync_kb_at_start
+from app.resources import build_resources, ready_summary
 from app.retention import retention_loop
-from app.routers import chat, documents, health, tickets
+from app.routers import chat, documents, health, jobs, tickets
 from app.routers import status as status_router
 from app.routers import feedback as feedback_router
 from app.routers import search as search_router
@@ -32,10 +32,11 @@ from app.routers import openai_compat as openai_router
 from app.routers import sources as sources_router
 from app.settings import Settings
 from app.source_schedule import SourceScheduler
-from app.source_sync import run_sync
 
 log = logging.getLogger(__name__)
 MULTIPART_OVERHEAD = 64 * 1024
+JOB_HISTORY_S = 30 * 86400  # finished jobs are listed this long (pruned at each start)
+WORKER_POLL_S = 1.0  # an upload in this process wakes the worker at once; this is for other processes' jobs
 
 
 async def _close_within(resources, timeout_s: float) -> None:
@@ -63,7 +64,9 @@ def create_app(settings: Settings | None = None, **overrides: Any) -> FastAPI:
         configure_logging(settings.log_level)
         # models load here, once, in a worker thread so the event loop stays responsive
         resources = await run_in_threadpool(build_resources, settings, **overrides)
-        await run_in_threadpool(sync_bundled_kb, resources)
+        # once across replicas (a lock, then content hashes), recorded as a sync_kb job
+        await run_in_threadpool(sync_kb_at_start, resources)
+        await run_in_threadpool(resources.jobs.prune, JOB_HISTORY_S)
         # what /ready queries the vector index with: embedded once here, so /ready itself stays a cheap query
         try:
             app.state.probe_vector = list(await run_in_threadpool(resources.embedder.embed_query, PROBE_TEXT))
@@ -73,7 +76,17 @@ def create_app(settings: Settings | None = None, **overrides: Any) -> FastAPI:
         log.info("%s", await run_in_threadpool(ready_summary, resources))
         app.state.resources = resources
         retention = asyncio.create_task(retention_loop(resources, settings.retention_interval_s))
-        scheduler = SourceScheduler(resources.sources, partial(run_sync, resources),
+        worker = JobWorker(resources, resources.jobs, resources.originals, poll_s=WORKER_POLL_S) \
+            if settings.runs_inprocess_worker else None
+        worker_thread = worker.start_thread() if worker is not None else None
+        app.state.worker = worker
+
+        def enqueue_sync(source_id: str) -> None:  # a due source, already claimed: its sync is a job like any
+            resources.jobs.enqueue("sync_source", {"source_id": source_id})
+            if worker is not None:
+                worker.wake()
+
+        scheduler = SourceScheduler(resources.sources, enqueue_sync,
                                     settings.source_schedule_interval_s).start() if resources.sources else None
         try:
             yield
@@ -81,6 +94,10 @@ def create_app(settings: Settings | None = None, **overrides: Any) -> FastAPI:
             retention.cancel()
             if scheduler is not None:
                 await run_in_threadpool(scheduler.stop, settings.shutdown_timeout_s)
+            if worker is not None:  # its job goes back to the queue at the next batch, or runs out its lease
+                worker.stop()
+                await run_in_threadpool(worker_thread.join, settings.shutdown_timeout_s)
+            app.state.worker = None
             app.state.resources = None
             await _close_within(resources, settings.shutdown_timeout_s)
 
@@ -88,6 +105,7 @@ def create_app(settings: Settings | None = None, **overrides: Any) -> FastAPI:
                   description="Agentic IT-support assistant: cited answers from your own documentation.")
     app.state.settings = settings
     app.state.resources = None
+    app.state.worker = None
     app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_upload_bytes + MULTIPART_OVERHEAD,
                        limit_for_people=settings.max_upload_bytes)
     app.add_middleware(DiskSpaceMiddleware, guard_of=lambda: getattr(app.state.resources, "disk", None))
@@ -98,6 +116,7 @@ def create_app(settings: Settings | None = None, **overrides: Any) -> FastAPI:
     app.include_router(health.router)
     app.include_router(chat.router)
     app.include_router(documents.router)
+    app.include_router(jobs.router)
     app.include_router(sources_router.router)
     app.include_router(search_router.router)
     app.include_router(feedback_router.router)

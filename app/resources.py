@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from contextlib import contextmanager
 from pathlib import Path
 from dataclasses import dataclass, field
 
@@ -31,6 +32,10 @@ from app.indexing_service import IndexingService
 from app.logging_setup import install_log_redaction
 from app.settings import Settings
 from app.storage import Database, database_url_for
+from app.storage.database import SessionBusy
+from app.storage.jobs import JobQueue
+from app.storage.originals import OriginalStore
+from graphs.errors import IndexUnavailable
 from graphs.context import IndexingContext, RetrievalConfig, SupportContext
 from graphs.indexing import build_indexing_graph
 from graphs.policy_config import DEFAULT_LLM, AnswerPolicy, default_policy
@@ -67,6 +72,8 @@ class Resources:
     database: Database | None = None  # the relational store every store above writes to (app/storage)
     disk: DiskGuard | None = None  # free space of the data directory's disk (None: DESKMATE_MIN_FREE_MB=0)
     data_lock: DataDirLock | None = None  # this process's hold on an embedded data directory
+    jobs: JobQueue | None = None  # ingestion jobs (uploads, source syncs, the KB sync) on the relational store
+    originals: OriginalStore | None = None  # uploaded files, readable by every replica and worker
 
     def indexer_for(self, collection: str | None) -> IndexingService | None:
         """The indexer of a named collection (None: the main one); None when there is no such collection."""
@@ -115,6 +122,23 @@ def retrieval_config(settings: Settings) -> RetrievalConfig:
         secondary_boost=settings.filter_secondary_boost)
 
 
+def index_write_guard(database: Database, collection: str, settings: Settings):
+    """The cross-process lock around a collection's writes and its start-up sweep (a no-op beyond this process
+    on SQLite, where the data-dir lock already makes this process the only writer)."""
+    wait_s = max(settings.vector_write_timeout_s or 0.0, 120.0)
+
+    @contextmanager
+    def guard():
+        try:
+            with database.named_lock(f"deskmate:index-write:{collection}", wait_s=wait_s):
+                yield
+        except SessionBusy:
+            raise IndexUnavailable(f"another process kept writing to the collection {collection!r} for more "
+                                   f"than {wait_s:g} s") from None
+
+    return guard
+
+
 def build_reranker(settings: Settings) -> Reranker | None:
     if not settings.reranker_model:
         return None
@@ -147,7 +171,8 @@ def named_llms(policy: AnswerPolicy, settings: Settings) -> dict[str, ChatModel 
 
 def hybrid_index(settings: Settings, client, collection: str, database: Database) -> HybridIndex:
     """Chroma's collection with the configured lexical index beside it (DESKMATE_LEXICAL_BACKEND)."""
-    vector = ChromaVectorIndex(client, collection, write_timeout_s=settings.vector_write_timeout_s)
+    vector = ChromaVectorIndex(client, collection, write_timeout_s=settings.vector_write_timeout_s,
+                               write_guard=index_write_guard(database, collection, settings))
     if settings.lexical_backend == "postgres":
         return HybridIndex(vector, PostgresBM25Index(database, collection))
     return HybridIndex(vector)
@@ -176,7 +201,7 @@ def _build_resources(settings: Settings, *, embedder: Embedder | None = None, ll
     client = make_client(settings.chroma_mode, path=str(settings.chroma_dir), host=settings.chroma_host,
                          port=settings.chroma_port, ssl=settings.chroma_ssl)
     policy = load_answer_policy(settings)  # first: a broken configuration file stops the start here
-    # the relational store (tickets, votes, traces, session owners): its migrations run here, at start-up
+    # the relational store (tickets, votes, traces, session owners, jobs): its migrations run here, at start-up
     database = Database.open(database_url_for(settings))
     if not database.is_postgres:
         _import_legacy_stores(settings, database)
@@ -257,7 +282,9 @@ def _build_resources(settings: Settings, *, embedder: Embedder | None = None, ll
                      sessions=sessions, tracer=tracer, chat=chat, indexer=indexer, status=status,
                      tickets=tickets, parser=parser, feedback=feedback, retrieval_context=support_context,
                      redactors=redactors, traces=traces, policy=policy, indexers=indexers,
-                     sources=_source_store(database), database=database)
+                     sources=_source_store(database), database=database,
+                     jobs=JobQueue(database, lease_s=settings.job_lease_s, max_attempts=settings.job_max_attempts),
+                     originals=OriginalStore(database))
 
 
 LEGACY_IMPORTED = "legacy-stores-imported"
@@ -324,6 +351,7 @@ def ready_summary(resources: Resources) -> str:
         f"({_plural(resources.index.count(), 'chunk')}) in chroma={chroma}",
         *([f"database={resources.database.describe()}"] if resources.database is not None else []),
         f"llm={llm}",
+        "jobs=" + ("in-process worker" if settings.runs_inprocess_worker else "no worker here (run `deskmate worker`)"),
         f"langfuse={'on' if getattr(resources.tracer, 'enabled', False) else 'off'}",
         f"local traces={'on' if resources.traces is not None else 'off'}",
         f"status page={'on' if settings.status_page_url else 'off'}",
@@ -336,12 +364,19 @@ def ready_summary(resources: Resources) -> str:
     return "deskmate ready: " + ", ".join(parts)
 
 
-def sync_bundled_kb(resources: Resources) -> None:
+def has_bundled_kb(settings: Settings) -> bool:
+    kb_dir = settings.kb_dir
+    return bool(kb_dir and str(kb_dir).strip() and kb_dir.is_dir())
+
+
+def sync_bundled_kb(resources: Resources, indexer: IndexingService | None = None) -> dict[str, int]:
+    """Make the main collection hold exactly the bundled KB folder's files; the count of each outcome."""
+    if not has_bundled_kb(resources.settings):
+        return {}
     kb_dir = resources.settings.kb_dir
-    if not kb_dir or not str(kb_dir).strip() or not kb_dir.is_dir():
-        return
-    results = resources.indexer.sync_directory(kb_dir, prefix="kb")
+    results = (indexer or resources.indexer).sync_directory(kb_dir, prefix="kb")
     counts: dict[str, int] = {}
     for result in results:
         counts[result.status] = counts.get(result.status, 0) + 1
     log.info("knowledge base %s: %s", kb_dir, ", ".join(f"{n} {s}" for s, n in sorted(counts.items())))
+    return counts

@@ -211,9 +211,56 @@ class DocumentContextOut(BaseModel):
     description: str | None = None
 
 
+class JobProgress(BaseModel):
+    done: int = Field(description="Chunks embedded so far")
+    total: int = Field(description="Chunks of the document(s) being indexed (0 until they are parsed)")
+
+
+class JobOut(BaseModel):
+    id: str
+    kind: Literal["index_upload", "sync_source", "sync_kb"]
+    subject: str = Field("", description="What it works on: the uploaded file's name, the source id, the KB folder")
+    state: Literal["queued", "running", "done", "failed", "cancelled"]
+    progress: JobProgress
+    attempts: int = Field(description="Runs started; a run whose worker died is started again")
+    error: str | None = Field(None, description="Why it failed or was cancelled")
+    result: dict | None = Field(None, description="index_upload: {status, document}; a sync: its counts")
+    cancel_requested: bool = False
+    created_at: str
+    started_at: str | None = None
+    finished_at: str | None = None
+    location: str = Field(description="GET this for the job's state")
+
+
+class JobList(BaseModel):
+    jobs: list[JobOut]
+
+
+def _iso(ts: float | None) -> str | None:
+    from datetime import datetime, timezone
+
+    return datetime.fromtimestamp(ts, timezone.utc).isoformat(timespec="seconds") if ts else None
+
+
+def job_out(job: dict) -> JobOut:
+    result = job.get("result")
+    if job["kind"] == "index_upload" and result and result.get("document"):
+        result = {**result, "document": document_out(result["document"]).model_dump()}
+    payload = job.get("payload") or {}
+    subject = payload.get("filename") or payload.get("source_id") or payload.get("kb_dir") or ""
+    return JobOut(id=job["id"], kind=job["kind"], subject=str(subject), state=job["state"],
+                  progress=JobProgress(done=job["progress_done"], total=job["progress_total"]),
+                  attempts=job["attempts"], error=job.get("error"), result=result,
+                  cancel_requested=job["cancel_requested"], created_at=_iso(job["created_at"]),
+                  started_at=_iso(job.get("started_at")), finished_at=_iso(job.get("finished_at")),
+                  location=f"/jobs/{job['id']}")
+
+
 class UploadResponse(BaseModel):
-    status: Literal["new", "replaced", "unchanged"]
-    document: DocumentOut
+    status: Literal["new", "replaced", "unchanged", "queued", "running"] = Field(
+        description="What indexing did (201/200), or the job's state while it runs (202)")
+    document: DocumentOut | None = Field(None, description="The indexed document, once its job is done")
+    job: JobOut | None = Field(None, description="The indexing job (GET its location for progress)")
 
 
 class DocumentList(BaseModel):

@@ -59,6 +59,24 @@ class Settings(BaseSettings):
         60.0, ge=0, le=600, validation_alias=_env("DESKMATE_SESSION_LOCK_WAIT_S"),
         description="How long a turn waits for another turn of the same session (on any replica) before it is "
                     "answered 409.")
+    inprocess_worker: bool | None = Field(
+        None, validation_alias=_env("DESKMATE_INPROCESS_WORKER"),
+        description="Run ingestion jobs (uploads, source syncs) in a thread of `deskmate serve`. Default: on with "
+                    "the embedded database (one command runs everything), off with DESKMATE_DATABASE_URL "
+                    "(server mode runs `deskmate worker` processes, and the replicas keep their CPU for chats).")
+    job_lease_s: float = Field(
+        60.0, ge=3, le=3600, validation_alias=_env("DESKMATE_JOB_LEASE_S"),
+        description="A running job's worker renews its lease every second; a job whose lease runs out (the "
+                    "worker was killed) is run again from the start by another worker.")
+    job_max_attempts: int = Field(
+        3, ge=1, le=20, validation_alias=_env("DESKMATE_JOB_MAX_ATTEMPTS"),
+        description="How many times a job whose worker died is started before it is failed with a message.")
+    upload_wait_s: float = Field(
+        300.0, ge=0, le=3600, validation_alias=_env("DESKMATE_UPLOAD_WAIT_S"),
+        description="How long POST /documents?wait=true waits for the upload's job before answering 202 with it.")
+    kb_sync_wait_s: float = Field(
+        600.0, ge=0, le=7200, validation_alias=_env("DESKMATE_KB_SYNC_WAIT_S"),
+        description="How long a starting replica waits for another one's sync of the bundled knowledge base.")
     host: str = Field("127.0.0.1", validation_alias=_env("DESKMATE_HOST"),
                       description="Address `deskmate serve` binds to.")
     port: int = Field(8000, validation_alias=_env("DESKMATE_PORT"),
@@ -473,7 +491,8 @@ class Settings(BaseSettings):
         return None if isinstance(value, str) and not value.strip() else value
 
     @field_validator("kb_dir", "config_file", "llm_base_url", "llm_model", "embedding_model_path", "langfuse_public_key",
-                     "groq_base_url", "jira_url", "jira_project_key", "jira_token", "jira_email", mode="before")
+                     "groq_base_url", "jira_url", "jira_project_key", "jira_token", "jira_email", "inprocess_worker",
+                     mode="before")
     @classmethod
     def _empty_means_unset(cls, value):
         return None if isinstance(value, str) and not value.strip() else value
@@ -535,6 +554,11 @@ class Settings(BaseSettings):
     @property
     def sessions_db(self) -> Path:
         return self.data_dir / "sessions.sqlite"
+
+    @property
+    def runs_inprocess_worker(self) -> bool:
+        """DESKMATE_INPROCESS_WORKER, or its default: on embedded, off in server mode (a database URL)."""
+        return self.inprocess_worker if self.inprocess_worker is not None else not self.database_url.strip()
 
     @property
     def uploads_dir(self) -> Path:

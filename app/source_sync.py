@@ -155,13 +155,6 @@ class _Batch:
             self._failures.append(f"{ref.title or ref.external_id}: {reason}")
 
 
-def run_sync(resources, source_id: str) -> dict:
-    """`sync_source` with the app's store, indexer and connectors: what a claimed sync (manual or scheduled) runs."""
-    from app.connectors.registry import build_connector
-
-    return sync_source(source_id, store=resources.sources, indexer=resources.indexer, build_connector=build_connector)
-
-
 def remove_source(source_id: str, *, store: SourceStore, indexer: IndexingService) -> int:
     """Delete a source and every document it indexed; returns how many documents went."""
     documents = store.documents(source_id)

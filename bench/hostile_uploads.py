@@ -117,7 +117,7 @@ def main() -> int:
                 chunks_before = client.get("/ready").json().get("chunks")
                 started = time.perf_counter()
                 try:
-                    response = client.post("/documents", files={"file": (path.name, path.read_bytes(),
+                    response = client.post("/documents?wait=true", files={"file": (path.name, path.read_bytes(),
                                                                          "application/pdf")})
                     status, body = response.status_code, response.json()
                 except (httpx.HTTPError, ValueError) as exc:

@@ -7,7 +7,7 @@ read from the environment by a node.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Literal, Mapping
 
 if TYPE_CHECKING:
     from graphs.policy_config import AnswerPolicy
@@ -95,3 +95,6 @@ class IndexingContext:
     parser: DocumentParser
     chunk_max_tokens: int = 200
     embed_batch_size: int = 32
+    # told (chunks embedded, of total) after every batch; what a job reports as progress. It may raise to stop
+    # the run before anything is written (a cancelled job): the store step has not begun yet
+    progress: Callable[[int, int], None] | None = None

@@ -8,10 +8,11 @@ never both and never neither. Leftovers of a crash are swept by `reconcile()` at
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 import time
-from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
+from typing import Any, Callable, ContextManager, Iterable, Iterator, Mapping, Sequence
 
 import httpx  # what chromadb's HttpClient speaks: its transport errors mean the server is unreachable
 
@@ -108,8 +109,12 @@ class _Reachable:
 
 
 class ChromaVectorIndex:
-    def __init__(self, client, collection: str = "deskmate_chunks", *, write_timeout_s: float | None = None) -> None:
+    def __init__(self, client, collection: str = "deskmate_chunks", *, write_timeout_s: float | None = None,
+                 write_guard: Callable[[], ContextManager] | None = None) -> None:
         self._client = client
+        # held around every write and the sweep, across processes (replicas and workers sharing a Chroma
+        # server): a sweep must never see another process's chunks written but not yet switched to
+        self._guard = write_guard or contextlib.nullcontext
         # writes wait at most this long (a stuck upsert on a full disk must not take a request thread for good)
         self._deadline = WriteDeadline(write_timeout_s, "vector store") if write_timeout_s else None
         try:
@@ -176,7 +181,7 @@ class ChromaVectorIndex:
         chunks = [c for _, document_chunks, _ in batch for c in document_chunks]
         embeddings = [e for _, _, document_embeddings in batch for e in document_embeddings]
         infos = [info for info, _, _ in batch]
-        with self._write_lock:
+        with self._write_lock, self._guard():
             for start in range(0, len(chunks), self._batch):
                 part = chunks[start:start + self._batch]
                 self._chunks.upsert(
@@ -201,7 +206,7 @@ class ChromaVectorIndex:
         return self._within_deadline(lambda: self._delete(doc_id))
 
     def _delete(self, doc_id: str) -> bool:
-        with self._write_lock:
+        with self._write_lock, self._guard():
             if not self._manifest.get(ids=[doc_id])["ids"]:
                 return False
             self._manifest.delete(ids=[doc_id])  # invisible from here on
@@ -211,6 +216,10 @@ class ChromaVectorIndex:
 
     def reconcile(self) -> int:
         """Delete chunks that belong to no active version (a crash between write and switch)."""
+        with self._guard():  # no other process is between its chunk writes and its switch meanwhile
+            return self._reconcile()
+
+    def _reconcile(self) -> int:
         self._forget_manifest_cache()
         active = self._active_versions()
         removed = 0

@@ -14,16 +14,17 @@ import unicodedata
 from pathlib import PurePosixPath
 from urllib.parse import quote
 
-from fastapi import APIRouter, Depends, File, Form, HTTPException, Query, Response, UploadFile
+from fastapi import APIRouter, Depends, File, Form, HTTPException, Query, Request, Response, UploadFile
 
-from app.adapters.parsers import FileParser, render_plain_text
+from app.adapters.parsers import FileParser, render_plain_text, sniff_type
 from app.deps import get_resources, reader, require_admin
 from app.includes import IncludeResolver
 from app.indexing_service import IndexingService, supported_files
+from app.job_worker import enqueue_index
 from app.identity import Caller
 from app.resources import Resources
-from app.schemas import DocumentList, DocumentSections, SectionOut, UploadResponse, document_out
-from graphs.errors import DocumentRejected
+from app.schemas import DocumentList, DocumentSections, SectionOut, UploadResponse, document_out, job_out
+from graphs.errors import DocumentRejected, IndexUnavailable
 from graphs.filters import AUDIENCE_FIELD, may_read, normalise_audience, validate_context
 from nodes.indexing.steps import content_version
 
@@ -64,9 +65,13 @@ def content_disposition(filename: str) -> str:
     return f"attachment; filename=\"{fallback}\"; filename*=UTF-8''{quote(filename, safe='')}"
 
 
-@router.post("/documents", response_model=UploadResponse, status_code=201, dependencies=[Depends(require_admin)])
-def upload_document(response: Response, file: UploadFile = File(..., description="PDF, Word, PowerPoint, Excel, HTML, Markdown, "
-                                                                   "reStructuredText or text"),
+@router.post("/documents", response_model=UploadResponse, status_code=202, dependencies=[Depends(require_admin)],
+             responses={201: {"description": "wait=true: indexed (a new document or a new version)",
+                              "model": UploadResponse},
+                        200: {"description": "wait=true: the same content was already indexed", "model": UploadResponse}})
+def upload_document(request: Request, response: Response,
+                    file: UploadFile = File(..., description="PDF, Word, PowerPoint, Excel, HTML, Markdown, "
+                                                             "reStructuredText or text"),
                     context_type: list[str] | None = Form(None, description="e.g. technical, how-to (required "
                                                           "with any other context field; comma-separated or repeated)"),
                     content_domain: list[str] | None = Form(None, description="e.g. networking, accounts"),
@@ -77,8 +82,12 @@ def upload_document(response: Response, file: UploadFile = File(..., description
                                                       "finance, hr (comma-separated or repeated); empty: everyone"),
                     collection: str | None = Form(None, description="knowledge collection (configuration file "
                                                   "names); empty: the main one"),
+                    wait: bool = Query(False, description="wait for the indexing job (at most "
+                                                          "DESKMATE_UPLOAD_WAIT_S) and answer as before jobs: 201/200 "
+                                                          "with the document, or the job's 4xx; 202 if it runs longer"),
                     resources: Resources = Depends(get_resources)) -> UploadResponse:
-    indexer = collection_indexer(resources, collection)
+    """Validate and store the upload, queue its indexing job and answer 202 with it (Location: /jobs/{id})."""
+    collection_indexer(resources, collection)
     # the document context: lower-cased lists; all three mandatory fields or none (422 otherwise)
     document_context = validate_context({"context_type": context_type, "content_domain": content_domain,
                                          "document_category": document_category,
@@ -93,15 +102,37 @@ def upload_document(response: Response, file: UploadFile = File(..., description
         raise DocumentRejected(f"{filename} is larger than the {limit // (1024 * 1024) or limit} "
                                f"{'MB' if limit >= 1024 * 1024 else 'bytes'} upload limit. Split it or compress "
                                "its images and try again.", kind="too_large")
-    result = indexer.index_bytes(f"uploads/{filename}", data, document_context)
-    if result.status == "unchanged":
-        response.status_code = 200
-    else:
-        uploads = resources.settings.uploads_dir
-        uploads.mkdir(parents=True, exist_ok=True)
-        (uploads / f"{result.document['doc_id']}-{filename}").write_bytes(data)
-    log.info("upload %s: %s (%d chunks)", filename, result.status, result.document["chunk_count"])
-    return UploadResponse(status=result.status, document=document_out(result.document))
+    sniff_type(filename, data)  # 415 now for a type deskmate does not read; the parse itself runs in the job
+    job = enqueue_index(resources, f"uploads/{filename}", filename, data, document_context,
+                         collection=(collection or "").strip() or None)
+    worker = getattr(request.app.state, "worker", None)
+    if worker is not None:
+        worker.wake()
+    if wait:
+        job = resources.jobs.wait(job["id"], resources.settings.upload_wait_s)
+        if job["state"] in ("done", "failed", "cancelled"):
+            return _finished_upload(job, filename, response)
+    response.status_code = 202
+    response.headers["Location"] = f"/jobs/{job['id']}"
+    log.info("upload %s: queued as job %s", filename, job["id"])
+    return UploadResponse(status=job["state"], job=job_out(job))
+
+
+def _finished_upload(job: dict, filename: str, response: Response) -> UploadResponse:
+    """wait=true: the answer an upload gave before jobs — the document, or the same error status and text."""
+    if job["state"] == "failed":
+        if job.get("error_kind") == "unavailable":
+            raise IndexUnavailable(job["error"])
+        if job.get("error_kind") in ("interrupted", "error"):
+            raise HTTPException(status_code=500, detail=job["error"])
+        raise DocumentRejected(job["error"], kind=job.get("error_kind") or "unparseable")
+    if job["state"] == "cancelled":
+        raise HTTPException(status_code=409, detail=f"The upload of {filename} was cancelled (DELETE /jobs/"
+                                                    f"{job['id']}) before it was indexed; nothing changed.")
+    result = job["result"]
+    response.status_code = 200 if result["status"] == "unchanged" else 201
+    log.info("upload %s: %s (%d chunks)", filename, result["status"], result["document"]["chunk_count"])
+    return UploadResponse(status=result["status"], document=document_out(result["document"]), job=job_out(job))
 
 
 @router.get("/documents", response_model=DocumentList, dependencies=[Depends(require_admin)])
@@ -115,7 +146,8 @@ def delete_document(doc_id: str, collection: str | None = Query(None, max_length
                     resources: Resources = Depends(get_resources)) -> Response:
     if not re.fullmatch(r"[0-9a-f]{16}", doc_id) or not collection_indexer(resources, collection).delete(doc_id):
         raise HTTPException(status_code=404, detail=f"No document with id '{doc_id}'. GET /documents lists the ids.")
-    for stored in resources.settings.uploads_dir.glob(f"{doc_id}-*"):
+    resources.originals.drop(doc_id)
+    for stored in resources.settings.uploads_dir.glob(f"{doc_id}-*"):  # written by older deskmates
         stored.unlink(missing_ok=True)
     return Response(status_code=204)
 
@@ -168,7 +200,10 @@ _DOWNLOAD_HEADERS = {"X-Content-Type-Options": "nosniff", "Content-Security-Poli
 def _stored_original(resources: Resources, info: dict):
     """The file this document was indexed from, if deskmate keeps it: uploads, and the bundled KB folder."""
     prefix, _, rest = info["source"].partition("/")
-    if prefix == "uploads":
+    stored = resources.originals.get(info["doc_id"], info["version"]) if resources.originals else None
+    if stored is not None:  # uploads (and `deskmate ingest`) keep the file in the database
+        return stored[1]
+    if prefix == "uploads":  # where deskmate kept uploads before the database did
         path = resources.settings.uploads_dir / f"{info['doc_id']}-{rest}"
     elif prefix == "kb" and resources.settings.kb_dir:
         root = resources.settings.kb_dir.resolve()

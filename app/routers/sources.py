@@ -1,8 +1,8 @@
 """POST/GET/DELETE /sources and POST /sources/{id}/sync: knowledge synced from where IT teams keep it (admin).
 
 A source names its credentials by environment variable (`credential_env: {"token": "CONFLUENCE_TOKEN"}`);
-values are read when a sync runs and never stored, listed or logged. A sync runs in the background (a plain
-function, `app.source_sync.sync_source`, that an ingestion queue's job can call as it is).
+values are read when a sync runs and never stored, listed or logged. A sync runs as a `sync_source` job
+(app/job_worker.py calls `app.source_sync.sync_source`), on the in-process worker or a `deskmate worker`.
 """
 
 from __future__ import annotations
@@ -14,13 +14,14 @@ import re
 from typing import Literal
 from urllib.parse import urlsplit
 
-from fastapi import APIRouter, BackgroundTasks, Depends, HTTPException, Response
+from fastapi import APIRouter, Depends, HTTPException, Request, Response
 from pydantic import BaseModel, Field, field_validator
 
-from app.connectors.registry import SOURCE_TYPES, build_connector
+from app.connectors.registry import SOURCE_TYPES
 from app.deps import get_resources, require_admin
 from app.resources import Resources
-from app.source_sync import remove_source, sync_source
+from app.schemas import JobOut, job_out
+from app.source_sync import remove_source
 
 def _with_store(resources: Resources = Depends(get_resources)) -> None:
     if resources.sources is None:
@@ -86,6 +87,7 @@ class SourceOut(BaseModel):
     last_error: str | None
     last_counts: dict
     documents: int
+    job: JobOut | None = Field(None, description="POST /sources/{id}/sync: the sync's job (GET /jobs/{id})")
 
 
 class SourceList(BaseModel):
@@ -177,15 +179,19 @@ def get_source(source_id: str, resources: Resources = Depends(get_resources)) ->
 
 
 @router.post("/sources/{source_id}/sync", response_model=SourceOut, status_code=202)
-def start_sync(source_id: str, background: BackgroundTasks,
+def start_sync(source_id: str, request: Request, response: Response,
                resources: Resources = Depends(get_resources)) -> SourceOut:
+    """Queue a sync of the source as a `sync_source` job (Location: /jobs/{id})."""
     _found(resources, source_id)
     if not resources.sources.claim(source_id):
         raise HTTPException(status_code=409, detail="A sync of this source is already queued or running; "
                                                     "GET /sources shows its progress.")
-    background.add_task(sync_source, source_id, store=resources.sources, indexer=resources.indexer,
-                        build_connector=build_connector)
-    return _out(resources, resources.sources.get(source_id))
+    job = resources.jobs.enqueue("sync_source", {"source_id": source_id})
+    worker = getattr(request.app.state, "worker", None)
+    if worker is not None:
+        worker.wake()
+    response.headers["Location"] = f"/jobs/{job['id']}"
+    return _out(resources, resources.sources.get(source_id)).model_copy(update={"job": job_out(job)})
 
 
 @router.delete("/sources/{source_id}", status_code=204)

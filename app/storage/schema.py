@@ -207,3 +207,42 @@ lexical_stats = Table(  # chunk count and total length per collection (N and avg
     Column("chunks", Integer, nullable=False),
     Column("total_length", BigInteger, nullable=False),
 )
+
+# --- ingestion jobs (app/storage/jobs.py): uploads, source syncs and the bundled KB sync, run by workers ---
+JOB_KINDS = ("index_upload", "sync_source", "sync_kb")
+JOB_STATES = ("queued", "running", "done", "failed", "cancelled")
+jobs = Table(
+    "jobs", metadata,
+    Column("id", String(32), primary_key=True),
+    Column("kind", String(16), nullable=False),
+    Column("state", String(16), nullable=False),
+    Column("payload", Text, nullable=False),  # JSON: what to run (an upload references document_originals)
+    Column("progress_done", Integer, nullable=False, server_default="0"),  # chunks embedded …
+    Column("progress_total", Integer, nullable=False, server_default="0"),  # … of this many
+    Column("error", Text),  # why it failed, in words a person can act on
+    Column("error_kind", String(32)),  # the rejection kind (too_large, unparseable …) or "unavailable"
+    Column("result", Text),  # JSON: the document indexed, the sync's counts
+    Column("attempts", Integer, nullable=False, server_default="0"),
+    Column("cancel_requested", Integer, nullable=False, server_default="0"),
+    Column("worker", Text),  # who runs it (host:pid:thread)
+    Column("lease_until", Float),  # epoch seconds; a running job past it lost its worker and is run again
+    Column("heartbeat_at", Float),
+    Column("created_at", Float, nullable=False),
+    Column("started_at", Float),
+    Column("finished_at", Float),
+    CheckConstraint("state IN ('queued', 'running', 'done', 'failed', 'cancelled')", name="jobs_state"),
+    CheckConstraint("kind IN ('index_upload', 'sync_source', 'sync_kb')", name="jobs_kind"),
+    Index("jobs_by_state", "state", "created_at"),
+    Index("jobs_by_age", "created_at"),
+)
+# the uploaded files themselves, so any replica serves the download and any worker indexes them; a version is
+# stored before its job runs and the older versions go once the new one is the document's active version
+document_originals = Table(
+    "document_originals", metadata,
+    Column("doc_id", String(16), primary_key=True),
+    Column("version", String(16), primary_key=True),  # the content version the index will record
+    Column("filename", Text, nullable=False),
+    Column("data", LargeBinary, nullable=False),
+    Column("size_bytes", Integer, nullable=False),
+    Column("created_at", Float, nullable=False),
+)

@@ -71,8 +71,12 @@ def embed_chunks(ctx: IndexingContext, chunks: list[ChunkRecord]) -> list[list[f
     """The chunks' embeddings, in encoder batches of `embed_batch_size` (chunks of one or of many documents)."""
     texts = [c["embed_text"] for c in chunks]
     embeddings: list[list[float]] = []
+    if ctx.progress is not None:
+        ctx.progress(0, len(texts))
     for start in range(0, len(texts), ctx.embed_batch_size):
         embeddings.extend(ctx.embedder.embed_documents(texts[start:start + ctx.embed_batch_size]))
+        if ctx.progress is not None:
+            ctx.progress(len(embeddings), len(texts))
     return embeddings
 
 

@@ -56,7 +56,7 @@ def secured(serve):
 
 
 def upload(client, name: str, data: bytes, **fields):
-    return client.post("/documents", files={"file": (name, data, "text/markdown")}, data=fields, headers=ADMIN)
+    return client.post("/documents?wait=true", files={"file": (name, data, "text/markdown")}, data=fields, headers=ADMIN)
 
 
 def test_admin_endpoints_refuse_callers_without_the_admin_key(secured):
@@ -86,7 +86,7 @@ def test_without_an_admin_key_admin_endpoints_answer_only_this_machine(serve, ma
     with TestClient(create_app(make_settings(kb_dir=None)), client=("10.1.2.3", 40000)) as remote:
         refused = remote.get("/documents")
         assert refused.status_code == 403 and "DESKMATE_ADMIN_KEY" in refused.json()["detail"]
-        assert remote.post("/documents", files={"file": ("a.md", b"# A\n\nx", "text/markdown")}).status_code == 403
+        assert remote.post("/documents?wait=true", files={"file": ("a.md", b"# A\n\nx", "text/markdown")}).status_code == 403
         assert remote.get("/health").status_code == 200
     with TestClient(create_app(make_settings(kb_dir=None)), client=("127.0.0.1", 40000)) as local:
         assert local.get("/documents").status_code == 200

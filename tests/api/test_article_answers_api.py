@@ -77,7 +77,7 @@ def client(tmp_path_factory):
     with TestClient(create_app(settings)) as test_client:
         for name, body in (("calendar-red-triangle.md", CALENDAR), ("vpn-idle-disconnect.md", VPN_KCS),
                            ("meeting-room-tv.md", PICTURE_MODES)):
-            assert test_client.post("/documents", files={"file": (name, body)}).status_code in (200, 201)
+            assert test_client.post("/documents?wait=true", files={"file": (name, body)}).status_code in (200, 201)
         yield test_client
 
 

@@ -32,7 +32,7 @@ def test_an_uploaded_document_answers_a_question_only_it_covers(serve):
     with serve() as client:
         before = client.post("/chat", json={"message": "How do I book a meeting room in Roomly?"}).json()
         assert "couldn't find" in before["answer"]
-        upload = client.post("/documents", files={"file": ("roomly.md", ROOMLY, "text/markdown")})
+        upload = client.post("/documents?wait=true", files={"file": ("roomly.md", ROOMLY, "text/markdown")})
         assert upload.status_code == 201, upload.text
         reply = client.post("/chat", json={"message": "How do I book a meeting room in Roomly?"}).json()
     assert reply["sources"][0]["source"] == "uploads/roomly.md"

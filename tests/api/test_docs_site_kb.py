@@ -60,7 +60,7 @@ def test_a_docs_site_folder_is_indexed_with_its_includes_resolved_and_no_markup_
 def test_an_uploaded_article_whose_include_is_not_uploaded_with_it_is_indexed_without_it(serve):
     article = b"# Printer\n\nClear the queue.\n\n[!INCLUDE [Disclaimer](../includes/disclaimer.md)]\n"
     with serve(kb_dir=None) as client:
-        response = client.post("/documents", files={"file": ("printer.md", article)})
+        response = client.post("/documents?wait=true", files={"file": ("printer.md", article)})
         assert response.status_code == 201
         doc_id = response.json()["document"]["id"]
         texts = [c["text"] for c in client.app.state.resources.index.vector.iter_chunks(doc_id)]

@@ -13,15 +13,15 @@ def _snapshot(client):
 
 def test_upload_list_replace_and_delete(serve):
     with serve(kb_dir=None) as client:
-        created = client.post("/documents", files={"file": ("guide.md", GUIDE)})
+        created = client.post("/documents?wait=true", files={"file": ("guide.md", GUIDE)})
         assert created.status_code == 201 and created.json()["status"] == "new"
         doc = created.json()["document"]
         assert doc["title"] == "Guide" and doc["source"] == "uploads/guide.md" and doc["content_type"] == "markdown"
 
-        same = client.post("/documents", files={"file": ("guide.md", GUIDE)})
+        same = client.post("/documents?wait=true", files={"file": ("guide.md", GUIDE)})
         assert same.status_code == 200 and same.json()["status"] == "unchanged"
 
-        changed = client.post("/documents", files={"file": ("guide.md", GUIDE + b"3. Wait.\n")})
+        changed = client.post("/documents?wait=true", files={"file": ("guide.md", GUIDE + b"3. Wait.\n")})
         assert changed.json()["status"] == "replaced" and changed.json()["document"]["id"] == doc["id"]
         assert [d["id"] for d in client.get("/documents").json()["documents"]] == [doc["id"]]
 
@@ -37,7 +37,7 @@ def test_every_format_is_accepted(serve):
              "c.txt": b"Kiosk\n=====\n\nTap the screen.\n", "d.md": GUIDE}
     with serve(kb_dir=None) as client:
         for name, data in files.items():
-            response = client.post("/documents", files={"file": (name, data)})
+            response = client.post("/documents?wait=true", files={"file": (name, data)})
             assert response.status_code == 201, (name, response.text)
         types = sorted(d["content_type"] for d in client.get("/documents").json()["documents"])
     assert types == ["html", "markdown", "pdf", "text"]
@@ -55,9 +55,9 @@ def test_every_format_is_accepted(serve):
 ])
 def test_bad_uploads_are_refused_clearly_and_change_nothing(serve, name, data, status, words):
     with serve(kb_dir=None) as client:
-        client.post("/documents", files={"file": ("guide.md", GUIDE)})
+        client.post("/documents?wait=true", files={"file": ("guide.md", GUIDE)})
         before = _snapshot(client)
-        response = client.post("/documents", files={"file": (name, data)})
+        response = client.post("/documents?wait=true", files={"file": (name, data)})
         assert response.status_code == status, response.text
         assert words in response.json()["detail"]
         assert _snapshot(client) == before
@@ -65,9 +65,9 @@ def test_bad_uploads_are_refused_clearly_and_change_nothing(serve, name, data, s
 
 def test_oversized_upload_is_413(serve):
     with serve(kb_dir=None, max_upload_bytes=1000) as client:
-        response = client.post("/documents", files={"file": ("big.md", b"# Big\n\n" + b"word " * 400)})
+        response = client.post("/documents?wait=true", files={"file": ("big.md", b"# Big\n\n" + b"word " * 400)})
         assert response.status_code == 413 and "limit" in response.json()["detail"]
-        huge = client.post("/documents", files={"file": ("huge.md", b"x" * 200_000)})
+        huge = client.post("/documents?wait=true", files={"file": ("huge.md", b"x" * 200_000)})
         # declared far over the limit: refused before it is read, in the same JSON shape as every error
         assert huge.status_code == 413 and "limited to 1,000 bytes" in huge.json()["detail"]
         assert client.get("/documents").json()["documents"] == []
@@ -75,5 +75,5 @@ def test_oversized_upload_is_413(serve):
 
 def test_upload_without_a_file_field_is_422(serve):
     with serve(kb_dir=None) as client:
-        response = client.post("/documents", data={"other": "x"})
+        response = client.post("/documents?wait=true", data={"other": "x"})
     assert response.status_code == 422 and "'file' is required" in response.json()["detail"]

@@ -30,7 +30,17 @@ def _snapshot(client) -> tuple:
 
 
 def _stored_uploads(settings) -> list[str]:
-    return sorted(p.name for p in settings.uploads_dir.glob("*")) if settings.uploads_dir.exists() else []
+    """The uploaded originals deskmate keeps (in its database), as "<doc id>-<file name>"."""
+    from app.storage import Database, database_url_for
+    from app.storage.schema import document_originals
+
+    database = Database.open(database_url_for(settings), migrate=False)
+    try:
+        with database.connect() as conn:
+            rows = conn.execute(document_originals.select()).mappings().all()
+    finally:
+        database.close()
+    return sorted(f"{row['doc_id']}-{row['filename']}" for row in rows)
 
 
 @contextmanager
@@ -50,11 +60,11 @@ def test_hostile_pdfs_are_refused_clearly_or_indexed_and_the_service_stays_up(se
     settings = make_settings(kb_dir=None)
     statuses: dict[str, int] = {}
     with serve(settings) as client:
-        assert client.post("/documents", files={"file": ("guide.md", GUIDE)}).status_code == 201
+        assert client.post("/documents?wait=true", files={"file": ("guide.md", GUIDE)}).status_code == 201
         for name, data in uploads:
             before, stored_before = _snapshot(client), _stored_uploads(settings)
             started = time.monotonic()
-            response = client.post("/documents", files={"file": (name, data, "application/pdf")})
+            response = client.post("/documents?wait=true", files={"file": (name, data, "application/pdf")})
             assert time.monotonic() - started < 5, name
             statuses[name] = response.status_code
             assert response.status_code in (200, 201, 413, 415, 422), (name, response.text)
@@ -78,19 +88,19 @@ def test_hostile_pdfs_are_refused_clearly_or_indexed_and_the_service_stays_up(se
 def test_a_hanging_or_crashing_parse_is_refused_and_the_next_upload_works(make_settings):
     parser = SandboxedParser(MisbehavingParser, timeout_s=1, memory_mb=256)
     with _app_with_parser(make_settings, parser) as (client, settings):
-        assert client.post("/documents", files={"file": ("guide.md", GUIDE)}).status_code == 201
+        assert client.post("/documents?wait=true", files={"file": ("guide.md", GUIDE)}).status_code == 201
         before = _snapshot(client)
         started = time.monotonic()
-        hung = client.post("/documents", files={"file": ("hang-notes.md", GUIDE + b"3. More.\n")})
+        hung = client.post("/documents?wait=true", files={"file": ("hang-notes.md", GUIDE + b"3. More.\n")})
         assert time.monotonic() - started < 5
         assert hung.status_code == 422 and "took longer than 1 s to read" in hung.json()["detail"]
-        crashed = client.post("/documents", files={"file": ("crash-notes.md", GUIDE + b"4. More.\n")})
+        crashed = client.post("/documents?wait=true", files={"file": ("crash-notes.md", GUIDE + b"4. More.\n")})
         assert crashed.status_code == 422 and "stopped unexpectedly" in crashed.json()["detail"]
-        hog = client.post("/documents", files={"file": ("hog-notes.md", GUIDE + b"5. More.\n")})
+        hog = client.post("/documents?wait=true", files={"file": ("hog-notes.md", GUIDE + b"5. More.\n")})
         assert hog.status_code == 422 and "256 MB of memory" in hog.json()["detail"]
         guide_id = before[0]["documents"][0]["id"]
         assert _snapshot(client) == before and _stored_uploads(settings) == [f"{guide_id}-guide.md"]
-        assert client.post("/documents", files={"file": ("after.md", b"# After\n\nStill works.\n")}).status_code == 201
+        assert client.post("/documents?wait=true", files={"file": ("after.md", b"# After\n\nStill works.\n")}).status_code == 201
         assert client.get("/health").json() == {"status": "ok"}
     assert parser.worker_pids() == []  # the app's shutdown stopped the workers
 
@@ -98,7 +108,7 @@ def test_a_hanging_or_crashing_parse_is_refused_and_the_next_upload_works(make_s
 @pytest.mark.slow
 def test_uploaded_html_comes_back_only_as_sanitised_text(serve):
     with serve(kb_dir=None) as client:
-        created = client.post("/documents", files={"file": ("badges.html", HOSTILE_HTML, "text/html")})
+        created = client.post("/documents?wait=true", files={"file": ("badges.html", HOSTILE_HTML, "text/html")})
         assert created.status_code == 201, created.text
         doc_id = created.json()["document"]["id"]
         response = client.get(f"/documents/{doc_id}/content")
@@ -119,8 +129,8 @@ def test_uploaded_html_comes_back_only_as_sanitised_text(serve):
 def test_pdf_and_markdown_originals_are_served_as_downloads_that_cannot_run(serve):
     pdf = (REPO / "kb" / "contact-it-service-desk.pdf").read_bytes()
     with serve() as client:
-        pdf_id = client.post("/documents", files={"file": ("desk.pdf", pdf)}).json()["document"]["id"]
-        md_id = client.post("/documents", files={"file": ("guide.md", GUIDE)}).json()["document"]["id"]
+        pdf_id = client.post("/documents?wait=true", files={"file": ("desk.pdf", pdf)}).json()["document"]["id"]
+        md_id = client.post("/documents?wait=true", files={"file": ("guide.md", GUIDE)}).json()["document"]["id"]
         pdf_response = client.get(f"/documents/{pdf_id}/content")
         md_response = client.get(f"/documents/{md_id}/content")
         kb_doc = next(d for d in client.get("/documents").json()["documents"] if d["source"] == "kb/vpn-connect.md")
@@ -146,7 +156,7 @@ def test_a_chunked_upload_without_content_length_meets_the_streaming_body_limit(
         yield b"\r\n--B--\r\n"
 
     with serve(kb_dir=None, max_upload_bytes=100_000) as client:
-        response = client.post("/documents", content=body(),
+        response = client.post("/documents?wait=true", content=body(),
                                headers={"content-type": "multipart/form-data; boundary=B"})
         assert response.status_code == 413
         assert "larger than the 100,000-byte upload limit" in response.json()["detail"]
@@ -194,7 +204,7 @@ def test_different_file_names_never_replace_each_others_documents(serve):
     with serve(kb_dir=None) as client:
         sources = []
         for n, name in enumerate(names):
-            reply = client.post("/documents", files={"file": (name, f"# Topic {n}\n\nZebraword{n} lives here.\n".encode())})
+            reply = client.post("/documents?wait=true", files={"file": (name, f"# Topic {n}\n\nZebraword{n} lives here.\n".encode())})
             assert reply.status_code == 201 and reply.json()["status"] == "new", (name, reply.text)
             sources.append(reply.json()["document"]["source"])
         assert len(set(sources)) == len(names)
@@ -202,7 +212,7 @@ def test_different_file_names_never_replace_each_others_documents(serve):
         listed = client.get("/documents").json()["documents"]
         assert len(listed) == len(names)
         # the same name again replaces its own document, not another one
-        again = client.post("/documents", files={"file": ("report (1).md", b"# Topic 3\n\nZebraword3 moved.\n")})
+        again = client.post("/documents?wait=true", files={"file": ("report (1).md", b"# Topic 3\n\nZebraword3 moved.\n")})
         assert again.json()["status"] == "replaced" and again.json()["document"]["source"] == sources[3]
         russian = next(d["id"] for d in listed if d["source"] == "uploads/Пароль.md")
         download = client.get(f"/documents/{russian}/content")
@@ -216,7 +226,7 @@ def test_odd_but_valid_text_files_are_indexed_not_refused(serve):
     notepad = "# Drucker\n\nDrücken Sie zweimal auf Freigeben.\n".encode("utf-16")  # Notepad's "Unicode"
     with serve(kb_dir=None) as client:
         for name, data in (("indented.txt", indented), ("drucker.md", notepad)):
-            reply = client.post("/documents", files={"file": (name, data)})
+            reply = client.post("/documents?wait=true", files={"file": (name, data)})
             assert reply.status_code == 201, (name, reply.text)
         hits = client.post("/search", json={"query": "Drücken Sie zweimal"}).json()["results"]
         assert hits and hits[0]["source"] == "uploads/drucker.md"

@@ -20,7 +20,7 @@ POLICY = {"context_type": "policy", "content_domain": "accounts, security", "doc
 
 
 def upload(client, name: str, data: bytes, form: dict | None = None):
-    response = client.post("/documents", files={"file": (name, data)}, data=form or {})
+    response = client.post("/documents?wait=true", files={"file": (name, data)}, data=form or {})
     assert response.status_code in (200, 201), response.text
     return response.json()["document"]
 
@@ -80,7 +80,7 @@ def test_bad_filters_and_incomplete_contexts_are_refused_and_change_nothing(serv
         assert client.post("/search", json={"query": "x", "filters": {"context_type": []}}).status_code == 422
         too_long = client.post("/search", json={"query": "x" * 5000})
         assert too_long.status_code == 422 and too_long.json()["detail"].startswith("'query':")  # the field is named
-        partial = client.post("/documents", files={"file": ("reset.md", PASSWORD_HOWTO)},
+        partial = client.post("/documents?wait=true", files={"file": ("reset.md", PASSWORD_HOWTO)},
                               data={"context_type": "how-to"})
         assert partial.status_code == 422
         assert "content_domain, document_category are required" in partial.json()["detail"]
@@ -90,7 +90,7 @@ def test_bad_filters_and_incomplete_contexts_are_refused_and_change_nothing(serv
 def test_the_same_file_with_a_new_context_is_reindexed(serve):
     with serve(kb_dir=None) as client:
         upload(client, "reset.md", PASSWORD_HOWTO, HOWTO)
-        again = client.post("/documents", files={"file": ("reset.md", PASSWORD_HOWTO)}, data=POLICY)
+        again = client.post("/documents?wait=true", files={"file": ("reset.md", PASSWORD_HOWTO)}, data=POLICY)
         assert again.json()["status"] == "replaced" and again.json()["document"]["context"]["context_type"] == ["policy"]
         found = client.post("/search", json={"query": "reset password", "filters": {"context_type": "policy"}})
         assert sources(found) == {"uploads/reset.md"}

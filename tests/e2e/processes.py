@@ -112,3 +112,39 @@ def deskmate_env(data_dir: Path, **settings: str) -> dict[str, str]:
     env.update(DESKMATE_DATA_DIR=str(data_dir), DESKMATE_KB_DIR="", PYTHONPATH=str(REPO))
     env.update(settings)
     return env
+
+
+class Worker:
+    """One `deskmate worker` process, its log in a file; `kill()` is kill -9."""
+
+    def __init__(self, name: str, env: dict[str, str], log_path: Path) -> None:
+        self.name, self.log_path = name, log_path
+        with open(log_path, "ab") as log:
+            self.process = subprocess.Popen(DESKMATE + ["worker", "--poll", "0.2"], env=env, cwd=REPO,
+                                            stdout=log, stderr=subprocess.STDOUT)
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
+
+    def wait_ready(self, timeout_s: float = 600) -> "Worker":
+        deadline = time.time() + timeout_s
+        while "deskmate worker" not in self.log() or " ready:" not in self.log():
+            if self.process.poll() is not None:
+                raise RuntimeError(f"worker {self.name} exited with {self.process.returncode}: {self.log()[-2000:]}")
+            if time.time() > deadline:
+                raise RuntimeError(f"worker {self.name} was not ready within {timeout_s:.0f} s")
+            time.sleep(0.3)
+        return self
+
+    def kill(self) -> None:
+        self.process.send_signal(signal.SIGKILL)
+        self.process.wait(timeout=20)
+
+    def stop(self) -> int:
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                self.kill()
+        return self.process.returncode

@@ -89,12 +89,12 @@ def test_the_multi_collection_example_answers_hr_from_its_collection_and_detects
         serve, llm, monkeypatch):
     monkeypatch.setenv("OLLAMA_BASE_URL", f"{llm.url}/v1")
     with serve(config_file=EXAMPLES / "ollama-multi-collection.yaml") as client:
-        stored = client.post("/documents", files={"file": ("leave-policy.md", HR_DOC, "text/markdown")},
+        stored = client.post("/documents?wait=true", files={"file": ("leave-policy.md", HR_DOC, "text/markdown")},
                              data={"collection": "hr"})
         assert stored.status_code == 201, stored.text
         assert client.get("/documents", params={"collection": "hr"}).json()["documents"][0]["title"] == \
             "Annual leave policy"
-        assert client.post("/documents", files={"file": ("x.md", HR_DOC, "text/markdown")},
+        assert client.post("/documents?wait=true", files={"file": ("x.md", HR_DOC, "text/markdown")},
                            data={"collection": "payroll"}).status_code == 422
 
         leave = ask(client, "how many days of annual leave do I get", collections=["hr"])

@@ -298,6 +298,12 @@ def test_admins_upload_with_progress_see_the_document_and_delete_it(page, deskma
     row.get_by_role("button", name="Delete").click()
     row.wait_for(state="detached")
     assert page.locator("#document-table tbody tr[data-document]").count() == before
+    # the upload was a job: the Jobs tab lists it, done, with its chunks, after the start-up KB sync
+    page.get_by_role("tab", name="Jobs").click()
+    job = page.locator("#job-table tbody tr[data-state='done']", has_text="printer-jam.md")
+    job.wait_for()
+    assert "index upload" in job.inner_text() and "new: Clearing a paper jam" in job.inner_text()
+    assert page.locator("#job-table tbody tr[data-state='done']", has_text="sync kb").count() >= 1
 
 
 def test_nothing_in_an_answer_can_become_markup_on_the_page(page, deskmate):

@@ -12,6 +12,7 @@ import pytest
 
 from app.identity import USER_HEADER, make_user_token
 from tests.e2e.confluence_server import FakeConfluence
+from tests.jobs import wait_for_job
 
 pytestmark = pytest.mark.slow
 
@@ -79,7 +80,9 @@ def _create(client, base_url: str, **extra) -> dict:
 def _sync(client, source_id: str) -> dict:
     started = client.post(f"/sources/{source_id}/sync")
     assert started.status_code == 202, started.text
-    return client.get(f"/sources/{source_id}").json()  # TestClient runs the background task before returning
+    assert started.headers["location"] == f"/jobs/{started.json()['job']['id']}"
+    wait_for_job(client, started.json()["job"]["id"])
+    return client.get(f"/sources/{source_id}").json()
 
 
 def _ask(client, message: str, *groups: str) -> dict:

@@ -55,7 +55,7 @@ def _fill(disk: Path, leave_bytes: int) -> Path:
 
 def test_a_full_disk_answers_507_keeps_serving_reads_and_recovers_without_a_restart(small_disk, tmp_path):
     with DeskmateProcess(small_disk / "data", tmp_path / "serve.log", DESKMATE_MIN_FREE_MB="16") as server:
-        upload = httpx.post(f"{server.url}/documents", files={"file": ("badge.md", GUIDE, "text/markdown")},
+        upload = httpx.post(f"{server.url}/documents?wait=true", files={"file": ("badge.md", GUIDE, "text/markdown")},
                             timeout=60)
         assert upload.status_code == 201, upload.text
         filler = _fill(small_disk, leave_bytes=8 * MB)
@@ -63,7 +63,7 @@ def test_a_full_disk_answers_507_keeps_serving_reads_and_recovers_without_a_rest
 
         chats = [httpx.post(f"{server.url}/chat", json={"message": "how do I reset the badge reader?"}, timeout=60)
                  for _ in range(3)]
-        refused_upload = httpx.post(f"{server.url}/documents", timeout=60,
+        refused_upload = httpx.post(f"{server.url}/documents?wait=true", timeout=60,
                                     files={"file": ("more.md", GUIDE.replace(b"ten", b"five"), "text/markdown")})
         search = httpx.post(f"{server.url}/search", json={"query": "badge reader reset"}, timeout=60)
         documents = httpx.get(f"{server.url}/documents", timeout=60)

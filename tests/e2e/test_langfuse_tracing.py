@@ -62,7 +62,7 @@ def test_an_uploaded_document_holding_a_password_is_traced_with_the_password_rem
     with RecordingServer() as langfuse:
         with serve(kb_dir=None, langfuse_public_key="pk-lf-2", langfuse_secret_key="sk-lf-2",
                    langfuse_host=langfuse.url) as client:
-            assert client.post("/documents", files={"file": ("guest-wifi.md", document)}).status_code in (200, 201)
+            assert client.post("/documents?wait=true", files={"file": ("guest-wifi.md", document)}).status_code in (200, 201)
     spans = decoded_spans(langfuse.requests)
     parse = [s for s in spans if s["name"] == "parse"]
     assert parse and "ACME-Guest" in parse[0]["attrs"]["langfuse.observation.output"]  # the parsed text is traced

@@ -91,7 +91,7 @@ def test_the_llm_writes_from_the_resolution_the_offline_answer_would_quote(serve
     decision = '{"action": "answer", "reasoning": "the knowledge base covers it"}'
     with OpenAICompatibleServer([decision, answer]) as server:
         with serve(llm_base_url=f"{server.url}/v1", llm_model="stub") as client:
-            assert client.post("/documents", files={"file": ("badge.md", article)}).status_code == 201
+            assert client.post("/documents?wait=true", files={"file": ("badge.md", article)}).status_code == 201
             reply = client.post("/chat", json={"message": "the door reader gives three red flashes when i hold my "
                                                           "badge to it and the door stays shut"}).json()
     assert reply["answer"].startswith(answer) and reply["fallback_notice"] is None

@@ -25,7 +25,10 @@ def replicas(tmp_path_factory):
                       CHROMA_PORT=str(chroma_port), DESKMATE_SESSION_LOCK_WAIT_S="60",
                       DESKMATE_LEXICAL_BACKEND="postgres")
         # A indexes the bundled KB; B starts with no KB dir and serves what A indexed into the shared Chroma
-        a = Replica("A", deskmate_env(root / "a", DESKMATE_KB_DIR=str(REPO / "kb"), **shared))
+        # A also runs ingestion jobs in-process (server mode's default is a separate `deskmate worker`,
+        # tests/e2e/test_worker_jobs.py), so its uploads are indexed without a third model-loading process
+        a = Replica("A", deskmate_env(root / "a", DESKMATE_KB_DIR=str(REPO / "kb"), DESKMATE_INPROCESS_WORKER="true",
+                                      **shared))
         b = Replica("B", deskmate_env(root / "b", **shared))
         a.wait_ready()
         b.wait_ready()
@@ -48,7 +51,7 @@ def test_a_document_uploaded_on_one_replica_is_cited_on_the_other(replicas):
     code = uuid.uuid4().hex[:6].upper()
     text = (f"# Booking a meeting room\n\nTo book a meeting room, open the Roomfinder portal, choose the floor "
             f"and enter the booking code {code}. Rooms are held for ten minutes.\n")
-    uploaded = a.http.post("/documents", files={"file": ("meeting-rooms.md", text.encode(), "text/markdown")})
+    uploaded = a.http.post("/documents?wait=true", files={"file": ("meeting-rooms.md", text.encode(), "text/markdown")})
     assert uploaded.status_code == 201, uploaded.text
     time.sleep(MANIFEST_TTL_S + 0.5)  # the documented bound: other replicas' writes are visible within it
     reply = say(b, "How do I book a meeting room?")

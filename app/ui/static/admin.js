@@ -7,7 +7,7 @@
   const access = document.getElementById("access");
   const accessMessage = document.getElementById("access-message");
   const keyState = document.getElementById("key-state");
-  const panels = { traces: "tab-traces", documents: "tab-documents", sources: "tab-sources", tickets: "tab-tickets", graphs: "tab-graphs" };
+  const panels = { traces: "tab-traces", documents: "tab-documents", sources: "tab-sources", jobs: "tab-jobs", tickets: "tab-tickets", graphs: "tab-graphs" };
   const loaded = {};
 
   // --- calls ----------------------------------------------------------------------------------------
@@ -56,7 +56,7 @@
     Object.entries(panels).forEach(([tab, id]) => { document.getElementById(id).hidden = tab !== name; });
     if (!loaded[name]) {
       loaded[name] = true;
-      ({ traces: loadTraces, documents: loadDocuments, sources: loadSources, tickets: loadTickets, graphs: loadGraphs })[name]()
+      ({ traces: loadTraces, documents: loadDocuments, sources: loadSources, jobs: loadJobs, tickets: loadTickets, graphs: loadGraphs })[name]()
         .catch((error) => { loaded[name] = false; if (error.message !== "not allowed") console.error(error); });
     }
   }
@@ -293,11 +293,10 @@
     request.addEventListener("load", () => {
       let body = {};
       try { body = JSON.parse(request.responseText); } catch (_) { /* not JSON */ }
-      if (request.status >= 200 && request.status < 300) {
-        uploadProgress.value = 100;
-        uploadStatus.textContent = `${body.status}: ${body.document.title} (${body.document.chunks} chunks)`;
-        uploadForm.reset();
-        loadDocuments();
+      if (request.status === 202 && body.job) {
+        followUpload(body.job.id); // queued: its job indexes it; show how far it got
+      } else if (request.status >= 200 && request.status < 300) {
+        uploaded(body.status, body.document);
       } else {
         uploadStatus.textContent = `Refused: ${body.detail || request.statusText}`;
       }
@@ -305,6 +304,60 @@
     request.addEventListener("error", () => { uploadStatus.textContent = "The upload failed: the connection was lost."; });
     request.send(data);
   });
+
+  function uploaded(status, doc) {
+    uploadProgress.value = 100;
+    uploadStatus.textContent = `${status}: ${doc.title} (${doc.chunks} chunks)`;
+    uploadForm.reset();
+    loadDocuments();
+  }
+  async function followUpload(jobId) {
+    const job = await api(`/jobs/${encodeURIComponent(jobId)}`).catch(() => null);
+    if (!job) { uploadStatus.textContent = "Queued; see the Jobs tab for its progress."; return; }
+    if (job.state === "done") { uploaded(job.result.status, job.result.document); return; }
+    if (job.state === "failed" || job.state === "cancelled") {
+      uploadStatus.textContent = `${job.state === "failed" ? "Refused" : "Cancelled"}: ${job.error || ""}`;
+      return;
+    }
+    const { done, total } = job.progress;
+    uploadProgress.value = total ? (100 * done) / total : 0;
+    uploadStatus.textContent = job.state === "queued" ? "Queued for indexing…" : `Indexing… ${done} of ${total || "?"} chunks`;
+    setTimeout(() => followUpload(jobId), 500);
+  }
+
+  // --- jobs ---------------------------------------------------------------------------------------------
+  const jobBody = document.querySelector("#job-table tbody");
+  let jobPoll = null;
+  function jobOutcome(j) {
+    if (j.error) return j.error;
+    if (!j.result) return "";
+    if (j.result.document) return `${j.result.status}: ${j.result.document.title} (${j.result.document.chunks} chunks)`;
+    if (j.result.counts) return Object.entries(j.result.counts).map(([status, n]) => `${n} ${status}`).join(", ") || "nothing to do";
+    return changes(j.result); // a source sync's counts
+  }
+  async function loadJobs() {
+    const body = await api("/jobs?limit=50");
+    jobBody.replaceChildren(...body.jobs.map((j) => el("tr", { dataset: { job: j.id, state: j.state } },
+      el("td", { class: "when" }, formatTime(j.created_at)),
+      el("td", {}, j.kind.replace("_", " ")),
+      el("td", { class: "mono" }, j.subject),
+      el("td", {}, badge(j.cancel_requested && j.state === "running" ? "cancelling" : j.state)),
+      el("td", {}, el("progress", { class: "job-progress", max: String(j.progress.total || 1), value: String(j.progress.done) }),
+        ` ${j.progress.done} / ${j.progress.total} chunks`),
+      el("td", { class: "num" }, String(j.attempts)),
+      el("td", {}, jobOutcome(j)),
+      el("td", {}, j.state === "queued" || j.state === "running"
+        ? el("button", { type: "button", class: "button small danger", onclick: () => cancelJob(j) }, "Cancel") : ""))));
+    if (!body.jobs.length) jobBody.append(el("tr", {}, el("td", { colspan: 8, class: "empty" }, "No jobs yet.")));
+    clearTimeout(jobPoll);
+    const busy = body.jobs.some((j) => j.state === "queued" || j.state === "running");
+    if (busy && currentTab() === "jobs") jobPoll = setTimeout(() => loadJobs().catch(() => {}), 1000);
+  }
+  async function cancelJob(j) {
+    if (!window.confirm(`Cancel the ${j.kind.replace("_", " ")} job for “${j.subject}”? The knowledge base keeps what it had.`)) return;
+    await api(`/jobs/${encodeURIComponent(j.id)}`, { method: "DELETE" }).catch((error) => window.alert(error.message));
+    loadJobs();
+  }
 
   // --- tickets ------------------------------------------------------------------------------------------
   const ticketBody = document.querySelector("#ticket-table tbody");

@@ -1,0 +1,275 @@
+"""Runs ingestion jobs: an upload's indexing, a source sync, the bundled KB sync.
+
+One `JobWorker` runs one job at a time. While a job runs, a heartbeat thread renews its lease and records
+its progress (chunks embedded of total) about once a second, and reads whether an admin cancelled it; the
+indexing graph's embed step reports every batch, and that is where a cancelled (or abandoned) job stops —
+before its store step, so the index keeps the document's previous version (the atomic version switch).
+The in-process worker (a thread started by the FastAPI lifespan) and `deskmate worker` are this class.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from typing import Callable
+
+from app.includes import IncludeResolver
+from app.indexing_service import IndexingService
+from app.storage.database import DatabaseUnavailable
+from app.storage.jobs import JobLost, JobQueue, worker_name
+from app.storage.originals import OriginalStore
+from graphs.errors import DeskmateError, DocumentRejected, IndexUnavailable
+from nodes.indexing.steps import content_version, document_id
+
+log = logging.getLogger(__name__)
+HEARTBEAT_S = 1.0
+KB_SYNC_LOCK = "deskmate:sync-kb"
+
+
+class JobInterrupted(BaseException):
+    """Stops a running job at its next embedding batch. A BaseException, like asyncio's CancelledError, so
+    that code which records any Exception as a failure (a source sync does) lets it through."""
+
+
+class JobCancelled(JobInterrupted):
+    """An admin cancelled the job (DELETE /jobs/{id})."""
+
+
+class WorkerStopping(JobInterrupted):
+    """The worker is shutting down: the job goes back to the queue for another worker."""
+
+
+class JobLeaseLost(JobInterrupted):
+    """Another worker took the job over (this one missed its lease): stop without recording anything."""
+
+
+class JobWorker:
+    def __init__(self, resources, queue: JobQueue, originals: OriginalStore, *, name: str | None = None,
+                 poll_s: float = 1.0) -> None:
+        self.resources = resources
+        self.queue = queue
+        self.originals = originals
+        self.name = name or worker_name()
+        self.poll_s = poll_s
+        self.stopping = threading.Event()
+        self.waking = threading.Event()  # set by an in-process enqueue: look at the queue now
+        self.current: str | None = None  # the id of the job running now
+
+    # --- the loop -------------------------------------------------------------------------------------
+    def serve(self) -> None:
+        """Run jobs until `stopping` is set; a database that is down is waited out, not fatal."""
+        log.info("job worker %s started", self.name)
+        while not self.stopping.is_set():
+            try:
+                ran = self.run_next()
+            except (DeskmateError, DatabaseUnavailable) as exc:  # Chroma or the database is down: pause, retry
+                log.warning("job worker %s: %s; retrying in %g s", self.name, exc, self.poll_s * 5)
+                self.stopping.wait(self.poll_s * 5)
+                continue
+            except Exception:
+                log.exception("job worker %s: unexpected error between jobs", self.name)
+                self.stopping.wait(self.poll_s * 5)
+                continue
+            if not ran:
+                self.waking.wait(self.poll_s)
+                self.waking.clear()
+        log.info("job worker %s stopped", self.name)
+
+    def wake(self) -> None:
+        """A job was just queued in this process: claim it without waiting for the next poll."""
+        self.waking.set()
+
+    def stop(self) -> None:
+        """Stop after the current job, or hand it back to the queue at its next embedding batch."""
+        self.stopping.set()
+        self.waking.set()
+
+    def run_next(self, ids: list[str] | None = None) -> bool:
+        """Claim and run one queued job (one of `ids`, when given); False when there was none."""
+        job = self.queue.claim(self.name, ids=ids)
+        if job is None:
+            return False
+        self.run(job)
+        return True
+
+    def start_thread(self) -> threading.Thread:
+        thread = threading.Thread(target=self.serve, name="job-worker", daemon=True)
+        thread.start()
+        return thread
+
+    # --- one job --------------------------------------------------------------------------------------
+    def run(self, job: dict) -> dict | None:
+        """Run a job this worker has claimed to its end; the job as recorded (None when it was given up)."""
+        handler = {"index_upload": self._index_upload, "sync_source": self._sync_source,
+                   "sync_kb": self._sync_kb}[job["kind"]]
+        beat = _Heartbeat(self.queue, job["id"], self.name, self.stopping)
+        self.current = job["id"]
+        started = time.monotonic()
+        log.info("job %s (%s) started by %s, attempt %d", job["id"], job["kind"], self.name, job["attempts"])
+        beat.start()
+        try:
+            try:
+                result = handler(job, beat.progress)
+            finally:
+                beat.stop()  # its last write records the final progress, before the outcome
+        except JobCancelled:
+            outcome = self.queue.finish(job["id"], self.name, "cancelled", error="Cancelled while it ran; the "
+                                        "knowledge base was left as it was before.")
+        except WorkerStopping:
+            self.queue.release(job["id"], self.name)
+            log.info("job %s handed back to the queue: this worker is stopping", job["id"])
+            return None
+        except JobLeaseLost:
+            log.warning("job %s was taken over by another worker; this run gave it up", job["id"])
+            return None
+        except DocumentRejected as exc:
+            outcome = self.queue.finish(job["id"], self.name, "failed", error=exc.reason, error_kind=exc.kind)
+        except IndexUnavailable as exc:
+            log.error("job %s: the knowledge base is unreachable: %s", job["id"], exc)
+            outcome = self.queue.finish(job["id"], self.name, "failed", error_kind="unavailable",
+                                        error="The knowledge base was unreachable while this job ran; try again "
+                                              "in a minute.")
+        except Exception as exc:  # a job records why it failed instead of vanishing with it
+            log.exception("job %s (%s) failed", job["id"], job["kind"])
+            outcome = self.queue.finish(job["id"], self.name, "failed", error_kind="error",
+                                        error=f"The job stopped unexpectedly ({type(exc).__name__}); see the "
+                                              "worker's log.")
+        else:
+            outcome = self.queue.finish(job["id"], self.name, "done", result=result)
+        finally:
+            self.current = None
+        if outcome["state"] != "done" and job["kind"] == "index_upload":
+            forget_unused_original(self.resources, job["payload"])
+        log.info("job %s (%s) %s in %.1f s", job["id"], job["kind"], outcome["state"], time.monotonic() - started)
+        return outcome
+
+    # --- the kinds ------------------------------------------------------------------------------------
+    def _indexer(self, collection: str | None) -> IndexingService:
+        indexer = self.resources.indexer_for(collection or None)
+        if indexer is None:
+            raise DocumentRejected(f"The collection '{collection}' is no longer configured; upload the document "
+                                   "again to a configured one.", kind="unknown_collection")
+        return indexer
+
+    def _index_upload(self, job: dict, progress: Callable[[int, int], None]) -> dict:
+        payload = job["payload"]
+        stored = self.originals.get(payload["doc_id"], payload["version"])
+        if stored is None:
+            raise DocumentRejected(f"The uploaded file {payload['filename']} is no longer stored (the document was "
+                                   "deleted meanwhile?); upload it again.", kind="gone")
+        indexer = self._indexer(payload.get("collection")).observed(progress)
+        result = indexer.index_bytes(payload["source"], stored[1], payload.get("document_context") or {})
+        if result.status != "unchanged":
+            self.originals.drop_older(payload["doc_id"], payload["version"])
+        return {"status": result.status, "document": result.document}
+
+    def _sync_source(self, job: dict, progress: Callable[[int, int], None]) -> dict:
+        from app.connectors.registry import build_connector
+        from app.source_sync import sync_source
+
+        source_id = job["payload"]["source_id"]
+        store = self.resources.sources
+        try:
+            return sync_source(source_id, store=store, indexer=self.resources.indexer.observed(progress),
+                               build_connector=build_connector)
+        except JobInterrupted as exc:
+            store.update(source_id, status="error", last_error="The sync was cancelled." if isinstance(
+                exc, JobCancelled) else "The sync was interrupted; it runs again.")
+            raise
+
+    def _sync_kb(self, job: dict, progress: Callable[[int, int], None]) -> dict:
+        from app.resources import sync_bundled_kb
+
+        # every replica starts one; the lock makes them run one after the other, and the later ones find
+        # every file unchanged (content-hash versions), so the KB is indexed once
+        with self.resources.database.named_lock(KB_SYNC_LOCK, wait_s=self.resources.settings.kb_sync_wait_s):
+            return {"counts": sync_bundled_kb(self.resources, indexer=self.resources.indexer.observed(progress))}
+
+
+def forget_unused_original(resources, payload: dict) -> None:
+    """A failed or cancelled upload's file goes, unless that version is the active one (it was unchanged)."""
+    try:
+        indexer = resources.indexer_for(payload.get("collection") or None) or resources.indexer
+        active = indexer.index.get_document(payload["doc_id"])
+        if active is None or active["version"] != payload["version"]:
+            resources.originals.drop(payload["doc_id"], payload["version"])
+    except (DeskmateError, DatabaseUnavailable) as exc:  # kept; the next upload of the document replaces it
+        log.warning("could not drop the unused upload of %s: %s", payload["doc_id"], exc)
+
+
+def enqueue_index(resources, source: str, filename: str, data: bytes, document_context: dict, *,
+                  collection: str | None = None) -> dict:
+    """Store a file (any replica or worker reads it from the database) and queue its `index_upload` job."""
+    # the version the index will record: the bytes with their includes resolved (alone: left out)
+    version = content_version(IncludeResolver.from_bytes({source: data}).expand(source, data))
+    doc_id = document_id(source)
+    resources.originals.put(doc_id, version, filename, data)
+    return resources.jobs.enqueue("index_upload", {
+        "doc_id": doc_id, "version": version, "source": source, "filename": filename,
+        "collection": collection, "document_context": document_context})
+
+
+def sync_kb_at_start(resources) -> dict | None:
+    """The start-up sync of the bundled KB, as a `sync_kb` job this process runs itself (recorded in the job
+    list like any other). None when there is no bundled KB folder."""
+    from app.resources import has_bundled_kb
+
+    if not has_bundled_kb(resources.settings):
+        return None
+    worker = JobWorker(resources, resources.jobs, resources.originals)
+    job = resources.jobs.enqueue("sync_kb", {"kb_dir": str(resources.settings.kb_dir)}, worker=worker.name)
+    outcome = worker.run(job)
+    if outcome is not None and outcome["state"] == "failed":
+        log.error("the bundled knowledge base was not synced: %s", outcome["error"])
+    return outcome
+
+
+class _Heartbeat:
+    """Renews a running job's lease and records its progress about once a second, on a thread of its own (a
+    long parse or a large Chroma write reports no progress, but the worker is alive)."""
+
+    def __init__(self, queue: JobQueue, job_id: str, worker: str, stopping: threading.Event) -> None:
+        self.queue, self.job_id, self.worker, self.stopping = queue, job_id, worker, stopping
+        self.done = self.total = 0
+        self._base = 0  # chunks of the documents finished earlier in this job (a sync indexes many)
+        self._last_total = 0
+        self.cancelled = False
+        self.lost = False
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._beat, name=f"job-heartbeat-{job_id[:8]}", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=5)
+
+    def progress(self, done: int, total: int) -> None:
+        """The indexing graph's report after each embedding batch; where a job stops when asked to."""
+        if done == 0:  # a new document of this job begins
+            self._base += self._last_total
+        self._last_total = total
+        self.done, self.total = self._base + done, self._base + total
+        if self.lost:
+            raise JobLeaseLost(self.job_id)
+        if self.cancelled:
+            raise JobCancelled(self.job_id)
+        if self.stopping.is_set():
+            raise WorkerStopping(self.job_id)
+
+    def _beat(self) -> None:
+        interval = min(HEARTBEAT_S, self.queue.lease_s / 3)
+        while not self._stop.wait(interval):
+            try:
+                self.cancelled = self.queue.heartbeat(self.job_id, self.worker, done=self.done, total=self.total)
+            except JobLost:
+                self.lost = True
+                return
+            except (DeskmateError, DatabaseUnavailable) as exc:  # the database blinked: the lease has room for a few misses
+                log.warning("job %s: heartbeat failed: %s", self.job_id, exc)
+        try:  # the final count, so a finished job shows all its chunks
+            self.queue.heartbeat(self.job_id, self.worker, done=self.done, total=self.total)
+        except (JobLost, DeskmateError, DatabaseUnavailable):
+            pass  # the job was taken over, or the database is down: the outcome is what counts
