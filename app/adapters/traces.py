@@ -534,10 +534,20 @@ class TraceStore:
         if self.db.is_postgres:
             return int(conn.exec_driver_sql("SELECT pg_total_relation_size('runs') + "
                                             "pg_total_relation_size('run_feedback')").scalar() or 0)
-        if self._owns_db:  # a trace file of its own: its pages in use, as the disk sees them
-            return self.bytes_in_use(conn.connection.dbapi_connection)
+        if self._owns_db:  # a trace file of its own: the trace tables' pages, as the disk sees them
+            return self.trace_table_bytes(conn.connection.dbapi_connection)
         # the embedded file is shared with tickets and votes: count the trace rows' own bytes
         return int(conn.execute(select(func.coalesce(func.sum(func.length(runs.c.record)), 0))).scalar() or 0)
+
+    @staticmethod
+    def trace_table_bytes(db) -> int:
+        """Bytes of the pages the trace tables and their indexes hold (the file's other tables, even empty,
+        take pages of their own that no pruning of traces can give back)."""
+        try:
+            return int(db.execute("SELECT COALESCE(SUM(pgsize), 0) FROM dbstat WHERE name IN (SELECT name FROM "
+                                  "sqlite_master WHERE tbl_name IN ('runs', 'run_feedback'))").fetchone()[0])
+        except Exception:  # an SQLite built without the dbstat table: the whole file's pages in use
+            return TraceStore.bytes_in_use(db)
 
     @staticmethod
     def bytes_in_use(db) -> int:

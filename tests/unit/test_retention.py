@@ -87,10 +87,10 @@ def test_traces_are_kept_under_their_size_limit_newest_first(tmp_path):
     import sqlite3
 
     with sqlite3.connect(store.path) as db:
-        before = TraceStore.bytes_in_use(db)
+        before = TraceStore.trace_table_bytes(db)
     pruned = run_retention(SessionStore(tmp_path / "sessions.sqlite"), store, session_idle_s=DAY).traces_pruned
     with sqlite3.connect(store.path) as db:
-        after = TraceStore.bytes_in_use(db)
+        after = TraceStore.trace_table_bytes(db)
         newest = db.execute("SELECT MAX(started_at) FROM runs").fetchone()[0]
     assert before > 256 * 1024 >= after and pruned > 0
     assert newest == now - 1  # the oldest went first
