@@ -10,17 +10,22 @@
   logged), never blocks. Runs older than the retention or beyond the row cap are pruned periodically.
 - `RecordingTracer` wraps the configured tracer (Langfuse or none) so every `run_config` gets both.
 
-Never stored: embeddings (replaced by "<384 floats>"), raw bytes ("<n bytes>"), chunk bodies.
+Never stored: embeddings (replaced by "<384 floats>"), raw bytes ("<n bytes>"), chunk bodies. The retrieval
+candidates are kept once, under `retrieval`; node outputs and the run's output cite them (and the articles)
+by id. The record column holds the redacted JSON zlib-compressed (`pack_record`); rows written before that
+hold plain JSON, and `get` reads both.
 """
 
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 import logging
 import queue
 import threading
 import time
+import zlib
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -61,6 +66,32 @@ DOCUMENT_KEYS = frozenset({"title", "section", "source"})
 _SYSTEM_KEYS = frozenset({"chunk_id", "doc_id", "trace_id", "action", "intent", "decided_by", "origin", "os", "user_os",
                           "status", "small_talk", "dialogue_act", "language", "reply_kind", "ticket_event", "content_hash", "version", "graph",
                           "content_type", "name", "node", "role", "started_at", "model", "rating"})
+
+
+# the record column holds this prefix and the base64 of the zlib-compressed JSON (a turn's record shrinks about
+# fivefold: node outputs repeat the reply and the titles); rows written before it hold the plain JSON
+_PACKED = "z:"
+# per-turn lists whose full rows the record keeps once, under `retrieval`: elsewhere (node outputs, the run's
+# output) they are cited by id
+_BY_REF = {"retrieved_chunks": "chunk_id", "articles": "doc_id"}
+
+
+def pack_record(text: str) -> str:
+    """The stored form of a record's JSON: compressed, still text (the column is text on SQLite and Postgres)."""
+    return _PACKED + base64.b64encode(zlib.compress(text.encode("utf-8"), 6)).decode("ascii")
+
+
+def unpack_record(stored: str) -> str:
+    """The record JSON back from its stored form, compressed or (an older row) plain."""
+    if stored.startswith(_PACKED):
+        return zlib.decompress(base64.b64decode(stored[len(_PACKED):])).decode("utf-8")
+    return stored
+
+
+def _by_ref(outputs: dict) -> dict:
+    """A node's (or the run's) output with the chunk and article lists cut to their ids."""
+    return {k: [item.get(_BY_REF[k]) for item in v[:MAX_ITEMS] if isinstance(item, dict)]
+            if k in _BY_REF and isinstance(v, list) else v for k, v in outputs.items()}
 
 
 # --- shaping: a bounded, JSON-safe copy of a value (request thread; no redaction yet) -------------------
@@ -227,7 +258,7 @@ class RunRecorder(BaseCallbackHandler):
                 if isinstance(outputs, dict):
                     node.raw_output = outputs
                     node.output_keys = sorted(outputs)
-                    node.output = shape(outputs)
+                    node.output = shape(_by_ref(outputs))
 
     def on_chain_error(self, error, *, run_id, parent_run_id=None, **kwargs):
         now = time.perf_counter()
@@ -316,7 +347,7 @@ class RunRecorder(BaseCallbackHandler):
             "tags": list(self._meta.get("langfuse_tags") or []), "started_ts": self._wall,
             "started_at": datetime.fromtimestamp(self._wall, timezone.utc).isoformat(timespec="milliseconds"),
             "duration_ms": _ms(total), "action": output.get("action"), "intent": output.get("intent"),
-            "input": self._input, "output": shape(output),
+            "input": self._input, "output": shape(_by_ref(output)),
             "path": [n.name for n in nodes],
             "nodes": [{"seq": n.seq, "name": n.name, "start_ms": _ms(n.start),
                        "end_ms": _ms(n.end) if n.end is not None else None,
@@ -478,7 +509,7 @@ class TraceStore:
                              "status": record["status"], "started_at": record["started_ts"],
                              "duration_ms": record.get("duration_ms"), "summary": _summary(record),
                              "path": json.dumps(record.get("path") or [], default=str),
-                             "record": json.dumps(record, default=str)})
+                             "record": pack_record(json.dumps(record, default=str, separators=(",", ":")))})
             else:
                 trace_id, rating, reason = payload
                 ratings.append({"trace_id": trace_id, "rating": rating,
@@ -588,7 +619,7 @@ class TraceStore:
                                 .where(run_feedback.c.trace_id == trace_id)).first()
         if record_text is None:
             return None
-        record = json.loads(record_text)
+        record = json.loads(unpack_record(record_text))
         record.pop("started_ts", None)
         record["feedback"] = {"rating": vote[0], "reason": vote[1]} if vote else None
         return record
