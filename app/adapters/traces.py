@@ -68,7 +68,7 @@ _SYSTEM_KEYS = frozenset({"chunk_id", "doc_id", "trace_id", "action", "intent", 
                           "content_type", "name", "node", "role", "started_at", "model", "rating"})
 
 
-# the record column holds this prefix and the base64 of the zlib-compressed JSON (a turn's record shrinks about
+# the record column holds this prefix and the base85 of the zlib-compressed JSON (a turn's record shrinks about
 # fivefold: node outputs repeat the reply and the titles); rows written before it hold the plain JSON
 _PACKED = "z:"
 # per-turn lists whose full rows the record keeps once, under `retrieval`: elsewhere (node outputs, the run's
@@ -76,15 +76,50 @@ _PACKED = "z:"
 _BY_REF = {"retrieved_chunks": "chunk_id", "articles": "doc_id"}
 
 
+# the preset dictionary of the compression: what every record repeats (its keys, node and state key names), so
+# a small record need not spell them out once itself. Rows are only readable with the dictionary they were
+# written with: never edit it; a different one needs a new prefix beside `_PACKED`
+_ZDICT = (
+    '"classify","translate","check_status","clarify","converse","troubleshoot","ticket","search_tickets",'
+    '"use_integration","localize","create_ticket","search_kb","troubleshooting","fix","how-to","why","where",'
+    '"what-is","dense","lexical","neighbour","article","macos","windows","linux",'
+    '"redaction_notice":null,"redacted_kinds":[],"injection_suspected":false,"injection_signals":[],'
+    '"small_talk":"","dialogue_act":"","language":"","translated":false,"keywords":[],"is_vague":false,'
+    '"search_query":"","is_follow_up":false,"tried_queries":[],"query_embedding":[],"offered_actions":[],'
+    '"action_selection":"","action_selection_reason":"","integration":"","integration_call":null,'
+    '"needs_input":false,"is_clarifying":false,"fallback_notice":null,"answer_path":"","reply_kind":"",'
+    '"status_checked":false,"status_ok":true,"status_summary":"","incidents":[],"ticket_event":"",'
+    '"answer_policy":null,"mode_notice":null,"user_os":null,"clarify_streak":0,"turn_count":1,'
+    '"messages":[{"role":"human","content":""},{"role":"ai","content":""}],"active_topic":"",'
+    '"active_article":{"doc_id":"","title":"","source":"","section":"","question_type":"","runner_up":null},'
+    '"sources":[{"n":1,"title":"","source":"","section":"","chunk_id":"","score":0.5,"doc_id":""}],'
+    '{"trace_id":"","graph":"support","status":"ok","session_id":"","user_id":"anonymous","tags":["chat"],'
+    '"started_at":"","duration_ms":0.0,"action":"answer","intent":"informative","input":{"query":"",'
+    '"search_count":0,"action":"answer","decided_by":"policy","status_ok":true},"output":{"query":"",'
+    '"answer":"","action":"answer","retrieved_chunks":[],"articles":[],"confidence":0.5,"question_type":"",'
+    '"decision_reasoning":"","search_count":1},"path":["redact","classify","embed_query","retrieve","decide",'
+    '"answer","respond"],"decisions":[{"action":"answer","reasoning":"","decided_by":"policy"}],'
+    '"retrieval":[{"search":1,"query":"","candidates":[{"chunk_id":"","doc_id":"","title":"","source":"",'
+    '"section":"","os":"","score":0.5,"dense_score":0.5,"lexical_score":0.5,"origin":"both","role":""}],'
+    '"articles":[{"title":"","source":"","score":0.5,"answerable":0.5,"confidence":0.5}],"confidence":0.5,'
+    '"question_type":""}],"llm_calls":[],"errors":[],"fallbacks":[],"timings":{"embedding_ms":0.0,'
+    '"retrieval_ms":0.0,"decision_ms":0.0,"generation_ms":0.0,"total_ms":0.0},'
+    '"nodes":[{"seq":0,"name":"redact","start_ms":0.0,"end_ms":0.0,"duration_ms":0.0,"input_keys":[],'
+    '"output_keys":[],"output":{},"error":null},{"seq":1,"name":"'
+).encode("ascii")
+
+
 def pack_record(text: str) -> str:
     """The stored form of a record's JSON: compressed, still text (the column is text on SQLite and Postgres)."""
-    return _PACKED + base64.b64encode(zlib.compress(text.encode("utf-8"), 6)).decode("ascii")
+    packer = zlib.compressobj(9, zdict=_ZDICT)
+    return _PACKED + base64.b85encode(packer.compress(text.encode("utf-8")) + packer.flush()).decode("ascii")
 
 
 def unpack_record(stored: str) -> str:
     """The record JSON back from its stored form, compressed or (an older row) plain."""
     if stored.startswith(_PACKED):
-        return zlib.decompress(base64.b64decode(stored[len(_PACKED):])).decode("utf-8")
+        unpacker = zlib.decompressobj(zdict=_ZDICT)
+        return (unpacker.decompress(base64.b85decode(stored[len(_PACKED):])) + unpacker.flush()).decode("utf-8")
     return stored
 
 
