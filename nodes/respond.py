@@ -8,6 +8,16 @@ from langgraph.runtime import Runtime
 from graphs.context import SupportContext
 from graphs.state import SupportState
 
+# what the finished turn keeps of its search: enough for the reply's readers (feedback credits the cited chunks
+# by doc_id and content_hash; the trace lists the ids), not the chunk bodies and document context, which the
+# checkpoint would otherwise carry until the next message resets them
+KEPT_CHUNK_KEYS = ("chunk_id", "doc_id", "title", "section", "score", "content_hash")
+KEPT_ARTICLE_KEYS = ("doc_id", "title", "source", "score", "answerable", "confidence")
+
+
+def _compact(items, keys: tuple[str, ...]) -> list[dict]:
+    return [{k: item[k] for k in keys if k in item} for item in items or []]
+
 
 def respond(state: SupportState, runtime: Runtime[SupportContext]) -> dict:
     text = state.get("answer", "")
@@ -36,4 +46,6 @@ def respond(state: SupportState, runtime: Runtime[SupportContext]) -> dict:
         "clarify_streak": state.get("clarify_streak", 0) + 1 if state.get("is_clarifying") else 0,
         "turn_count": state.get("turn_count", 0) + 1,
         "query_embedding": [],  # not worth keeping in the checkpoint
+        "retrieved_chunks": _compact(state.get("retrieved_chunks"), KEPT_CHUNK_KEYS),
+        "articles": _compact(state.get("articles"), KEPT_ARTICLE_KEYS),
     }

@@ -75,9 +75,7 @@ class SessionStore:
             self._conn.execute("PRAGMA journal_mode = WAL")
             self._conn.execute(f"PRAGMA journal_size_limit = {WAL_SIZE_LIMIT_BYTES}")
             self._conn.execute("PRAGMA synchronous = NORMAL")
-            from langgraph.checkpoint.sqlite import SqliteSaver
-
-            self.checkpointer = SqliteSaver(self._conn)
+            self.checkpointer = _compact_sqlite_saver(self._conn)
             self.checkpointer.setup()
         self._lock = threading.Lock()
 
@@ -304,3 +302,21 @@ def _same_or_ambiguous(statement):
 
     return case((conversation_aliases.c.thread_id == statement.excluded.thread_id, statement.excluded.thread_id),
                 else_=AMBIGUOUS)
+
+
+def _compact_sqlite_saver(conn: sqlite3.Connection):
+    """LangGraph's SQLite saver with channel versions as small integers.
+
+    The stock saver versions every channel with a 50-character string (a zero-padded counter and a random
+    fraction); a support checkpoint has about seventy channels, so the versions alone were some 4 KB of
+    every saved conversation. Integers order the same way. A session saved before keeps string versions
+    (every version of a step derives from the highest one, so a checkpoint never mixes the two)."""
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    class CompactVersionSaver(SqliteSaver):
+        def get_next_version(self, current, channel):
+            if isinstance(current, str):
+                return super().get_next_version(current, channel)
+            return (current or 0) + 1
+
+    return CompactVersionSaver(conn)

@@ -10,17 +10,22 @@
   logged), never blocks. Runs older than the retention or beyond the row cap are pruned periodically.
 - `RecordingTracer` wraps the configured tracer (Langfuse or none) so every `run_config` gets both.
 
-Never stored: embeddings (replaced by "<384 floats>"), raw bytes ("<n bytes>"), chunk bodies.
+Never stored: embeddings (replaced by "<384 floats>"), raw bytes ("<n bytes>"), chunk bodies. The retrieval
+candidates are kept once, under `retrieval`; node outputs and the run's output cite them (and the articles)
+by id. The record column holds the redacted JSON zlib-compressed (`pack_record`); rows written before that
+hold plain JSON, and `get` reads both.
 """
 
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 import logging
 import queue
 import threading
 import time
+import zlib
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -61,6 +66,67 @@ DOCUMENT_KEYS = frozenset({"title", "section", "source"})
 _SYSTEM_KEYS = frozenset({"chunk_id", "doc_id", "trace_id", "action", "intent", "decided_by", "origin", "os", "user_os",
                           "status", "small_talk", "dialogue_act", "language", "reply_kind", "ticket_event", "content_hash", "version", "graph",
                           "content_type", "name", "node", "role", "started_at", "model", "rating"})
+
+
+# the record column holds this prefix and the base85 of the zlib-compressed JSON (a turn's record shrinks about
+# fivefold: node outputs repeat the reply and the titles); rows written before it hold the plain JSON
+_PACKED = "z:"
+# per-turn lists whose full rows the record keeps once, under `retrieval`: elsewhere (node outputs, the run's
+# output) they are cited by id
+_BY_REF = {"retrieved_chunks": "chunk_id", "articles": "doc_id"}
+
+
+# the preset dictionary of the compression: what every record repeats (its keys, node and state key names), so
+# a small record need not spell them out once itself. Rows are only readable with the dictionary they were
+# written with: never edit it; a different one needs a new prefix beside `_PACKED`
+_ZDICT = (
+    '"classify","translate","check_status","clarify","converse","troubleshoot","ticket","search_tickets",'
+    '"use_integration","localize","create_ticket","search_kb","troubleshooting","fix","how-to","why","where",'
+    '"what-is","dense","lexical","neighbour","article","macos","windows","linux",'
+    '"redaction_notice":null,"redacted_kinds":[],"injection_suspected":false,"injection_signals":[],'
+    '"small_talk":"","dialogue_act":"","language":"","translated":false,"keywords":[],"is_vague":false,'
+    '"search_query":"","is_follow_up":false,"tried_queries":[],"query_embedding":[],"offered_actions":[],'
+    '"action_selection":"","action_selection_reason":"","integration":"","integration_call":null,'
+    '"needs_input":false,"is_clarifying":false,"fallback_notice":null,"answer_path":"","reply_kind":"",'
+    '"status_checked":false,"status_ok":true,"status_summary":"","incidents":[],"ticket_event":"",'
+    '"answer_policy":null,"mode_notice":null,"user_os":null,"clarify_streak":0,"turn_count":1,'
+    '"messages":[{"role":"human","content":""},{"role":"ai","content":""}],"active_topic":"",'
+    '"active_article":{"doc_id":"","title":"","source":"","section":"","question_type":"","runner_up":null},'
+    '"sources":[{"n":1,"title":"","source":"","section":"","chunk_id":"","score":0.5,"doc_id":""}],'
+    '{"trace_id":"","graph":"support","status":"ok","session_id":"","user_id":"anonymous","tags":["chat"],'
+    '"started_at":"","duration_ms":0.0,"action":"answer","intent":"informative","input":{"query":"",'
+    '"search_count":0,"action":"answer","decided_by":"policy","status_ok":true},"output":{"query":"",'
+    '"answer":"","action":"answer","retrieved_chunks":[],"articles":[],"confidence":0.5,"question_type":"",'
+    '"decision_reasoning":"","search_count":1},"path":["redact","classify","embed_query","retrieve","decide",'
+    '"answer","respond"],"decisions":[{"action":"answer","reasoning":"","decided_by":"policy"}],'
+    '"retrieval":[{"search":1,"query":"","candidates":[{"chunk_id":"","doc_id":"","title":"","source":"",'
+    '"section":"","os":"","score":0.5,"dense_score":0.5,"lexical_score":0.5,"origin":"both","role":""}],'
+    '"articles":[{"title":"","source":"","score":0.5,"answerable":0.5,"confidence":0.5}],"confidence":0.5,'
+    '"question_type":""}],"llm_calls":[],"errors":[],"fallbacks":[],"timings":{"embedding_ms":0.0,'
+    '"retrieval_ms":0.0,"decision_ms":0.0,"generation_ms":0.0,"total_ms":0.0},'
+    '"nodes":[{"seq":0,"name":"redact","start_ms":0.0,"end_ms":0.0,"duration_ms":0.0,"input_keys":[],'
+    '"output_keys":[],"output":{},"error":null},{"seq":1,"name":"'
+).encode("ascii")
+
+
+def pack_record(text: str) -> str:
+    """The stored form of a record's JSON: compressed, still text (the column is text on SQLite and Postgres)."""
+    packer = zlib.compressobj(9, zdict=_ZDICT)
+    return _PACKED + base64.b85encode(packer.compress(text.encode("utf-8")) + packer.flush()).decode("ascii")
+
+
+def unpack_record(stored: str) -> str:
+    """The record JSON back from its stored form, compressed or (an older row) plain."""
+    if stored.startswith(_PACKED):
+        unpacker = zlib.decompressobj(zdict=_ZDICT)
+        return (unpacker.decompress(base64.b85decode(stored[len(_PACKED):])) + unpacker.flush()).decode("utf-8")
+    return stored
+
+
+def _by_ref(outputs: dict) -> dict:
+    """A node's (or the run's) output with the chunk and article lists cut to their ids."""
+    return {k: [item.get(_BY_REF[k]) for item in v[:MAX_ITEMS] if isinstance(item, dict)]
+            if k in _BY_REF and isinstance(v, list) else v for k, v in outputs.items()}
 
 
 # --- shaping: a bounded, JSON-safe copy of a value (request thread; no redaction yet) -------------------
@@ -227,7 +293,7 @@ class RunRecorder(BaseCallbackHandler):
                 if isinstance(outputs, dict):
                     node.raw_output = outputs
                     node.output_keys = sorted(outputs)
-                    node.output = shape(outputs)
+                    node.output = shape(_by_ref(outputs))
 
     def on_chain_error(self, error, *, run_id, parent_run_id=None, **kwargs):
         now = time.perf_counter()
@@ -316,7 +382,7 @@ class RunRecorder(BaseCallbackHandler):
             "tags": list(self._meta.get("langfuse_tags") or []), "started_ts": self._wall,
             "started_at": datetime.fromtimestamp(self._wall, timezone.utc).isoformat(timespec="milliseconds"),
             "duration_ms": _ms(total), "action": output.get("action"), "intent": output.get("intent"),
-            "input": self._input, "output": shape(output),
+            "input": self._input, "output": shape(_by_ref(output)),
             "path": [n.name for n in nodes],
             "nodes": [{"seq": n.seq, "name": n.name, "start_ms": _ms(n.start),
                        "end_ms": _ms(n.end) if n.end is not None else None,
@@ -478,7 +544,7 @@ class TraceStore:
                              "status": record["status"], "started_at": record["started_ts"],
                              "duration_ms": record.get("duration_ms"), "summary": _summary(record),
                              "path": json.dumps(record.get("path") or [], default=str),
-                             "record": json.dumps(record, default=str)})
+                             "record": pack_record(json.dumps(record, default=str, separators=(",", ":")))})
             else:
                 trace_id, rating, reason = payload
                 ratings.append({"trace_id": trace_id, "rating": rating,
@@ -598,7 +664,7 @@ class TraceStore:
                                 .where(run_feedback.c.trace_id == trace_id)).first()
         if record_text is None:
             return None
-        record = json.loads(record_text)
+        record = json.loads(unpack_record(record_text))
         record.pop("started_ts", None)
         record["feedback"] = {"rating": vote[0], "reason": vote[1]} if vote else None
         return record

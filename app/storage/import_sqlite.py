@@ -130,6 +130,18 @@ def _copy_table(name: str, source: Path, target: Database) -> tuple[int, int]:
     return len(rows), int(after - before)
 
 
+def _string_versions(checkpoint: dict) -> dict:
+    """The checkpoint with integer channel versions (the embedded store's) written the way the Postgres saver
+    writes its own, so the conversation's next turn never compares the two kinds."""
+    def as_text(version):
+        return f"{version:032}.{0.0:016}" if isinstance(version, int) else version
+
+    return {**checkpoint,
+            "channel_versions": {k: as_text(v) for k, v in checkpoint["channel_versions"].items()},
+            "versions_seen": {node: {k: as_text(v) for k, v in seen.items()}
+                              for node, seen in checkpoint.get("versions_seen", {}).items()}}
+
+
 def _copy_sessions(path: Path, sessions) -> tuple[int, int]:
     if not path.is_file() or not _has_table(path, "checkpoints"):
         return 0, 0
@@ -147,7 +159,7 @@ def _copy_sessions(path: Path, sessions) -> tuple[int, int]:
             latest = source.get_tuple(config)
             if latest is None:
                 continue
-            checkpoint = latest.checkpoint
+            checkpoint = _string_versions(latest.checkpoint)
             sessions.checkpointer.put(config, checkpoint, latest.metadata, dict(checkpoint["channel_versions"]))
             copied += 1
         return len(threads), copied

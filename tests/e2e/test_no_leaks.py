@@ -9,9 +9,11 @@ file under the data directory (sessions, tickets, feedback, traces — whatever 
 import gzip
 import json
 import logging
+import sqlite3
 
 import pytest
 
+from app.adapters.traces import unpack_record
 from tests.e2e.servers import OpenAICompatibleServer, RecordingServer
 
 pytestmark = pytest.mark.slow
@@ -46,10 +48,23 @@ def chat_once(make_settings, serve, message: str, session_id: str):
     return reply, json.dumps([r["body"] for r in llm.requests]), history, settings
 
 
+def trace_records(path) -> bytes:
+    """The trace records an SQLite file holds, decompressed (the raw file holds them zlib-compressed, where a
+    byte search finds nothing either way)."""
+    try:
+        with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as conn:
+            rows = conn.execute("SELECT record FROM runs").fetchall()
+    except sqlite3.Error:  # not a database, or one without traces
+        return b""
+    return "\n".join(unpack_record(r[0]) for r in rows).encode()
+
+
 def files_containing(root, values: list[str]) -> list[str]:
     hits = []
     for path in sorted(p for p in root.rglob("*") if p.is_file()):
         data = path.read_bytes()
+        if data.startswith(b"SQLite format 3"):
+            data += trace_records(path)
         hits += [f"{path.relative_to(root)}: {v}" for v in values
                  if v.encode() in data or v.encode("utf-16-le") in data]
     return hits
@@ -82,6 +97,8 @@ def test_a_password_api_key_and_email_typed_in_chat_appear_nowhere_afterwards(ma
     # the data directory: SQLite sessions (and its WAL), tickets, feedback, traces, Chroma — every file
     assert files_containing(settings.data_dir, RAW_VALUES) == []
     assert any(settings.data_dir.rglob("sessions.sqlite*")), "the session store was not written"
+    traced = b"".join(trace_records(p) for p in settings.data_dir.rglob("*.sqlite"))
+    assert b"[REDACTED:PASSWORD]" in traced, "the turn's trace (decompressed) was not searched"
 
     # the log output: records and what the handlers wrote
     assert logs.strip(), "nothing was logged"

@@ -116,3 +116,19 @@ def test_history_is_bounded(fake_kb_context):
 def test_routing_refuses_an_action_it_cannot_carry_out():
     with pytest.raises(ValueError):
         route_decision({"action": "delete_everything"})
+
+
+def test_the_saved_turn_keeps_its_search_as_ids_titles_and_scores_and_a_follow_up_still_answers(fake_kb_context):
+    chat = Conversation(fake_kb_context())
+    out = chat.say("how do I connect to the vpn")
+    saved = chat.state()
+    assert saved["retrieved_chunks"] and saved["articles"]
+    # no chunk bodies, document context or per-article hits wait in the checkpoint for the next message
+    assert all(set(c) <= {"chunk_id", "doc_id", "title", "section", "score", "content_hash"}
+               for c in saved["retrieved_chunks"])
+    assert all("hits" not in a for a in saved["articles"])
+    # the turn's output has the same compact rows: the cited chunks are still among them for feedback
+    assert {s["chunk_id"] for s in out["sources"]} <= {c["chunk_id"] for c in out["retrieved_chunks"]}
+    follow_up = chat.say("im on linux")
+    assert "sudo openconnect vpn.example.test" in follow_up["answer"]
+    assert follow_up["retrieved_chunks"] and not any("text" in c for c in follow_up["retrieved_chunks"])

@@ -1,6 +1,8 @@
 """Retention over the real SQLite stores: idle sessions expire, each session keeps only its latest checkpoint,
 traces are kept under a size; tickets are not the pass's business."""
 
+import base64
+import hashlib
 import operator
 import time
 from typing import Annotated, TypedDict
@@ -72,8 +74,10 @@ def test_a_session_from_before_activity_was_recorded_is_given_a_full_idle_period
 
 
 def _trace(i: int, started: float) -> dict:
+    # about 0.9 KB of output that compression cannot shrink (records are stored compressed): the sizes stay real
+    output = " ".join(base64.b64encode(hashlib.sha256(f"{i}:{k}".encode()).digest()).decode() for k in range(20))
     return {"trace_id": f"{i:032x}", "graph": "support", "session_id": f"s{i}", "status": "ok", "started_ts": started,
-            "duration_ms": 12.0, "action": "answer", "nodes": [{"node": "answer", "output": "word " * 250}]}
+            "duration_ms": 12.0, "action": "answer", "nodes": [{"node": "answer", "output": output}]}
 
 
 def test_traces_are_kept_under_their_size_limit_newest_first(tmp_path):

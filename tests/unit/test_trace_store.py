@@ -1,5 +1,6 @@
 """The local trace store: what a graph run leaves behind (RunRecorder), and how it is kept (TraceStore)."""
 
+import json
 import sqlite3
 import threading
 import time
@@ -12,7 +13,7 @@ from langgraph.graph import END, START, StateGraph
 
 from app.adapters.memory import SessionStore
 from app.adapters.redactor import PatternRedactor
-from app.adapters.traces import RecordingTracer, RunRecorder, TraceStore, recorder_in, shape
+from app.adapters.traces import RecordingTracer, RunRecorder, TraceStore, recorder_in, shape, unpack_record
 from app.adapters.tracing import NullTracer, run_config
 from app.chat_service import ChatService
 from graphs.errors import EmbeddingError
@@ -90,9 +91,39 @@ def test_no_secret_and_no_embedding_reaches_the_trace_database(chat, store, tmp_
     raw = (tmp_path / "traces.sqlite").read_bytes() + b"".join(
         p.read_bytes() for p in tmp_path.glob("traces.sqlite-*"))  # the WAL too
     assert SECRET.encode() not in raw
+    with sqlite3.connect(store.path) as db:  # the records compressed in that file, read back: redacted too
+        stored = [unpack_record(row[0]) for row in db.execute("SELECT record FROM runs")]
+    assert stored and all(SECRET not in text for text in stored)
     record = store.get(turn.trace_id)
     assert "[REDACTED:PASSWORD]" in record["input"]["query"]
     assert record["nodes"][2]["output"]["query_embedding"] == "<256 floats>"
+
+
+def test_a_record_is_stored_compressed_with_the_candidates_once_and_node_outputs_citing_them_by_id(chat, store):
+    turn = chat.ask("how do I connect to the vpn on linux")
+    assert store.flush()
+    with sqlite3.connect(store.path) as db:
+        stored = db.execute("SELECT record FROM runs WHERE trace_id = ?", (turn.trace_id,)).fetchone()[0]
+    plain = unpack_record(stored)
+    assert stored.startswith("z:") and len(stored) * 2 < len(plain)
+    record = store.get(turn.trace_id)
+    ids = [c["chunk_id"] for c in turn.output["retrieved_chunks"]]
+    assert [c["chunk_id"] for c in record["retrieval"][0]["candidates"]] == ids
+    retrieve = next(n for n in record["nodes"] if n["name"] == "retrieve")
+    assert retrieve["output"]["retrieved_chunks"] == ids  # ids, the rows themselves once under `retrieval`
+    assert retrieve["output"]["articles"] == [a["doc_id"] for a in turn.output["articles"]]
+    assert record["output"]["retrieved_chunks"] == ids
+    assert "hits" not in plain  # the articles' per-chunk hits are not repeated beside the candidates
+    assert plain.count(f'"chunk_id":"{ids[0]}","doc_id"') == 1  # the candidate's row, once
+
+
+def test_a_row_written_before_compression_is_still_read(store):
+    record = {"trace_id": "plain-1", "graph": "support", "status": "ok", "path": ["redact"], "nodes": []}
+    with store.db.begin() as conn:
+        conn.exec_driver_sql("INSERT INTO runs (trace_id, graph, status, started_at, summary, path, record) "
+                             "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                             ("plain-1", "support", "ok", time.time(), "", '["redact"]', json.dumps(record)))
+    assert store.get("plain-1")["path"] == ["redact"]
 
 
 def test_a_failing_node_is_recorded_as_an_error_with_the_path_so_far(tmp_path, fake_kb_context, store):

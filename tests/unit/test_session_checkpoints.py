@@ -1,0 +1,48 @@
+"""What a conversation leaves in the SQLite session store (real SQLite, the compiled support graph)."""
+
+import sqlite3
+import uuid
+
+from langgraph.checkpoint.sqlite import SqliteSaver
+
+from app.adapters.memory import SessionStore
+from graphs.state import turn_input
+from graphs.support import build_support_graph
+
+
+def _say(graph, session_id, context, text, user_os=None):
+    return graph.invoke(turn_input(text, user_os), {"configurable": {"thread_id": session_id}}, context=context,
+                        durability="exit")
+
+
+def test_a_saved_conversation_versions_its_channels_with_small_integers_and_resumes(tmp_path, fake_kb_context):
+    context, session = fake_kb_context(), uuid.uuid4().hex
+    sessions = SessionStore(tmp_path / "sessions.sqlite")
+    _say(build_support_graph(sessions.checkpointer), session, context, "how do I connect to the vpn")
+    sessions.close()
+    sessions = SessionStore(tmp_path / "sessions.sqlite")  # a restart: the next turn reads the saved one
+    graph = build_support_graph(sessions.checkpointer)
+    out = _say(graph, session, context, "im on linux")
+    assert "sudo openconnect vpn.example.test" in out["answer"]
+    latest = graph.get_state({"configurable": {"thread_id": session}}).config
+    saved = sessions.checkpointer.get_tuple(latest).checkpoint
+    assert saved["channel_versions"] and all(isinstance(v, int) for v in saved["channel_versions"].values())
+    sessions.close()
+
+
+def test_a_session_saved_with_string_versions_continues_where_it_was(tmp_path, fake_kb_context):
+    context, session = fake_kb_context(), uuid.uuid4().hex
+    conn = sqlite3.connect(tmp_path / "sessions.sqlite", check_same_thread=False)
+    stock = SqliteSaver(conn)  # how every session was saved before
+    stock.setup()
+    _say(build_support_graph(stock), session, context, "how do I connect to the vpn")
+    conn.close()
+    sessions = SessionStore(tmp_path / "sessions.sqlite")
+    graph = build_support_graph(sessions.checkpointer)
+    out = _say(graph, session, context, "im on linux")
+    assert "sudo openconnect vpn.example.test" in out["answer"]
+    state = graph.get_state({"configurable": {"thread_id": session}})
+    assert state.values["turn_count"] == 2 and state.values["active_topic"] == "how do I connect to the vpn"
+    saved = sessions.checkpointer.get_tuple(state.config).checkpoint
+    assert all(isinstance(v, str) for v in saved["channel_versions"].values())
+    sessions.close()
