@@ -19,13 +19,13 @@ Deleted pages are gone (404); trashed pages are listed only with `status=trashed
 from __future__ import annotations
 
 import base64
-import json
 import re
 import threading
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlencode, urlsplit
+
+from tests.e2e.servers import FakeVendor, VendorHandler
 
 
 @dataclass
@@ -42,7 +42,7 @@ class Page:
     parent: str | None = None  # the page it sits under
 
 
-class FakeConfluence:
+class FakeConfluence(FakeVendor):
     def __init__(self, *, email: str, token: str, spaces: dict[str, str] | None = None,
                  data_center: bool = False) -> None:
         self.email, self.token = email, token
@@ -54,20 +54,7 @@ class FakeConfluence:
         self.retry_after = "1"
         self.auth_headers: list[str] = []
         self._lock = threading.Lock()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self._server.server_address[1]}"
-
-    def __enter__(self) -> "FakeConfluence":
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self._server.shutdown()
-        self._server.server_close()
+        self._serve()
 
     # --- what a test does at the source -----------------------------------------------------------
     def add_page(self, page_id: str, title: str, body: str, *, space: str = "IT", groups=(), users=(),
@@ -96,19 +83,7 @@ class FakeConfluence:
     def _handler(self):
         fake = self
 
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args) -> None:
-                pass
-
-            def _send(self, status: int, body: dict, headers: dict | None = None) -> None:
-                payload = json.dumps(body).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(payload)))
-                for name, value in (headers or {}).items():
-                    self.send_header(name, value)
-                self.end_headers()
-                self.wfile.write(payload)
+        class Handler(VendorHandler):
 
             def do_GET(self) -> None:
                 with fake._lock:

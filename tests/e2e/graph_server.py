@@ -12,12 +12,12 @@
 from __future__ import annotations
 
 import hashlib
-import json
 import secrets
 import threading
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, unquote, urlsplit
+
+from tests.e2e.servers import FakeVendor, VendorHandler
 
 PAGE_SIZE = 2
 
@@ -36,7 +36,7 @@ class Item:
         return '"c:{' + hashlib.sha256(self.data).hexdigest()[:8] + '},1"'
 
 
-class FakeGraph:
+class FakeGraph(FakeVendor):
     def __init__(self, *, tenant: str, client_id: str, client_secret: str) -> None:
         self.tenant, self.client_id, self.client_secret = tenant, client_id, client_secret
         self.site_id = "contoso.sharepoint.com,2C712604-1370-44E7-A1F5-426573FDA80A,2D2244C3-251A-49EA-93A8-39E1C3A060FE"
@@ -48,20 +48,7 @@ class FakeGraph:
         self.requests: list[tuple[str, str]] = []  # (path, Authorization header)
         self.throttle_next = 0
         self._lock = threading.Lock()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self._server.server_address[1]}"
-
-    def __enter__(self) -> "FakeGraph":
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self._server.shutdown()
-        self._server.server_close()
+        self._serve()
 
     # --- what happens in the library ----------------------------------------------------------------
     def put(self, item_id: str, name: str, data: bytes, *, grants: list[dict] | None = None) -> None:
@@ -82,20 +69,7 @@ class FakeGraph:
     def _handler(self):
         graph = self
 
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args) -> None:
-                pass
-
-            def _send(self, status: int, body: bytes | dict, headers: dict | None = None) -> None:
-                payload = json.dumps(body).encode() if isinstance(body, dict) else body
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json" if isinstance(body, dict)
-                                 else "application/octet-stream")
-                self.send_header("Content-Length", str(len(payload)))
-                for name, value in (headers or {}).items():
-                    self.send_header(name, value)
-                self.end_headers()
-                self.wfile.write(payload)
+        class Handler(VendorHandler):
 
             def do_POST(self) -> None:
                 graph.requests.append((self.path, self.headers.get("Authorization", "")))

@@ -4,6 +4,8 @@
   OpenAI chat-completions wire format; replies are scripted, requests are recorded.
 - RecordingServer: accepts anything (Langfuse's OTLP/ingestion endpoints), records bodies.
 - StatusPageServer: an Atlassian Statuspage page (GET /api/v2/summary.json) with a settable reply and delay.
+- FakeVendor and VendorHandler: what every fake vendor API (Confluence, Graph, ServiceNow, Zendesk, a website)
+  shares — a threaded server on a free port, a quiet handler that answers JSON or bytes.
 """
 
 from __future__ import annotations
@@ -197,3 +199,47 @@ class _JsonApiHandler(_Handler):
                 self._send(status, json.dumps(body).encode())
         except (BrokenPipeError, ConnectionResetError):
             pass
+
+
+class FakeVendor:
+    """A fake vendor API on 127.0.0.1, served from a thread while used as a context manager; a subclass
+    calls `_serve()` at the end of its __init__ and gives `_handler()`, the handler class."""
+
+    def _serve(self) -> None:
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        raise NotImplementedError
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self._server.server_address[1]}"
+
+    def __enter__(self):
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+
+class VendorHandler(BaseHTTPRequestHandler):
+    """Quiet; `_send` answers a dict as JSON (in the vendor's own content type) and bytes as they are."""
+
+    json_type = "application/json"
+
+    def log_message(self, *args) -> None:
+        pass
+
+    def _send(self, status: int, body: bytes | dict, headers: dict | None = None) -> None:
+        payload = json.dumps(body).encode() if isinstance(body, dict) else body
+        self.send_response(status)
+        self.send_header("Content-Type", self.json_type if isinstance(body, dict) else "application/octet-stream")
+        self.send_header("Content-Length", str(len(payload)))
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(payload)
+

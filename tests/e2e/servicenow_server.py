@@ -9,34 +9,20 @@ bodies; Basic auth with ServiceNow's 401 error body.
 from __future__ import annotations
 
 import base64
-import json
-import threading
 import uuid
 from datetime import datetime, timedelta, timezone
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlencode, urlsplit
 
+from tests.e2e.servers import FakeVendor, VendorHandler
 
-class FakeServiceNow:
+
+class FakeServiceNow(FakeVendor):
     def __init__(self, *, user: str, password: str) -> None:
         self.user, self.password = user, password
         self.articles: dict[str, dict] = {}
         self.clock = datetime(2026, 11, 25, 9, 0, 0, tzinfo=timezone.utc)
         self.requests: list[str] = []
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self._server.server_address[1]}"
-
-    def __enter__(self) -> "FakeServiceNow":
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self._server.shutdown()
-        self._server.server_close()
+        self._serve()
 
     def _tick(self) -> str:
         self.clock += timedelta(seconds=7)
@@ -78,19 +64,8 @@ class FakeServiceNow:
     def _handler(self):
         fake = self
 
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args) -> None:
-                pass
-
-            def _send(self, status: int, body: dict, headers: dict | None = None) -> None:
-                payload = json.dumps(body).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json;charset=UTF-8")
-                self.send_header("Content-Length", str(len(payload)))
-                for name, value in (headers or {}).items():
-                    self.send_header(name, value)
-                self.end_headers()
-                self.wfile.write(payload)
+        class Handler(VendorHandler):
+            json_type = "application/json;charset=UTF-8"
 
             def do_GET(self) -> None:
                 fake.requests.append(self.path)

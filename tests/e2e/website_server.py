@@ -3,30 +3,17 @@
 from __future__ import annotations
 
 import hashlib
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from tests.e2e.servers import FakeVendor, VendorHandler
 
 
-class FakeWebsite:
+class FakeWebsite(FakeVendor):
     def __init__(self, robots: str = "User-agent: *\nAllow: /\n") -> None:
         self.pages: dict[str, str] = {}  # path → HTML
         self.redirects: dict[str, str] = {}
         self.robots = robots
         self.requests: list[tuple[str, int]] = []  # (path, status answered)
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self._server.server_address[1]}"
-
-    def __enter__(self) -> "FakeWebsite":
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self._server.shutdown()
-        self._server.server_close()
+        self._serve()
 
     def statuses(self, path: str) -> list[int]:
         return [status for p, status in self.requests if p == path]
@@ -34,10 +21,7 @@ class FakeWebsite:
     def _handler(self):
         site = self
 
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args) -> None:
-                pass
-
+        class Handler(VendorHandler):
             def _answer(self, status: int, body: bytes = b"", headers: dict | None = None) -> None:
                 site.requests.append((self.path, status))
                 self.send_response(status)

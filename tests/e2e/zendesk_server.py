@@ -8,15 +8,14 @@
 from __future__ import annotations
 
 import base64
-import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlencode, urlsplit
+
+from tests.e2e.servers import FakeVendor, VendorHandler
 
 PER_PAGE = 2
 
 
-class FakeZendesk:
+class FakeZendesk(FakeVendor):
     def __init__(self, *, email: str, token: str) -> None:
         self.email, self.token = email, token
         self.articles: dict[int, dict] = {}
@@ -24,20 +23,7 @@ class FakeZendesk:
         self.clock = 1_764_061_200  # 2025-11-25 09:00 UTC
         self.throttle_next = 0
         self.requests: list[str] = []
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self._server.server_address[1]}"
-
-    def __enter__(self) -> "FakeZendesk":
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self._server.shutdown()
-        self._server.server_close()
+        self._serve()
 
     def _tick(self) -> int:
         self.clock += 60
@@ -64,19 +50,8 @@ class FakeZendesk:
     def _handler(self):
         fake = self
 
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args) -> None:
-                pass
-
-            def _send(self, status: int, body: dict, headers: dict | None = None) -> None:
-                payload = json.dumps(body).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json; charset=utf-8")
-                self.send_header("Content-Length", str(len(payload)))
-                for name, value in (headers or {}).items():
-                    self.send_header(name, value)
-                self.end_headers()
-                self.wfile.write(payload)
+        class Handler(VendorHandler):
+            json_type = "application/json; charset=utf-8"
 
             def do_GET(self) -> None:
                 fake.requests.append(self.path)
