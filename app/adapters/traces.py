@@ -113,11 +113,18 @@ _ZDICT = (
 ).encode("ascii")
 
 
+# the preset dictionary of the binary rows: the one above, then the skeletons of the records of the commonest
+# node paths (`trace_dictionary.txt`: slim records of a soak's turns with every text, id and number blanked;
+# structure only, no content of any knowledge base), so a record's keys, node names and nesting cost next to
+# nothing. Never edit that file (a test checks its checksum): a different dictionary needs a new format byte
+_BINARY_ZDICT = _ZDICT + Path(__file__).with_name("trace_dictionary.txt").read_bytes()
+
+
 def pack_record(record: dict) -> bytes:
     """The stored form of a (redacted) record: what the row's columns and the record's own parts cannot give
     back (`_slim`), as JSON, zlib-compressed with the preset dictionary, in a binary column, after a format
     byte."""
-    packer = zlib.compressobj(9, zdict=_ZDICT)
+    packer = zlib.compressobj(9, zdict=_BINARY_ZDICT)
     text = json.dumps(_slim(record), default=str, separators=(",", ":"))
     return _BINARY + packer.compress(text.encode("utf-8")) + packer.flush()
 
@@ -129,7 +136,7 @@ def unpack_record(stored: str | bytes) -> str:
         stored = bytes(stored)
         if not stored.startswith(_BINARY):
             raise ValueError("a trace record in an unknown format")
-        unpacker = zlib.decompressobj(zdict=_ZDICT)
+        unpacker = zlib.decompressobj(zdict=_BINARY_ZDICT)
         return (unpacker.decompress(stored[len(_BINARY):]) + unpacker.flush()).decode("utf-8")
     if stored.startswith(_PACKED):
         unpacker = zlib.decompressobj(zdict=_ZDICT)

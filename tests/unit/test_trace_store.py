@@ -15,7 +15,7 @@ from langgraph.graph import END, START, StateGraph
 
 from app.adapters.memory import SessionStore
 from app.adapters.redactor import PatternRedactor
-from app.adapters.traces import (_ZDICT, RecordingTracer, RunRecorder, TraceStore, recorder_in, redact_value, shape,
+from app.adapters.traces import (_BINARY_ZDICT, _ZDICT, RecordingTracer, RunRecorder, TraceStore, recorder_in, redact_value, shape,
                                  unpack_record)
 from app.adapters.tracing import NullTracer, run_config
 from app.chat_service import ChatService
@@ -142,6 +142,11 @@ def test_a_record_reads_back_whole_though_its_row_stores_only_what_cannot_be_reb
     assert all("output_keys" not in n and "duration_ms" not in n for s in slim for n in s["nodes"])
     sessions.close()
     store.close()
+
+
+def test_the_compression_dictionary_of_stored_records_is_the_one_they_were_written_with():
+    # every binary row is only readable with this exact dictionary: an edit needs a new format byte instead
+    assert zlib.adler32(_BINARY_ZDICT) == 2163975357 and len(_BINARY_ZDICT) <= 32 * 1024
 
 
 def test_a_row_written_before_compression_is_still_read(store):
