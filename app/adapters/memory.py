@@ -27,6 +27,7 @@ log = logging.getLogger(__name__)
 MAX_ALIASES = 50_000
 AMBIGUOUS = ""  # a fingerprint two sessions reached: it continues neither
 DEFAULT_LOCK_WAIT_S = 60.0
+CHECKPOINT_METADATA = ("source", "step", "parents")  # what LangGraph itself writes and reads back
 
 
 class SessionStore:
@@ -332,6 +333,12 @@ def _compact_sqlite_saver(conn: sqlite3.Connection):
         def put(self, config, checkpoint, metadata, new_versions):
             values = checkpoint.get("channel_values") or {}
             kept = {k: v for k, v in values.items() if k not in TURN_KEYS}
+            # the run's tracing metadata (trace, session and user ids) would be copied into every checkpoint:
+            # only LangGraph's own keys are kept (the trace store links a session to its runs)
+            where = {k: v for k, v in config["configurable"].items() if k in ("thread_id", "checkpoint_ns",
+                                                                             "checkpoint_id")}
+            config = {"configurable": where}
+            metadata = {k: v for k, v in (metadata or {}).items() if k in CHECKPOINT_METADATA}
             return super().put(config, {**checkpoint, "channel_values": kept}, metadata, new_versions)
 
     return CompactVersionSaver(conn, serde=CompressedSerializer())

@@ -1,5 +1,6 @@
 """What a conversation leaves in the SQLite session store (real SQLite, the compiled support graph)."""
 
+import json
 import sqlite3
 import uuid
 
@@ -70,4 +71,19 @@ def test_a_saved_session_keeps_only_its_own_channels_compressed_and_continues_a_
     state = graph.get_state({"configurable": {"thread_id": session}}).values
     assert state["turn_count"] == 2 and [m.type for m in state["messages"]] == ["human", "ai", "human", "ai"]
     assert state["messages"][-1].content == out["answer"]
+    sessions.close()
+
+
+def test_a_saved_checkpoint_carries_no_copy_of_the_runs_tracing_metadata(tmp_path, fake_kb_context):
+    context, session = fake_kb_context(), uuid.uuid4().hex
+    sessions = SessionStore(tmp_path / "sessions.sqlite")
+    graph = build_support_graph(sessions.checkpointer)
+    config = {"configurable": {"thread_id": session, "user_id": "alice"},
+              "metadata": {"deskmate_trace_id": "t" * 32, "langfuse_session_id": session}}
+    graph.invoke(turn_input("how do I connect to the vpn"), config, context=context, durability="exit")
+    raw = sqlite3.connect(tmp_path / "sessions.sqlite")
+    [(metadata,)] = raw.execute("SELECT metadata FROM checkpoints WHERE thread_id = ?", (session,)).fetchall()
+    raw.close()
+    assert set(json.loads(metadata)) <= {"source", "step", "parents"} and "step" in json.loads(metadata)
+    assert graph.invoke(turn_input("im on linux"), config, context=context, durability="exit")["user_os"] == "linux"
     sessions.close()
