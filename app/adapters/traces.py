@@ -205,6 +205,9 @@ def _slim(record: dict) -> dict:
     return slim
 
 
+_NODE_FIELDS = ("seq", "name", "start_ms", "end_ms", "duration_ms", "input_keys", "output_keys", "output", "error")
+
+
 def _restore(slim: dict, row: dict) -> dict:
     """The whole record from its slim form (`_slim`) and the row it came from."""
     nodes, before = [], []
@@ -230,9 +233,6 @@ def _restore(slim: dict, row: dict) -> dict:
     for name, rebuild in _FROM_NODES.items():
         record.setdefault(name, rebuild(nodes))
     return record
-
-
-_NODE_FIELDS = ("seq", "name", "start_ms", "end_ms", "duration_ms", "input_keys", "output_keys", "output", "error")
 
 
 def _by_ref(outputs: dict) -> dict:
