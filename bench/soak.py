@@ -6,6 +6,7 @@
     python bench/soak.py --minutes 3 --session-idle-s 60 --trace-max-mb 8 --retention-interval-s 20
                                                # retention at work within a short run: growth levels off
     python bench/soak.py --minutes 5 --tracemalloc   # also: the allocation sites that grew after minute 1
+    python bench/soak.py --minutes 2 --keep-data /tmp/soak-data   # keep the data dir, to see where bytes went
     python bench/soak.py --replicas 2 --database postgres --minutes 10
                                                # server mode: 2 replicas on a scratch Postgres database and
                                                # one `chroma run`; clients spread their requests round-robin
