@@ -6,6 +6,7 @@
     python bench/soak.py --minutes 3 --session-idle-s 60 --trace-max-mb 8 --retention-interval-s 20
                                                # retention at work within a short run: growth levels off
     python bench/soak.py --minutes 5 --tracemalloc   # also: the allocation sites that grew after minute 1
+    python bench/soak.py --minutes 2 --keep-data /tmp/soak-data   # keep the data dir, to see where bytes went
     python bench/soak.py --replicas 2 --database postgres --minutes 10
                                                # server mode: 2 replicas on a scratch Postgres database and
                                                # one `chroma run`; clients spread their requests round-robin
@@ -29,6 +30,7 @@ from __future__ import annotations
 import argparse
 import os
 import random
+import shutil
 import signal
 import sqlite3
 import statistics
@@ -187,6 +189,8 @@ def main() -> int:
     parser.add_argument("--retention-interval-s", type=float, help="DESKMATE_RETENTION_INTERVAL_S (default: 600)")
     parser.add_argument("--feedback-window-h", type=float,
                         help="DESKMATE_FEEDBACK_VOTE_WINDOW_HOURS (default: 168)")
+    parser.add_argument("--keep-data", metavar="DIR",
+                        help="copy the data directory to DIR at the end (embedded), to see where the bytes went")
     parser.add_argument("--tracemalloc", action="store_true",
                         help="trace the server's allocations; print what grew between minute 1 and the end "
                              "(so run 2 minutes or more: in a 1-minute run that is only the drain)")
@@ -296,6 +300,9 @@ def soak(args: argparse.Namespace, stack: Stack, trace_file: Path | None = None)
             tables = table_bytes(path)
             print(f"  {path.name}: " + ", ".join(f"{table} {size / 1024:.0f} KB ({size / max(recorder.turns, 1):.0f} "
                                                  f"B/turn)" for table, size in tables[:8]))
+    if getattr(args, "keep_data", None) and stack.data_dirs and not stack.database_url:
+        shutil.copytree(stack.data_dirs[0], args.keep_data, dirs_exist_ok=True)
+        print(f"data directory copied to {args.keep_data}")
     print(f"machine load average at the end: {', '.join(f'{x:.2f}' for x in os.getloadavg())} "
           f"(other programs share these {os.cpu_count()} cores)")
     return 1 if errors else 0

@@ -241,3 +241,8 @@ def turn_input(query: str, user_os: OperatingSystem | None = None, search_filter
     if user_os:
         update["user_os"] = user_os
     return update
+
+
+# the keys every turn's input resets before any node reads them: a saved session need not keep their values
+# (the SQLite session store leaves them out of its checkpoints; app/adapters/memory.py)
+TURN_KEYS = frozenset(turn_input(""))

@@ -10,6 +10,7 @@ import logging
 import sqlite3
 import threading
 import time
+import zlib
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
@@ -26,6 +27,7 @@ log = logging.getLogger(__name__)
 MAX_ALIASES = 50_000
 AMBIGUOUS = ""  # a fingerprint two sessions reached: it continues neither
 DEFAULT_LOCK_WAIT_S = 60.0
+CHECKPOINT_METADATA = ("source", "step", "parents")  # what LangGraph itself writes and reads back
 
 
 class SessionStore:
@@ -305,13 +307,22 @@ def _same_or_ambiguous(statement):
 
 
 def _compact_sqlite_saver(conn: sqlite3.Connection):
-    """LangGraph's SQLite saver with channel versions as small integers.
+    """LangGraph's SQLite saver, made small: channel versions as small integers, only the session's own
+    channels kept, and every value compressed.
 
     The stock saver versions every channel with a 50-character string (a zero-padded counter and a random
     fraction); a support checkpoint has about seventy channels, so the versions alone were some 4 KB of
     every saved conversation. Integers order the same way. A session saved before keeps string versions
-    (every version of a step derives from the highest one, so a checkpoint never mixes the two)."""
+    (every version of a step derives from the highest one, so a checkpoint never mixes the two).
+
+    The per-turn channels (graphs/state.py TURN_KEYS: the search, the decision, the reply) are left out of
+    the saved values: the next turn's input resets every one of them before a node reads it, so a
+    checkpoint without them continues exactly as one with them, and the reply is kept anyway in `messages`.
+    Their versions stay, so the graph's bookkeeping is untouched. What is saved is compressed
+    (`CompressedSerializer`): a saved conversation shrinks from about 8 KB to under 2 KB."""
     from langgraph.checkpoint.sqlite import SqliteSaver
+
+    from graphs.state import TURN_KEYS
 
     class CompactVersionSaver(SqliteSaver):
         def get_next_version(self, current, channel):
@@ -319,4 +330,94 @@ def _compact_sqlite_saver(conn: sqlite3.Connection):
                 return super().get_next_version(current, channel)
             return (current or 0) + 1
 
-    return CompactVersionSaver(conn)
+        def put(self, config, checkpoint, metadata, new_versions):
+            values = checkpoint.get("channel_values") or {}
+            kept = {k: v for k, v in values.items() if k not in TURN_KEYS}
+            # the run's tracing metadata (trace, session and user ids) would be copied into every checkpoint:
+            # only LangGraph's own keys are kept (the trace store links a session to its runs)
+            where = {k: v for k, v in config["configurable"].items() if k in ("thread_id", "checkpoint_ns",
+                                                                             "checkpoint_id")}
+            config = {"configurable": where}
+            metadata = {k: v for k, v in (metadata or {}).items() if k in CHECKPOINT_METADATA}
+            return super().put(config, {**checkpoint, "channel_values": kept}, metadata, new_versions)
+
+    return CompactVersionSaver(conn, serde=CompressedSerializer())
+
+
+def _packed_sample(value) -> bytes:
+    import ormsgpack
+
+    return ormsgpack.packb(value)
+
+
+# the preset dictionary of checkpoint compression: the msgpack of what every saved conversation spells out
+# (a human and an AI message's envelope, the session keys, the channel names of the versions), so a small
+# checkpoint need not spell them out once itself. msgpack's encoding of plain strings, numbers, lists and maps
+# is fixed by its specification, and zlib checks the dictionary's checksum when it reads: a stream written with
+# another dictionary fails loudly rather than reading wrong. Never edit it: a new one needs a new type suffix.
+_CHECKPOINT_ZDICT = _packed_sample([
+    "langchain_core.messages.human", "HumanMessage",
+    {"content": "", "additional_kwargs": {}, "response_metadata": {}, "type": "human", "name": None, "id": ""},
+    "model_validate_json", "langchain_core.messages.ai", "AIMessage",
+    {"content": "", "additional_kwargs": {}, "response_metadata": {}, "type": "ai", "name": None, "id": "",
+     "tool_calls": [], "invalid_tool_calls": [], "usage_metadata": None},
+    "model_validate_json",
+    {"v": 4, "ts": "2026-01-01T00:00:00.000000+00:00", "id": "", "channel_values": {
+        "intent": "informative", "messages": [], "user_os": "windows", "active_topic": "",
+        "active_article": {"doc_id": "", "title": "", "source": "kb/", "section": "", "question_type": "how-to",
+                           "runner_up": None},
+        "clarify_streak": 0, "turn_count": 1,
+        "troubleshooting": {"issue": "", "topic": "", "steps": [{"step": "", "outcome": "pending"},
+                                                                {"step": "", "outcome": "failed"}],
+                            "current": 0, "failed": 0, "asked_outcome": False, "status": "in_progress",
+                            "source": {"title": "", "source": "kb/", "chunk_id": ""}, "os": ""},
+        "ticket_offer": None, "ticket": None},
+     "channel_versions": {k: 1 for k in (
+        "__start__", "query", "search_filters", "collections", "response_mode", "answer_policy", "directives",
+        "mode_notice", "redaction_notice", "redacted_kinds", "injection_suspected", "injection_signals",
+        "small_talk", "dialogue_act", "language", "translated", "keywords", "is_vague", "search_query",
+        "is_follow_up", "tried_queries", "query_embedding", "retrieved_chunks", "search_count", "articles",
+        "confidence", "question_type", "action", "decision_reasoning", "decided_by", "offered_actions",
+        "action_selection", "action_selection_reason", "integration", "integration_call", "answer", "sources",
+        "needs_input", "is_clarifying", "fallback_notice", "answer_path", "reply_kind", "status_checked",
+        "status_ok", "status_summary", "incidents", "ticket_event", "branch:to:redact", "branch:to:classify",
+        "intent", "branch:to:embed_query", "branch:to:retrieve", "branch:to:decide", "branch:to:answer",
+        "branch:to:clarify", "branch:to:converse", "branch:to:troubleshoot", "troubleshooting",
+        "branch:to:respond", "active_article", "messages", "active_topic", "clarify_streak", "turn_count",
+        "user_os", "ticket_offer", "ticket")},
+     "versions_seen": {"__input__": {}, "__start__": {"__start__": 1}, "redact": {"branch:to:redact": 1},
+                       "classify": {"branch:to:classify": 1}, "embed_query": {"branch:to:embed_query": 1},
+                       "retrieve": {"branch:to:retrieve": 1}, "decide": {"branch:to:decide": 1},
+                       "answer": {"branch:to:answer": 1}, "respond": {"branch:to:respond": 1}},
+     "updated_channels": ["active_article", "active_topic", "answer", "articles", "clarify_streak", "messages",
+                          "query_embedding", "retrieved_chunks", "turn_count"]},
+])
+_ZSUFFIX = "+z"  # the type of a value compressed with _CHECKPOINT_ZDICT: the serializer's type and this
+
+
+def _checkpoint_serializer_base():
+    from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
+
+    return JsonPlusSerializer
+
+
+class CompressedSerializer(_checkpoint_serializer_base()):
+    """LangGraph's serializer with its msgpack compressed (zlib, with a preset dictionary of what every
+    checkpoint repeats). The saved type says which: "msgpack+z" is read back through zlib, and anything the
+    stock serializer wrote ("msgpack", "null" …) is read as before, so sessions saved earlier continue.
+    A subclass, not a wrapper, so LangGraph's msgpack allowlist still applies to what it reads."""
+
+    def dumps_typed(self, obj):
+        type_, data = super().dumps_typed(obj)
+        if type_ != "msgpack" or len(data) < 64:
+            return type_, data
+        packer = zlib.compressobj(6, zdict=_CHECKPOINT_ZDICT)
+        return type_ + _ZSUFFIX, packer.compress(data) + packer.flush()
+
+    def loads_typed(self, data):
+        type_, payload = data
+        if type_.endswith(_ZSUFFIX):
+            unpacker = zlib.decompressobj(zdict=_CHECKPOINT_ZDICT)
+            raw = unpacker.decompress(payload) + unpacker.flush()
+            return super().loads_typed((type_[:-len(_ZSUFFIX)], raw))
+        return super().loads_typed(data)

@@ -12,8 +12,10 @@
 
 Never stored: embeddings (replaced by "<384 floats>"), raw bytes ("<n bytes>"), chunk bodies. The retrieval
 candidates are kept once, under `retrieval`; node outputs and the run's output cite them (and the articles)
-by id. The record column holds the redacted JSON zlib-compressed (`pack_record`); rows written before that
-hold plain JSON, and `get` reads both.
+by id. The binary `packed` column holds the redacted record zlib-compressed without what the row's columns
+and its node list give back (`pack_record`, `_slim`; `get` rebuilds it whole); rows written before it hold
+their whole record in the text `record` column (base85 of the compressed JSON, or plain JSON), and `get`
+reads those too.
 """
 
 from __future__ import annotations
@@ -68,9 +70,11 @@ _SYSTEM_KEYS = frozenset({"chunk_id", "doc_id", "trace_id", "action", "intent", 
                           "content_type", "name", "node", "role", "started_at", "model", "rating"})
 
 
-# the record column holds this prefix and the base85 of the zlib-compressed JSON (a turn's record shrinks about
-# fivefold: node outputs repeat the reply and the titles); rows written before it hold the plain JSON
+# rows written before the binary column: the text column holds this prefix and the base85 of the
+# zlib-compressed JSON, or (older still) the plain JSON
 _PACKED = "z:"
+# the binary column `packed`: this format byte, then the zlib-compressed JSON of the slim record (`_slim`)
+_BINARY = b"\x01"
 # per-turn lists whose full rows the record keeps once, under `retrieval`: elsewhere (node outputs, the run's
 # output) they are cited by id
 _BY_REF = {"retrieved_chunks": "chunk_id", "articles": "doc_id"}
@@ -109,18 +113,126 @@ _ZDICT = (
 ).encode("ascii")
 
 
-def pack_record(text: str) -> str:
-    """The stored form of a record's JSON: compressed, still text (the column is text on SQLite and Postgres)."""
-    packer = zlib.compressobj(9, zdict=_ZDICT)
-    return _PACKED + base64.b85encode(packer.compress(text.encode("utf-8")) + packer.flush()).decode("ascii")
+# the preset dictionary of the binary rows: the one above, then the skeletons of the records of the commonest
+# node paths (`trace_dictionary.txt`: slim records of a soak's turns with every text, id and number blanked;
+# structure only, no content of any knowledge base), so a record's keys, node names and nesting cost next to
+# nothing. Never edit that file (a test checks its checksum): a different dictionary needs a new format byte
+_BINARY_ZDICT = _ZDICT + Path(__file__).with_name("trace_dictionary.txt").read_bytes()
 
 
-def unpack_record(stored: str) -> str:
-    """The record JSON back from its stored form, compressed or (an older row) plain."""
+def pack_record(record: dict) -> bytes:
+    """The stored form of a (redacted) record: what the row's columns and the record's own parts cannot give
+    back (`_slim`), as JSON, zlib-compressed with the preset dictionary, in a binary column, after a format
+    byte."""
+    packer = zlib.compressobj(9, zdict=_BINARY_ZDICT)
+    text = json.dumps(_slim(record), default=str, separators=(",", ":"))
+    return _BINARY + packer.compress(text.encode("utf-8")) + packer.flush()
+
+
+def unpack_record(stored: str | bytes) -> str:
+    """The JSON a row stores, as text: a binary row's slim record, or an older row's text record (compressed
+    to base85 text, or plain)."""
+    if isinstance(stored, (bytes, bytearray, memoryview)):
+        stored = bytes(stored)
+        if not stored.startswith(_BINARY):
+            raise ValueError("a trace record in an unknown format")
+        unpacker = zlib.decompressobj(zdict=_BINARY_ZDICT)
+        return (unpacker.decompress(stored[len(_BINARY):]) + unpacker.flush()).decode("utf-8")
     if stored.startswith(_PACKED):
         unpacker = zlib.decompressobj(zdict=_ZDICT)
         return (unpacker.decompress(base64.b85decode(stored[len(_PACKED):])) + unpacker.flush()).decode("utf-8")
     return stored
+
+
+# --- the slim record: what is stored of it, and the whole record rebuilt on reading ----------------------
+# record fields the row's own columns hold (the trace store writes them from the record, `_restore` reads
+# them back): the record need not repeat them
+_COLUMN_FIELDS = ("trace_id", "graph", "status", "session_id", "user_id", "action", "intent", "duration_ms",
+                  "started_ts", "started_at", "path")
+
+
+def _keys_of(output: Any) -> list[str]:
+    return sorted(output) if isinstance(output, dict) else []
+
+
+def _span(node: dict) -> float | None:
+    start, end = node.get("start_ms"), node.get("end_ms")
+    return round(end - start, 2) if isinstance(start, (int, float)) and isinstance(end, (int, float)) else None
+
+
+def _decisions_of(nodes: list[dict]) -> list[dict]:
+    return [{"action": n["output"].get("action"), "reasoning": n["output"].get("decision_reasoning"),
+             "decided_by": n["output"].get("decided_by")}
+            for n in nodes if n.get("name") == "decide" and isinstance(n.get("output"), dict)]
+
+
+def _fallbacks_of(nodes: list[dict]) -> list[dict]:
+    return [{"node": n["name"], "notice": n["output"]["fallback_notice"]}
+            for n in nodes if isinstance(n.get("output"), dict) and n["output"].get("fallback_notice")]
+
+
+# record fields the node list gives back exactly (each is left out only when it does: `_slim` checks)
+_FROM_NODES = {"decisions": _decisions_of, "fallbacks": _fallbacks_of}
+
+
+def _slim(record: dict) -> dict:
+    """The record without what `_restore` gives back exactly: the fields the row's columns hold, each node's
+    output keys (its output's keys) and duration (end - start), its input keys as the change from the node
+    before, and the decisions and fallbacks (the node outputs hold them). Every part is left out only when
+    its rebuilt value equals it, so a record reads back as it was written."""
+    slim = {k: v for k, v in record.items() if k not in _COLUMN_FIELDS}
+    nodes, before = [], []
+    for node in record.get("nodes") or []:
+        node = dict(node)
+        if node.get("output_keys") == _keys_of(node.get("output")):
+            node.pop("output_keys", None)
+        if "duration_ms" in node and node["duration_ms"] == _span(node):
+            node.pop("duration_ms")
+        keys = node.get("input_keys")
+        if isinstance(keys, list) and keys == sorted(set(keys)):
+            added, gone = [k for k in keys if k not in before], [k for k in before if k not in keys]
+            node.pop("input_keys")
+            if added:
+                node["in+"] = added
+            if gone:
+                node["in-"] = gone
+        before = keys if isinstance(keys, list) else []  # as `_restore` walks it
+        nodes.append(node)
+    slim["nodes"] = nodes
+    for name, rebuild in _FROM_NODES.items():
+        if name in slim and slim[name] == rebuild(record.get("nodes") or []):
+            del slim[name]
+    return slim
+
+
+_NODE_FIELDS = ("seq", "name", "start_ms", "end_ms", "duration_ms", "input_keys", "output_keys", "output", "error")
+
+
+def _restore(slim: dict, row: dict) -> dict:
+    """The whole record from its slim form (`_slim`) and the row it came from."""
+    nodes, before = [], []
+    for node in slim.get("nodes") or []:
+        node = dict(node)
+        if "input_keys" not in node:
+            gone = set(node.pop("in-", ()))
+            node["input_keys"] = sorted({k for k in before if k not in gone} | set(node.pop("in+", ())))
+        before = node["input_keys"] if isinstance(node["input_keys"], list) else []
+        node.setdefault("output_keys", _keys_of(node.get("output")))
+        if "duration_ms" not in node:
+            node["duration_ms"] = _span(node)
+        nodes.append({k: node[k] for k in _NODE_FIELDS if k in node} | node)  # the fields in their usual order
+    started = row["started_at"]
+    record = {"trace_id": row["trace_id"], "graph": row["graph"], "status": row["status"],
+              "session_id": row["session_id"], "user_id": row["user_id"], "tags": slim.get("tags", []),
+              "started_ts": started,
+              "started_at": datetime.fromtimestamp(started, timezone.utc).isoformat(timespec="milliseconds"),
+              "duration_ms": row["duration_ms"], "action": row["action"], "intent": row["intent"]}
+    record |= {k: v for k, v in slim.items() if k != "nodes"}
+    record["path"] = json.loads(row["path"] or "[]")
+    record["nodes"] = nodes
+    for name, rebuild in _FROM_NODES.items():
+        record.setdefault(name, rebuild(nodes))
+    return record
 
 
 def _by_ref(outputs: dict) -> dict:
@@ -386,7 +498,8 @@ class RunRecorder(BaseCallbackHandler):
             "path": [n.name for n in nodes],
             "nodes": [{"seq": n.seq, "name": n.name, "start_ms": _ms(n.start),
                        "end_ms": _ms(n.end) if n.end is not None else None,
-                       "duration_ms": _ms(n.end - n.start) if n.end is not None else None,
+                       # end - start as shown, so it can be left out of the stored record (`_slim`)
+                       "duration_ms": round(_ms(n.end) - _ms(n.start), 2) if n.end is not None else None,
                        "input_keys": n.input_keys, "output_keys": n.output_keys, "output": n.output,
                        "error": n.error} for n in nodes],
             "decisions": [{"action": n.raw_output.get("action"), "reasoning": n.raw_output.get("decision_reasoning"),
@@ -544,7 +657,7 @@ class TraceStore:
                              "status": record["status"], "started_at": record["started_ts"],
                              "duration_ms": record.get("duration_ms"), "summary": _summary(record),
                              "path": json.dumps(record.get("path") or [], default=str),
-                             "record": pack_record(json.dumps(record, default=str, separators=(",", ":")))})
+                             "record": "", "packed": pack_record(record)})
             else:
                 trace_id, rating, reason = payload
                 ratings.append({"trace_id": trace_id, "rating": rating,
@@ -557,7 +670,7 @@ class TraceStore:
                         index_elements=[key],
                         set_={c.name: statement.excluded[c.name] for c in table.columns if not c.primary_key}),
                         values)
-        return sum(len(row["record"]) for row in rows)
+        return sum(len(row["packed"]) for row in rows)
 
     def prune(self, db: Connection | None = None) -> int:
         """Delete runs older than the retention and beyond the row cap; returns how many went."""
@@ -603,7 +716,8 @@ class TraceStore:
         if self._owns_db:  # a trace file of its own: the trace tables' pages, as the disk sees them
             return self.trace_table_bytes(conn.connection.dbapi_connection)
         # the embedded file is shared with tickets and votes: count the trace rows' own bytes
-        return int(conn.execute(select(func.coalesce(func.sum(func.length(runs.c.record)), 0))).scalar() or 0)
+        return int(conn.execute(select(func.coalesce(func.sum(func.length(runs.c.record) + func.coalesce(
+            func.length(runs.c.packed), 0)), 0))).scalar() or 0)
 
     @staticmethod
     def trace_table_bytes(db) -> int:
@@ -659,12 +773,15 @@ class TraceStore:
 
     def get(self, trace_id: str) -> dict | None:
         with self.db.connect() as conn:
-            record_text = conn.execute(select(runs.c.record).where(runs.c.trace_id == trace_id)).scalar()
+            row = conn.execute(select(runs).where(runs.c.trace_id == trace_id)).mappings().first()
             vote = conn.execute(select(run_feedback.c.rating, run_feedback.c.reason)
                                 .where(run_feedback.c.trace_id == trace_id)).first()
-        if record_text is None:
+        if row is None:
             return None
-        record = json.loads(unpack_record(record_text))
+        if row["packed"] is not None:  # the slim record, completed from the row
+            record = _restore(json.loads(unpack_record(row["packed"])), row)
+        else:  # a row written before the binary column holds the whole record as text
+            record = json.loads(unpack_record(row["record"]))
         record.pop("started_ts", None)
         record["feedback"] = {"rating": vote[0], "reason": vote[1]} if vote else None
         return record

@@ -147,9 +147,11 @@ def _copy_sessions(path: Path, sessions) -> tuple[int, int]:
         return 0, 0
     from langgraph.checkpoint.sqlite import SqliteSaver
 
+    from app.adapters.memory import CompressedSerializer
+
     conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False)
     try:
-        source = SqliteSaver(conn)
+        source = SqliteSaver(conn, serde=CompressedSerializer())  # reads the compressed and the stock rows
         threads = [row[0] for row in conn.execute("SELECT DISTINCT thread_id FROM checkpoints WHERE checkpoint_ns = ''")]
         copied = 0
         for thread_id in threads:

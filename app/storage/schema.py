@@ -87,7 +87,8 @@ runs = Table(
     Column("duration_ms", Float),
     Column("summary", Text, nullable=False),  # the redacted message (or source) in a line, for lists
     Column("path", Text, nullable=False, server_default="[]"),  # the node path, JSON, for lists
-    Column("record", Text, nullable=False),  # the whole redacted record, JSON
+    Column("record", Text, nullable=False),  # rows written before `packed`: the whole redacted record ("" after)
+    Column("packed", LargeBinary),  # the redacted record, slim and compressed (app/adapters/traces.py pack_record)
     Index("runs_started", "started_at"),
     Index("runs_session", "session_id", "started_at"),
     Index("runs_user", "user_id", "started_at"),

@@ -13,6 +13,7 @@ import sqlite3
 
 import pytest
 
+from app.adapters.memory import CompressedSerializer
 from app.adapters.traces import unpack_record
 from tests.e2e.servers import OpenAICompatibleServer, RecordingServer
 
@@ -53,10 +54,24 @@ def trace_records(path) -> bytes:
     byte search finds nothing either way)."""
     try:
         with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as conn:
-            rows = conn.execute("SELECT record FROM runs").fetchall()
+            rows = conn.execute("SELECT record, packed FROM runs").fetchall()
     except sqlite3.Error:  # not a database, or one without traces
         return b""
-    return "\n".join(unpack_record(r[0]) for r in rows).encode()
+    return "\n".join(unpack_record(packed if packed is not None else text) for text, packed in rows).encode()
+
+
+def checkpoints(path) -> bytes:
+    """The session checkpoints (and pending writes) an SQLite file holds, decompressed: the session store
+    compresses them too."""
+    serde = CompressedSerializer()
+    try:
+        with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as conn:
+            rows = conn.execute("SELECT type, checkpoint FROM checkpoints UNION ALL SELECT type, value FROM writes"
+                                ).fetchall()
+    except sqlite3.Error:  # not a database, or one without checkpoints
+        return b""
+    return b"\n".join(json.dumps(serde.loads_typed((kind, blob)), default=repr).encode() for kind, blob in rows
+                       if kind and blob is not None)
 
 
 def files_containing(root, values: list[str]) -> list[str]:
@@ -64,7 +79,7 @@ def files_containing(root, values: list[str]) -> list[str]:
     for path in sorted(p for p in root.rglob("*") if p.is_file()):
         data = path.read_bytes()
         if data.startswith(b"SQLite format 3"):
-            data += trace_records(path)
+            data += trace_records(path) + checkpoints(path)
         hits += [f"{path.relative_to(root)}: {v}" for v in values
                  if v.encode() in data or v.encode("utf-16-le") in data]
     return hits
@@ -99,6 +114,8 @@ def test_a_password_api_key_and_email_typed_in_chat_appear_nowhere_afterwards(ma
     assert any(settings.data_dir.rglob("sessions.sqlite*")), "the session store was not written"
     traced = b"".join(trace_records(p) for p in settings.data_dir.rglob("*.sqlite"))
     assert b"[REDACTED:PASSWORD]" in traced, "the turn's trace (decompressed) was not searched"
+    saved = b"".join(checkpoints(p) for p in settings.data_dir.rglob("sessions.sqlite"))
+    assert b"[REDACTED:PASSWORD]" in saved, "the session's checkpoint (decompressed) was not searched"
 
     # the log output: records and what the handlers wrote
     assert logs.strip(), "nothing was logged"

@@ -1,9 +1,11 @@
 """The local trace store: what a graph run leaves behind (RunRecorder), and how it is kept (TraceStore)."""
 
+import base64
 import json
 import sqlite3
 import threading
 import time
+import zlib
 from typing import TypedDict
 
 import pytest
@@ -13,7 +15,8 @@ from langgraph.graph import END, START, StateGraph
 
 from app.adapters.memory import SessionStore
 from app.adapters.redactor import PatternRedactor
-from app.adapters.traces import RecordingTracer, RunRecorder, TraceStore, recorder_in, shape, unpack_record
+from app.adapters.traces import (_BINARY_ZDICT, _ZDICT, RecordingTracer, RunRecorder, TraceStore, recorder_in, redact_value, shape,
+                                 unpack_record)
 from app.adapters.tracing import NullTracer, run_config
 from app.chat_service import ChatService
 from graphs.errors import EmbeddingError
@@ -92,7 +95,7 @@ def test_no_secret_and_no_embedding_reaches_the_trace_database(chat, store, tmp_
         p.read_bytes() for p in tmp_path.glob("traces.sqlite-*"))  # the WAL too
     assert SECRET.encode() not in raw
     with sqlite3.connect(store.path) as db:  # the records compressed in that file, read back: redacted too
-        stored = [unpack_record(row[0]) for row in db.execute("SELECT record FROM runs")]
+        stored = [unpack_record(row[0]) for row in db.execute("SELECT packed FROM runs")]
     assert stored and all(SECRET not in text for text in stored)
     record = store.get(turn.trace_id)
     assert "[REDACTED:PASSWORD]" in record["input"]["query"]
@@ -103,9 +106,9 @@ def test_a_record_is_stored_compressed_with_the_candidates_once_and_node_outputs
     turn = chat.ask("how do I connect to the vpn on linux")
     assert store.flush()
     with sqlite3.connect(store.path) as db:
-        stored = db.execute("SELECT record FROM runs WHERE trace_id = ?", (turn.trace_id,)).fetchone()[0]
+        text, stored = db.execute("SELECT record, packed FROM runs WHERE trace_id = ?", (turn.trace_id,)).fetchone()
     plain = unpack_record(stored)
-    assert stored.startswith("z:") and len(stored) * 2 < len(plain)
+    assert text == "" and isinstance(stored, bytes) and len(stored) * 4 < len(plain)
     record = store.get(turn.trace_id)
     ids = [c["chunk_id"] for c in turn.output["retrieved_chunks"]]
     assert [c["chunk_id"] for c in record["retrieval"][0]["candidates"]] == ids
@@ -117,6 +120,35 @@ def test_a_record_is_stored_compressed_with_the_candidates_once_and_node_outputs
     assert plain.count(f'"chunk_id":"{ids[0]}","doc_id"') == 1  # the candidate's row, once
 
 
+def test_a_record_reads_back_whole_though_its_row_stores_only_what_cannot_be_rebuilt(tmp_path, fake_kb_context):
+    written = []
+    store = TraceStore(tmp_path / "traces.sqlite", redactor=PatternRedactor())
+    sink = store.submit
+    store.submit = lambda record: (written.append(redact_value(record, PatternRedactor())), sink(record))
+    sessions = SessionStore(tmp_path / "sessions.sqlite")
+    chat = ChatService(build_support_graph(sessions.checkpointer), fake_kb_context(), sessions,
+                       RecordingTracer(NullTracer(), store))
+    session = chat.ask("how do I connect to the vpn").session_id
+    for text in ("im on linux", "my printer is not working", "it still does not work"):
+        chat.ask(text, session_id=session)
+    assert store.flush()
+    for record in written:
+        expected = {k: v for k, v in record.items() if k != "started_ts"} | {"feedback": None}
+        assert store.get(record["trace_id"]) == json.loads(json.dumps(expected, default=str))
+    with sqlite3.connect(store.path) as db:
+        slim = [json.loads(unpack_record(row[0])) for row in db.execute("SELECT packed FROM runs")]
+    # the ids, the path and the per-node keys live in the row's columns or are rebuilt: not in the stored JSON
+    assert slim and all("trace_id" not in s and "path" not in s and "decisions" not in s for s in slim)
+    assert all("output_keys" not in n and "duration_ms" not in n for s in slim for n in s["nodes"])
+    sessions.close()
+    store.close()
+
+
+def test_the_compression_dictionary_of_stored_records_is_the_one_they_were_written_with():
+    # every binary row is only readable with this exact dictionary: an edit needs a new format byte instead
+    assert zlib.adler32(_BINARY_ZDICT) == 2163975357 and len(_BINARY_ZDICT) <= 32 * 1024
+
+
 def test_a_row_written_before_compression_is_still_read(store):
     record = {"trace_id": "plain-1", "graph": "support", "status": "ok", "path": ["redact"], "nodes": []}
     with store.db.begin() as conn:
@@ -124,6 +156,17 @@ def test_a_row_written_before_compression_is_still_read(store):
                              "VALUES (?, ?, ?, ?, ?, ?, ?)",
                              ("plain-1", "support", "ok", time.time(), "", '["redact"]', json.dumps(record)))
     assert store.get("plain-1")["path"] == ["redact"]
+
+
+def test_a_row_written_as_compressed_text_before_the_binary_column_is_still_read(store):
+    record = {"trace_id": "text-1", "graph": "support", "status": "ok", "path": ["redact", "respond"], "nodes": []}
+    packer = zlib.compressobj(9, zdict=_ZDICT)
+    text = "z:" + base64.b85encode(packer.compress(json.dumps(record).encode()) + packer.flush()).decode()
+    with store.db.begin() as conn:
+        conn.exec_driver_sql("INSERT INTO runs (trace_id, graph, status, started_at, summary, path, record) "
+                             "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                             ("text-1", "support", "ok", time.time(), "", '["redact", "respond"]', text))
+    assert store.get("text-1")["path"] == ["redact", "respond"]
 
 
 def test_a_failing_node_is_recorded_as_an_error_with_the_path_so_far(tmp_path, fake_kb_context, store):
