@@ -193,7 +193,7 @@ def main() -> int:
         try:
             counts = sync_bundled_kb(resources)
             print(f"bundled KB: {sum(counts.values())} files, {resources.index.count()} chunks; torch threads "
-                  f"{settings.torch_threads}; {'distinct messages' if args.distinct else 'chat_latency messages'}")
+                  f"{getattr(settings, 'torch_threads', 'torch default')}; {'distinct messages' if args.distinct else 'chat_latency messages'}")
             time_adapters(meter, resources)
             run_turns(resources, 20, args.distinct, meter)  # warm-up: caches, pooled connections
             time.sleep(1.0)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import threading
 from collections import OrderedDict
@@ -67,8 +68,9 @@ class SentenceTransformerEmbedder:
         self._lock = threading.Lock()  # one encode at a time keeps latency predictable on 2 cores
         # the same question text comes back often ("my printer won't print", a follow-up enriched the same
         # way): its vector is kept (float32, 1.5 kB each, least recently used dropped first) so the model
-        # runs once for it; the model is deterministic, so a kept vector is the one it would compute again
-        self._query_cache: OrderedDict[str, object] = OrderedDict()
+        # runs once for it; the model is deterministic, so a kept vector is the one it would compute again.
+        # Keyed by a hash of the text, like the redactor's cache: no question text is kept in memory.
+        self._query_cache: OrderedDict[bytes, object] = OrderedDict()
         self._query_cache_size = max(0, query_cache_size)
         self._cache_lock = threading.Lock()
 
@@ -83,16 +85,17 @@ class SentenceTransformerEmbedder:
     def embed_query(self, text: str) -> list[float]:
         if not self._query_cache_size:
             return self.embed_documents([text])[0]
+        key = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=20).digest()
         with self._cache_lock:
-            vector = self._query_cache.get(text)
+            vector = self._query_cache.get(key)
             if vector is not None:
-                self._query_cache.move_to_end(text)
+                self._query_cache.move_to_end(key)
         if vector is None:
             with self._lock:
                 vector = self._model.encode([text], batch_size=self.batch_size, normalize_embeddings=True,
                                             convert_to_numpy=True, show_progress_bar=False)[0]
             with self._cache_lock:
-                self._query_cache[text] = vector
+                self._query_cache[key] = vector
                 while len(self._query_cache) > self._query_cache_size:
                     self._query_cache.popitem(last=False)
         return vector.tolist()  # a new list each time: a caller may change its copy
