@@ -141,6 +141,11 @@ class Settings(BaseSettings):
     embedding_model_path: str | None = Field(
         None, validation_alias=_env("DESKMATE_EMBEDDING_MODEL_PATH"),
         description="Local sentence-transformers model folder; default: the packaged all-MiniLM-L6-v2.")
+    torch_threads: int = Field(
+        1, ge=1, le=64, validation_alias=_env("DESKMATE_TORCH_THREADS"),
+        description=("Threads the embedding model (and a reranker) compute one input with. 1 suits a service: "
+                     "concurrent turns already use the other cores, and on 2 busy cores a second thread cost a "
+                     "query ~15x the CPU for no gain; raise it for a dedicated indexing worker on idle cores."))
     chroma_mode: Literal["persistent", "server"] = Field(
         "persistent", validation_alias=_env("CHROMA_MODE", "DESKMATE_CHROMA_MODE"),
         description="persistent (embedded, under the data dir) or server (Chroma HTTP server).")

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import threading
+from collections import OrderedDict
 from functools import lru_cache
 from pathlib import Path
 from typing import Sequence
@@ -34,10 +36,25 @@ def _load_model(path: str):
     return SentenceTransformer(path, device="cpu")
 
 
+def limit_torch_threads(threads: int) -> None:
+    """Run torch's matrix work on `threads` threads (process-wide). One is the right number for a service
+    on a few cores: a query is one short sequence, and a second intra-op thread mostly spins, waiting for a
+    core the web server's threads and other processes hold; measured on 2 busy cores, a query cost ~130 ms
+    of CPU on two threads and ~8 ms on one, and a batch of chunks was no faster on two (bench/turn_cpu.py)."""
+    import torch
+
+    if threads < 1:
+        raise ValueError(f"torch threads must be at least 1, not {threads}")
+    if torch.get_num_threads() != threads:
+        torch.set_num_threads(threads)
+
+
 class SentenceTransformerEmbedder:
     """Normalised embeddings, so cosine similarity is a dot product and scores are 0..1-ish."""
 
-    def __init__(self, model_path: str | Path | None = None, batch_size: int = 32) -> None:
+    def __init__(self, model_path: str | Path | None = None, batch_size: int = 32, *, threads: int = 1,
+                 query_cache_size: int = 1024) -> None:
+        limit_torch_threads(threads)
         path = str(model_path or packaged_model_path())
         self.model_path = path
         self._model = _load_model(path)
@@ -49,6 +66,13 @@ class SentenceTransformerEmbedder:
         self.max_tokens = int(self._model.max_seq_length)
         self.batch_size = batch_size
         self._lock = threading.Lock()  # one encode at a time keeps latency predictable on 2 cores
+        # the same question text comes back often ("my printer won't print", a follow-up enriched the same
+        # way): its vector is kept (float32, 1.5 kB each, least recently used dropped first) so the model
+        # runs once for it; the model is deterministic, so a kept vector is the one it would compute again.
+        # Keyed by a hash of the text, like the redactor's cache: no question text is kept in memory.
+        self._query_cache: OrderedDict[bytes, object] = OrderedDict()
+        self._query_cache_size = max(0, query_cache_size)
+        self._cache_lock = threading.Lock()
 
     def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
         if not texts:
@@ -59,7 +83,22 @@ class SentenceTransformerEmbedder:
         return vectors.tolist()
 
     def embed_query(self, text: str) -> list[float]:
-        return self.embed_documents([text])[0]
+        if not self._query_cache_size:
+            return self.embed_documents([text])[0]
+        key = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=20).digest()
+        with self._cache_lock:
+            vector = self._query_cache.get(key)
+            if vector is not None:
+                self._query_cache.move_to_end(key)
+        if vector is None:
+            with self._lock:
+                vector = self._model.encode([text], batch_size=self.batch_size, normalize_embeddings=True,
+                                            convert_to_numpy=True, show_progress_bar=False)[0]
+            with self._cache_lock:
+                self._query_cache[key] = vector
+                while len(self._query_cache) > self._query_cache_size:
+                    self._query_cache.popitem(last=False)
+        return vector.tolist()  # a new list each time: a caller may change its copy
 
     def count_tokens(self, text: str) -> int:
         # long texts are counted, not embedded: no "longer than the maximum" warning for them
