@@ -91,7 +91,7 @@ _TOP_K = "SELECT row_id, score FROM scored WHERE score > 0 ORDER BY score DESC, 
 def _search_statement(condition: str):
     """The search for one filter shape (a handful per deployment), built and compiled once."""
     return text(_SCORED.format(scored=_SCORE_ROWS.format(filter=condition)) +
-                f"SELECT c.record, c.doc_id, c.version, s.score / best.score AS share "
+                "SELECT c.record, c.doc_id, c.version, s.score / best.score AS share "
                 f"FROM ({_TOP_K}) s "
                 "JOIN lexical_chunks c ON c.row_id = s.row_id CROSS JOIN best ORDER BY s.score DESC, s.row_id")
 

@@ -312,10 +312,11 @@ def test_the_scores_of_dense_hits_are_index_lookups_even_before_the_planner_has_
     of the collection per chunk; each (chunk, term) posting is looked up by its whole primary key instead."""
     index = PostgresBM25Index(database, "kb")
     fill(index)
+    params = index._params(index._query_terms("connecting printers to the wireless network"),
+                           {"ids": ["vpn-v1-0", "printer-v1-1"]})
     with database.connect() as conn:
-        plan = "\n".join(r[0] for r in conn.execute(text("EXPLAIN " + lexical_postgres._LEXICAL_SCORES.text), index._params(
-            index._query_terms("connecting printers to the wireless network"), {"ids": ["vpn-v1-0", "printer-v1-1"]})))
-    lines = plan.splitlines()
+        lines = [r[0] for r in conn.execute(text("EXPLAIN " + lexical_postgres._LEXICAL_SCORES.text), params)]
+    plan = "\n".join(lines)
     scans = [(line, lines[i + 1]) for i, line in enumerate(lines) if "on lexical_postings" in line]
     assert scans, plan
     for scan, condition in scans:  # keyed on the chunk's row (and the term, for the primary key's order)
