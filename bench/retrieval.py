@@ -291,6 +291,7 @@ def compare_backends(args, settings, embedder) -> dict:
             per_query: dict[str, list[float]] = {}
             results = evaluate_side_by_side(systems, queries, qrels, per_query)
             differing = sum(a != b for a, b in zip(*rankings.values()))
+            differing_top = sum(a[:10] != b[:10] for a, b in zip(*rankings.values()))
             # what the shared index adds to one retrieval, paired query by query (robust to a busy machine)
             extra = [pg - mem for mem, pg in zip(*per_query.values())]
             lexical = lexical_latency({"embedded (in-process BM25)": embedded, "postgres (shared BM25)": shared},
@@ -304,10 +305,12 @@ def compare_backends(args, settings, embedder) -> dict:
             print(f"  lexical search alone, {name}: p50 {figure['p50_ms']:.2f} ms, p95 {figure['p95_ms']:.2f} ms")
         added = {"p50_ms": round(statistics.median(extra), 2), "p95_ms": round(percentile(extra, 95), 2)}
         print(f"  postgres minus embedded, same query: p50 {added['p50_ms']:+.2f} ms, p95 {added['p95_ms']:+.2f} ms")
-        print(f"  queries whose ranked sections differ between the two: {differing} of {len(queries)}")
+        print(f"  queries whose ranked sections differ between the two: {differing} of {len(queries)} "
+              f"({differing_top} within the first 10)")
         print()
         figures[split] = {"pipeline": results, "lexical_search": lexical, "postgres_extra": added,
-                          "fill_ms": round(fill_ms), "rankings_differing": differing}
+                          "fill_ms": round(fill_ms), "rankings_differing": differing,
+                          "rankings_differing_top10": differing_top}
     return figures
 
 
