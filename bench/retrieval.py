@@ -252,6 +252,16 @@ def print_table(title: str, rows: list[tuple[str, dict[str, float] | None]]) -> 
               f"{r['ans@5']:>6.3f} {r['p50_ms']:>7.1f} {r['p95_ms']:>7.1f}")
 
 
+def _recording(system: System, ranked: list[list[str]]) -> System:
+    """The system, keeping each query's ranked sections (the backends must rank alike, not just score alike)."""
+    def run(text: str):
+        sections, answer = system(text)
+        ranked.append(sections)
+        return sections, answer
+
+    return run
+
+
 def compare_backends(args, settings, embedder) -> dict:
     """--backend postgres: per split, the embedded and the Postgres lexical index side by side."""
     from app.adapters.lexical_index import HybridIndex
@@ -276,8 +286,12 @@ def compare_backends(args, settings, embedder) -> dict:
                                                                                   args.candidates), embedder),
                        "postgres (shared BM25)": deskmate_system(base_context(shared, embedder, settings,
                                                                               args.candidates), embedder)}
+            rankings: dict[str, list[list[str]]] = {name: [] for name in systems}
+            systems = {name: _recording(system, rankings[name]) for name, system in systems.items()}
             per_query: dict[str, list[float]] = {}
             results = evaluate_side_by_side(systems, queries, qrels, per_query)
+            differing = sum(a != b for a, b in zip(*rankings.values()))
+            differing_top = sum(a[:10] != b[:10] for a, b in zip(*rankings.values()))
             # what the shared index adds to one retrieval, paired query by query (robust to a busy machine)
             extra = [pg - mem for mem, pg in zip(*per_query.values())]
             lexical = lexical_latency({"embedded (in-process BM25)": embedded, "postgres (shared BM25)": shared},
@@ -291,9 +305,12 @@ def compare_backends(args, settings, embedder) -> dict:
             print(f"  lexical search alone, {name}: p50 {figure['p50_ms']:.2f} ms, p95 {figure['p95_ms']:.2f} ms")
         added = {"p50_ms": round(statistics.median(extra), 2), "p95_ms": round(percentile(extra, 95), 2)}
         print(f"  postgres minus embedded, same query: p50 {added['p50_ms']:+.2f} ms, p95 {added['p95_ms']:+.2f} ms")
+        print(f"  queries whose ranked sections differ between the two: {differing} of {len(queries)} "
+              f"({differing_top} within the first 10)")
         print()
         figures[split] = {"pipeline": results, "lexical_search": lexical, "postgres_extra": added,
-                          "fill_ms": round(fill_ms)}
+                          "fill_ms": round(fill_ms), "rankings_differing": differing,
+                          "rankings_differing_top10": differing_top}
     return figures
 
 

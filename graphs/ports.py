@@ -7,6 +7,7 @@ the scripted doubles. The graph never knows which one it was given.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from contextlib import AbstractContextManager
 from typing import Any, Literal, Protocol, Sequence, runtime_checkable
 
 from graphs.records import (ChunkRecord, DocumentInfo, ParsedDocument, QueryCoverage, RetrievedChunk, StatusReport, Ticket,
@@ -189,6 +190,16 @@ class LexicalIndex(Protocol):
 
     def lexical_scores(self, text: str, chunk_ids: Sequence[str]) -> dict[str, float]:
         """The same 0..1 BM25 share for given chunks (dense-only candidates get their lexical evidence)."""
+        ...
+
+    def search_scored(self, text: str, k: int, where: dict[str, Any] | None = None,
+                      chunk_ids: Sequence[str] = ()) -> tuple[list[RetrievedChunk], dict[str, float]]:
+        """`search` and `lexical_scores(text, chunk_ids)` in one call: one round trip on a shared index."""
+        ...
+
+    def reading(self) -> AbstractContextManager[None]:
+        """A block whose reads share what they can (one database connection on a shared index): a retrieval
+        makes several lexical calls."""
         ...
 
     def neighbours(self, chunk_id: str, radius: int) -> list[RetrievedChunk]:

@@ -18,6 +18,7 @@ The ranking value equals the score under weighted fusion and is the reciprocal-r
 from __future__ import annotations
 
 import logging
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import Sequence
 
@@ -193,12 +194,13 @@ def _candidates(ctx: SupportContext, query: str, embedding: Sequence[float],
     dense = ctx.index.query(embedding, k=ctx.candidate_k, where=where)
     if not (config.lexical and ctx.lexical is not None):
         return dense_only(dense)
-    lexical = ctx.lexical.search(query, ctx.candidate_k, where=where)
     dense_ids = {h["chunk_id"] for h in dense}
+    # the dense hits' BM25 shares come with the search (one call): those the search returned are not used
+    lexical, shares = ctx.lexical.search_scored(query, ctx.candidate_k, where=where, chunk_ids=sorted(dense_ids))
     lexical_ids = {h["chunk_id"] for h in lexical}
     return fuse(dense, lexical,
                 dense_scores=ctx.index.similarities(embedding, sorted(lexical_ids - dense_ids)),
-                lexical_scores=ctx.lexical.lexical_scores(query, sorted(dense_ids - lexical_ids)),
+                lexical_scores={cid: share for cid, share in shares.items() if cid not in lexical_ids},
                 config=config)
 
 
@@ -213,20 +215,24 @@ def search_chunks(ctx: SupportContext, query: str, embedding: Sequence[float], *
     config = ctx.retrieval
     search_filter = search_filter or SearchFilter()
     allowed = access_where(groups)
-    ranking = _candidates(ctx, query, embedding, combine_where(allowed, primary_where(search_filter)))
-    if not ranking.chunks and search_filter.primary and search_filter.secondary:
-        # nothing matches the primary fields → any document matching a secondary value
-        ranking = _candidates(ctx, query, embedding, combine_where(allowed, fallback_where(search_filter)))
-    ranking.chunks = [c for c in ranking.chunks if fits_os(c, user_os)]
-    ranking = boost_secondary(ranking, search_filter, config.secondary_boost)
-    if config.aggregate_sections:
-        ranking = aggregate_sections(ranking, max_per_section=config.max_chunks_per_section,
-                                     bonus=config.section_bonus)
-    if (config.neighbour_radius > 0 and ctx.lexical is not None and ranking.chunks
-            and ranking.chunks[0]["score"] >= ctx.min_score):
-        found = ctx.lexical.neighbours(ranking.chunks[0]["chunk_id"], config.neighbour_radius)
-        ranking = expand_neighbours(ranking, [c for c in found if fits_os(c, user_os)],
-                                    decay=config.neighbour_decay)
+    # a shared lexical index holds one connection for the calls below (search and scores, neighbours), and
+    # gives it back before the reranker runs
+    lexical_reads = ctx.lexical is not None and (config.lexical or config.neighbour_radius > 0)
+    with ctx.lexical.reading() if lexical_reads else nullcontext():
+        ranking = _candidates(ctx, query, embedding, combine_where(allowed, primary_where(search_filter)))
+        if not ranking.chunks and search_filter.primary and search_filter.secondary:
+            # nothing matches the primary fields → any document matching a secondary value
+            ranking = _candidates(ctx, query, embedding, combine_where(allowed, fallback_where(search_filter)))
+        ranking.chunks = [c for c in ranking.chunks if fits_os(c, user_os)]
+        ranking = boost_secondary(ranking, search_filter, config.secondary_boost)
+        if config.aggregate_sections:
+            ranking = aggregate_sections(ranking, max_per_section=config.max_chunks_per_section,
+                                         bonus=config.section_bonus)
+        if (config.neighbour_radius > 0 and ctx.lexical is not None and ranking.chunks
+                and ranking.chunks[0]["score"] >= ctx.min_score):
+            found = ctx.lexical.neighbours(ranking.chunks[0]["chunk_id"], config.neighbour_radius)
+            ranking = expand_neighbours(ranking, [c for c in found if fits_os(c, user_os)],
+                                        decay=config.neighbour_decay)
     if ctx.reranker is not None and ranking.chunks:
         pool = ranking.chunks[: config.rerank_top_n]
         ranking = rerank(ranking, query, ctx.reranker.score(query, [passage(c) for c in pool]), config.rerank_top_n)

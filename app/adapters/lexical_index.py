@@ -22,6 +22,7 @@ import re
 import threading
 import time
 from collections import Counter
+from contextlib import AbstractContextManager, nullcontext
 from typing import Any, Mapping, Sequence
 
 import numpy as np
@@ -283,6 +284,16 @@ class BM25Index:
             hits = [h for h in hits if active.get(h["doc_id"]) == self._versions.get(h["doc_id"])]
         return hits
 
+    def search_scored(self, text: str, k: int, where: Mapping[str, Any] | None = None,
+                      active: Mapping[str, str] | None = None,
+                      chunk_ids: Sequence[str] = ()) -> tuple[list[RetrievedChunk], dict[str, float]]:
+        """`search` and `lexical_scores(text, chunk_ids)` (one call for a retrieval; in process, just both)."""
+        return self.search(text, k, where, active), self.lexical_scores(text, chunk_ids)
+
+    def reading(self) -> AbstractContextManager[None]:
+        """Nothing to hold in process (the Postgres index holds one connection for a retrieval's reads)."""
+        return nullcontext()
+
     def lexical_scores(self, text: str, chunk_ids: Sequence[str]) -> dict[str, float]:
         terms = self._tokenize(text)
         with self._lock:
@@ -401,6 +412,8 @@ class HybridIndex:
             held = self.lexical.versions()
             brought = self._bring(_differing(held, active), active, recheck=True)
             self._followed = active
+            if brought > BULK_READ_DOCS:  # a first start: the planner's statistics still describe empty tables
+                self.lexical.analyze()
         log.info("lexical index in step with Chroma: %d of %d documents re-read in %.0f ms",
                  brought, len(active), (time.perf_counter() - started) * 1000)
         return brought
@@ -466,8 +479,16 @@ class HybridIndex:
         active = self._follow_manifest()
         return self.lexical.search(text, k, where, active=active)
 
+    def search_scored(self, text: str, k: int, where: dict[str, Any] | None = None,
+                      chunk_ids: Sequence[str] = ()) -> tuple[list[RetrievedChunk], dict[str, float]]:
+        active = self._follow_manifest()
+        return self.lexical.search_scored(text, k, where, active=active, chunk_ids=chunk_ids)
+
     def lexical_scores(self, text: str, chunk_ids: Sequence[str]) -> dict[str, float]:
         return self.lexical.lexical_scores(text, chunk_ids)
+
+    def reading(self) -> AbstractContextManager[None]:
+        return self.lexical.reading()
 
     def neighbours(self, chunk_id: str, radius: int) -> list[RetrievedChunk]:
         return self.lexical.neighbours(chunk_id, radius)

@@ -19,8 +19,10 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+import threading
 from collections import Counter
-from typing import Any, Mapping, Sequence
+from contextlib import contextmanager
+from typing import Any, Iterator, Mapping, Sequence
 
 from sqlalchemy import text
 from sqlalchemy.engine import Connection
@@ -37,7 +39,8 @@ from graphs.records import ChunkRecord, QueryCoverage, RetrievedChunk
 MAX_TERM_CHARS = 200
 MAX_QUERY_TERMS = 256  # a pasted log line as a query stays one bounded statement
 
-# BM25 of every chunk holding one of the query's terms, in one statement; `:filter` narrows the chunks.
+# BM25 of every chunk holding one of the query's terms, in one statement; `scored` is _SCORE_ROWS with a
+# filter narrowing the chunks.
 # The same formula as BM25Index._score_all: idf(n, df) · tf · (k1 + 1) / (tf + k1 · (1 − b + b · len / avgdl)),
 # and the share of the best score any chunk could reach, Σ idf · (k1 + 1) over the query's distinct terms.
 _SCORED = """
@@ -53,7 +56,10 @@ WITH stats AS (
                WHERE collection = :collection AND term = ANY(CAST(:terms AS text[]))) t ON t.term = q.term
 ), best AS (
     SELECT COALESCE(NULLIF(sum(idf) * (:k1 + 1), 0), 1.0::float8) AS score FROM weights
-), scored AS (
+), scored AS ({scored})"""
+
+# the BM25 of each chunk passing `filter`, summed over the postings of the query's terms
+_SCORE_ROWS = """
     SELECT p.row_id,
            sum(w.idf * p.tf * (:k1 + 1) / (p.tf + :k1 * (1 - :b + :b * p.length / s.avgdl))) AS score
     FROM lexical_postings p
@@ -61,26 +67,56 @@ WITH stats AS (
     CROSS JOIN stats s
     WHERE p.collection = :collection AND p.term = ANY(CAST(:terms AS text[])) AND {filter}
     GROUP BY p.row_id
-)
 """
+# the same for given chunks, each (chunk, term) posting looked up by the postings' whole primary key
+# (collection, term, row; OFFSET 0 keeps the lookup from being flattened into a join the planner may reorder):
+# a few index probes per chunk whatever the statistics say. As a join filtered on the row, a freshly filled
+# index (no ANALYZE yet) was planned as a walk over the collection's postings per chunk: 12 ms, not 0.6.
+_SCORE_IDS = """
+    SELECT c.row_id,
+           sum(w.idf * p.tf * (:k1 + 1) / (p.tf + :k1 * (1 - :b + :b * p.length / s.avgdl))) AS score
+    FROM lexical_chunks c
+    CROSS JOIN weights w
+    CROSS JOIN LATERAL (SELECT tf, length FROM lexical_postings
+                        WHERE collection = c.collection AND term = w.term AND row_id = c.row_id OFFSET 0) p
+    CROSS JOIN stats s
+    WHERE c.collection = :collection AND c.chunk_id = ANY(CAST(:ids AS text[]))
+    GROUP BY c.row_id
+"""
+# the top k rows are picked from the postings before their chunks' records are read
+_TOP_K = "SELECT row_id, score FROM scored WHERE score > 0 ORDER BY score DESC, row_id LIMIT :k"
 
 
 @functools.lru_cache(maxsize=64)
 def _search_statement(condition: str):
-    """The search for one filter shape (a handful per deployment), built and compiled once: the top k rows are
-    picked from the postings before their chunks' records are read."""
-    return text(_SCORED.format(filter=condition) +
+    """The search for one filter shape (a handful per deployment), built and compiled once."""
+    return text(_SCORED.format(scored=_SCORE_ROWS.format(filter=condition)) +
                 "SELECT c.record, c.doc_id, c.version, s.score / best.score AS share "
-                "FROM (SELECT row_id, score FROM scored WHERE score > 0 ORDER BY score DESC, row_id LIMIT :k) s "
+                f"FROM ({_TOP_K}) s "
                 "JOIN lexical_chunks c ON c.row_id = s.row_id CROSS JOIN best ORDER BY s.score DESC, s.row_id")
 
 
 _LEXICAL_SCORES = text(
-    _SCORED.format(filter="p.row_id IN (SELECT row_id FROM lexical_chunks WHERE collection = :collection "
-                          "AND chunk_id = ANY(:ids))") +
+    _SCORED.format(scored=_SCORE_IDS) +
     "SELECT c.chunk_id, COALESCE(s.score, 0) / best.score AS share FROM lexical_chunks c "
     "LEFT JOIN scored s ON s.row_id = c.row_id CROSS JOIN best "
-    "WHERE c.collection = :collection AND c.chunk_id = ANY(:ids)")
+    "WHERE c.collection = :collection AND c.chunk_id = ANY(CAST(:ids AS text[]))")
+
+
+@functools.lru_cache(maxsize=64)
+def _search_scored_statement(condition: str):
+    """A search and the shares of given chunks in one statement (one round trip, the query's weights computed
+    once): the search's hits first, best first (part 0), then one row per given chunk that exists (part 1)."""
+    return text(
+        _SCORED.format(scored=_SCORE_ROWS.format(filter=condition)) +
+        f", scored_ids AS ({_SCORE_IDS}), top AS ({_TOP_K}) "
+        "SELECT 0 AS part, c.record, c.doc_id, c.version, c.chunk_id, t.score / best.score AS share, "
+        "t.score AS rank, t.row_id FROM top t JOIN lexical_chunks c ON c.row_id = t.row_id CROSS JOIN best "
+        "UNION ALL "
+        "SELECT 1, NULL, NULL, NULL, c.chunk_id, COALESCE(s.score, 0) / best.score, 0, c.row_id "
+        "FROM lexical_chunks c LEFT JOIN scored_ids s ON s.row_id = c.row_id CROSS JOIN best "
+        "WHERE c.collection = :collection AND c.chunk_id = ANY(CAST(:ids AS text[])) "
+        "ORDER BY part, rank DESC, row_id")
 
 
 def stored_term(term: str) -> str:
@@ -139,6 +175,7 @@ class PostgresBM25Index:
         self.collection = collection
         self._tokenize = tokenizer or Tokenizer()
         self.k1, self.b = k1, b
+        self._held = threading.local()  # this thread's connection while `reading()` holds one
 
     def _terms(self, text_: str) -> list[str]:
         return [stored_term(t) for t in self._tokenize(text_)]
@@ -244,15 +281,49 @@ class PostgresBM25Index:
                 "total_length = lexical_stats.total_length + excluded.total_length"),
                 {"collection": self.collection, "chunks": chunks, "length": length})
 
-    # --- reads ------------------------------------------------------------------------------
-    def versions(self) -> dict[str, str]:
+    def analyze(self) -> None:
+        """Refresh the planner's statistics of the lexical tables. After a start-up fill the tables went from
+        empty to full faster than autovacuum looks (a minute or more), and a plan made for empty tables walks
+        every chunk of the collection where an index lookup of a few rows was meant."""
         with self._db.connect() as conn:
+            conn.execution_options(isolation_level="AUTOCOMMIT")
+            for table in ("lexical_chunks", "lexical_postings", "lexical_terms", "lexical_values"):
+                conn.execute(text(f"ANALYZE {table}"))
+
+    # --- reads ------------------------------------------------------------------------------
+    @contextmanager
+    def reading(self) -> Iterator[None]:
+        """Hold one pooled connection for every read of this thread until the block ends: a retrieval's
+        lexical calls (search, scores, neighbours, coverage) then cost one checkout — one pre-ping — instead of
+        one each. The connection is in autocommit: each read is one statement, which sees the same committed
+        data as it would in a READ COMMITTED transaction, without the BEGIN and ROLLBACK round trips. A server
+        that went away is DatabaseUnavailable (503), as for every other store; nested blocks share the outer
+        connection."""
+        if getattr(self._held, "conn", None) is not None:
+            yield
+            return
+        with self._db.connect() as conn:
+            conn.execution_options(isolation_level="AUTOCOMMIT")
+            self._held.conn = conn
+            try:
+                yield
+            finally:
+                self._held.conn = None
+
+    @contextmanager
+    def _read(self) -> Iterator[Connection]:
+        """The connection `reading()` holds, or one of the read's own (the same autocommit checkout)."""
+        with self.reading():
+            yield self._held.conn
+
+    def versions(self) -> dict[str, str]:
+        with self._read() as conn:
             return dict(conn.execute(text(
                 "SELECT doc_id, version FROM lexical_documents WHERE collection = :collection"),
                 {"collection": self.collection}).all())
 
     def count(self) -> int:
-        with self._db.connect() as conn:
+        with self._read() as conn:
             return int(conn.execute(text("SELECT chunks FROM lexical_stats WHERE collection = :collection"),
                                     {"collection": self.collection}).scalar() or 0)
 
@@ -267,16 +338,33 @@ class PostgresBM25Index:
             return []
         clause = _Where()
         condition = clause.sql(where)
-        with self._db.connect() as conn:
+        with self._read() as conn:
             rows = conn.execute(_search_statement(condition), self._params(terms, {"k": k, **clause.params})).all()
         return [lexical_hit(json.loads(row.record), float(row.share)) for row in rows
                 if active is None or active.get(row.doc_id) == row.version]
+
+    def search_scored(self, text_: str, k: int, where: Mapping[str, Any] | None = None,
+                      active: Mapping[str, str] | None = None,
+                      chunk_ids: Sequence[str] = ()) -> tuple[list[RetrievedChunk], dict[str, float]]:
+        """`search` and `lexical_scores(text_, chunk_ids)` in one statement: a retrieval needs the BM25 share of
+        its dense candidates the search did not return."""
+        terms = self._query_terms(text_)
+        if not terms or k <= 0 or not chunk_ids:  # one side is empty or a constant: no shared work to save
+            return self.search(text_, k, where, active), self.lexical_scores(text_, chunk_ids)
+        clause = _Where()
+        condition = clause.sql(where)
+        with self._read() as conn:
+            rows = conn.execute(_search_scored_statement(condition),
+                                self._params(terms, {"k": k, "ids": list(chunk_ids), **clause.params})).all()
+        hits = [lexical_hit(json.loads(row.record), float(row.share)) for row in rows
+                if row.part == 0 and (active is None or active.get(row.doc_id) == row.version)]
+        return hits, {row.chunk_id: round(float(row.share), 4) for row in rows if row.part == 1}
 
     def lexical_scores(self, text_: str, chunk_ids: Sequence[str]) -> dict[str, float]:
         if not chunk_ids:
             return {}
         terms = self._query_terms(text_)
-        with self._db.connect() as conn:
+        with self._read() as conn:
             rows = conn.execute(_LEXICAL_SCORES, self._params(terms, {"ids": list(chunk_ids)})).all()
         return {chunk_id: round(float(share), 4) if terms else 0.0 for chunk_id, share in rows}
 
@@ -284,7 +372,7 @@ class PostgresBM25Index:
         """How much of a query the corpus and given documents hold (lexical_index.coverage)."""
         terms = list(dict.fromkeys(self._terms(text_)))[:MAX_QUERY_TERMS]
         params = {"collection": self.collection, "terms": terms, "docs": list(doc_ids)}
-        with self._db.connect() as conn:
+        with self._read() as conn:
             n = conn.execute(text("SELECT chunks FROM lexical_stats WHERE collection = :collection"),
                              params).scalar() or 0
             dfs = dict(conn.execute(text(
@@ -301,7 +389,7 @@ class PostgresBM25Index:
 
     def document_chunks(self, doc_id: str) -> list[RetrievedChunk]:
         """Every chunk of a document's held version, in document order (score 0)."""
-        with self._db.connect() as conn:
+        with self._read() as conn:
             records = conn.execute(text(
                 "SELECT record FROM lexical_chunks WHERE collection = :collection AND doc_id = :doc "
                 "ORDER BY chunk_index"), {"collection": self.collection, "doc": doc_id}).scalars()
@@ -310,7 +398,7 @@ class PostgresBM25Index:
     def neighbours(self, chunk_id: str, radius: int) -> list[RetrievedChunk]:
         if radius <= 0:
             return []
-        with self._db.connect() as conn:
+        with self._read() as conn:
             rows = conn.execute(text(
                 "SELECT c.record AS own, n.record FROM lexical_chunks c JOIN lexical_chunks n "
                 "ON n.collection = c.collection AND n.doc_id = c.doc_id AND n.row_id <> c.row_id "

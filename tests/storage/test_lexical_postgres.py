@@ -6,14 +6,15 @@ from __future__ import annotations
 import threading
 
 import pytest
-from sqlalchemy import text
+from sqlalchemy import event, text
 
-from app.adapters import lexical_index
+from app.adapters import lexical_index, lexical_postgres
 from app.adapters.lexical_index import BULK_READ_DOCS, BM25Index, HybridIndex
 from app.adapters.lexical_postgres import PostgresBM25Index, UnsupportedFilter
 from app.adapters.vector_index import ChromaVectorIndex, make_client
 from app.settings import Settings
 from app.storage import Database
+from app.storage.database import DatabaseUnavailable
 from graphs.filters import access_where, combine_where, fallback_where, parse_filter, primary_where
 from tests.unit.test_lexical_index import chunk, info
 
@@ -71,6 +72,13 @@ def assert_same_results(memory: BM25Index, shared: PostgresBM25Index) -> None:
             assert [s for _, s in found] == pytest.approx([s for _, s in expected], abs=2e-4), (query, where)
         ids = ["vpn-v1-0", "wifi-v1-0", "printer-v1-1", "payroll-v1-0", "missing"]
         assert shared.lexical_scores(query, ids) == pytest.approx(memory.lexical_scores(query, ids), abs=2e-4)
+        for where in WHERES:  # a search with the scores of given chunks, in one statement: the two calls' results
+            for k, wanted in ((10, ids), (2, ids), (10, ["printer-v1-1"]), (10, []), (0, ids)):
+                hits, scores = shared.search_scored(query, k, where, chunk_ids=wanted)
+                assert hits == shared.search(query, k, where) and scores == shared.lexical_scores(query, wanted)
+                if k != 2:  # a tie at the cut may keep either chunk, in either index
+                    assert ranked(hits) == ranked(memory.search(query, k, where)), (query, where, k)
+                assert scores == pytest.approx(memory.lexical_scores(query, wanted), abs=2e-4)
         docs = ["vpn", "password", "printer", "nothing"]
         expected_coverage, coverage = memory.query_coverage(query, docs), shared.query_coverage(query, docs)
         assert coverage == expected_coverage, query
@@ -229,6 +237,10 @@ def test_the_first_server_mode_start_fills_the_shared_index_from_an_embedded_chr
         assert ranked(shared.search("topic7 topic42", 5)) == ranked(embedded.search("topic7 topic42", 5))
         assert len(shared.search("topic7 topic42", 5)) == 4
         assert shared.sync_lexical() == 0
+        with database.connect() as conn:  # the filled tables' statistics were refreshed: plans for their size
+            analyzed = dict(conn.execute(text(
+                "SELECT relname, analyze_count FROM pg_stat_user_tables WHERE relname LIKE 'lexical_%'")).all())
+        assert all(analyzed[t] >= 1 for t in ("lexical_chunks", "lexical_postings", "lexical_terms")), analyzed
     finally:
         database.close()
 
@@ -264,6 +276,52 @@ def test_a_running_replica_catches_up_a_lag_that_outlasts_the_grace_period(tmp_p
         assert index.lexical.versions() == {"vpn": "v2"}
     finally:
         database.close()
+
+
+def test_a_retrievals_lexical_reads_share_one_connection_and_a_dropped_one_is_a_clear_outage(database):
+    index = PostgresBM25Index(database, "kb")
+    fill(index)
+    checkouts = []
+    event.listen(database.engine, "checkout", lambda *_: checkouts.append(1))
+    with index.reading():
+        with index.reading():  # a nested block (another node's reads) shares it too
+            hits, _ = index.search_scored("connect the vpn client", 10, access_where(frozenset()),
+                                          chunk_ids=["printer-v1-0"])
+        index.neighbours(hits[0]["chunk_id"], 1)
+        index.query_coverage("connect the vpn client", ["vpn"])
+        index.document_chunks("vpn")
+    assert len(checkouts) == 1
+    index.search("vpn", 5)
+    index.neighbours("vpn-v1-0", 1)
+    assert len(checkouts) == 3  # outside a block, each read checks one out (and gives it back)
+
+    # the server drops the held connection (a restart, an idle timeout): the read fails fast and says so …
+    with pytest.raises(DatabaseUnavailable, match="went away"):
+        with index.reading():
+            pid = index._held.conn.execute(text("SELECT pg_backend_pid()")).scalar()
+            with database.connect() as admin:
+                assert admin.execute(text("SELECT pg_terminate_backend(:pid)"), {"pid": pid}).scalar()
+            index.search("vpn", 5)
+    # … and the next retrieval is served on a live connection, without a restart
+    with index.reading():
+        assert index.search("vpn", 5)[0]["doc_id"] == "vpn"
+
+
+def test_the_scores_of_dense_hits_are_index_lookups_even_before_the_planner_has_statistics(database):
+    """Right after a fill, before any ANALYZE, a join on the chunk's row was planned as a walk over every posting
+    of the collection per chunk; each (chunk, term) posting is looked up by its whole primary key instead."""
+    index = PostgresBM25Index(database, "kb")
+    fill(index)
+    params = index._params(index._query_terms("connecting printers to the wireless network"),
+                           {"ids": ["vpn-v1-0", "printer-v1-1"]})
+    with database.connect() as conn:
+        lines = [r[0] for r in conn.execute(text("EXPLAIN " + lexical_postgres._LEXICAL_SCORES.text), params)]
+    plan = "\n".join(lines)
+    scans = [(line, lines[i + 1]) for i, line in enumerate(lines) if "on lexical_postings" in line]
+    assert scans, plan
+    for scan, condition in scans:  # keyed on the chunk's row (and the term, for the primary key's order)
+        assert "Index Cond" in condition and "row_id = " in condition, plan
+        assert "lexical_postings_pkey" not in scan or "term = " in condition, plan
 
 
 def test_filters_outside_the_search_language_are_refused_not_ignored(database):
