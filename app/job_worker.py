@@ -141,6 +141,8 @@ class JobWorker:
             self.current = None
         if outcome["state"] != "done" and job["kind"] == "index_upload":
             forget_unused_original(self.resources, job["payload"])
+        if outcome["state"] != "done" and job["kind"] == "sync_source":
+            end_source_sync(self.resources, outcome)
         log.info("job %s (%s) %s in %.1f s", job["id"], job["kind"], outcome["state"], time.monotonic() - started)
         return outcome
 
@@ -173,10 +175,13 @@ class JobWorker:
         try:
             return sync_source(source_id, store=store, indexer=self.resources.indexer.observed(progress),
                                build_connector=build_connector)
-        except JobInterrupted as exc:
-            store.update(source_id, status="error", last_error="The sync was cancelled." if isinstance(
-                exc, JobCancelled) else "The sync was interrupted; it runs again.")
+        except JobCancelled:
+            store.update(source_id, status="error", last_error="The sync was cancelled.")
             raise
+        except WorkerStopping:  # the job goes back to the queue: the source waits for it, as queued
+            store.update(source_id, status="queued", last_error="The sync was interrupted; it runs again.")
+            raise
+        # JobLeaseLost: another worker runs this sync now and records its state; nothing to write here
 
     def _sync_kb(self, job: dict, progress: Callable[[int, int], None]) -> dict:
         from app.resources import sync_bundled_kb
@@ -196,6 +201,17 @@ def forget_unused_original(resources, payload: dict) -> None:
             resources.originals.drop(payload["doc_id"], payload["version"])
     except (DeskmateError, DatabaseUnavailable) as exc:  # kept; the next upload of the document replaces it
         log.warning("could not drop the unused upload of %s: %s", payload["doc_id"], exc)
+
+
+def end_source_sync(resources, job: dict) -> None:
+    """A `sync_source` job that failed or was cancelled without the sync recording it (a worker killed for the
+    last time, an error before the sync began): its source shows the job's error instead of "syncing"."""
+    if job["kind"] != "sync_source" or job["state"] not in ("failed", "cancelled") or resources.sources is None:
+        return
+    source_id = job["payload"].get("source_id")
+    error = job.get("error") or f"The sync's job {job['state']}."
+    if source_id and resources.sources.end_sync(source_id, f"{error} (job {job['id']})"):
+        log.warning("source %s: its sync job %s %s: %s", source_id, job["id"], job["state"], error)
 
 
 def enqueue_index(resources, source: str, filename: str, data: bytes, document_context: dict, *,
