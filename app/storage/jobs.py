@@ -103,6 +103,28 @@ class JobQueue:
                          .values(cancel_requested=1))
         return self.get(job_id)
 
+    def uploads_of(self, doc_id: str) -> list[dict]:
+        """Queued or running `index_upload` jobs of one document id (in any collection)."""
+        return [job for job in self.active("index_upload") if job["payload"].get("doc_id") == doc_id]
+
+    def supersede(self, job_id: str, reason: str) -> dict:
+        """Cancel a job because what it would write is no longer wanted (its document was deleted): a queued
+        job now, a running one at its next chunk batch or before its switch; `reason` is its error either way."""
+        now = time.time()
+        with self.database.begin() as conn:
+            conn.execute(update(jobs).where(jobs.c.id == job_id, jobs.c.state == "queued")
+                         .values(state="cancelled", finished_at=now, error=reason))
+            conn.execute(update(jobs).where(jobs.c.id == job_id, jobs.c.state == "running")
+                         .values(cancel_requested=1, error=reason))
+        return self.get(job_id)
+
+    def supersede_finished(self, job_id: str, reason: str) -> bool:
+        """A job that finished `done` just before it saw its cancellation, whose work was then undone (the
+        document it indexed was deleted again): recorded as cancelled, with `reason`."""
+        with self.database.begin() as conn:
+            return conn.execute(update(jobs).where(jobs.c.id == job_id, jobs.c.state == "done")
+                                .values(state="cancelled", error=reason, result=None)).rowcount == 1
+
     # --- workers --------------------------------------------------------------------------------------
     def claim(self, worker: str, *, ids: list[str] | None = None) -> dict | None:
         """Take the oldest queued job (of `ids`, when given) for `worker`; None when there is none."""
