@@ -227,7 +227,7 @@ def run_replica(args) -> int:
               f"  p95 {percentile(latencies, 95):7.1f} ms  errors {len(results.errors)}  (load {load:.2f})")
         for error in results.errors[:3]:
             print("   ", error)
-    print(f"upload job on the worker       : {chunks} chunks in {seconds:.1f} s = {chunks / seconds:.1f} chunks/s "
+    print(f"upload job on the worker     : {chunks} chunks in {seconds:.1f} s = {chunks / seconds:.1f} chunks/s "
           f"(claim, parse, chunk, embed, store)")
     print(f"machine load average at the end: {', '.join(f'{x:.2f}' for x in os.getloadavg())} "
           f"(other programs share these {os.cpu_count()} cores)")
