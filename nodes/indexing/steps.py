@@ -156,7 +156,14 @@ def store(state: IndexingState, runtime: Runtime[IndexingContext]) -> dict:
     """Switch the document to its new version in one step: readers never see a mix."""
     info = document_info(state)
     if state.get("staged"):  # its chunks were written while it was embedded: only the switch is left
-        runtime.context.index.switch_document(info, state["chunks"], state["embeddings"])
+        try:
+            runtime.context.index.switch_document(info, state["chunks"], state["embeddings"])
+        except Exception:
+            try:
+                runtime.context.index.discard_staged(state["doc_id"], state["version"])
+            except Exception:  # noqa: BLE001 — left to the start-up sweep; the switch's error is what counts
+                log.warning("could not remove the staged chunks of %s", state["doc_id"], exc_info=True)
+            raise
     else:
         runtime.context.index.replace_document(info, state["chunks"], state["embeddings"])
     return {"document_info": info}
