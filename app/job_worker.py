@@ -114,8 +114,9 @@ class JobWorker:
             finally:
                 beat.stop()  # its last write records the final progress, before the outcome
         except JobCancelled:
-            outcome = self.queue.finish(job["id"], self.name, "cancelled", error="Cancelled while it ran; the "
-                                        "knowledge base was left as it was before.")
+            reason = self.queue.get(job["id"]).get("error")  # superseded: why (the document was deleted)
+            outcome = self.queue.finish(job["id"], self.name, "cancelled", error=reason or "Cancelled while it "
+                                        "ran; the knowledge base was left as it was before.")
         except WorkerStopping:
             self.queue.release(job["id"], self.name)
             log.info("job %s handed back to the queue: this worker is stopping", job["id"])
@@ -141,6 +142,8 @@ class JobWorker:
             self.current = None
         if outcome["state"] != "done" and job["kind"] == "index_upload":
             forget_unused_original(self.resources, job["payload"])
+        if outcome["state"] != "done" and job["kind"] == "sync_source":
+            end_source_sync(self.resources, outcome)
         log.info("job %s (%s) %s in %.1f s", job["id"], job["kind"], outcome["state"], time.monotonic() - started)
         return outcome
 
@@ -173,10 +176,13 @@ class JobWorker:
         try:
             return sync_source(source_id, store=store, indexer=self.resources.indexer.observed(progress),
                                build_connector=build_connector)
-        except JobInterrupted as exc:
-            store.update(source_id, status="error", last_error="The sync was cancelled." if isinstance(
-                exc, JobCancelled) else "The sync was interrupted; it runs again.")
+        except JobCancelled:
+            store.update(source_id, status="error", last_error="The sync was cancelled.")
             raise
+        except WorkerStopping:  # the job goes back to the queue: the source waits for it, as queued
+            store.update(source_id, status="queued", last_error="The sync was interrupted; it runs again.")
+            raise
+        # JobLeaseLost: another worker runs this sync now and records its state; nothing to write here
 
     def _sync_kb(self, job: dict, progress: Callable[[int, int], None]) -> dict:
         from app.resources import sync_bundled_kb
@@ -196,6 +202,49 @@ def forget_unused_original(resources, payload: dict) -> None:
             resources.originals.drop(payload["doc_id"], payload["version"])
     except (DeskmateError, DatabaseUnavailable) as exc:  # kept; the next upload of the document replaces it
         log.warning("could not drop the unused upload of %s: %s", payload["doc_id"], exc)
+
+
+SUPERSEDE_WAIT_S = 30.0  # how long a delete waits for a running upload of its document to stop
+DELETED_WHILE_QUEUED = ("The document was deleted (DELETE /documents/{doc_id}) while this upload was queued or "
+                        "running; it was not indexed. Upload it again to add it back.")
+
+
+def delete_with_uploads(resources, indexer: IndexingService, doc_id: str) -> bool:
+    """Delete a document and cancel the queued or running uploads of it, so none adds it back when it ends.
+
+    Each such job ends `cancelled`, its error saying the document was deleted: a queued one now, a running one
+    at its next chunk batch (or before its switch, which reads the flag itself). A running job is waited for
+    (at most SUPERSEDE_WAIT_S); one that switched just before it saw the flag has its document deleted again
+    and is recorded as cancelled too. False when there was neither a document nor an upload of it."""
+    reason = DELETED_WHILE_QUEUED.format(doc_id=doc_id)
+    uploads = [job for job in resources.jobs.uploads_of(doc_id)
+               if (resources.indexer_for(job["payload"].get("collection") or None) or resources.indexer) is indexer]
+    superseded = [resources.jobs.supersede(job["id"], reason) for job in uploads]
+    deleted = indexer.delete(doc_id)
+    for job in superseded:
+        if job["state"] != "running":
+            continue
+        ended = resources.jobs.wait(job["id"], SUPERSEDE_WAIT_S, poll_s=0.2)
+        if ended["state"] == "done" and resources.jobs.supersede_finished(job["id"], reason):
+            indexer.delete(doc_id)  # it switched before it read the flag: undone
+            log.info("upload job %s finished as its document %s was deleted; deleted again", job["id"], doc_id)
+        elif ended["state"] == "running":
+            log.warning("upload job %s of deleted document %s still runs after %g s; it stops at its next batch",
+                        job["id"], doc_id, SUPERSEDE_WAIT_S)
+    for job in superseded:
+        log.info("upload job %s cancelled: its document %s was deleted", job["id"], doc_id)
+    return deleted or bool(superseded)
+
+
+def end_source_sync(resources, job: dict) -> None:
+    """A `sync_source` job that failed or was cancelled without the sync recording it (a worker killed for the
+    last time, an error before the sync began): its source shows the job's error instead of "syncing"."""
+    if job["kind"] != "sync_source" or job["state"] not in ("failed", "cancelled") or resources.sources is None:
+        return
+    source_id = job["payload"].get("source_id")
+    error = job.get("error") or f"The sync's job {job['state']}."
+    if source_id and resources.sources.end_sync(source_id, f"{error} (job {job['id']})"):
+        log.warning("source %s: its sync job %s %s: %s", source_id, job["id"], job["state"], error)
 
 
 def enqueue_index(resources, source: str, filename: str, data: bytes, document_context: dict, *,
@@ -252,6 +301,8 @@ class _Heartbeat:
             self._base += self._last_total
         self._last_total = total
         self.done, self.total = self._base + done, self._base + total
+        if total and done == total:  # the last batch: read a cancellation now, not at the next beat, so a job
+            self._beat_once()         # whose document was deleted a moment ago does not switch to it
         if self.lost:
             raise JobLeaseLost(self.job_id)
         if self.cancelled:
@@ -259,16 +310,22 @@ class _Heartbeat:
         if self.stopping.is_set():
             raise WorkerStopping(self.job_id)
 
+    def _beat_once(self) -> bool:
+        """Renew the lease and read the cancel flag; False once the job is lost (taken over)."""
+        try:
+            self.cancelled = self.queue.heartbeat(self.job_id, self.worker, done=self.done, total=self.total)
+        except JobLost:
+            self.lost = True
+            return False
+        except (DeskmateError, DatabaseUnavailable) as exc:  # the database blinked: the lease has room for a few misses
+            log.warning("job %s: heartbeat failed: %s", self.job_id, exc)
+        return True
+
     def _beat(self) -> None:
         interval = min(HEARTBEAT_S, self.queue.lease_s / 3)
         while not self._stop.wait(interval):
-            try:
-                self.cancelled = self.queue.heartbeat(self.job_id, self.worker, done=self.done, total=self.total)
-            except JobLost:
-                self.lost = True
+            if not self._beat_once():
                 return
-            except (DeskmateError, DatabaseUnavailable) as exc:  # the database blinked: the lease has room for a few misses
-                log.warning("job %s: heartbeat failed: %s", self.job_id, exc)
         try:  # the final count, so a finished job shows all its chunks
             self.queue.heartbeat(self.job_id, self.worker, done=self.done, total=self.total)
         except (JobLost, DeskmateError, DatabaseUnavailable):

@@ -29,6 +29,7 @@ from app.adapters.tracing import build_tracer
 from app.adapters.vector_index import ChromaVectorIndex, make_client
 from app.chat_service import ChatService
 from app.indexing_service import IndexingService
+from app.job_worker import end_source_sync
 from app.logging_setup import install_log_redaction
 from app.settings import Settings
 from app.storage import Database, database_url_for
@@ -278,13 +279,17 @@ def _build_resources(settings: Settings, *, embedder: Embedder | None = None, ll
         name: IndexingService(indexing_graph, IndexingContext(embedder=embedder, index=extra, parser=parser,
                                                               chunk_max_tokens=settings.chunk_max_tokens), tracer)
         for name, extra in extra_indexes.items()}
-    return Resources(settings=settings, embedder=embedder, index=index, redactor=redactor, llm=llm,
-                     sessions=sessions, tracer=tracer, chat=chat, indexer=indexer, status=status,
-                     tickets=tickets, parser=parser, feedback=feedback, retrieval_context=support_context,
-                     redactors=redactors, traces=traces, policy=policy, indexers=indexers,
-                     sources=_source_store(database), database=database,
-                     jobs=JobQueue(database, lease_s=settings.job_lease_s, max_attempts=settings.job_max_attempts),
-                     originals=OriginalStore(database))
+    resources = Resources(settings=settings, embedder=embedder, index=index, redactor=redactor, llm=llm,
+                         sessions=sessions, tracer=tracer, chat=chat, indexer=indexer, status=status,
+                         tickets=tickets, parser=parser, feedback=feedback, retrieval_context=support_context,
+                         redactors=redactors, traces=traces, policy=policy, indexers=indexers,
+                         sources=_source_store(database), database=database,
+                         jobs=JobQueue(database, lease_s=settings.job_lease_s,
+                                       max_attempts=settings.job_max_attempts),
+                         originals=OriginalStore(database))
+    # a sync whose worker died for the last time ends in the lease sweep, whichever process runs it
+    resources.jobs.on_given_up = lambda job: end_source_sync(resources, job)
+    return resources
 
 
 LEGACY_IMPORTED = "legacy-stores-imported"

@@ -3,6 +3,7 @@
 
     embedded(root)                      one `deskmate serve`, the embedded default (SQLite + Chroma on disk)
     server_mode(root, replicas=2)       N replicas on one scratch Postgres database and one `chroma run`
+    server_mode(root, 1, workers=1)     … and `deskmate worker` processes beside them (they run the uploads)
 
 Both are context managers yielding a `Stack` (its `urls`, its `processes` for CPU/RSS/fd figures); everything
 they start is stopped and the scratch database dropped on exit. The Postgres server is $DESKMATE_TEST_POSTGRES
@@ -79,6 +80,36 @@ def deskmate_serve(data_dir: Path, log_path: Path, settings: dict[str, str]) -> 
     with _process([sys.executable, "-m", "app.cli", "serve", "--port", str(port)], log_path, f"{url}/ready",
                   env) as process:
         yield process, url
+
+
+@contextmanager
+def deskmate_worker(data_dir: Path, log_path: Path, settings: dict[str, str],
+                    timeout_s: float = 600) -> Iterator[subprocess.Popen]:
+    """A `deskmate worker` (server mode: it runs the jobs the replicas queue); yields once it logs that it is
+    ready, and is stopped (SIGTERM: it hands a running job back) on exit."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(_CONFIG_PREFIXES)}
+    env |= {"DESKMATE_DATA_DIR": str(data_dir), "DESKMATE_KB_DIR": ""} | settings
+    with open(log_path, "ab") as log:
+        process = subprocess.Popen([sys.executable, "-m", "app.cli", "worker", "--poll", "0.2"], env=env, cwd=REPO,
+                                   stdout=log, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + timeout_s
+        while " ready:" not in log_path.read_text(errors="replace"):
+            if process.poll() is not None:
+                sys.exit(f"deskmate worker exited with {process.returncode}: "
+                         f"{log_path.read_text(errors='replace')[-2000:]}")
+            if time.monotonic() > deadline:
+                sys.exit(f"deskmate worker not ready within {timeout_s:.0f} s")
+            time.sleep(0.3)
+        yield process
+    finally:
+        if process.poll() is None:
+            process.terminate()
+            try:
+                process.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
 
 
 @contextmanager
@@ -167,9 +198,11 @@ def embedded(root: Path, settings: dict[str, str] | None = None) -> Iterator[Sta
 
 
 @contextmanager
-def server_mode(root: Path, replicas: int, settings: dict[str, str] | None = None) -> Iterator[Stack]:
+def server_mode(root: Path, replicas: int, settings: dict[str, str] | None = None, *,
+                workers: int = 0) -> Iterator[Stack]:
     """`replicas` × `deskmate serve` on one scratch Postgres database and one `chroma run`. The first replica
-    indexes the bundled KB; the others start after it, with no KB dir, and serve what it indexed."""
+    indexes the bundled KB; the others start after it, with no KB dir, and serve what it indexed. `workers`
+    `deskmate worker` processes start after the replicas (in `others` as worker-0, worker-1 …)."""
     root.mkdir(parents=True, exist_ok=True)
     with ExitStack() as stack:
         database_url = stack.enter_context(scratch_database())
@@ -185,4 +218,7 @@ def server_mode(root: Path, replicas: int, settings: dict[str, str] | None = Non
             result.urls.append(url)
             result.replicas.append(psutil.Process(process.pid))
             result.data_dirs.append(data_dir)
+        for i in range(workers):
+            process = stack.enter_context(deskmate_worker(root / f"worker-{i}", root / f"worker-{i}.log", shared))
+            result.others[f"worker-{i}"] = psutil.Process(process.pid)
         yield result

@@ -96,5 +96,6 @@ class IndexingContext:
     chunk_max_tokens: int = 200
     embed_batch_size: int = 32
     # told (chunks embedded, of total) after every batch; what a job reports as progress. It may raise to stop
-    # the run before anything is written (a cancelled job): the store step has not begun yet
+    # the run (a cancelled job) before the store step switches to the new version: the chunks a large document
+    # had already written (invisible, see nodes/indexing/steps.embed) are removed again
     progress: Callable[[int, int], None] | None = None

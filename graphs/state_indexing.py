@@ -26,6 +26,7 @@ class IndexingState(IndexingInput, total=False):
     document: ParsedDocument
     chunks: Annotated[list[ChunkRecord], replace]
     embeddings: Annotated[list[list[float]], replace]
+    staged: bool  # the embed step already wrote the chunks (invisible): the store step only switches
     document_info: DocumentInfo
 
 

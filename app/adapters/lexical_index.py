@@ -142,10 +142,14 @@ class BM25Index:
         self._restricted: set[int] = set()  # rows of documents with an audience
 
     # --- writes -----------------------------------------------------------------------------
-    def replace_document(self, doc_id: str, version: str, chunks: Sequence[ChunkRecord]) -> None:
-        """Make `chunks` the document's only content (the new version)."""
-        prepared = [(lexical_record(c),
-                     Counter(self._tokenize(chunk_text_for_bm25(c)))) for c in chunks]
+    def prepare(self, chunks: Sequence[ChunkRecord]) -> list[tuple[dict[str, Any], Counter]]:
+        """The chunks' records and term counts (the CPU half of a write, done while a document is embedded)."""
+        return [(lexical_record(c), Counter(self._tokenize(chunk_text_for_bm25(c)))) for c in chunks]
+
+    def replace_document(self, doc_id: str, version: str, chunks: Sequence[ChunkRecord],
+                         prepared: list[tuple[dict[str, Any], Counter]] | None = None) -> None:
+        """Make `chunks` the document's only content (the new version); `prepared`: `prepare(chunks)`."""
+        prepared = prepared if prepared is not None else self.prepare(chunks)
         with self._lock:
             self._remove(doc_id)
             rows = [self._add(record, terms) for record, terms in prepared]
@@ -342,6 +346,8 @@ class HybridIndex:
         self.vector = vector
         self.lexical = lexical or BM25Index()
         self._write_lock = threading.RLock()
+        self._staged: dict[str, Any] = {}  # chunk_id → lexical.prepare() of a staged chunk, until its switch
+        self._staged_lock = threading.Lock()
         self._followed: object = None  # the manifest snapshot BM25 was last compared with
         self._lag_seen: dict[tuple[str, str | None], float] = {}  # shared index: differences and when first seen
 
@@ -372,6 +378,31 @@ class HybridIndex:
             self.vector.replace_documents(batch)
             for info, chunks, _ in batch:
                 self.lexical.replace_document(info["doc_id"], info["version"], chunks)
+
+    # --- a large document written while it is embedded (nodes/indexing/steps.embed) -----------------------
+    def stage_chunks(self, chunks: Sequence[ChunkRecord], embeddings) -> None:
+        """Chroma gets the chunks of the not-yet-active version now; BM25 gets their terms counted now and
+        the chunks themselves at the switch (a lexical index has no invisible versions)."""
+        self.vector.stage_chunks(chunks, embeddings)
+        prepared = self.lexical.prepare(chunks)
+        with self._staged_lock:
+            self._staged.update({c["chunk_id"]: p for c, p in zip(chunks, prepared)})
+
+    def switch_document(self, info, chunks: Sequence[ChunkRecord], embeddings) -> None:
+        """The staged version becomes the document's content: Chroma's manifest switch, then BM25."""
+        with self._write_lock:
+            self.vector.switch_document(info, chunks, embeddings)
+            with self._staged_lock:
+                staged = [self._staged.pop(c["chunk_id"], None) for c in chunks]
+            prepared = staged if all(p is not None for p in staged) else None
+            self.lexical.replace_document(info["doc_id"], info["version"], chunks, prepared=prepared)
+
+    def discard_staged(self, doc_id: str, version: str) -> None:
+        with self._staged_lock:
+            for chunk_id in [i for i, (record, _) in self._staged.items()
+                             if record["doc_id"] == doc_id and record["version"] == version]:
+                del self._staged[chunk_id]
+        self.vector.discard_staged(doc_id, version)
 
     def delete_document(self, doc_id: str) -> bool:
         with self._write_lock:

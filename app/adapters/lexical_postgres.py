@@ -184,9 +184,15 @@ class PostgresBM25Index:
         return list(dict.fromkeys(self._terms(text_)))[:MAX_QUERY_TERMS]
 
     # --- writes -----------------------------------------------------------------------------
-    def replace_document(self, doc_id: str, version: str, chunks: Sequence[ChunkRecord]) -> None:
-        """Make `chunks` the document's only content (the new version), in one transaction."""
-        prepared = [(lexical_record(c), Counter(self._terms(chunk_text_for_bm25(c)))) for c in chunks]
+    def prepare(self, chunks: Sequence[ChunkRecord]) -> list[tuple[dict[str, Any], Counter]]:
+        """The chunks' records and term counts (the CPU half of a write, done while a document is embedded)."""
+        return [(lexical_record(c), Counter(self._terms(chunk_text_for_bm25(c)))) for c in chunks]
+
+    def replace_document(self, doc_id: str, version: str, chunks: Sequence[ChunkRecord],
+                         prepared: list[tuple[dict[str, Any], Counter]] | None = None) -> None:
+        """Make `chunks` the document's only content (the new version), in one transaction; `prepared`:
+        `prepare(chunks)`."""
+        prepared = prepared if prepared is not None else self.prepare(chunks)
         with self._db.begin() as conn:
             # the document's row first: a concurrent write of the same document waits here for this one
             conn.execute(text(

@@ -75,6 +75,14 @@ class SourceStore:
         with self._db.begin() as conn:
             return conn.execute(claim.values(status="queued").returning(sources.c.id)).first() is not None
 
+    def end_sync(self, source_id: str, error: str) -> bool:
+        """A sync's job ended without the sync recording its outcome (its worker died for the last time, or it
+        was cancelled): the source leaves queued/syncing for `error`, so it shows why and can be synced again.
+        A source no longer busy (the sync recorded its own end) is left alone; False then."""
+        with self._db.begin() as conn:
+            return conn.execute(update(sources).where(sources.c.id == source_id, sources.c.status.in_(BUSY))
+                                .values(status="error", last_sync_at=utc_now(), last_error=error)).rowcount == 1
+
     def reset_interrupted(self) -> int:
         """Syncs left queued or running by a process that stopped are marked failed, so they can start again.
         Only for the embedded store, which one process owns: on a shared database another replica may be

@@ -182,25 +182,77 @@ class ChromaVectorIndex:
         embeddings = [e for _, _, document_embeddings in batch for e in document_embeddings]
         infos = [info for info, _, _ in batch]
         with self._write_lock, self._guard():
+            self._upsert(chunks, embeddings)
+            self._switch(infos)
+
+    def _upsert(self, chunks: Sequence[ChunkRecord], embeddings: Sequence[Sequence[float]]) -> None:
+        for start in range(0, len(chunks), self._batch):
+            part = chunks[start:start + self._batch]
+            self._chunks.upsert(
+                ids=[c["chunk_id"] for c in part],
+                embeddings=[list(e) for e in embeddings[start:start + self._batch]],
+                documents=[c["text"] for c in part],
+                metadatas=[chunk_metadata(c) for c in part],
+            )
+
+    # --- a large document written while it is embedded (the upload path) -------------------------------
+    def stage_chunks(self, chunks: Sequence[ChunkRecord], embeddings: Sequence[Sequence[float]]) -> None:
+        """Write chunks of a version that is not active yet, while the rest of the document is still being
+        embedded: queries skip them (their version is not the manifest's) until `switch_document`. Never for
+        the active version itself (its chunks would change in place)."""
+        if len(chunks) != len(embeddings):
+            raise ValueError(f"{len(chunks)} chunks but {len(embeddings)} embeddings")
+        if chunks:
+            self._within_deadline(lambda: self._upsert(chunks, embeddings))
+
+    def switch_document(self, info: DocumentInfo, chunks: Sequence[ChunkRecord],
+                        embeddings: Sequence[Sequence[float]]) -> None:
+        """Make the staged version active in one manifest write, then sweep the older versions. Chunks that
+        went missing since they were staged (another process's start-up sweep, or a concurrent upload of
+        another version sweeping this one) are written again first: the switch never exposes a partial
+        version."""
+        if len(chunks) != len(embeddings):
+            raise ValueError(f"{info['doc_id']}: {len(chunks)} chunks but {len(embeddings)} embeddings")
+        self._within_deadline(lambda: self._switch_staged(info, chunks, embeddings))
+
+    def _switch_staged(self, info: DocumentInfo, chunks: Sequence[ChunkRecord],
+                       embeddings: Sequence[Sequence[float]]) -> None:
+        with self._write_lock, self._guard():
+            present: set[str] = set()
             for start in range(0, len(chunks), self._batch):
-                part = chunks[start:start + self._batch]
-                self._chunks.upsert(
-                    ids=[c["chunk_id"] for c in part],
-                    embeddings=[list(e) for e in embeddings[start:start + self._batch]],
-                    documents=[c["text"] for c in part],
-                    metadatas=[chunk_metadata(c) for c in part],
-                )
-            # the switch: one record per document, written together
-            for start in range(0, len(infos), self._batch):
-                part = infos[start:start + self._batch]
-                self._manifest.upsert(ids=[i["doc_id"] for i in part], embeddings=[_MANIFEST_VECTOR] * len(part),
-                                      documents=[i["source"] for i in part],
-                                      metadatas=[manifest_metadata(i) for i in part])
-            self._forget_manifest_cache()
-            for start in range(0, len(infos), _SWEEP_CLAUSES):
-                older = [{"$and": [{"doc_id": i["doc_id"]}, {"version": {"$ne": i["version"]}}]}
-                         for i in infos[start:start + _SWEEP_CLAUSES]]
-                self._chunks.delete(where=older[0] if len(older) == 1 else {"$or": older})
+                ids = [c["chunk_id"] for c in chunks[start:start + self._batch]]
+                present.update(self._chunks.get(ids=ids, include=[])["ids"])
+            missing = [i for i, c in enumerate(chunks) if c["chunk_id"] not in present]
+            if missing:
+                log.warning("%s: %d staged chunk(s) had gone before the switch; written again", info["doc_id"],
+                            len(missing))
+                self._upsert([chunks[i] for i in missing], [embeddings[i] for i in missing])
+            self._switch([info])
+
+    def discard_staged(self, doc_id: str, version: str) -> None:
+        """Remove the staged chunks of a version that will not become active (its job was cancelled)."""
+        def discard() -> None:
+            with self._write_lock, self._guard():
+                if self._manifest_version(doc_id) != version:
+                    self._chunks.delete(where={"$and": [{"doc_id": doc_id}, {"version": version}]})
+        self._within_deadline(discard)
+
+    def _manifest_version(self, doc_id: str) -> str | None:
+        records = self._manifest.get(ids=[doc_id], include=["metadatas"])
+        return records["metadatas"][0]["version"] if records["ids"] else None
+
+    def _switch(self, infos: Sequence[DocumentInfo]) -> None:
+        """The switch: one manifest record per document, written together; then their older versions go."""
+        for start in range(0, len(infos), self._batch):
+            part = infos[start:start + self._batch]
+            self._manifest.upsert(ids=[i["doc_id"] for i in part], embeddings=[_MANIFEST_VECTOR] * len(part),
+                                  documents=[i["source"] for i in part],
+                                  metadatas=[manifest_metadata(i) for i in part])
+        self._forget_manifest_cache()
+        for start in range(0, len(infos), _SWEEP_CLAUSES):
+            older = [{"$and": [{"doc_id": i["doc_id"]}, {"version": {"$ne": i["version"]}}]}
+                     for i in infos[start:start + _SWEEP_CLAUSES]]
+            self._chunks.delete(where=older[0] if len(older) == 1 else {"$or": older})
 
     def delete_document(self, doc_id: str) -> bool:
         return self._within_deadline(lambda: self._delete(doc_id))

@@ -20,7 +20,7 @@ from app.adapters.parsers import FileParser, render_plain_text, sniff_type
 from app.deps import get_resources, reader, require_admin
 from app.includes import IncludeResolver
 from app.indexing_service import IndexingService, supported_files
-from app.job_worker import enqueue_index
+from app.job_worker import delete_with_uploads, enqueue_index
 from app.identity import Caller
 from app.resources import Resources
 from app.schemas import DocumentList, DocumentSections, SectionOut, UploadResponse, document_out, job_out
@@ -144,7 +144,10 @@ def list_documents(collection: str | None = Query(None, max_length=100, descript
 @router.delete("/documents/{doc_id}", status_code=204, dependencies=[Depends(require_admin)])
 def delete_document(doc_id: str, collection: str | None = Query(None, max_length=100),
                     resources: Resources = Depends(get_resources)) -> Response:
-    if not re.fullmatch(r"[0-9a-f]{16}", doc_id) or not collection_indexer(resources, collection).delete(doc_id):
+    """Delete a document; a queued or running upload of it is cancelled (its job says why), so the document
+    stays deleted. 404 when there is neither the document nor an upload of it."""
+    indexer = collection_indexer(resources, collection)
+    if not re.fullmatch(r"[0-9a-f]{16}", doc_id) or not delete_with_uploads(resources, indexer, doc_id):
         raise HTTPException(status_code=404, detail=f"No document with id '{doc_id}'. GET /documents lists the ids.")
     resources.originals.drop(doc_id)
     for stored in resources.settings.uploads_dir.glob(f"{doc_id}-*"):  # written by older deskmates

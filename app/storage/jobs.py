@@ -11,18 +11,20 @@ the job back in the queue to be run again from the start (content-hash versions 
 from __future__ import annotations
 
 import json
+import logging
 import os
 import socket
 import threading
 import time
 import uuid
-from typing import Any
+from typing import Any, Callable
 
 from sqlalchemy import and_, delete, or_, select, update
 
 from app.storage.database import Database
 from app.storage.schema import JOB_KINDS, jobs
 
+log = logging.getLogger(__name__)
 TERMINAL = ("done", "failed", "cancelled")
 MAX_LISTED = 200
 
@@ -43,10 +45,14 @@ def worker_name() -> str:
 class JobQueue:
     """Enqueue, claim, report progress, finish and cancel jobs."""
 
-    def __init__(self, database: Database, *, lease_s: float = 60.0, max_attempts: int = 3) -> None:
+    def __init__(self, database: Database, *, lease_s: float = 60.0, max_attempts: int = 3,
+                 on_given_up: Callable[[dict], None] | None = None) -> None:
         self.database = database
         self.lease_s = lease_s
         self.max_attempts = max_attempts
+        # told about every job the lease sweep ends for good (failed after max_attempts, or cancelled): no
+        # worker is left to record what the job was doing (a source shown "syncing" is settled here)
+        self.on_given_up = on_given_up
 
     # --- producers ------------------------------------------------------------------------------------
     def enqueue(self, kind: str, payload: dict[str, Any], *, worker: str | None = None) -> dict:
@@ -97,6 +103,28 @@ class JobQueue:
                          .values(cancel_requested=1))
         return self.get(job_id)
 
+    def uploads_of(self, doc_id: str) -> list[dict]:
+        """Queued or running `index_upload` jobs of one document id (in any collection)."""
+        return [job for job in self.active("index_upload") if job["payload"].get("doc_id") == doc_id]
+
+    def supersede(self, job_id: str, reason: str) -> dict:
+        """Cancel a job because what it would write is no longer wanted (its document was deleted): a queued
+        job now, a running one at its next chunk batch or before its switch; `reason` is its error either way."""
+        now = time.time()
+        with self.database.begin() as conn:
+            conn.execute(update(jobs).where(jobs.c.id == job_id, jobs.c.state == "queued")
+                         .values(state="cancelled", finished_at=now, error=reason))
+            conn.execute(update(jobs).where(jobs.c.id == job_id, jobs.c.state == "running")
+                         .values(cancel_requested=1, error=reason))
+        return self.get(job_id)
+
+    def supersede_finished(self, job_id: str, reason: str) -> bool:
+        """A job that finished `done` just before it saw its cancellation, whose work was then undone (the
+        document it indexed was deleted again): recorded as cancelled, with `reason`."""
+        with self.database.begin() as conn:
+            return conn.execute(update(jobs).where(jobs.c.id == job_id, jobs.c.state == "done")
+                                .values(state="cancelled", error=reason, result=None)).rowcount == 1
+
     # --- workers --------------------------------------------------------------------------------------
     def claim(self, worker: str, *, ids: list[str] | None = None) -> dict | None:
         """Take the oldest queued job (of `ids`, when given) for `worker`; None when there is none."""
@@ -119,25 +147,33 @@ class JobQueue:
         return self.get(job_id) if taken == 1 else None
 
     def requeue_expired(self) -> int:
-        """Running jobs whose worker stopped renewing the lease: queued again, or failed after max_attempts."""
+        """Running jobs whose worker stopped renewing the lease: queued again, or failed after max_attempts
+        (`on_given_up` is told about each job ended here)."""
         now = time.time()
         expired = and_(jobs.c.state == "running", jobs.c.lease_until < now)
         with self.database.connect() as conn:  # a read first: an idle worker's poll writes nothing
             if conn.execute(select(jobs.c.id).where(expired).limit(1)).first() is None:
                 return 0
         with self.database.begin() as conn:
-            failed = conn.execute(
+            failed = [row.id for row in conn.execute(
                 update(jobs).where(expired, jobs.c.attempts >= self.max_attempts)
                 .values(state="failed", finished_at=now, worker=None, error_kind="interrupted",
                         error=f"The worker running this job stopped {self.max_attempts} times (killed or out of "
                               "memory?); it was not retried again. Check the worker's log, then upload or sync "
-                              "again.")).rowcount
+                              "again.").returning(jobs.c.id))]
             requeued = conn.execute(
                 update(jobs).where(expired, or_(jobs.c.cancel_requested == 0, jobs.c.cancel_requested.is_(None)))
                 .values(state="queued", worker=None, lease_until=None)).rowcount
-            conn.execute(update(jobs).where(expired).values(state="cancelled", finished_at=now, worker=None,
-                                                            error="Cancelled while it ran."))
-        return failed + requeued
+            cancelled = [row.id for row in conn.execute(
+                update(jobs).where(expired).values(state="cancelled", finished_at=now, worker=None,
+                                                   error="Cancelled while it ran.").returning(jobs.c.id))]
+        if self.on_given_up is not None:
+            for job_id in failed + cancelled:
+                try:
+                    self.on_given_up(self.get(job_id))
+                except Exception:  # noqa: BLE001 — the job's own record is what counts; the next sweep is no retry
+                    log.exception("recording the end of job %s failed", job_id)
+        return len(failed) + requeued
 
     def heartbeat(self, job_id: str, worker: str, *, done: int | None = None, total: int | None = None) -> bool:
         """Renew the lease (and record progress); True when an admin asked the job to stop.

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import hashlib
+import logging
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from datetime import datetime, timezone
 
 from langgraph.runtime import Runtime
@@ -13,6 +15,8 @@ from graphs.filters import AUDIENCE_FIELD, CHUNK_LIST_FIELDS, RESTRICTED_FIELD
 from graphs.records import ChunkRecord, DocumentInfo
 from graphs.state_indexing import IndexingState
 from nodes.indexing.chunking import chunk_document
+
+log = logging.getLogger(__name__)
 
 
 def document_id(source: str) -> str:
@@ -80,8 +84,60 @@ def embed_chunks(ctx: IndexingContext, chunks: list[ChunkRecord]) -> list[list[f
     return embeddings
 
 
+# a document with at least this many chunks is written while it is embedded (one writer thread beside the
+# encoder), in writes of STAGE_CHUNKS; a smaller one is written whole by the store step
+STAGE_MIN_CHUNKS = 256
+STAGE_CHUNKS = 256
+
+
 def embed(state: IndexingState, runtime: Runtime[IndexingContext]) -> dict:
-    return {"embeddings": embed_chunks(runtime.context, state["chunks"])}
+    """Embed the chunks. A large document's embedded batches are also written to the index as they come, under
+    its new version, which stays invisible until the store step switches to it; that write overlaps the
+    encoder instead of following it. A run stopped meanwhile (a cancelled job) removes what it wrote."""
+    ctx, chunks = runtime.context, state["chunks"]
+    stage = getattr(ctx.index, "stage_chunks", None)
+    if stage is None or len(chunks) < STAGE_MIN_CHUNKS or not hasattr(ctx.index, "switch_document"):
+        return {"embeddings": embed_chunks(ctx, chunks)}
+    active = ctx.index.get_document(state["doc_id"])
+    if active is not None and active["version"] == state["version"]:  # same bytes, new context: written whole
+        return {"embeddings": embed_chunks(ctx, chunks)}
+    return {"embeddings": _embed_and_stage(ctx, state["doc_id"], state["version"], chunks), "staged": True}
+
+
+def _embed_and_stage(ctx: IndexingContext, doc_id: str, version: str, chunks: list[ChunkRecord]
+                     ) -> list[list[float]]:
+    """`embed_chunks`, with every STAGE_CHUNKS embedded handed to a writer thread (`index.stage_chunks`)."""
+    texts = [c["embed_text"] for c in chunks]
+    embeddings: list[list[float]] = []
+    writes: list[Future] = []
+    written = 0
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="index-writer") as writer:
+        try:
+            if ctx.progress is not None:
+                ctx.progress(0, len(texts))
+            for start in range(0, len(texts), ctx.embed_batch_size):
+                embeddings.extend(ctx.embedder.embed_documents(texts[start:start + ctx.embed_batch_size]))
+                for future in writes:
+                    if future.done():
+                        future.result()  # a failed write stops the run now, not after the last batch
+                if len(embeddings) - written >= STAGE_CHUNKS or len(embeddings) == len(texts):
+                    writes.append(writer.submit(ctx.index.stage_chunks, chunks[written:len(embeddings)],
+                                                embeddings[written:]))
+                    written = len(embeddings)
+                if ctx.progress is not None:
+                    ctx.progress(len(embeddings), len(texts))
+            for future in writes:
+                future.result()
+        except BaseException:
+            for future in writes:
+                future.cancel()
+            wait(writes)
+            try:
+                ctx.index.discard_staged(doc_id, version)
+            except Exception:  # noqa: BLE001 — left to the start-up sweep; the run's own error is what counts
+                log.warning("could not remove the staged chunks of %s version %s", doc_id, version, exc_info=True)
+            raise
+    return embeddings
 
 
 def document_info(state: IndexingState) -> DocumentInfo:
@@ -99,5 +155,15 @@ def document_info(state: IndexingState) -> DocumentInfo:
 def store(state: IndexingState, runtime: Runtime[IndexingContext]) -> dict:
     """Switch the document to its new version in one step: readers never see a mix."""
     info = document_info(state)
-    runtime.context.index.replace_document(info, state["chunks"], state["embeddings"])
+    if state.get("staged"):  # its chunks were written while it was embedded: only the switch is left
+        try:
+            runtime.context.index.switch_document(info, state["chunks"], state["embeddings"])
+        except Exception:
+            try:
+                runtime.context.index.discard_staged(state["doc_id"], state["version"])
+            except Exception:  # noqa: BLE001 — left to the start-up sweep; the switch's error is what counts
+                log.warning("could not remove the staged chunks of %s", state["doc_id"], exc_info=True)
+            raise
+    else:
+        runtime.context.index.replace_document(info, state["chunks"], state["embeddings"])
     return {"document_info": info}

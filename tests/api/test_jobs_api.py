@@ -106,3 +106,43 @@ def test_jobs_are_for_admins_only(serve):
         assert client.delete("/jobs/" + "0" * 32).status_code == 401
         admin = {"Authorization": "Bearer a-long-admin-key-for-tests-0123456789"}
         assert client.get("/jobs", headers=admin).status_code == 200
+
+
+@pytest.mark.slow
+def test_deleting_a_document_while_its_upload_job_runs_cancels_the_job_and_the_document_stays_deleted(serve):
+    with serve(kb_dir=None) as client:  # the in-process JobWorker, real MiniLM, real Chroma
+        first = client.post("/documents?wait=true", files={"file": ("manual.md", GUIDE, "text/markdown")}).json()
+        doc_id = first["document"]["id"]
+        accepted = client.post("/documents", files={"file": ("manual.md", large_guide(400), "text/markdown")})
+        job_id = accepted.json()["job"]["id"]
+        deadline = time.monotonic() + 120
+        while (job := client.get(f"/jobs/{job_id}").json())["progress"]["done"] == 0:
+            assert job["state"] in ("queued", "running") and time.monotonic() < deadline, job
+            time.sleep(0.05)
+        assert client.delete(f"/documents/{doc_id}").status_code == 204
+        ended = wait_for_job(client, job_id)
+        assert ended["state"] == "cancelled" and "deleted" in ended["error"] and ended["result"] is None, ended
+        assert ended["progress"]["done"] < ended["progress"]["total"]  # stopped part-way, not switched
+        time.sleep(2.5)  # past the manifest cache: nothing comes back later either
+        assert client.get("/documents").json()["documents"] == []
+        assert client.get("/ready").json()["chunks"] == 0  # nor any chunk the job had written
+        assert client.get(f"/documents/{doc_id}/content").status_code == 404
+        assert client.delete(f"/documents/{doc_id}").status_code == 404  # gone, and no upload of it left
+
+
+def test_deleting_a_document_cancels_its_queued_upload_before_it_runs(serve):
+    from app.job_worker import JobWorker
+
+    with serve(kb_dir=None, inprocess_worker=False) as client:
+        resources = client.app.state.resources
+        worker = JobWorker(resources, resources.jobs, resources.originals)
+        client.post("/documents", files={"file": ("printers.md", GUIDE, "text/markdown")})
+        assert worker.run_next() is True
+        doc_id = client.get("/documents").json()["documents"][0]["id"]
+        queued = client.post("/documents", files={"file": ("printers.md", GUIDE + b"\nAlso FLOOR-4.\n",
+                                                                  "text/markdown")}).json()["job"]
+        assert client.delete(f"/documents/{doc_id}").status_code == 204
+        job = client.get(f"/jobs/{queued['id']}").json()
+        assert job["state"] == "cancelled" and "deleted" in job["error"] and "not indexed" in job["error"]
+        assert worker.run_next() is False  # nothing left to run
+        assert client.get("/documents").json()["documents"] == [] and client.get("/ready").json()["chunks"] == 0

@@ -1,5 +1,7 @@
 """The indexing graph with fakes: content-hash skipping, replacement, refusal without side effects."""
 
+import time
+
 import pytest
 
 from app.adapters.parsers import FileParser
@@ -86,3 +88,81 @@ def test_a_batch_embeds_many_documents_together_and_each_switches_in_the_real_in
     hits = index.query(embedder.embed_query("badge reader lobby"), k=3)
     assert hits[0]["source"] == pages[1].source and "badge reader" in hits[0]["text"]
     assert not [c for c in index.iter_chunks(doc_id=again[1].document["doc_id"]) if "Printer" in c["text"]]
+
+
+def _manual(sections: int, word: str) -> bytes:
+    return ("# Field manual\n" + "".join(f"\n## Procedure {n}\n\nReseat the {word} connector {n} of cabinet {n} "
+                                         f"and note the reading.\n" for n in range(sections))).encode()
+
+
+class _Stop(BaseException):
+    """What a cancelled job raises from its progress report."""
+
+
+def test_a_large_document_written_while_it_is_embedded_stays_invisible_until_its_switch_and_a_stop_removes_it(
+        tmp_path):
+    from app.adapters.lexical_index import HybridIndex
+    from app.adapters.vector_index import ChromaVectorIndex, make_client
+    from nodes.indexing.steps import STAGE_CHUNKS, STAGE_MIN_CHUNKS
+
+    embedder = HashingEmbedder()
+    index = HybridIndex(ChromaVectorIndex(make_client("persistent", path=str(tmp_path / "chroma")), "staged"))
+    graph = build_indexing_graph()
+    old = graph.invoke({"source": "uploads/manual.md", "data": _manual(3, "amber")}, context=IndexingContext(
+        embedder=embedder, index=index, parser=FileParser(), chunk_max_tokens=64))["document_info"]
+    seen: list[tuple[int, int, list[str], str]] = []  # (done, chunks in Chroma, BM25 hits, active version)
+
+    def watch(done: int, total: int) -> None:
+        hits = index.query(embedder.embed_query("Reseat the violet connector"), k=3)
+        seen.append((done, index.count(), [h["text"] for h in index.search("violet", 3)],
+                     index.get_document(old["doc_id"])["version"]))
+        assert all("violet" not in h["text"] for h in hits)  # the new version's chunks are not found yet
+        if stop_at is not None and done >= stop_at:
+            raise _Stop()
+
+    context = IndexingContext(embedder=embedder, index=index, parser=FileParser(), chunk_max_tokens=64,
+                              progress=watch)
+    new_manual = _manual(STAGE_MIN_CHUNKS + 150, "violet")
+    stop_at = STAGE_CHUNKS + 64  # stopped after one staged write
+    with pytest.raises(_Stop):
+        graph.invoke({"source": "uploads/manual.md", "data": new_manual}, context=context)
+    assert max(count for _, count, _, _ in seen) > old["chunk_count"]  # it really wrote while embedding …
+    assert all(hits == [] and version == old["version"] for _, _, hits, version in seen)
+    assert index.count() == old["chunk_count"]  # … and the stop removed what it wrote
+    assert index.get_document(old["doc_id"])["version"] == old["version"]
+    assert "amber" in index.search("amber connector", 1)[0]["text"]
+
+    seen.clear()
+    stop_at = None
+    out = graph.invoke({"source": "uploads/manual.md", "data": new_manual}, context=context)
+    info = out["document_info"]
+    assert out["status"] == "replaced" and info["chunk_count"] >= STAGE_MIN_CHUNKS
+    assert index.count() == info["chunk_count"] and index.get_document(info["doc_id"])["version"] == info["version"]
+    assert index.query(embedder.embed_query("Reseat the violet connector 7 of cabinet 7"), k=1)[0]["text"].count(
+        "violet")
+    assert index.search("amber", 3) == [] and "violet" in index.search("violet", 1)[0]["text"]
+
+
+def test_a_staged_chunk_swept_before_the_switch_is_written_again(tmp_path):
+    from app.adapters.lexical_index import HybridIndex
+    from app.adapters.vector_index import ChromaVectorIndex, make_client
+    from nodes.indexing.steps import STAGE_MIN_CHUNKS
+
+    embedder = HashingEmbedder()
+    vector = ChromaVectorIndex(make_client("persistent", path=str(tmp_path / "chroma")), "swept")
+    index = HybridIndex(vector)
+    swept = []
+
+    def sweep_midway(done: int, total: int) -> None:  # another process starting up sweeps unswitched chunks
+        if done == total and not swept:
+            deadline = time.monotonic() + 30
+            while vector.count() == 0 and time.monotonic() < deadline:  # the first write is on its thread
+                time.sleep(0.05)
+            swept.append(vector.reconcile())
+
+    context = IndexingContext(embedder=embedder, index=index, parser=FileParser(), chunk_max_tokens=64,
+                              progress=sweep_midway)
+    out = build_indexing_graph().invoke({"source": "uploads/manual.md",
+                                         "data": _manual(STAGE_MIN_CHUNKS + 50, "teal")}, context=context)
+    assert swept and swept[0] > 0
+    assert index.count() == out["document_info"]["chunk_count"]  # whole after the switch

@@ -346,3 +346,29 @@ def test_the_postgres_lexical_backend_is_chosen_and_refused_without_postgres():
                     lexical_backend="postgres").lexical_backend == "postgres"
     with pytest.raises(ValueError, match="DESKMATE_LEXICAL_BACKEND=postgres .* needs DESKMATE_DATABASE_URL"):
         Settings(_env_file=None, lexical_backend="postgres")
+
+
+def test_a_staged_upload_switches_the_postgres_lexical_index_with_the_terms_counted_while_it_was_embedded(
+        postgres_url, tmp_path):
+    from app.adapters.parsers import FileParser
+    from graphs.context import IndexingContext
+    from graphs.indexing import build_indexing_graph
+    from nodes.indexing.steps import STAGE_MIN_CHUNKS
+    from tests.fakes import HashingEmbedder
+
+    database = Database.open(postgres_url)
+    try:
+        index = HybridIndex(ChromaVectorIndex(make_client("persistent", path=str(tmp_path / "chroma")), "staged_pg"),
+                            PostgresBM25Index(database, "staged_pg"))
+        manual = ("# Field manual\n" + "".join(f"\n## Procedure {n}\n\nReseat the copper connector {n} of cabinet "
+                                                f"{'zebrafish' if n == 270 else n}.\n"
+                                                for n in range(STAGE_MIN_CHUNKS + 40))).encode()
+        out = build_indexing_graph().invoke({"source": "uploads/manual.md", "data": manual}, context=IndexingContext(
+            embedder=HashingEmbedder(), index=index, parser=FileParser(), chunk_max_tokens=64))
+        chunks = out["document_info"]["chunk_count"]
+        assert chunks >= STAGE_MIN_CHUNKS and index.count() == chunks == index.lexical.count()
+        assert index._staged == {}  # every prepared record was used by the switch
+        hit = index.search("zebrafish cabinet", 1)[0]  # a chunk staged late, found after the switch
+        assert hit["doc_id"] == out["doc_id"] and "connector 270 of cabinet zebrafish" in hit["text"]
+    finally:
+        database.close()
