@@ -335,7 +335,9 @@ def main() -> int:
     from app.settings import Settings
 
     settings = Settings(_env_file=None)
-    embedder = SentenceTransformerEmbedder()
+    # no cache of question vectors: a retrieval's latency includes embedding its question, and side by side the
+    # cache would hand the second system the first one's vector for free
+    embedder = SentenceTransformerEmbedder(query_cache_size=0)
     if args.backend == "postgres":
         figures = compare_backends(args, settings, embedder)
         if args.json:
