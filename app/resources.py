@@ -198,7 +198,8 @@ def build_resources(settings: Settings, **overrides) -> Resources:
 def _build_resources(settings: Settings, *, embedder: Embedder | None = None, llm: ChatModel | None = None,
                      redactor: Redactor | None = None, parser: DocumentParser | None = None) -> Resources:
     settings.data_dir.mkdir(parents=True, exist_ok=True)
-    embedder = embedder or SentenceTransformerEmbedder(settings.embedding_model_path, threads=settings.torch_threads)
+    embedder = embedder or SentenceTransformerEmbedder(settings.embedding_model_path, threads=settings.torch_threads,
+                                                      batch_threads=settings.index_torch_threads)
     client = make_client(settings.chroma_mode, path=str(settings.chroma_dir), host=settings.chroma_host,
                          port=settings.chroma_port, ssl=settings.chroma_ssl)
     policy = load_answer_policy(settings)  # first: a broken configuration file stops the start here

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import os
 import threading
 from collections import OrderedDict
 from functools import lru_cache
@@ -37,10 +38,11 @@ def _load_model(path: str):
 
 
 def limit_torch_threads(threads: int) -> None:
-    """Run torch's matrix work on `threads` threads (process-wide). One is the right number for a service
-    on a few cores: a query is one short sequence, and a second intra-op thread mostly spins, waiting for a
-    core the web server's threads and other processes hold; measured on 2 busy cores, a query cost ~130 ms
-    of CPU on two threads and ~8 ms on one, and a batch of chunks was no faster on two (bench/turn_cpu.py)."""
+    """Run torch's matrix work on `threads` threads (process-wide). One is the right number for a question:
+    it is one short sequence, and a second intra-op thread mostly spins, waiting for a core the web server's
+    threads and other processes hold; measured on 2 busy cores, a query cost ~130 ms of CPU on two threads
+    and ~8 ms on one (bench/turn_cpu.py). A batch of chunks is real work for every thread: on 2 idle cores it
+    embeds about twice as fast on two (bench/indexing.py)."""
     import torch
 
     if threads < 1:
@@ -49,12 +51,25 @@ def limit_torch_threads(threads: int) -> None:
         torch.set_num_threads(threads)
 
 
+def available_cores() -> int:
+    """The cores this process may run on (its CPU affinity where the platform tells it)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return max(1, os.cpu_count() or 1)
+
+
 class SentenceTransformerEmbedder:
     """Normalised embeddings, so cosine similarity is a dot product and scores are 0..1-ish."""
 
     def __init__(self, model_path: str | Path | None = None, batch_size: int = 32, *, threads: int = 1,
-                 query_cache_size: int = 1024) -> None:
+                 batch_threads: int = 0, query_cache_size: int = 1024) -> None:
         limit_torch_threads(threads)
+        # a question is embedded on `threads`, a batch of several texts (indexing) on `batch_threads`
+        # (0: every core this process may run on); encodes are one at a time (`_lock`), so switching the
+        # process-wide setting around a batch cannot change another encode's
+        self._threads = threads
+        self._batch_threads = batch_threads if batch_threads > 0 else available_cores()
         path = str(model_path or packaged_model_path())
         self.model_path = path
         self._model = _load_model(path)
@@ -77,9 +92,15 @@ class SentenceTransformerEmbedder:
     def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
         if not texts:
             return []
+        threads = self._batch_threads if len(texts) > 1 else self._threads
         with self._lock:
-            vectors = self._model.encode(list(texts), batch_size=self.batch_size, normalize_embeddings=True,
-                                         convert_to_numpy=True, show_progress_bar=False)
+            limit_torch_threads(threads)
+            try:
+                vectors = self._model.encode(list(texts), batch_size=self.batch_size, normalize_embeddings=True,
+                                             convert_to_numpy=True, show_progress_bar=False)
+            finally:
+                if threads != self._threads:
+                    limit_torch_threads(self._threads)
         return vectors.tolist()
 
     def embed_query(self, text: str) -> list[float]:

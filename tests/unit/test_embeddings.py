@@ -73,3 +73,26 @@ def test_torch_computes_on_the_configured_number_of_threads():
             limit_torch_threads(0)
     finally:
         torch.set_num_threads(before)
+
+
+def test_a_batch_of_chunks_runs_on_the_batch_threads_and_a_question_on_one():
+    import torch
+
+    before = torch.get_num_threads()
+    seen: list[tuple[int, int]] = []
+    try:
+        embedder = SentenceTransformerEmbedder(threads=1, batch_threads=2, query_cache_size=0)
+        model = embedder._model
+
+        class ThreadsSeen:
+            def encode(self, texts, **kwargs):
+                seen.append((len(texts), torch.get_num_threads()))
+                return model.encode(texts, **kwargs)
+
+        embedder._model = ThreadsSeen()
+        embedder.embed_documents(["first chunk", "second chunk"])
+        embedder.embed_query("vpn drops")
+        assert seen == [(2, 2), (1, 1)]
+        assert torch.get_num_threads() == 1  # back to the question's setting after the batch
+    finally:
+        torch.set_num_threads(before)
