@@ -53,6 +53,17 @@ def _wait_ready(process: subprocess.Popen, url: str, log_path: Path, timeout_s: 
     sys.exit(f"{url} not ready within {timeout_s:.0f} s")
 
 
+def _stop(process: subprocess.Popen) -> None:
+    """SIGTERM (a server finishes its turn, a worker hands its job back), SIGKILL after 60 s."""
+    if process.poll() is None:
+        process.terminate()
+        try:
+            process.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
 @contextmanager
 def _process(args: list[str], log_path: Path, ready_url: str, env: dict | None = None) -> Iterator[subprocess.Popen]:
     with open(log_path, "ab") as log:
@@ -61,13 +72,7 @@ def _process(args: list[str], log_path: Path, ready_url: str, env: dict | None =
         _wait_ready(process, ready_url, log_path)
         yield process
     finally:
-        if process.poll() is None:
-            process.terminate()
-            try:
-                process.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+        _stop(process)
 
 
 @contextmanager
@@ -103,13 +108,7 @@ def deskmate_worker(data_dir: Path, log_path: Path, settings: dict[str, str],
             time.sleep(0.3)
         yield process
     finally:
-        if process.poll() is None:
-            process.terminate()
-            try:
-                process.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+        _stop(process)
 
 
 @contextmanager

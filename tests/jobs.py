@@ -16,3 +16,12 @@ def wait_for_job(client, job_id: str, *, timeout_s: float = 120.0, headers: dict
             return job
         assert time.monotonic() < deadline, f"job {job_id} still {job.get('state')} after {timeout_s:g} s: {job}"
         time.sleep(0.1)
+
+
+def wait_until_embedding(client, job_id: str, *, timeout_s: float = 120.0) -> dict:
+    """GET /jobs/{id} until the job has embedded its first batch (so it is running, part-way); the job."""
+    deadline = time.monotonic() + timeout_s
+    while (job := client.get(f"/jobs/{job_id}").json())["progress"]["done"] == 0:
+        assert job["state"] in ("queued", "running") and time.monotonic() < deadline, job
+        time.sleep(0.05)
+    return job

@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from tests.jobs import wait_for_job
+from tests.jobs import wait_for_job, wait_until_embedding
 
 GUIDE = b"# Printer guide\n\n## Adding a printer\n\nOpen Settings, choose Printers and click Add. Pick FLOOR-3.\n"
 BROKEN_PDF = b"%PDF-1.7\n1 0 obj << /Type /Catalog /Pages 2 0 R >> endobj\n" + b"\x00garbage" * 50
@@ -71,10 +71,7 @@ def test_a_cancelled_running_job_stops_and_leaves_the_previous_version_in_the_in
         before = client.get("/documents").json(), client.get("/ready").json()["chunks"]
         accepted = client.post("/documents", files={"file": ("manual.md", large_guide(400), "text/markdown")})
         job_id = accepted.json()["job"]["id"]
-        deadline = time.monotonic() + 120
-        while (job := client.get(f"/jobs/{job_id}").json())["progress"]["done"] == 0:
-            assert job["state"] in ("queued", "running") and time.monotonic() < deadline, job
-            time.sleep(0.05)
+        wait_until_embedding(client, job_id)
         cancelling = client.delete(f"/jobs/{job_id}")
         assert cancelling.status_code == 200 and cancelling.json()["cancel_requested"] is True
         cancelled = wait_for_job(client, job_id)
@@ -115,10 +112,7 @@ def test_deleting_a_document_while_its_upload_job_runs_cancels_the_job_and_the_d
         doc_id = first["document"]["id"]
         accepted = client.post("/documents", files={"file": ("manual.md", large_guide(400), "text/markdown")})
         job_id = accepted.json()["job"]["id"]
-        deadline = time.monotonic() + 120
-        while (job := client.get(f"/jobs/{job_id}").json())["progress"]["done"] == 0:
-            assert job["state"] in ("queued", "running") and time.monotonic() < deadline, job
-            time.sleep(0.05)
+        wait_until_embedding(client, job_id)
         assert client.delete(f"/documents/{doc_id}").status_code == 204
         ended = wait_for_job(client, job_id)
         assert ended["state"] == "cancelled" and "deleted" in ended["error"] and ended["result"] is None, ended

@@ -9,7 +9,6 @@ import json
 import time
 import zlib
 
-import pytest
 import sqlalchemy as sa
 from alembic import command
 
@@ -18,14 +17,6 @@ from app.adapters.traces import _ZDICT, TraceStore
 from app.storage import Database
 
 BEFORE = "0006"  # the revision whose runs kept the whole record as text
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-def database_url(request, tmp_path):
-    if request.param == "sqlite":
-        yield f"sqlite:///{tmp_path / 'deskmate.sqlite'}"
-    else:
-        yield request.getfixturevalue("postgres_url")
 
 
 def _record(trace_id: str, started: float) -> dict:

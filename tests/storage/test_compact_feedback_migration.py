@@ -22,14 +22,6 @@ BEFORE = "0002"  # the revision whose answers kept a row per cited passage
 CITED = {"m-1": ["doc:vpn", "doc:mfa"], "m-2": ["doc:vpn"], "m-3": ["doc:vpn", "doc:printer"]}
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
-def database_url(request, tmp_path):
-    if request.param == "sqlite":
-        yield f"sqlite:///{tmp_path / 'deskmate.sqlite'}"
-    else:
-        yield request.getfixturevalue("postgres_url")
-
-
 def _old_rows(db: Database) -> None:
     now = datetime.now(timezone.utc).isoformat(timespec="seconds")
     embedding = np.asarray(EMBED(QUESTION), dtype=np.float32).tobytes()

@@ -28,14 +28,6 @@ EMBED = HashingEmbedder().embed_query
 HEAD = ScriptDirectory(str(MIGRATIONS)).get_current_head()
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
-def database_url(request, tmp_path):
-    if request.param == "sqlite":
-        yield f"sqlite:///{tmp_path / 'deskmate.sqlite'}"
-    else:
-        yield request.getfixturevalue("postgres_url")
-
-
 def replica(url: str, tmp_path, name: str) -> dict:
     """What one `deskmate serve` builds over the database: its own engine, pools and stores."""
     db = Database.open(url)

@@ -10,7 +10,7 @@ import pytest
 from app.adapters.source_store import SourceStore
 from app.source_schedule import due_sources, interval_of, start_due_syncs
 from app.storage import Database
-from tests.storage.test_source_store import SOURCE, database_url  # noqa: F401 (the fixture)
+from tests.storage.test_source_store import SOURCE
 
 NOW = datetime(2026, 11, 26, 9, 0, tzinfo=timezone.utc)
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 import sqlite3
 import threading
 
-import pytest
 
 from app.adapters.source_store import SourceStore
 from app.resources import LEGACY_SOURCES_IMPORTED, _import_legacy_sources
@@ -15,14 +14,6 @@ from app.storage import Database
 SOURCE = {"id": "0123456789ab", "type": "confluence", "name": "IT space", "base_url": "https://wiki.example/wiki",
           "scope": {"space_keys": ["IT"]}, "credential_env": {"user": "CONF_USER", "token": "CONF_TOKEN"},
           "group_map": {"it-staff": "staff"}, "schedule": "every 30m"}
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-def database_url(request, tmp_path):
-    if request.param == "sqlite":
-        yield f"sqlite:///{tmp_path / 'deskmate.sqlite'}"
-    else:
-        yield request.getfixturevalue("postgres_url")
 
 
 def test_a_source_added_on_one_replica_is_synced_once_and_its_documents_seen_on_the_other(database_url):
