@@ -11,7 +11,9 @@ COPY prompts ./prompts
 COPY kb ./kb
 # CPU build of torch first, so nothing resolves a CUDA wheel
 RUN pip install torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu \
- && pip install -c constraints.txt .
+ && pip install -c constraints.txt . \
+ && python -c "import app; from app.adapters.encoders import build_embedder; build_embedder('onnx')"
+# ^ the ONNX encoder exported at build time into the image's cache: a new /data copies it instead of exporting
 # the package install puts app/ in site-packages; the bundled KB is read from /app/kb
 ENV DESKMATE_KB_DIR=/app/kb
 VOLUME /data

@@ -9,8 +9,12 @@ TORCH_PIP_ARGS ?=
 HOST ?= $(or $(DESKMATE_HOST),127.0.0.1)
 PORT ?= $(or $(DESKMATE_PORT),8000)
 PYTEST_ARGS ?=
+# `make test` runs in this many pytest-xdist worker processes, a test file per worker at a time (its module
+# fixtures, servers and models are built once); 3 beat 2 and 1 on a 2-core machine (docs/testing.md)
+TEST_WORKERS ?= 3
+PYTEST_PARALLEL := -n $(TEST_WORKERS) --dist loadfile
 
-.PHONY: install run test test-fast bench docs docs-serve lint clean
+.PHONY: install run test test-fast lint typecheck format bench docs docs-serve clean
 
 $(BIN)/.installed: pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -18,6 +22,8 @@ $(BIN)/.installed: pyproject.toml constraints.txt
 	# torch first, pinned to the CPU build, so nothing later resolves a CUDA wheel
 	$(BIN)/pip install --quiet torch==2.13.0 $(TORCH_PIP_ARGS)
 	$(BIN)/pip install --quiet -c constraints.txt -e '.[dev]'
+	# the ONNX encoder exported once, at install, into this machine's cache (a data dir copies it at first start)
+	$(BIN)/python -c "import app; from app.adapters.encoders import build_embedder; build_embedder('onnx')"
 	touch $@
 
 install: $(BIN)/.installed
@@ -26,10 +32,23 @@ run: install
 	$(BIN)/deskmate serve --host $(HOST) --port $(PORT)
 
 test: install
-	$(BIN)/python -m pytest $(PYTEST_ARGS)
+	$(BIN)/python -m pytest $(PYTEST_PARALLEL) $(PYTEST_ARGS)
+
+# ruff's lint and format check (settings in pyproject.toml); `make format` rewrites the files instead
+lint: install
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+# mypy over app/, core/, graphs/ and nodes/ (settings in pyproject.toml)
+typecheck: install
+	$(BIN)/mypy
+
+format: install
+	$(BIN)/ruff check --fix .
+	$(BIN)/ruff format .
 
 test-fast: install
-	$(BIN)/python -m pytest -m "not slow" $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -m "not slow" $(PYTEST_PARALLEL) $(PYTEST_ARGS)
 
 # The documentation site (docs/, mkdocs.yml) in build/site: the pages generated from code first (configuration
 # reference, OpenAPI, graph drawings), then a strict build, where a broken link or a missing page fails. Offline.

@@ -13,5 +13,8 @@ for _name, _value in {
     "TLDEXTRACT_PUBLIC_SUFFIX_LIST_URLS": "",
     "ANONYMIZED_TELEMETRY": "False",
     "TOKENIZERS_PARALLELISM": "false",
+    # the PII analyzer otherwise imports torch (seconds, hundreds of MB) only to look for a GPU it never uses:
+    # names come from spaCy's small CPU model
+    "PRESIDIO_DEVICE": "cpu",
 }.items():
     _os.environ.setdefault(_name, _value)

@@ -28,12 +28,15 @@ class BodyLimitMiddleware:
             return
         declared = dict(scope.get("headers") or ()).get(b"content-length", b"")
         if declared.isdigit() and int(declared) > self.max_bytes:
-            from app.errors import openai_error_body  # (app.errors imports this module)
+            from app.openai_errors import openai_error_body
 
             detail = f"The request is {int(declared):,} bytes; uploads are limited to {self.limit_for_people:,} bytes."
             # the same shape as every other error: OpenAI's under /v1/, where its clients read `error.message`
-            content = ({"error": openai_error_body(413, detail)} if scope.get("path", "").startswith("/v1/")
-                       else {"detail": detail})
+            content = (
+                {"error": openai_error_body(413, detail)}
+                if scope.get("path", "").startswith("/v1/")
+                else {"detail": detail}
+            )
             await JSONResponse(status_code=413, content=content, headers={"Connection": "close"})(scope, receive, send)
             return
         received = 0

@@ -41,8 +41,11 @@ def cmd_ingest(args: argparse.Namespace) -> int:
                 return 2
             batches.append((path.parent, supported_files(path)))  # sources read "<prefix>/<folder>/<file>"
         # everything named on one command line is one batch: an article includes fragments from any of it
-        batch = {source: file for root, files in batches
-                 for source, file in IndexingService.sources(files, root=root, prefix=args.prefix).items()}
+        batch = {
+            source: file
+            for root, files in batches
+            for source, file in IndexingService.sources(files, root=root, prefix=args.prefix).items()
+        }
         includes = IncludeResolver.from_paths(batch)
         counts: dict[str, int] = {}
         queued: dict[str, str] = {}  # job id → source
@@ -65,7 +68,8 @@ def cmd_ingest(args: argparse.Namespace) -> int:
                     if job["state"] in ("queued", "running"):
                         still.append(job_id)
                         continue
-                    status = (job["result"] or {}).get("status") if job["state"] == "done" else job["state"]
+                    # a done job's result always carries the index status ("new", "unchanged", …)
+                    status = str((job["result"] or {}).get("status") if job["state"] == "done" else job["state"])
                     counts[status] = counts.get(status, 0) + 1
                     if job["state"] != "done":
                         tqdm.write(f"  skipped {queued[job_id]}: {job['error']}", file=sys.stderr)
@@ -75,8 +79,10 @@ def cmd_ingest(args: argparse.Namespace) -> int:
                 if pending and not ran:  # the rest run on other workers: wait for them
                     time.sleep(0.5)
         words = {"included": "included in other files"}
-        summary = ", ".join(f"{n} {words.get(status, status)}" for status, n in sorted(counts.items())) \
+        summary = (
+            ", ".join(f"{n} {words.get(status, status)}" for status, n in sorted(counts.items()))
             or "no supported files"
+        )
         sys.stdout.write(f"{summary}; the index now holds {resources.index.count()} chunks\n")
         return 1 if counts.get("failed") or counts.get("cancelled") else 0
     finally:
@@ -96,8 +102,7 @@ def cmd_worker(args: argparse.Namespace) -> int:
     worker = JobWorker(resources, resources.jobs, resources.originals, poll_s=args.poll)
 
     def stop(signum, _frame) -> None:
-        log.info("worker %s: %s received; stopping after the current batch", worker.name,
-                 signal.Signals(signum).name)
+        log.info("worker %s: %s received; stopping after the current batch", worker.name, signal.Signals(signum).name)
         worker.stop()
 
     signal.signal(signal.SIGTERM, stop)
@@ -105,16 +110,24 @@ def cmd_worker(args: argparse.Namespace) -> int:
     thread = threading.Thread(target=worker.serve, name="job-worker", daemon=True)
     try:
         thread.start()
-        log.info("deskmate worker %s ready: database=%s, chroma=%s", worker.name, resources.database.describe(),
-                 settings.chroma_mode)
+        log.info(
+            "deskmate worker %s ready: database=%s, chroma=%s",
+            worker.name,
+            resources.database.describe(),
+            settings.storage.chroma_mode,
+        )
         while thread.is_alive() and not worker.stopping.is_set():
             thread.join(0.5)
         # a running job goes back to the queue at its next batch; one stuck longer is abandoned and its
         # lease runs out, so another worker runs it again from the start
-        thread.join(settings.shutdown_timeout_s)
+        thread.join(settings.server.shutdown_timeout_s)
         if thread.is_alive():
-            log.warning("worker %s: job %s did not stop within %g s; abandoned to its lease", worker.name,
-                        worker.current, settings.shutdown_timeout_s)
+            log.warning(
+                "worker %s: job %s did not stop within %g s; abandoned to its lease",
+                worker.name,
+                worker.current,
+                settings.server.shutdown_timeout_s,
+            )
     finally:
         resources.close()
     return 0
@@ -127,8 +140,12 @@ def cmd_ask(args: argparse.Namespace) -> int:
 
     settings = _settings(args)
     base_url = (args.url or default_url(settings)).rstrip("/")
-    payload = {"message": args.question, **({"session_id": args.session} if args.session else {}),
-               **({"user_os": args.os} if args.os else {})}
+    payload = {
+        "message": args.question,
+        "channel": "cli",
+        **({"session_id": args.session} if args.session else {}),
+        **({"user_os": args.os} if args.os else {}),
+    }
     headers = {"X-Deskmate-User": args.user_token} if args.user_token else {}
     streamed: list[str] = []
 
@@ -142,8 +159,10 @@ def cmd_ask(args: argparse.Namespace) -> int:
     try:
         turn = ask_server(base_url, payload, write, headers=headers)
     except ServerUnavailable as exc:
-        sys.stderr.write(f"deskmate: {exc}. Start one with `deskmate serve` (or `make run`), point --url or "
-                         f"DESKMATE_URL at yours, or add --local to load the models in this process (about 10 s).\n")
+        sys.stderr.write(
+            f"deskmate: {exc}. Start one with `deskmate serve` (or `make run`), point --url or "
+            f"DESKMATE_URL at yours, or add --local to load the models in this process (about 10 s).\n"
+        )
         return 2
     except TurnRefused as exc:
         sys.stderr.write(f"\ndeskmate: the server refused the question ({exc.status}): {exc.detail}\n")
@@ -163,8 +182,10 @@ def cmd_ask(args: argparse.Namespace) -> int:
         for source in sources:
             title = source["title"] + (f" › {source['section'].replace(' > ', ' › ')}" if source.get("section") else "")
             sys.stdout.write(f"[{source['n']}] {title}\n    {source_link(base_url, source)}\n")
-    sys.stdout.write(f"\n(session {envelope.get('session_id')}, action {envelope.get('action')}; "
-                     f"continue with --session {envelope.get('session_id')})\n")
+    sys.stdout.write(
+        f"\n(session {envelope.get('session_id')}, action {envelope.get('action')}; "
+        f"continue with --session {envelope.get('session_id')})\n"
+    )
     return 0
 
 
@@ -175,41 +196,132 @@ def _without_sources_footer(text: str) -> str:
 
 def _ask_locally(args: argparse.Namespace) -> int:
     """--local: load the models in this process and answer without a server (about 10 s before the answer)."""
-    from app.resources import build_resources, sync_bundled_kb
-    from app.schemas import clean_message
+    from app.chat_service import TurnRequest
+    from app.indexing_service import sync_bundled_kb
+    from app.resources import build_resources
+    from core.errors import InvalidRequest
 
     settings = _settings(args)
     resources = build_resources(settings)
     try:
         if not args.no_sync:
             sync_bundled_kb(resources)
-        turn = resources.chat.ask(clean_message(args.question), session_id=args.session, user_os=args.os)
+        try:
+            turn = resources.chat.ask(
+                TurnRequest(args.question, session_id=args.session, user_os=args.os, channel="cli")
+            )
+        except InvalidRequest as exc:
+            sys.stderr.write(f"deskmate: {exc}\n")
+            return 1
         sys.stdout.write(turn.output.get("answer", "") + "\n")
-        sys.stdout.write(f"\n(session {turn.session_id}, action {turn.output.get('action')}, "
-                         f"{turn.duration_ms:.0f} ms)\n")
+        sys.stdout.write(
+            f"\n(session {turn.session_id}, action {turn.output.get('action')}, {turn.duration_ms:.0f} ms)\n"
+        )
         return 0
     finally:
         resources.close()
 
 
+def cmd_slack(args: argparse.Namespace) -> int:
+    """Answer Slack over Socket Mode: deskmate opens the connection, so no inbound call from Slack is needed.
+    Over HTTP (`POST /slack/events`) `deskmate serve` answers Slack by itself."""
+    import threading
+
+    settings = _settings(args)
+    if not args.socket:
+        print("deskmate serve answers Slack at POST /slack/events; use `deskmate slack --socket` for Socket Mode.")
+        return 2
+    if not settings.integrations.slack_enabled or settings.integrations.slack_app_token is None:
+        print(
+            "error: Socket Mode needs DESKMATE_SLACK_BOT_TOKEN, DESKMATE_SLACK_SIGNING_SECRET and "
+            "DESKMATE_SLACK_APP_TOKEN (an app-level token with connections:write).",
+            file=sys.stderr,
+        )
+        return 2
+    from slack_bolt.adapter.socket_mode import SocketModeHandler
+
+    from app.channels.setup import build_slack
+    from app.resources import build_resources
+
+    resources = build_resources(settings)
+    slack = build_slack(resources, settings)
+    stopping = threading.Event()
+
+    def tell_ticket_changes() -> None:
+        while not stopping.wait(settings.integrations.channel_ticket_poll_s or 60):
+            if settings.integrations.channel_ticket_poll_s:
+                try:
+                    slack.tell_ticket_changes(resources.tickets)
+                except Exception as exc:  # the next round tries again
+                    log.warning("ticket updates for Slack threads failed: %s", exc)
+
+    threading.Thread(target=tell_ticket_changes, name="slack-ticket-updates", daemon=True).start()
+    handler = SocketModeHandler(
+        slack.app, settings.integrations.slack_app_token.get_secret_value(), web_client=slack.client
+    )
+    try:
+        log.info("deskmate answers Slack over Socket Mode; Ctrl-C stops")
+        handler.start()  # until Ctrl-C
+    finally:
+        stopping.set()
+        slack.close()
+        resources.close()
+    return 0
+
+
+def cmd_teams_package(args: argparse.Namespace) -> int:
+    """Build the Teams app package (manifest.json + icons, zipped) from DESKMATE_TEAMS_APP_ID and
+    DESKMATE_PUBLIC_URL, checked against what Teams requires."""
+    from app.channels.teams_package import PackageError, PackageInput, build_package
+
+    settings = _settings(args)
+    app_id, public_url = settings.integrations.teams_app_id, settings.integrations.public_url
+    if not app_id or not public_url:
+        print(
+            "error: the Teams package needs DESKMATE_TEAMS_APP_ID (the Azure Bot's app id) and DESKMATE_PUBLIC_URL "
+            "(https://… where Teams reaches deskmate).",
+            file=sys.stderr,
+        )
+        return 2
+    spec = PackageInput(
+        app_id=app_id,
+        public_url=public_url,
+        short_name=args.name,
+        developer=args.developer,
+        version=args.version,
+    )
+    try:
+        build_package(spec, Path(args.icons), Path(args.out))
+    except (PackageError, OSError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    print(f"{args.out}: upload it in Teams (Apps → Manage your apps → Upload an app) or the Teams admin center.")
+    return 0
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
     from app.data_dir_lock import hold_data_dir
     from app.main import create_app
+    from app.memory_profile import limit_malloc_arenas, start_from_settings
     from app.resources import load_answer_policy
     from app.server import BoundedServer, uvicorn_config
 
-    from app.memory_profile import limit_malloc_arenas, start_from_settings
-
     limit_malloc_arenas()  # first, before any thread: RSS stays flat under load (app/memory_profile.py)
     settings = _settings(args)
+    if args.host:  # the host names the server answers to by default follow the address it binds to
+        settings = settings.model_copy(update={"host": args.host})
     start_from_settings(settings)  # DESKMATE_TRACEMALLOC_FILE: a memory investigation, on SIGUSR1
     load_answer_policy(settings)  # a broken DESKMATE_CONFIG stops here, listing every problem, before serving
     # a second process on the same embedded data directory stops here, before loading a model
-    lock = hold_data_dir(settings.data_dir) if settings.chroma_mode == "persistent" else None
+    lock = hold_data_dir(settings.storage.data_dir) if settings.storage.chroma_mode == "persistent" else None
     try:
-        config = uvicorn_config(create_app(settings), settings, host=args.host or settings.host,
-                                port=args.port or settings.port)
-        server = BoundedServer(config, hard_limit_s=settings.shutdown_timeout_s + 10)
+        config = uvicorn_config(
+            create_app(settings),
+            settings,
+            host=args.host or settings.server.host,
+            port=args.port or settings.server.port,
+        )
+        server = BoundedServer(config, hard_limit_s=settings.server.shutdown_timeout_s + 10)
         server.run()
     finally:
         if lock is not None:
@@ -228,32 +340,54 @@ def cmd_db_vacuum(args: argparse.Namespace) -> int:
     from app.adapters.memory import SessionStore
     from app.adapters.redactor import PatternRedactor
     from app.adapters.traces import TraceStore
+    from app.insights.outcomes import OutcomeStore
     from app.readiness import store_sizes
     from app.retention import run_retention
     from app.storage import Database, database_url_for
 
     settings = _settings(args)
-    if not settings.data_dir.is_dir() and not settings.database_url:
-        print(f"deskmate: no data directory at {settings.data_dir}; nothing to vacuum", file=sys.stderr)
+    if not settings.storage.data_dir.is_dir() and not settings.storage.database_url:
+        print(f"deskmate: no data directory at {settings.storage.data_dir}; nothing to vacuum", file=sys.stderr)
         return 2
     before = store_sizes(settings)
     database = Database.open(database_url_for(settings))
-    sessions = SessionStore(database, checkpoints=settings.sessions_db)
-    traces = TraceStore(database, redactor=PatternRedactor(), retention_days=settings.trace_retention_days,
-                        max_runs=settings.trace_max_runs, max_bytes=int(settings.trace_max_mb * 1024 * 1024))
+    sessions = SessionStore(database, checkpoints=settings.storage.sessions_db)
+    traces = TraceStore(
+        database,
+        redactor=PatternRedactor(),
+        retention_days=settings.retention.trace_retention_days,
+        max_runs=settings.retention.trace_max_runs,
+        max_bytes=int(settings.retention.trace_max_mb * 1024 * 1024),
+    )
     # no embedder: pruning answers never embeds a question
-    answers = FeedbackStore(database, embed=_no_embedding, vote_window_s=settings.feedback_vote_window_hours * 3600)
+    answers = FeedbackStore(
+        database, embed=_no_embedding, vote_window_s=settings.feedback.feedback_vote_window_hours * 3600
+    )
+    outcomes = OutcomeStore(
+        database,
+        retention_days=settings.retention.insights_retention_days,
+        question_days=settings.retention.trace_retention_days,
+    )
     try:
-        report = run_retention(sessions, traces, session_idle_s=settings.session_idle_days * 86400, vacuum=True,
-                               answers=answers)
+        report = run_retention(
+            sessions,
+            traces,
+            session_idle_s=settings.retention.session_idle_days * 86400,
+            vacuum=True,
+            answers=answers,
+            outcomes=outcomes,
+        )
     finally:
         sessions.close()
         traces.close()
         database.close()
     after = store_sizes(settings)
-    sys.stdout.write(f"{report.sessions_expired} idle session(s) expired, {report.checkpoints_pruned} old "
-                     f"checkpoint(s), {report.answers_pruned} unvoted answer(s) and {report.traces_pruned} "
-                     f"trace(s) pruned in {report.duration_ms:.0f} ms\n")
+    sys.stdout.write(
+        f"{report.sessions_expired} idle session(s) expired, {report.checkpoints_pruned} old "
+        f"checkpoint(s), {report.answers_pruned} unvoted answer(s) and {report.traces_pruned} "
+        f"trace(s) pruned, {report.outcomes_pruned} turn outcome(s) past their retention, in "
+        f"{report.duration_ms:.0f} ms\n"
+    )
     for name in ("sessions", "database", "data_dir_total"):
         sys.stdout.write(f"  {name}: {before[name]:,} -> {after[name]:,} bytes\n")
     return 0
@@ -264,15 +398,15 @@ def cmd_user_token(args: argparse.Namespace) -> int:
     from app.identity import IdentityError, make_user_token, verify_user_token
 
     settings = _settings(args)
-    if settings.user_token_secret is None:
+    if settings.security.user_token_secret is None:
         print("deskmate: DESKMATE_USER_TOKEN_SECRET is not set, so there is nothing to sign with.", file=sys.stderr)
         return 2
-    secret = settings.user_token_secret.get_secret_value()
+    secret = settings.security.user_token_secret.get_secret_value()
     groups = [g for g in (args.groups or "").split(",") if g.strip()]
     token = make_user_token(secret, args.user, groups, ttl_s=args.ttl)
     try:
         # the same check the API makes: a bad user id or group, or a --ttl beyond the maximum, fails here
-        verify_user_token(token, secret, max_ttl_s=settings.user_token_max_ttl_s)
+        verify_user_token(token, secret, max_ttl_s=settings.security.user_token_max_ttl_s)
     except IdentityError as exc:
         print(f"deskmate: {exc}", file=sys.stderr)
         return 2
@@ -289,7 +423,7 @@ def cmd_db_upgrade(args: argparse.Namespace) -> int:
     try:
         database = Database(database_url_for(settings))
         revision = database.upgrade()
-        SessionStore(database, checkpoints=settings.sessions_db).close()  # the checkpointer's own tables
+        SessionStore(database, checkpoints=settings.storage.sessions_db).close()  # the checkpointer's own tables
     except DatabaseUnavailable as exc:
         print(f"deskmate: {exc}", file=sys.stderr)
         return 1
@@ -311,11 +445,14 @@ def cmd_db_migrate_from_sqlite(args: argparse.Namespace) -> int:
     except DatabaseUnavailable as exc:
         print(f"deskmate: {exc}", file=sys.stderr)
         return 1
-    if not database.is_postgres and Path(settings.data_dir).resolve() == source:
-        print("deskmate: the source is the data dir deskmate already uses; set DESKMATE_DATABASE_URL to the "
-              "database to copy it into", file=sys.stderr)
+    if not database.is_postgres and Path(settings.storage.data_dir).resolve() == source:
+        print(
+            "deskmate: the source is the data dir deskmate already uses; set DESKMATE_DATABASE_URL to the "
+            "database to copy it into",
+            file=sys.stderr,
+        )
         return 2
-    sessions = SessionStore(database, checkpoints=settings.sessions_db)
+    sessions = SessionStore(database, checkpoints=settings.storage.sessions_db)
     try:
         report = import_data_dir(source, database, sessions)
     except FileNotFoundError as exc:
@@ -328,6 +465,87 @@ def cmd_db_migrate_from_sqlite(args: argparse.Namespace) -> int:
     for line in report.lines():
         print(f"  {line}")
     return 0
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    """Write the insights of the last `--since` days as one self-contained HTML page."""
+    from app.insights.report import render_report, window_since
+
+    settings = _settings(args)
+    try:
+        first, last = window_since(args.since)
+    except ValueError as exc:
+        print(f"deskmate: {exc}", file=sys.stderr)
+        return 2
+    figures = (
+        _local_insights(settings, first, last, args) if args.local else _served_insights(settings, first, last, args)
+    )
+    if figures is None:
+        return 2
+    out = Path(args.out)
+    out.write_text(render_report(figures), encoding="utf-8")
+    deflection = figures["deflection"]
+    rate = deflection["deflection_rate"]
+    sys.stdout.write(
+        f"{out}: {figures['window']['from']} – {figures['window']['to']}, {figures['volume']['turns']} turns, "
+        f"{deflection['conversations']} conversations, deflection "
+        f"{'–' if rate is None else f'{rate:.0%}'}, {figures['tickets']['created']} ticket(s), "
+        f"{len(figures['knowledge_gaps'])} knowledge gap(s)\n"
+    )
+    return 0
+
+
+def _served_insights(settings, first, last, args) -> dict | None:
+    """GET /admin/insights of the running deskmate (with DESKMATE_ADMIN_KEY when it has one)."""
+    import httpx
+
+    from app.cli_client import default_url
+
+    base_url = (args.url or default_url(settings)).rstrip("/")
+    key = settings.security.admin_key.get_secret_value() if settings.security.admin_key else None
+    params = {"from": first.isoformat(), "to": last.isoformat()} | (
+        {"collection": args.collection} if args.collection else {}
+    )
+    try:
+        response = httpx.get(
+            f"{base_url}/admin/insights",
+            params=params,
+            headers={"Authorization": f"Bearer {key}"} if key else {},
+            timeout=120,
+        )
+    except httpx.HTTPError as exc:
+        print(
+            f"deskmate: no deskmate at {base_url} ({exc}). Start one with `deskmate serve`, point --url or "
+            "DESKMATE_URL at yours, or add --local to read the data folder directly.",
+            file=sys.stderr,
+        )
+        return None
+    if response.status_code != 200:
+        try:
+            detail = response.json().get("detail", response.text)
+        except ValueError:
+            detail = response.text[:300]
+        print(f"deskmate: {base_url} refused the insights ({response.status_code}): {detail}", file=sys.stderr)
+        return None
+    return response.json()
+
+
+def _local_insights(settings, first, last, args) -> dict:
+    """--local: the figures read from the database itself (no server; the articles never cited are left out,
+    since listing the documents needs the vector store the server holds)."""
+    from app.adapters.embeddings import SentenceTransformerEmbedder
+    from app.insights.figures import Window
+    from app.insights.service import insights
+    from app.storage import Database, database_url_for
+
+    database = Database.open(database_url_for(settings))
+    try:
+        embedder = SentenceTransformerEmbedder(
+            settings.embeddings.embedding_model_path, threads=settings.embeddings.torch_threads
+        )
+        return insights(database, embedder, Window.of(first, last, args.collection))
+    finally:
+        database.close()
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -343,15 +561,22 @@ def build_parser() -> argparse.ArgumentParser:
 
     ask = sub.add_parser("ask", help="ask a running deskmate one question and print the answer as it arrives")
     ask.add_argument("question")
-    ask.add_argument("--url", help="the deskmate to ask (default: $DESKMATE_URL, else http://$DESKMATE_HOST:"
-                                   "$DESKMATE_PORT, i.e. http://127.0.0.1:8000)")
+    ask.add_argument(
+        "--url",
+        help="the deskmate to ask (default: $DESKMATE_URL, else http://$DESKMATE_HOST:"
+        "$DESKMATE_PORT, i.e. http://127.0.0.1:8000)",
+    )
     ask.add_argument("--session", help="continue this session id")
     ask.add_argument("--os", choices=["windows", "macos", "linux"], help="your operating system")
     ask.add_argument("--user-token", help="a signed X-Deskmate-User token, when the server has sign-in on")
-    ask.add_argument("--local", action="store_true",
-                     help="no server: load the models in this process and answer from the local data folder")
-    ask.add_argument("--no-sync", action="store_true",
-                     help="with --local: do not index the bundled knowledge base first")
+    ask.add_argument(
+        "--local",
+        action="store_true",
+        help="no server: load the models in this process and answer from the local data folder",
+    )
+    ask.add_argument(
+        "--no-sync", action="store_true", help="with --local: do not index the bundled knowledge base first"
+    )
     ask.set_defaults(func=cmd_ask)
 
     worker = sub.add_parser("worker", help="run ingestion jobs (uploads, source syncs) from the queue until stopped")
@@ -363,18 +588,53 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--port", type=int, help="port (default: $DESKMATE_PORT or 8000)")
     serve.set_defaults(func=cmd_serve)
 
-    db = sub.add_parser("db", help="the relational store: upgrade its schema, copy an SQLite data dir into it, "
-                                   "or vacuum it")
+    slack = sub.add_parser("slack", help="answer Slack over Socket Mode (no inbound calls from Slack needed)")
+    slack.add_argument("--socket", action="store_true", help="connect to Slack over Socket Mode")
+    slack.set_defaults(func=cmd_slack)
+
+    teams = sub.add_parser(
+        "teams-package", help="build the Teams app package (manifest + icons, zipped) to upload to Teams"
+    )
+    teams.add_argument("--out", default="deskmate-teams.zip", help="the zip to write (default deskmate-teams.zip)")
+    teams.add_argument(
+        "--icons",
+        default=str(Path(__file__).resolve().parent.parent / "deploy" / "teams"),
+        help="folder with color.png (192×192) and outline.png (32×32); default: deploy/teams of this checkout",
+    )
+    teams.add_argument("--name", default="deskmate", help="the app's name in Teams (at most 30 characters)")
+    teams.add_argument("--developer", default="IT support", help="who publishes it (at most 32 characters)")
+    teams.add_argument("--version", default="1.0.0", help="the package version; raise it for each upload")
+    teams.set_defaults(func=cmd_teams_package)
+
+    db = sub.add_parser(
+        "db", help="the relational store: upgrade its schema, copy an SQLite data dir into it, or vacuum it"
+    )
     db_sub = db.add_subparsers(dest="db_command", required=True)
-    db_sub.add_parser("upgrade", help="run the schema migrations ($DESKMATE_DATABASE_URL, or the embedded "
-                                      "SQLite file)").set_defaults(func=cmd_db_upgrade)
-    migrate = db_sub.add_parser("migrate-from-sqlite", help="copy an SQLite data dir (sessions, tickets, votes, "
-                                                            "traces) into $DESKMATE_DATABASE_URL")
+    db_sub.add_parser(
+        "upgrade", help="run the schema migrations ($DESKMATE_DATABASE_URL, or the embedded SQLite file)"
+    ).set_defaults(func=cmd_db_upgrade)
+    migrate = db_sub.add_parser(
+        "migrate-from-sqlite",
+        help="copy an SQLite data dir (sessions, tickets, votes, traces) into $DESKMATE_DATABASE_URL",
+    )
     migrate.add_argument("path", help="the data dir to copy from (it is only read)")
     migrate.set_defaults(func=cmd_db_migrate_from_sqlite)
-    vacuum = db_sub.add_parser("vacuum", help="expire idle sessions, prune checkpoints and traces, compact the files "
-                                              "(safe while serving)")
+    vacuum = db_sub.add_parser(
+        "vacuum", help="expire idle sessions, prune checkpoints and traces, compact the files (safe while serving)"
+    )
     vacuum.set_defaults(func=cmd_db_vacuum)
+
+    report = sub.add_parser(
+        "report", help="write the insights of the last days (deflection, gaps, articles) as one HTML page"
+    )
+    report.add_argument("--since", default="7d", help="how far back: 7d, 30d, 4w … (default 7d, today included)")
+    report.add_argument("--out", default="report.html", help="the page to write (default report.html)")
+    report.add_argument("--collection", help="only the turns asked of this knowledge collection")
+    report.add_argument(
+        "--url", help="the deskmate to ask (default: $DESKMATE_URL, else http://$DESKMATE_HOST:$DESKMATE_PORT)"
+    )
+    report.add_argument("--local", action="store_true", help="no server: read the database of the data folder directly")
+    report.set_defaults(func=cmd_report)
 
     token = sub.add_parser("user-token", help="print a signed X-Deskmate-User token (needs DESKMATE_USER_TOKEN_SECRET)")
     token.add_argument("--user", required=True, help="the user id (the token's sub)")
@@ -385,12 +645,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from app.logging_setup import configure_logging
-
     from pydantic import ValidationError
 
     from app.config_file import ConfigError
     from app.data_dir_lock import DataDirInUse
+    from app.logging_setup import configure_logging
 
     args = build_parser().parse_args(argv)
     configure_logging("INFO" if args.command in ("serve", "worker") else "WARNING")
@@ -399,7 +658,8 @@ def main(argv: list[str] | None = None) -> int:
     except ValidationError as exc:  # a setting is wrong: say which and why, no traceback
         problems = "; ".join(  # the variable, then why (never its value: it may be a key)
             (f"{e['loc'][0]}: " if e.get("loc") else "") + str(e.get("msg", "")).removeprefix("Value error, ")
-            for e in exc.errors())
+            for e in exc.errors()
+        )
         print(f"deskmate: configuration refused: {problems}", file=sys.stderr)
         return 2
     except ConfigError as exc:
@@ -407,8 +667,11 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except DataDirInUse as exc:
         if args.command == "ingest":  # the running server has the queue: hand it the files instead
-            print(f"deskmate: cannot ingest here: {exc}. Upload the files to that deskmate (POST /documents or the "
-                  "admin page), or stop it and run `deskmate ingest` again.", file=sys.stderr)
+            print(
+                f"deskmate: cannot ingest here: {exc}. Upload the files to that deskmate (POST /documents or the "
+                "admin page), or stop it and run `deskmate ingest` again.",
+                file=sys.stderr,
+            )
             return 3
         print(f"deskmate: not starting: {exc}", file=sys.stderr)
         return 3

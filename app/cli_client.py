@@ -36,9 +36,9 @@ def default_url(settings) -> str:
     explicit = os.environ.get("DESKMATE_URL", "").strip()
     if explicit:
         return explicit.rstrip("/")
-    host = settings.host if settings.host not in ("0.0.0.0", "::", "") else "127.0.0.1"
+    host = settings.server.host if settings.server.host not in ("0.0.0.0", "::", "") else "127.0.0.1"
     host = f"[{host}]" if ":" in host else host
-    return f"http://{host}:{settings.port}"
+    return f"http://{host}:{settings.server.port}"
 
 
 def source_link(base_url: str, source: dict) -> str:
@@ -51,19 +51,20 @@ def source_link(base_url: str, source: dict) -> str:
 
 def _events(lines: Iterator[str]) -> Iterator[tuple[str, dict]]:
     """(event, data) pairs from a Server-Sent Events body."""
-    event, data, size = "message", [], 0
+    data: list[str] = []
+    event, size = "message", 0
     for line in lines:
         if line == "":
             if data:
                 yield event, json.loads("\n".join(data))
             event, data, size = "message", [], 0
         elif line.startswith("event:"):
-            event = line[len("event:"):].strip()
+            event = line[len("event:") :].strip()
         elif line.startswith("data:"):
             size += len(line)
             if size > MAX_EVENT_BYTES:
                 raise TurnRefused(502, "The server sent an event larger than a chat reply can be.")
-            data.append(line[len("data:"):].lstrip())
+            data.append(line[len("data:") :].lstrip())
 
 
 @dataclass
@@ -72,21 +73,23 @@ class StreamedTurn:
     streamed_text: str = ""  # what was printed while the turn ran
 
 
-def ask_server(base_url: str, payload: dict, write: Callable[[str], None], *,
-               headers: dict[str, str] | None = None) -> StreamedTurn:
+def ask_server(
+    base_url: str, payload: dict, write: Callable[[str], None], *, headers: dict[str, str] | None = None
+) -> StreamedTurn:
     """Run one turn on the server, writing the reply's text as it arrives; the finished envelope is returned."""
     turn = StreamedTurn()
     timeout = httpx.Timeout(TURN_TIMEOUT_S, connect=CONNECT_TIMEOUT_S)
     try:
-        with httpx.Client(timeout=timeout, headers=headers or {}) as client, \
-                client.stream("POST", f"{base_url}/chat/stream", json=payload) as response:
+        with (
+            httpx.Client(timeout=timeout, headers=headers or {}) as client,
+            client.stream("POST", f"{base_url}/chat/stream", json=payload) as response,
+        ):
             if response.status_code != 200:
                 response.read()
                 try:
                     detail = response.json().get("detail")
                 except ValueError:
-                    raise ServerUnavailable(f"{base_url} answered {response.status_code} and is not deskmate") \
-                        from None
+                    raise ServerUnavailable(f"{base_url} answered {response.status_code} and is not deskmate") from None
                 raise TurnRefused(response.status_code, detail if isinstance(detail, str) else json.dumps(detail))
             if not response.headers.get("content-type", "").startswith("text/event-stream"):
                 raise ServerUnavailable(f"{base_url} is not deskmate (no event stream from /chat/stream)")

@@ -15,25 +15,53 @@ import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import yaml
 
-from urllib.parse import urlsplit
-
-from graphs.policy_config import (DEFAULT_LLM, MATCH_FIELDS, RAG_RESULTS, AnswerPolicy, CollectionSpec,
-                                  IntegrationSpec, IntentDetection, LLMSpec, ResponseRule)
-from nodes.actions import BUILTIN_NAMES, MAX_EXAMPLES
+from core.policy_config import (
+    DEFAULT_LLM,
+    MATCH_FIELDS,
+    RAG_RESULTS,
+    AnswerPolicy,
+    CollectionSpec,
+    IntegrationSpec,
+    IntentDetection,
+    LLMSpec,
+    ResponseRule,
+)
+from nodes.support.actions import BUILTIN_NAMES
+from nodes.support.catalogue import MAX_EXAMPLES
 
 RESPONSE_MODES = ("RAG_ONLY", "LLM_ONLY", "HYBRID", "SMART_FALLBACK", "RAG_PRIORITY", "LLM_PRIORITY")
 LLM_TYPES = ("groq", "openai-compatible", "none")
 TOP_KEYS = {"llms", "collections", "intent_detection", "responses", "response_mode", "agent_llm", "integrations"}
 LLM_KEYS = {"type", "base_url", "api_key", "model", "timeout_s", "comment"}
-COLLECTION_KEYS = {"collection", "match_threshold", "candidate_threshold", "intent_identifier", "description",
-                   "prompt", "max_tokens", "comment"}
+COLLECTION_KEYS = {
+    "collection",
+    "match_threshold",
+    "candidate_threshold",
+    "intent_identifier",
+    "description",
+    "prompt",
+    "max_tokens",
+    "comment",
+}
 RULE_KEYS = {"name", "match", "prompt", "llm", "model", "max_tokens", "comment"}
 TEMPLATE_FIELDS = re.compile(r"\$\{(profile\.[a-z_]+|context|expanded_rag_context|user)\}")
-KNOWN_PROFILE_FIELDS = {"rag_result", "intent", "collection", "service", "distance", "service_prompt",
-                        "service_tokens", "user_message", "selected_collections", "response_mode", "confidence"}
+KNOWN_PROFILE_FIELDS = {
+    "rag_result",
+    "intent",
+    "collection",
+    "service",
+    "distance",
+    "service_prompt",
+    "service_tokens",
+    "user_message",
+    "selected_collections",
+    "response_mode",
+    "confidence",
+}
 INTEGRATION_KEYS = {"description", "examples", "url", "headers", "timeout_s", "max_bytes", "comment"}
 INTEGRATION_FIELDS = ("user", "query")  # ${user} and ${query} in an integration's url
 _INTEGRATION_NAME = re.compile(r"^[a-z][a-z0-9_]{2,40}$")
@@ -111,8 +139,16 @@ def _llms(raw: Any, env: Mapping[str, str], problems: list[str]) -> tuple[LLMSpe
         if kind == "groq" and not api_key:
             problems.append(f"{where}: a groq LLM needs api_key (e.g. api_key: ${{GROQ_API_KEY}})")
         timeout = _number(body.get("timeout_s", 30), f"{where}.timeout_s", problems, low=0.1, high=600)
-        specs.append(LLMSpec(name=str(name), type=kind, base_url=base_url or None, api_key=api_key or None,
-                             model=model or None, timeout_s=timeout or 30.0))
+        specs.append(
+            LLMSpec(
+                name=str(name),
+                type=kind,
+                base_url=base_url or None,
+                api_key=api_key or None,
+                model=model or None,
+                timeout_s=timeout or 30.0,
+            )
+        )
     return tuple(specs)
 
 
@@ -131,23 +167,37 @@ def _collections(raw: Any, problems: list[str]) -> tuple[CollectionSpec, ...]:
         _unknown(body, COLLECTION_KEYS, where, problems)
         chroma = str(body.get("collection", name))
         if not _CHROMA_NAME.match(chroma):
-            problems.append(f"{where}.collection: '{chroma}' is not a valid Chroma collection name "
-                            "(3–512 letters, digits, . _ -, starting and ending with a letter or digit)")
+            problems.append(
+                f"{where}.collection: '{chroma}' is not a valid Chroma collection name "
+                "(3–512 letters, digits, . _ -, starting and ending with a letter or digit)"
+            )
         match = _number(body.get("match_threshold"), f"{where}.match_threshold", problems, low=0, high=2)
         candidate = None
         if body.get("candidate_threshold") is not None:
             candidate = _number(body["candidate_threshold"], f"{where}.candidate_threshold", problems, low=0, high=2)
             if match is not None and candidate is not None and candidate <= match:
-                problems.append(f"{where}: candidate_threshold ({candidate:g}) must be greater than match_threshold "
-                                f"({match:g}) — both are distances, a partial match is further away than a match")
+                problems.append(
+                    f"{where}: candidate_threshold ({candidate:g}) must be greater than match_threshold "
+                    f"({match:g}) — both are distances, a partial match is further away than a match"
+                )
         tokens = body.get("max_tokens")
-        if tokens is not None and (isinstance(tokens, bool) or not isinstance(tokens, int) or not 1 <= tokens <= 32_000):
+        if tokens is not None and (
+            isinstance(tokens, bool) or not isinstance(tokens, int) or not 1 <= tokens <= 32_000
+        ):
             problems.append(f"{where}.max_tokens must be a whole number from 1 to 32000")
             tokens = None
-        specs.append(CollectionSpec(name=str(name), collection=chroma, match_threshold=match or 0.0,
-                                    candidate_threshold=candidate, intent_identifier=body.get("intent_identifier"),
-                                    description=str(body.get("description") or ""), prompt=str(body.get("prompt") or ""),
-                                    max_tokens=tokens))
+        specs.append(
+            CollectionSpec(
+                name=str(name),
+                collection=chroma,
+                match_threshold=match or 0.0,
+                candidate_threshold=candidate,
+                intent_identifier=body.get("intent_identifier"),
+                description=str(body.get("description") or ""),
+                prompt=str(body.get("prompt") or ""),
+                max_tokens=tokens,
+            )
+        )
     if len({c.collection for c in specs}) < len(specs):
         problems.append("collections: two names point at the same Chroma collection")
     return tuple(specs)
@@ -179,8 +229,11 @@ def _integrations(raw: Any, env: Mapping[str, str], problems: list[str]) -> tupl
             problems.append(f"{where}.description must be one line saying what the lookup returns")
             description = ""
         examples = body.get("examples")
-        if not isinstance(examples, list) or not 1 <= len(examples) <= MAX_EXAMPLES or \
-                not all(isinstance(e, str) and e.strip() for e in examples):
+        if (
+            not isinstance(examples, list)
+            or not 1 <= len(examples) <= MAX_EXAMPLES
+            or not all(isinstance(e, str) and e.strip() for e in examples)
+        ):
             problems.append(f"{where}.examples must list 1 to {MAX_EXAMPLES} messages an employee would send for it")
             examples = []
         url = _env(body.get("url"), f"{where}.url", env, problems)
@@ -189,14 +242,18 @@ def _integrations(raw: Any, env: Mapping[str, str], problems: list[str]) -> tupl
             url = ""
         for field_name in _TEMPLATE_REF.findall(url):
             if field_name not in INTEGRATION_FIELDS:
-                problems.append(f"{where}.url: unknown field ${{{field_name}}} (fields: "
-                                f"{', '.join('${' + f + '}' for f in INTEGRATION_FIELDS)})")
+                problems.append(
+                    f"{where}.url: unknown field ${{{field_name}}} (fields: "
+                    f"{', '.join('${' + f + '}' for f in INTEGRATION_FIELDS)})"
+                )
         if url and "${" in urlsplit(url).netloc:
-            problems.append(f"{where}.url: ${{user}} and ${{query}} may appear in the path or query string only, "
-                            "never in the host")
+            problems.append(
+                f"{where}.url: ${{user}} and ${{query}} may appear in the path or query string only, never in the host"
+            )
         headers = body.get("headers") or {}
-        if not isinstance(headers, Mapping) or \
-                not all(isinstance(k, str) and isinstance(v, (str, int)) for k, v in headers.items()):
+        if not isinstance(headers, Mapping) or not all(
+            isinstance(k, str) and isinstance(v, (str, int)) for k, v in headers.items()
+        ):
             problems.append(f"{where}.headers must map header names to values (e.g. Authorization: Bearer ${{TOKEN}})")
             headers = {}
         resolved = tuple((str(k), str(_env(str(v), f"{where}.headers.{k}", env, problems))) for k, v in headers.items())
@@ -205,9 +262,17 @@ def _integrations(raw: Any, env: Mapping[str, str], problems: list[str]) -> tupl
         if isinstance(max_bytes, bool) or not isinstance(max_bytes, int) or not 1_024 <= max_bytes <= 1_048_576:
             problems.append(f"{where}.max_bytes must be a whole number from 1024 to 1048576")
             max_bytes = 65_536
-        specs.append(IntegrationSpec(name=name, description=str(description).strip(),
-                                     examples=tuple(e.strip() for e in examples), url=url, headers=resolved,
-                                     timeout_s=timeout or 5.0, max_bytes=max_bytes))
+        specs.append(
+            IntegrationSpec(
+                name=name,
+                description=str(description).strip(),
+                examples=tuple(e.strip() for e in examples),
+                url=url,
+                headers=resolved,
+                timeout_s=timeout or 5.0,
+                max_bytes=max_bytes,
+            )
+        )
     return tuple(specs)
 
 
@@ -222,8 +287,11 @@ def _intent(raw: Any, llm_names: set[str], problems: list[str]) -> IntentDetecti
     if llm not in llm_names:
         problems.append(f"intent_detection.llm: unknown LLM '{llm}' (defined: {', '.join(sorted(llm_names))})")
     categories = raw.get("categories")
-    if not isinstance(categories, Mapping) or not categories or \
-            not all(isinstance(k, str) and isinstance(v, str) for k, v in categories.items()):
+    if (
+        not isinstance(categories, Mapping)
+        or not categories
+        or not all(isinstance(k, str) and isinstance(v, str) for k, v in categories.items())
+    ):
         problems.append("intent_detection.categories must map category names to one-line descriptions")
         categories = {}
     return IntentDetection(llm=llm, model=raw.get("model"), categories=tuple(categories.items()))
@@ -235,12 +303,13 @@ def _match(raw: Any, where: str, problems: list[str]) -> tuple[tuple[str, Any], 
     if not isinstance(raw, Mapping):
         problems.append(f"{where}.match must be a mapping (empty or absent: the fallback rule)")
         return ()
-    clauses = []
+    clauses: list[tuple[str, Any]] = []  # (field, wanted value or compiled pattern)
     for key, value in raw.items():
         field = key[: -len("_regexp")] if key.endswith("_regexp") else key
         if field not in MATCH_FIELDS:
-            problems.append(f"{where}.match: unknown field '{key}' (fields: {', '.join(MATCH_FIELDS)}, "
-                            "each also as <field>_regexp)")
+            problems.append(
+                f"{where}.match: unknown field '{key}' (fields: {', '.join(MATCH_FIELDS)}, each also as <field>_regexp)"
+            )
             continue
         if key.endswith("_regexp"):
             text = str(value)
@@ -255,8 +324,10 @@ def _match(raw: Any, where: str, problems: list[str]) -> tuple[tuple[str, Any], 
                 problems.append(f"{where}.match.{key}: bad regular expression {value!r}: {exc}")
             continue
         if field == "rag_result" and value not in RAG_RESULTS + (True,):
-            problems.append(f"{where}.match.rag_result must be one of {', '.join(RAG_RESULTS)} (or true for "
-                            f"match-or-partial), not {value!r}")
+            problems.append(
+                f"{where}.match.rag_result must be one of {', '.join(RAG_RESULTS)} (or true for "
+                f"match-or-partial), not {value!r}"
+            )
             continue
         if field == "response_mode" and str(value).upper() not in RESPONSE_MODES:
             problems.append(f"{where}.match.response_mode must be one of {', '.join(RESPONSE_MODES)}")
@@ -284,31 +355,51 @@ def _rules(raw: Any, llm_names: set[str], problems: list[str]) -> tuple[Response
         prompt = body.get("prompt")
         if prompt is not None:
             for name in TEMPLATE_FIELDS.findall(str(prompt)):
-                if name.startswith("profile.") and name[len("profile."):] not in KNOWN_PROFILE_FIELDS:
-                    problems.append(f"{where}.prompt: unknown field ${{{name}}} (profile fields: "
-                                    f"{', '.join(sorted(KNOWN_PROFILE_FIELDS))})")
+                if name.startswith("profile.") and name[len("profile.") :] not in KNOWN_PROFILE_FIELDS:
+                    problems.append(
+                        f"{where}.prompt: unknown field ${{{name}}} (profile fields: "
+                        f"{', '.join(sorted(KNOWN_PROFILE_FIELDS))})"
+                    )
         tokens = body.get("max_tokens")
-        if tokens is not None and tokens != "${profile.service_tokens}" and \
-                (isinstance(tokens, bool) or not isinstance(tokens, int) or not 1 <= tokens <= 32_000):
-            problems.append(f"{where}.max_tokens must be 1–32000 or \"${{profile.service_tokens}}\", not {tokens!r}")
+        if (
+            tokens is not None
+            and tokens != "${profile.service_tokens}"
+            and (isinstance(tokens, bool) or not isinstance(tokens, int) or not 1 <= tokens <= 32_000)
+        ):
+            problems.append(f'{where}.max_tokens must be 1–32000 or "${{profile.service_tokens}}", not {tokens!r}')
             tokens = None
-        rules.append(ResponseRule(index=index, name=str(body.get("name") or f"rule {index}"),
-                                  match=_match(body.get("match"), where, problems),
-                                  prompt=str(prompt) if prompt is not None else None, llm=llm,
-                                  model=body.get("model"), max_tokens=tokens))
+        rules.append(
+            ResponseRule(
+                index=index,
+                name=str(body.get("name") or f"rule {index}"),
+                match=_match(body.get("match"), where, problems),
+                prompt=str(prompt) if prompt is not None else None,
+                llm=llm,
+                model=body.get("model"),
+                max_tokens=tokens,
+            )
+        )
     # by what the file says, not what survived validation: a rule whose only clause was invalid is no fallback
     fallbacks = [i for i, body in enumerate(raw[:MAX_RULES]) if isinstance(body, Mapping) and not body.get("match")]
     if not fallbacks:
-        problems.append("responses: no fallback rule — add a last rule without `match`, so every question gets "
-                        "an answer")
+        problems.append(
+            "responses: no fallback rule — add a last rule without `match`, so every question gets an answer"
+        )
     elif fallbacks[0] != len(raw) - 1:
-        problems.append(f"responses[{fallbacks[0]}] has no match, so it always wins: the rules after it can never "
-                        "be used — move it to the end")
+        problems.append(
+            f"responses[{fallbacks[0]}] has no match, so it always wins: the rules after it can never "
+            "be used — move it to the end"
+        )
     return tuple(rules)
 
 
-def parse_config(text: str, *, source: str = "<config>", env: Mapping[str, str] | None = None,
-                 default_collection: CollectionSpec | None = None) -> AnswerPolicy:
+def parse_config(
+    text: str,
+    *,
+    source: str = "<config>",
+    env: Mapping[str, str] | None = None,
+    default_collection: CollectionSpec | None = None,
+) -> AnswerPolicy:
     """YAML text → AnswerPolicy, or ConfigError listing every problem."""
     env = os.environ if env is None else env
     try:
@@ -337,12 +428,21 @@ def parse_config(text: str, *, source: str = "<config>", env: Mapping[str, str] 
     integrations = _integrations(raw.get("integrations"), env, problems)
     if problems:
         raise ConfigError(source, problems)
-    return AnswerPolicy(llms=llms, collections=collections, responses=rules, intent_detection=intent,
-                        response_mode=mode, agent_llm=agent, integrations=integrations, source=source)
+    return AnswerPolicy(
+        llms=llms,
+        collections=collections,
+        responses=rules,
+        intent_detection=intent,
+        response_mode=mode,
+        agent_llm=agent,
+        integrations=integrations,
+        source=source,
+    )
 
 
-def load_config(path: Path, *, env: Mapping[str, str] | None = None,
-                default_collection: CollectionSpec | None = None) -> AnswerPolicy:
+def load_config(
+    path: Path, *, env: Mapping[str, str] | None = None, default_collection: CollectionSpec | None = None
+) -> AnswerPolicy:
     try:
         size = path.stat().st_size
         if size > MAX_FILE_BYTES:

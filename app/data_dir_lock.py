@@ -22,7 +22,7 @@ class DataDirInUse(RuntimeError):
     """Another process holds the data directory."""
 
 
-_held: dict[Path, "DataDirLock"] = {}
+_held: dict[Path, DataDirLock] = {}
 _guard = threading.Lock()
 
 
@@ -76,7 +76,8 @@ def hold_data_dir(directory: Path) -> DataDirLock:
                     f"one embedded data directory corrupt each other's search index. Stop that process first "
                     f"(or upload documents through its API), or give this one its own DESKMATE_DATA_DIR. To run "
                     f"several processes on the same data, use a Chroma server (CHROMA_MODE=server) and a "
-                    f"server database.") from None
+                    f"server database."
+                ) from None
             handle.seek(0)
             handle.truncate()
             handle.write(f"{os.getpid()} {time.time():.0f}\n")

@@ -35,24 +35,31 @@ def require_admin(request: Request) -> None:
 
     Behind a reverse proxy every client looks local: set DESKMATE_ADMIN_KEY there.
     """
-    key = request.app.state.settings.admin_key
+    key = request.app.state.settings.security.admin_key
     if key is not None:
         scheme, _, token = request.headers.get("authorization", "").partition(" ")
-        if scheme.lower() != "bearer" or not hmac.compare_digest(token.strip().encode(),
-                                                                  key.get_secret_value().encode()):
-            raise HTTPException(status_code=401, headers={"WWW-Authenticate": "Bearer"},
-                                detail="This needs the admin key: send 'Authorization: Bearer <DESKMATE_ADMIN_KEY>'.")
+        if scheme.lower() != "bearer" or not hmac.compare_digest(
+            token.strip().encode(), key.get_secret_value().encode()
+        ):
+            raise HTTPException(
+                status_code=401,
+                headers={"WWW-Authenticate": "Bearer"},
+                detail="This needs the admin key: send 'Authorization: Bearer <DESKMATE_ADMIN_KEY>'.",
+            )
         return
     host = request.client.host if request.client else ""
     if not _is_loopback(host):
-        raise HTTPException(status_code=403, detail="Admin pages are open only on this machine while "
-                                                    "DESKMATE_ADMIN_KEY is not set; set it to administer deskmate "
-                                                    "from elsewhere (sent as 'Authorization: Bearer <key>').")
+        raise HTTPException(
+            status_code=403,
+            detail="Admin pages are open only on this machine while "
+            "DESKMATE_ADMIN_KEY is not set; set it to administer deskmate "
+            "from elsewhere (sent as 'Authorization: Bearer <key>').",
+        )
 
 
 def admin_key_required(request: Request) -> bool:
     """Whether admin requests must carry the admin key (the admin page then asks for it)."""
-    return request.app.state.settings.admin_key is not None
+    return request.app.state.settings.security.admin_key is not None
 
 
 def is_admin(request: Request) -> bool:
@@ -70,21 +77,28 @@ def current_caller(request: Request) -> Caller:
     With DESKMATE_USER_TOKEN_SECRET set a request without a valid header is refused (401); without it a
     header is refused too, since deskmate could not tell a forged one from a real one.
     """
-    secret = request.app.state.settings.user_token_secret
+    secret = request.app.state.settings.security.user_token_secret
     header = request.headers.get(USER_HEADER)
     if secret is None:
         if header:
-            raise HTTPException(status_code=401, detail=f"deskmate cannot check {USER_HEADER}: sign-in is off "
-                                                        "(DESKMATE_USER_TOKEN_SECRET is not set). Set it to the "
-                                                        "portal's signing secret, or stop sending the header.")
+            raise HTTPException(
+                status_code=401,
+                detail=f"deskmate cannot check {USER_HEADER}: sign-in is off "
+                "(DESKMATE_USER_TOKEN_SECRET is not set). Set it to the "
+                "portal's signing secret, or stop sending the header.",
+            )
         return ANONYMOUS_CALLER
     if not header:
-        raise HTTPException(status_code=401, detail=f"Sign in first: send {USER_HEADER}: <token>, an HS256 JWT "
-                                                    "with sub and exp signed by your portal with "
-                                                    "DESKMATE_USER_TOKEN_SECRET.")
+        raise HTTPException(
+            status_code=401,
+            detail=f"Sign in first: send {USER_HEADER}: <token>, an HS256 JWT "
+            "with sub and exp signed by your portal with "
+            "DESKMATE_USER_TOKEN_SECRET.",
+        )
     try:
-        return verify_user_token(header, secret.get_secret_value(),
-                                 max_ttl_s=request.app.state.settings.user_token_max_ttl_s)
+        return verify_user_token(
+            header, secret.get_secret_value(), max_ttl_s=request.app.state.settings.security.user_token_max_ttl_s
+        )
     except IdentityError as exc:
         raise HTTPException(status_code=401, detail=str(exc)) from None
 

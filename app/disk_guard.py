@@ -38,16 +38,25 @@ class DiskState:
     @property
     def reason(self) -> str:
         """What is full and how much is needed, in words an operator acts on."""
-        return (f"the disk holding the data directory {self.path} has {self.free_bytes / MB:,.0f} MB free; "
-                f"deskmate keeps at least {self.floor_bytes / MB:,.0f} MB free (DESKMATE_MIN_FREE_MB), so "
-                f"{(self.floor_bytes - self.free_bytes) / MB:,.0f} MB more must be freed before writes resume")
+        return (
+            f"the disk holding the data directory {self.path} has {self.free_bytes / MB:,.0f} MB free; "
+            f"deskmate keeps at least {self.floor_bytes / MB:,.0f} MB free (DESKMATE_MIN_FREE_MB), so "
+            f"{(self.floor_bytes - self.free_bytes) / MB:,.0f} MB more must be freed before writes resume"
+        )
 
 
 class DiskGuard:
     """Free space of one directory's file system against a floor; cheap enough to ask on every write."""
 
-    def __init__(self, path: Path, floor_bytes: int, *, cache_s: float = 1.0, warn_every_s: float = 60.0,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        path: Path,
+        floor_bytes: int,
+        *,
+        cache_s: float = 1.0,
+        warn_every_s: float = 60.0,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.path = Path(path)
         self.floor_bytes = floor_bytes
         self._cache_s = cache_s
@@ -70,11 +79,12 @@ class DiskGuard:
             self._checked_at = now
             if not self._state.ok and now - self._warned_at >= self._warn_every_s:
                 self._warned_at = now
-                log.warning("disk space low: %s; writes answer 507 until then, reads keep working",
-                            self._state.reason)
+                log.warning("disk space low: %s; writes answer 507 until then, reads keep working", self._state.reason)
             elif self._state.ok and self._low:
-                log.info("disk space back: %.0f MB free on the data directory's disk; writes accepted again",
-                         self._state.free_bytes / MB)
+                log.info(
+                    "disk space back: %.0f MB free on the data directory's disk; writes accepted again",
+                    self._state.free_bytes / MB,
+                )
             self._low = not self._state.ok
             return self._state
 
@@ -87,8 +97,11 @@ class DiskSpaceMiddleware:
         self.guard_of = guard_of  # the guard lives in the lifespan's resources
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http" and scope.get("method") in _WRITE_METHODS \
-                and scope.get("path") not in _READ_ONLY_POSTS:
+        if (
+            scope["type"] == "http"
+            and scope.get("method") in _WRITE_METHODS
+            and scope.get("path") not in _READ_ONLY_POSTS
+        ):
             guard = self.guard_of()
             state = guard.state() if guard is not None else None
             if state is not None and not state.ok:
@@ -96,8 +109,10 @@ class DiskSpaceMiddleware:
 
                 from app.error_middleware import error_body, request_id_of
 
-                detail = (f"The server is out of disk space, so nothing can be saved right now: {state.reason}. "
-                          "Reading and searching keep working.")
+                detail = (
+                    f"The server is out of disk space, so nothing can be saved right now: {state.reason}. "
+                    "Reading and searching keep working."
+                )
                 body = error_body(scope.get("path", ""), 507, detail, request_id_of(scope) or "")
                 await JSONResponse(status_code=507, content=body, headers={"Retry-After": "60"})(scope, receive, send)
                 return

@@ -19,6 +19,8 @@ from starlette.datastructures import MutableHeaders
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from app.storage.database import is_database_outage
+
 log = logging.getLogger(__name__)
 
 REQUEST_ID_HEADER = "X-Request-ID"
@@ -57,7 +59,7 @@ def _incoming_id(scope: Scope) -> str | None:
 def error_body(path: str, status: int, detail: str, request_id: str) -> dict:
     """`{"detail", "request_id"}`, or OpenAI's error object under /v1/ (its clients read `error.message`)."""
     if path.startswith("/v1/"):
-        from app.errors import openai_error_body  # (app.errors → app.body_limit; kept out of import time)
+        from app.openai_errors import openai_error_body
 
         return {"error": openai_error_body(status, detail)}
     return {"detail": detail, "request_id": request_id}
@@ -87,21 +89,44 @@ class UnexpectedErrorMiddleware:
         except Exception as exc:  # noqa: BLE001 — the last resort: every handler has had its chance
             path = scope.get("path", "")
             if is_disk_full(exc):
-                log.warning("request %s %s: the disk is full (%s); request id %s", scope.get("method"), path,
-                            type(exc).__name__, request_id)
+                log.warning(
+                    "request %s %s: the disk is full (%s); request id %s",
+                    scope.get("method"),
+                    path,
+                    type(exc).__name__,
+                    request_id,
+                )
                 status = 507
-                detail = ("The server's disk is full, so this change could not be saved. Reads keep working; "
-                          "an operator must free space on the data directory's disk (see /ready). "
-                          f"Request id {request_id}.")
+                detail = (
+                    "The server's disk is full, so this change could not be saved. Reads keep working; "
+                    "an operator must free space on the data directory's disk (see /ready). "
+                    f"Request id {request_id}."
+                )
+            elif is_database_outage(exc):
+                # a database outage no handler saw as one (a restart under a pooled connection): the same 503
+                log.error("request %s %s: the database is unreachable (%s)", scope.get("method"), path, exc)
+                status = 503
+                detail = "deskmate's database is unreachable right now; please try again in a minute."
             else:
                 # the one place the stack is logged; record text passes the log redactor
-                log.error("request %s %s failed: %s; request id %s", scope.get("method"), path,
-                          type(exc).__name__, request_id, exc_info=exc)
+                log.error(
+                    "request %s %s failed: %s; request id %s",
+                    scope.get("method"),
+                    path,
+                    type(exc).__name__,
+                    request_id,
+                    exc_info=exc,
+                )
                 status = 500
-                detail = (f"Something went wrong on the server ({type(exc).__name__}). Try again; if it keeps "
-                          f"happening, give the operator request id {request_id}.")
+                detail = (
+                    f"Something went wrong on the server ({type(exc).__name__}). Try again; if it keeps "
+                    f"happening, give the operator request id {request_id}."
+                )
             if started:
                 return  # the reply is under way (a stream): the client sees it end early; the log has why
-            response = JSONResponse(status_code=status, content=error_body(path, status, detail, request_id),
-                                    headers={REQUEST_ID_HEADER: request_id})
+            response = JSONResponse(
+                status_code=status,
+                content=error_body(path, status, detail, request_id),
+                headers={REQUEST_ID_HEADER: request_id},
+            )
             await response(scope, receive, send)

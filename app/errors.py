@@ -7,17 +7,25 @@ import logging
 from fastapi import FastAPI, Request
 from fastapi.exception_handlers import http_exception_handler
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, Response
 from psycopg import OperationalError as PostgresConnectionError
 from psycopg_pool import PoolTimeout
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from app.body_limit import TOO_LARGE
 from app.chat_service import SessionNotFound
+from app.openai_errors import openai_error_body
 from app.storage import DatabaseUnavailable, SessionBusy, TurnsBusy
-from graphs.errors import DocumentRejected, EmbeddingError, IndexUnavailable, TicketStoreError
-from graphs.errors import InvalidFilter, UnknownMessage
-from graphs.errors import InvalidDirective
+from core.errors import (
+    DocumentRejected,
+    EmbeddingError,
+    IndexUnavailable,
+    InvalidDirective,
+    InvalidFilter,
+    InvalidRequest,
+    TicketStoreError,
+    UnknownMessage,
+)
 
 log = logging.getLogger(__name__)
 
@@ -25,7 +33,7 @@ _REJECTION_STATUS = {"unsupported_type": 415, "too_large": 413, "unparseable": 4
 # FastAPI answers a body it cannot decode with a bare 400 "There was an error parsing the body"; say why instead
 _UNDECODABLE_BODY = {
     UnicodeDecodeError: "The request body is not valid UTF-8. Send JSON encoded as UTF-8 "
-                        "(Content-Type: application/json; charset=utf-8).",
+    "(Content-Type: application/json; charset=utf-8).",
     RecursionError: "The request body is nested too deeply to read. Send a flat JSON object.",
     ValueError: "The request body holds a number too long to read (more than 4,300 digits). Send ordinary numbers.",
 }
@@ -51,14 +59,6 @@ def _describe(error: dict) -> str:
     return f"'{where}': {message}" if where else message
 
 
-def openai_error_body(status: int, message: str, kind: str | None = None, code: str | None = None,
-                      param: str | None = None) -> dict:
-    """An error as OpenAI's clients read it (`error.message`): the object under "error" in a reply, or the
-    `data: {"error": …}` of a stream."""
-    return {"message": message, "type": kind or ("invalid_request_error" if status < 500 else "server_error"),
-            "param": param, "code": code or str(status)}
-
-
 def error_response(request: Request, status: int, detail: str, headers: dict | None = None) -> JSONResponse:
     """`{"detail": …}`, or OpenAI's `{"error": {…}}` under `/v1/` (what its clients read)."""
     openai = request.url.path.startswith("/v1/")
@@ -74,14 +74,18 @@ def register_error_handlers(app: FastAPI) -> None:
         return error_response(request, 422, detail)
 
     @app.exception_handler(StarletteHTTPException)
-    async def _http(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+    async def _http(request: Request, exc: StarletteHTTPException) -> Response:
         detail = _UNDECODABLE_BODY.get(type(exc.__cause__)) if exc.status_code == 400 else None
         if exc.status_code == 413 and exc.detail == TOO_LARGE:  # a body counted past the limit (app.body_limit)
-            limit = request.app.state.settings.max_upload_bytes
+            limit = request.app.state.settings.ingestion.max_upload_bytes
             # `Connection: close`: the server stops reading the rest of the body instead of draining it
-            return error_response(request, 413, f"The request is larger than the {limit:,}-byte upload limit; split "
-                                                "the document or compress its images and try again.",
-                                  headers={"Connection": "close"})
+            return error_response(
+                request,
+                413,
+                f"The request is larger than the {limit:,}-byte upload limit; split "
+                "the document or compress its images and try again.",
+                headers={"Connection": "close"},
+            )
         if detail:
             return error_response(request, 422, detail)
         if request.url.path.startswith("/v1/") and isinstance(exc.detail, str):
@@ -92,14 +96,19 @@ def register_error_handlers(app: FastAPI) -> None:
     async def _invalid_filter(request: Request, exc: InvalidFilter) -> JSONResponse:
         return error_response(request, 422, str(exc))
 
+    @app.exception_handler(InvalidRequest)
+    async def _invalid_request(request: Request, exc: InvalidRequest) -> JSONResponse:
+        return error_response(request, 422, str(exc))
+
     @app.exception_handler(InvalidDirective)
     async def _invalid_directive(request: Request, exc: InvalidDirective) -> JSONResponse:
         return error_response(request, 422, str(exc))
 
     @app.exception_handler(SessionNotFound)
     async def _not_your_session(request: Request, exc: SessionNotFound) -> JSONResponse:
-        return error_response(request, 404, f"No conversation '{exc}' belongs to you. Leave out session_id to start "
-                                            "a new one.")
+        return error_response(
+            request, 404, f"No conversation '{exc}' belongs to you. Leave out session_id to start a new one."
+        )
 
     @app.exception_handler(UnknownMessage)
     async def _unknown_message(request: Request, exc: UnknownMessage) -> JSONResponse:
@@ -112,8 +121,9 @@ def register_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(IndexUnavailable)
     async def _index_down(request: Request, exc: IndexUnavailable) -> JSONResponse:
         log.error("index unavailable: %s", exc)
-        return error_response(request, 503, "The knowledge base is unreachable right now; please try again in a "
-                                            "minute.")
+        return error_response(
+            request, 503, "The knowledge base is unreachable right now; please try again in a minute."
+        )
 
     @app.exception_handler(EmbeddingError)
     async def _embedding(request: Request, exc: EmbeddingError) -> JSONResponse:
@@ -122,20 +132,29 @@ def register_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(SessionBusy)
     async def _session_busy(request: Request, exc: SessionBusy) -> JSONResponse:
-        return error_response(request, 409, "Another message of this conversation is still being answered. Wait "
-                                            "for its reply, then send this one again.")
+        return error_response(
+            request,
+            409,
+            "Another message of this conversation is still being answered. Wait "
+            "for its reply, then send this one again.",
+        )
 
     @app.exception_handler(TurnsBusy)
     async def _turns_busy(request: Request, exc: TurnsBusy) -> JSONResponse:
         log.warning("every session-lock slot stayed taken past the wait")
-        return error_response(request, 503, "deskmate is answering as many messages as it can right now; please "
-                                            "send yours again in a few seconds.", headers={"Retry-After": "5"})
+        return error_response(
+            request,
+            503,
+            "deskmate is answering as many messages as it can right now; please send yours again in a few seconds.",
+            headers={"Retry-After": "5"},
+        )
 
     @app.exception_handler(DatabaseUnavailable)
-    async def _database_down(request: Request, exc: DatabaseUnavailable) -> JSONResponse:
+    async def _database_down(request: Request, exc: Exception) -> JSONResponse:  # and the outages below
         log.error("database unavailable: %s", exc)
-        return error_response(request, 503, "deskmate's database is unreachable right now; please try again in a "
-                                            "minute.")
+        return error_response(
+            request, 503, "deskmate's database is unreachable right now; please try again in a minute."
+        )
 
     # The LangGraph Postgres saver talks to psycopg directly (its own pool, not Database.connect): a server
     # restarting under a turn surfaces as psycopg's OperationalError ("server closed the connection"), a server
@@ -146,5 +165,4 @@ def register_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(TicketStoreError)
     async def _ticket_store(request: Request, exc: TicketStoreError) -> JSONResponse:
         log.error("ticket store failed: %s", exc)
-        return error_response(request, 503, "The ticket store cannot be read right now; please try again in a "
-                                            "minute.")
+        return error_response(request, 503, "The ticket store cannot be read right now; please try again in a minute.")

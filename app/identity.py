@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 
 import jwt
 
-from graphs.errors import InvalidFilter
-from graphs.filters import normalise_values
+from core.errors import InvalidFilter
+from core.filters import normalise_values
 
 USER_HEADER = "X-Deskmate-User"
 ANONYMOUS = "anonymous"
@@ -42,8 +42,14 @@ class Caller:
 ANONYMOUS_CALLER = Caller()
 
 
-def make_user_token(secret: str, user_id: str, groups: tuple[str, ...] | list[str] = (), *,
-                    ttl_s: float = 3600, now: float | None = None) -> str:
+def make_user_token(
+    secret: str,
+    user_id: str,
+    groups: tuple[str, ...] | list[str] = (),
+    *,
+    ttl_s: float = 3600,
+    now: float | None = None,
+) -> str:
     """What the portal sends (also `deskmate user-token`, and the tests)."""
     issued = int(now if now is not None else time.time())
     claims = {"sub": user_id, "iat": issued, "exp": issued + int(ttl_s)}
@@ -66,26 +72,37 @@ def verify_user_token(token: str, secret: str, *, leeway_s: float = 30, max_ttl_
     if not token or len(token) > MAX_TOKEN_CHARS:
         raise IdentityError(f"{USER_HEADER} is empty or longer than {MAX_TOKEN_CHARS} characters.")
     try:
-        claims = jwt.decode(token, secret, algorithms=["HS256"], leeway=leeway_s,
-                            options={"require": ["sub", "exp"]})
+        claims = jwt.decode(token, secret, algorithms=["HS256"], leeway=leeway_s, options={"require": ["sub", "exp"]})
     except jwt.ExpiredSignatureError:
         raise IdentityError(f"{USER_HEADER} has expired; the portal must sign a fresh one.") from None
     except jwt.MissingRequiredClaimError as exc:
         raise IdentityError(f"{USER_HEADER} lacks the '{exc.claim}' claim (needs sub and exp).") from None
     except (jwt.DecodeError, jwt.InvalidAlgorithmError):  # not a token, not ours, or a forged signature
-        raise IdentityError(f"{USER_HEADER} is not a valid HS256 token signed with DESKMATE_USER_TOKEN_SECRET.") \
-            from None
+        raise IdentityError(
+            f"{USER_HEADER} is not a valid HS256 token signed with DESKMATE_USER_TOKEN_SECRET."
+        ) from None
     except jwt.InvalidTokenError as exc:  # signed by the portal, but a claim is malformed: say which
-        raise IdentityError(f"{USER_HEADER} is signed correctly but a claim is invalid: {exc} "
-                            "(sub must be a string, exp and iat whole seconds).") from None
-    if max_ttl_s is not None and claims["exp"] - time.time() > max_ttl_s + leeway_s:
-        raise IdentityError(f"{USER_HEADER} claims to be valid for {_days(claims['exp'] - time.time())}; deskmate "
-                            f"accepts at most {_days(max_ttl_s)} (DESKMATE_USER_TOKEN_MAX_TTL_S). Have the portal "
-                            "sign shorter-lived tokens.")
+        raise IdentityError(
+            f"{USER_HEADER} is signed correctly but a claim is invalid: {exc} "
+            "(sub must be a string, exp and iat whole seconds)."
+        ) from None
+    expires = claims["exp"]
+    if isinstance(expires, bool) or not isinstance(expires, (int, float)):  # PyJWT accepts "1700000000" too
+        raise IdentityError(
+            f"{USER_HEADER} is signed correctly but its 'exp' claim is a {type(expires).__name__}, "
+            "not a number of seconds (sub must be a string, exp and iat whole seconds)."
+        )
+    if max_ttl_s is not None and expires - time.time() > max_ttl_s + leeway_s:
+        raise IdentityError(
+            f"{USER_HEADER} claims to be valid for {_days(expires - time.time())}; deskmate "
+            f"accepts at most {_days(max_ttl_s)} (DESKMATE_USER_TOKEN_MAX_TTL_S). Have the portal "
+            "sign shorter-lived tokens."
+        )
     user_id = claims.get("sub")
     if not isinstance(user_id, str) or not _USER_ID.fullmatch(user_id) or user_id.lower() == ANONYMOUS:
-        raise IdentityError(f"{USER_HEADER}'s 'sub' must be a user id of 1–128 letters, digits or ._:@+- "
-                            f"(and not '{ANONYMOUS}').")
+        raise IdentityError(
+            f"{USER_HEADER}'s 'sub' must be a user id of 1–128 letters, digits or ._:@+- (and not '{ANONYMOUS}')."
+        )
     raw_groups = claims.get("groups") or []
     try:
         groups = normalise_values("groups", raw_groups)

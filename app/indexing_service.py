@@ -9,16 +9,20 @@ import uuid
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Iterable, cast
 
 from app.adapters.parsers import SUPPORTED_EXTENSIONS
 from app.adapters.tracing import run_config
 from app.includes import IncludeResolver
-from graphs.context import IndexingContext
-from graphs.errors import DocumentRejected
-from graphs.records import ChunkRecord, DocumentInfo
-from graphs.ports import VectorIndex
+from core.errors import DocumentRejected
+from core.ports import VectorIndex
+from core.records import ChunkRecord, DocumentInfo
+from graphs.indexing import IndexingContext, IndexingInput, IndexingState
 from nodes.indexing.steps import document_id, document_info, embed_chunks
+
+if TYPE_CHECKING:
+    from app.resources import Resources
+    from app.settings import Settings
 
 log = logging.getLogger(__name__)
 
@@ -26,6 +30,7 @@ log = logging.getLogger(__name__)
 @dataclass(frozen=True)
 class PendingDocument:
     """One document of a batch (`IndexingService.index_many`): what `index_bytes` takes."""
+
     source: str
     data: bytes
     document_context: dict | None = None
@@ -43,8 +48,13 @@ class IndexResult:
 def supported_files(root: Path) -> list[Path]:
     if root.is_file():
         return [root]
-    return sorted(p for p in root.rglob("*") if p.is_file() and p.suffix.lower() in SUPPORTED_EXTENSIONS
-                  and not any(part.startswith(".") for part in p.relative_to(root).parts))
+    return sorted(
+        p
+        for p in root.rglob("*")
+        if p.is_file()
+        and p.suffix.lower() in SUPPORTED_EXTENSIONS
+        and not any(part.startswith(".") for part in p.relative_to(root).parts)
+    )
 
 
 class IndexingService:
@@ -63,15 +73,22 @@ class IndexingService:
     def index(self) -> VectorIndex:
         return self._context.index
 
-    def observed(self, progress: Callable[[int, int], None]) -> "IndexingService":
+    def observed(self, progress: Callable[[int, int], None]) -> IndexingService:
         """The same indexer (same lock, same index) telling `progress` (chunks embedded, of total) after every
         embedding batch; `progress` may raise to stop a document before anything of it is written."""
         view = copy.copy(self)
         view._context = replace(self._context, progress=progress)
         return view
 
-    def index_bytes(self, source: str, data: bytes, document_context: dict | None = None, *,
-                    includes: IncludeResolver | None = None, filename: str | None = None) -> IndexResult:
+    def index_bytes(
+        self,
+        source: str,
+        data: bytes,
+        document_context: dict | None = None,
+        *,
+        includes: IncludeResolver | None = None,
+        filename: str | None = None,
+    ) -> IndexResult:
         """Index one document; raises DocumentRejected (index untouched) when it cannot be used.
 
         Its includes are resolved within `includes` (the batch it came with); alone, it has nothing to
@@ -99,7 +116,7 @@ class IndexingService:
         the two heaviest steps overlap."""
         batch_size = self._context.embed_batch_size
         results: list[IndexResult] = []
-        ready: list[tuple[int, dict]] = []  # (position in results, the run's output)
+        ready: list[tuple[int, IndexingState]] = []  # (position in results, the run's output)
         chunks: list[ChunkRecord] = []  # every ready document's chunks, in order
         encoded: list[Future] = []  # embeddings of chunks[0:submitted], one future per encoder batch
         submitted = 0
@@ -110,14 +127,17 @@ class IndexingService:
                 except DocumentRejected as exc:
                     results.append(IndexResult(source=pending.source, status="failed", error=exc.reason))
                     continue
-                results.append(IndexResult(source=pending.source, status=out["status"],
-                                           document=out.get("document_info")))
+                results.append(
+                    IndexResult(source=pending.source, status=out["status"], document=out.get("document_info"))
+                )
                 if out["status"] == "unchanged":
                     continue
-                ready.append((len(results) - 1, {**run, **out}))
+                ready.append((len(results) - 1, cast(IndexingState, {**run, **out})))  # the state after chunking
                 chunks.extend(out["chunks"])
                 while len(chunks) - submitted >= batch_size:
-                    encoded.append(encoder.submit(embed_chunks, self._context, chunks[submitted:submitted + batch_size]))
+                    encoded.append(
+                        encoder.submit(embed_chunks, self._context, chunks[submitted : submitted + batch_size])
+                    )
                     submitted += batch_size
             if submitted < len(chunks):
                 encoded.append(encoder.submit(embed_chunks, self._context, chunks[submitted:]))
@@ -130,11 +150,15 @@ class IndexingService:
             self.index.replace_documents(batch)
         return results
 
-    def _chunk_only(self, pending: PendingDocument) -> tuple[dict, dict]:
+    def _chunk_only(self, pending: PendingDocument) -> tuple[IndexingInput, dict[str, Any]]:
         """Run the graph up to chunking (`embed_later`); raises DocumentRejected."""
         data = IncludeResolver.from_bytes({pending.source: pending.data}).expand(pending.source, pending.data)
-        run = {"source": pending.source, "data": data, "document_context": pending.document_context or {},
-               "embed_later": True}
+        run: IndexingInput = {
+            "source": pending.source,
+            "data": data,
+            "document_context": pending.document_context or {},
+            "embed_later": True,
+        }
         if pending.filename:
             run["filename"] = pending.filename
         config = run_config(tracer=self._tracer, trace_id=uuid.uuid4().hex, run_name="indexing", tags=["indexing"])
@@ -143,12 +167,20 @@ class IndexingService:
     @staticmethod
     def sources(paths: Iterable[Path], *, root: Path, prefix: str) -> dict[str, Path]:
         """Each file's source name ("kb/guides/vpn.md"): what citations show and includes are resolved by."""
-        return {(f"{prefix}/{path.relative_to(root).as_posix()}" if path != root else f"{prefix}/{path.name}"): path
-                for path in paths}
+        return {
+            (f"{prefix}/{path.relative_to(root).as_posix()}" if path != root else f"{prefix}/{path.name}"): path
+            for path in paths
+        }
 
-    def index_paths(self, paths: Iterable[Path], *, root: Path, prefix: str,
-                    progress: Callable[[IndexResult], None] | None = None,
-                    includes: IncludeResolver | None = None) -> list[IndexResult]:
+    def index_paths(
+        self,
+        paths: Iterable[Path],
+        *,
+        root: Path,
+        prefix: str,
+        progress: Callable[[IndexResult], None] | None = None,
+        includes: IncludeResolver | None = None,
+    ) -> list[IndexResult]:
         """Index files as one batch: includes resolve among them (or within `includes`), fragments are skipped."""
         sources = self.sources(paths, root=root, prefix=prefix)
         resolver = includes or IncludeResolver.from_paths(sources)
@@ -188,3 +220,21 @@ class IndexingService:
     def delete(self, doc_id: str) -> bool:
         with self._lock:
             return self.index.delete_document(doc_id)
+
+
+def has_bundled_kb(settings: Settings) -> bool:
+    kb_dir = settings.storage.kb_dir
+    return bool(kb_dir and str(kb_dir).strip() and kb_dir.is_dir())
+
+
+def sync_bundled_kb(resources: Resources, indexer: IndexingService | None = None) -> dict[str, int]:
+    """Make the main collection hold exactly the bundled KB folder's files; the count of each outcome."""
+    kb_dir = resources.settings.storage.kb_dir
+    if kb_dir is None or not has_bundled_kb(resources.settings):
+        return {}
+    results = (indexer or resources.indexer).sync_directory(kb_dir, prefix="kb")
+    counts: dict[str, int] = {}
+    for result in results:
+        counts[result.status] = counts.get(result.status, 0) + 1
+    log.info("knowledge base %s: %s", kb_dir, ", ".join(f"{n} {s}" for s, n in sorted(counts.items())))
+    return counts

@@ -15,11 +15,11 @@ import time
 from typing import Callable
 
 from app.includes import IncludeResolver
-from app.indexing_service import IndexingService
+from app.indexing_service import IndexingService, has_bundled_kb, sync_bundled_kb
 from app.storage.database import DatabaseUnavailable
 from app.storage.jobs import JobLost, JobQueue, worker_name
 from app.storage.originals import OriginalStore
-from graphs.errors import DeskmateError, DocumentRejected, IndexUnavailable
+from core.errors import DeskmateError, DocumentRejected, IndexUnavailable
 from nodes.indexing.steps import content_version, document_id
 
 log = logging.getLogger(__name__)
@@ -45,8 +45,9 @@ class JobLeaseLost(JobInterrupted):
 
 
 class JobWorker:
-    def __init__(self, resources, queue: JobQueue, originals: OriginalStore, *, name: str | None = None,
-                 poll_s: float = 1.0) -> None:
+    def __init__(
+        self, resources, queue: JobQueue, originals: OriginalStore, *, name: str | None = None, poll_s: float = 1.0
+    ) -> None:
         self.resources = resources
         self.queue = queue
         self.originals = originals
@@ -101,8 +102,9 @@ class JobWorker:
     # --- one job --------------------------------------------------------------------------------------
     def run(self, job: dict) -> dict | None:
         """Run a job this worker has claimed to its end; the job as recorded (None when it was given up)."""
-        handler = {"index_upload": self._index_upload, "sync_source": self._sync_source,
-                   "sync_kb": self._sync_kb}[job["kind"]]
+        handler = {"index_upload": self._index_upload, "sync_source": self._sync_source, "sync_kb": self._sync_kb}[
+            job["kind"]
+        ]
         beat = _Heartbeat(self.queue, job["id"], self.name, self.stopping)
         self.current = job["id"]
         started = time.monotonic()
@@ -115,8 +117,12 @@ class JobWorker:
                 beat.stop()  # its last write records the final progress, before the outcome
         except JobCancelled:
             reason = self.queue.get(job["id"]).get("error")  # superseded: why (the document was deleted)
-            outcome = self.queue.finish(job["id"], self.name, "cancelled", error=reason or "Cancelled while it "
-                                        "ran; the knowledge base was left as it was before.")
+            outcome = self.queue.finish(
+                job["id"],
+                self.name,
+                "cancelled",
+                error=reason or "Cancelled while it ran; the knowledge base was left as it was before.",
+            )
         except WorkerStopping:
             self.queue.release(job["id"], self.name)
             log.info("job %s handed back to the queue: this worker is stopping", job["id"])
@@ -128,14 +134,22 @@ class JobWorker:
             outcome = self.queue.finish(job["id"], self.name, "failed", error=exc.reason, error_kind=exc.kind)
         except IndexUnavailable as exc:
             log.error("job %s: the knowledge base is unreachable: %s", job["id"], exc)
-            outcome = self.queue.finish(job["id"], self.name, "failed", error_kind="unavailable",
-                                        error="The knowledge base was unreachable while this job ran; try again "
-                                              "in a minute.")
+            outcome = self.queue.finish(
+                job["id"],
+                self.name,
+                "failed",
+                error_kind="unavailable",
+                error="The knowledge base was unreachable while this job ran; try again in a minute.",
+            )
         except Exception as exc:  # a job records why it failed instead of vanishing with it
             log.exception("job %s (%s) failed", job["id"], job["kind"])
-            outcome = self.queue.finish(job["id"], self.name, "failed", error_kind="error",
-                                        error=f"The job stopped unexpectedly ({type(exc).__name__}); see the "
-                                              "worker's log.")
+            outcome = self.queue.finish(
+                job["id"],
+                self.name,
+                "failed",
+                error_kind="error",
+                error=f"The job stopped unexpectedly ({type(exc).__name__}); see the worker's log.",
+            )
         else:
             outcome = self.queue.finish(job["id"], self.name, "done", result=result)
         finally:
@@ -151,16 +165,22 @@ class JobWorker:
     def _indexer(self, collection: str | None) -> IndexingService:
         indexer = self.resources.indexer_for(collection or None)
         if indexer is None:
-            raise DocumentRejected(f"The collection '{collection}' is no longer configured; upload the document "
-                                   "again to a configured one.", kind="unknown_collection")
+            raise DocumentRejected(
+                f"The collection '{collection}' is no longer configured; upload the document "
+                "again to a configured one.",
+                kind="unknown_collection",
+            )
         return indexer
 
     def _index_upload(self, job: dict, progress: Callable[[int, int], None]) -> dict:
         payload = job["payload"]
         stored = self.originals.get(payload["doc_id"], payload["version"])
         if stored is None:
-            raise DocumentRejected(f"The uploaded file {payload['filename']} is no longer stored (the document was "
-                                   "deleted meanwhile?); upload it again.", kind="gone")
+            raise DocumentRejected(
+                f"The uploaded file {payload['filename']} is no longer stored (the document was "
+                "deleted meanwhile?); upload it again.",
+                kind="gone",
+            )
         indexer = self._indexer(payload.get("collection")).observed(progress)
         result = indexer.index_bytes(payload["source"], stored[1], payload.get("document_context") or {})
         if result.status != "unchanged":
@@ -174,8 +194,12 @@ class JobWorker:
         source_id = job["payload"]["source_id"]
         store = self.resources.sources
         try:
-            return sync_source(source_id, store=store, indexer=self.resources.indexer.observed(progress),
-                               build_connector=build_connector)
+            return sync_source(
+                source_id,
+                store=store,
+                indexer=self.resources.indexer.observed(progress),
+                build_connector=build_connector,
+            )
         except JobCancelled:
             store.update(source_id, status="error", last_error="The sync was cancelled.")
             raise
@@ -185,11 +209,10 @@ class JobWorker:
         # JobLeaseLost: another worker runs this sync now and records its state; nothing to write here
 
     def _sync_kb(self, job: dict, progress: Callable[[int, int], None]) -> dict:
-        from app.resources import sync_bundled_kb
 
         # every replica starts one; the lock makes them run one after the other, and the later ones find
         # every file unchanged (content-hash versions), so the KB is indexed once
-        with self.resources.database.named_lock(KB_SYNC_LOCK, wait_s=self.resources.settings.kb_sync_wait_s):
+        with self.resources.database.named_lock(KB_SYNC_LOCK, wait_s=self.resources.settings.jobs.kb_sync_wait_s):
             return {"counts": sync_bundled_kb(self.resources, indexer=self.resources.indexer.observed(progress))}
 
 
@@ -205,8 +228,10 @@ def forget_unused_original(resources, payload: dict) -> None:
 
 
 SUPERSEDE_WAIT_S = 30.0  # how long a delete waits for a running upload of its document to stop
-DELETED_WHILE_QUEUED = ("The document was deleted (DELETE /documents/{doc_id}) while this upload was queued or "
-                        "running; it was not indexed. Upload it again to add it back.")
+DELETED_WHILE_QUEUED = (
+    "The document was deleted (DELETE /documents/{doc_id}) while this upload was queued or "
+    "running; it was not indexed. Upload it again to add it back."
+)
 
 
 def delete_with_uploads(resources, indexer: IndexingService, doc_id: str) -> bool:
@@ -217,8 +242,11 @@ def delete_with_uploads(resources, indexer: IndexingService, doc_id: str) -> boo
     (at most SUPERSEDE_WAIT_S); one that switched just before it saw the flag has its document deleted again
     and is recorded as cancelled too. False when there was neither a document nor an upload of it."""
     reason = DELETED_WHILE_QUEUED.format(doc_id=doc_id)
-    uploads = [job for job in resources.jobs.uploads_of(doc_id)
-               if (resources.indexer_for(job["payload"].get("collection") or None) or resources.indexer) is indexer]
+    uploads = [
+        job
+        for job in resources.jobs.uploads_of(doc_id)
+        if (resources.indexer_for(job["payload"].get("collection") or None) or resources.indexer) is indexer
+    ]
     superseded = [resources.jobs.supersede(job["id"], reason) for job in uploads]
     deleted = indexer.delete(doc_id)
     for job in superseded:
@@ -229,8 +257,12 @@ def delete_with_uploads(resources, indexer: IndexingService, doc_id: str) -> boo
             indexer.delete(doc_id)  # it switched before it read the flag: undone
             log.info("upload job %s finished as its document %s was deleted; deleted again", job["id"], doc_id)
         elif ended["state"] == "running":
-            log.warning("upload job %s of deleted document %s still runs after %g s; it stops at its next batch",
-                        job["id"], doc_id, SUPERSEDE_WAIT_S)
+            log.warning(
+                "upload job %s of deleted document %s still runs after %g s; it stops at its next batch",
+                job["id"],
+                doc_id,
+                SUPERSEDE_WAIT_S,
+            )
     for job in superseded:
         log.info("upload job %s cancelled: its document %s was deleted", job["id"], doc_id)
     return deleted or bool(superseded)
@@ -247,27 +279,35 @@ def end_source_sync(resources, job: dict) -> None:
         log.warning("source %s: its sync job %s %s: %s", source_id, job["id"], job["state"], error)
 
 
-def enqueue_index(resources, source: str, filename: str, data: bytes, document_context: dict, *,
-                  collection: str | None = None) -> dict:
+def enqueue_index(
+    resources, source: str, filename: str, data: bytes, document_context: dict, *, collection: str | None = None
+) -> dict:
     """Store a file (any replica or worker reads it from the database) and queue its `index_upload` job."""
     # the version the index will record: the bytes with their includes resolved (alone: left out)
     version = content_version(IncludeResolver.from_bytes({source: data}).expand(source, data))
     doc_id = document_id(source)
     resources.originals.put(doc_id, version, filename, data)
-    return resources.jobs.enqueue("index_upload", {
-        "doc_id": doc_id, "version": version, "source": source, "filename": filename,
-        "collection": collection, "document_context": document_context})
+    return resources.jobs.enqueue(
+        "index_upload",
+        {
+            "doc_id": doc_id,
+            "version": version,
+            "source": source,
+            "filename": filename,
+            "collection": collection,
+            "document_context": document_context,
+        },
+    )
 
 
 def sync_kb_at_start(resources) -> dict | None:
     """The start-up sync of the bundled KB, as a `sync_kb` job this process runs itself (recorded in the job
     list like any other). None when there is no bundled KB folder."""
-    from app.resources import has_bundled_kb
 
     if not has_bundled_kb(resources.settings):
         return None
     worker = JobWorker(resources, resources.jobs, resources.originals)
-    job = resources.jobs.enqueue("sync_kb", {"kb_dir": str(resources.settings.kb_dir)}, worker=worker.name)
+    job = resources.jobs.enqueue("sync_kb", {"kb_dir": str(resources.settings.storage.kb_dir)}, worker=worker.name)
     outcome = worker.run(job)
     if outcome is not None and outcome["state"] == "failed":
         log.error("the bundled knowledge base was not synced: %s", outcome["error"])
@@ -302,7 +342,7 @@ class _Heartbeat:
         self._last_total = total
         self.done, self.total = self._base + done, self._base + total
         if total and done == total:  # the last batch: read a cancellation now, not at the next beat, so a job
-            self._beat_once()         # whose document was deleted a moment ago does not switch to it
+            self._beat_once()  # whose document was deleted a moment ago does not switch to it
         if self.lost:
             raise JobLeaseLost(self.job_id)
         if self.cancelled:

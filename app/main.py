@@ -12,24 +12,29 @@ from fastapi import FastAPI
 from fastapi.concurrency import run_in_threadpool
 
 from app.body_limit import BodyLimitMiddleware
+from app.channels.setup import build_slack, build_teams, ticket_update_loop
 from app.disk_guard import DiskSpaceMiddleware
 from app.error_middleware import UnexpectedErrorMiddleware
 from app.errors import register_error_handlers
+from app.job_worker import JobWorker, sync_kb_at_start
 from app.logging_setup import configure_logging
 from app.readiness import PROBE_TEXT
-from app.job_worker import JobWorker, sync_kb_at_start
+from app.request_origin import RequestOriginMiddleware, allowed_hosts
 from app.resources import build_resources, ready_summary
 from app.retention import retention_loop
 from app.routers import chat, documents, health, jobs, tickets
-from app.routers import status as status_router
 from app.routers import feedback as feedback_router
-from app.routers import search as search_router
 from app.routers import graphs as graphs_router
+from app.routers import insights as insights_router
+from app.routers import openai_compat as openai_router
+from app.routers import search as search_router
+from app.routers import slack as slack_router
+from app.routers import sources as sources_router
+from app.routers import status as status_router
 from app.routers import stream as stream_router
+from app.routers import teams as teams_router
 from app.routers import traces as traces_router
 from app.routers import ui as ui_router
-from app.routers import openai_compat as openai_router
-from app.routers import sources as sources_router
 from app.settings import Settings
 from app.source_schedule import SourceScheduler
 
@@ -61,7 +66,7 @@ def create_app(settings: Settings | None = None, **overrides: Any) -> FastAPI:
 
     @asynccontextmanager
     async def lifespan(app: FastAPI):
-        configure_logging(settings.log_level)
+        configure_logging(settings.server.log_level)
         # models load here, once, in a worker thread so the event loop stays responsive
         resources = await run_in_threadpool(build_resources, settings, **overrides)
         # once across replicas (a lock, then content hashes), recorded as a sync_kb job
@@ -75,40 +80,76 @@ def create_app(settings: Settings | None = None, **overrides: Any) -> FastAPI:
             app.state.probe_vector = None
         log.info("%s", await run_in_threadpool(ready_summary, resources))
         app.state.resources = resources
-        retention = asyncio.create_task(retention_loop(resources, settings.retention_interval_s))
-        worker = JobWorker(resources, resources.jobs, resources.originals, poll_s=WORKER_POLL_S) \
-            if settings.runs_inprocess_worker else None
+        retention = asyncio.create_task(retention_loop(resources, settings.retention.retention_interval_s))
+        worker = (
+            JobWorker(resources, resources.jobs, resources.originals, poll_s=WORKER_POLL_S)
+            if settings.runs_inprocess_worker
+            else None
+        )
         worker_thread = worker.start_thread() if worker is not None else None
         app.state.worker = worker
+        app.state.slack = await run_in_threadpool(build_slack, resources, settings)
+        app.state.teams = await run_in_threadpool(build_teams, resources, settings)
+        channels = [c for c in (app.state.slack, app.state.teams) if c is not None]
+        ticket_updates = (
+            asyncio.create_task(ticket_update_loop(channels, resources, settings.integrations.channel_ticket_poll_s))
+            if channels and settings.integrations.channel_ticket_poll_s > 0
+            else None
+        )
 
         def enqueue_sync(source_id: str) -> None:  # a due source, already claimed: its sync is a job like any
             resources.jobs.enqueue("sync_source", {"source_id": source_id})
             if worker is not None:
                 worker.wake()
 
-        scheduler = SourceScheduler(resources.sources, enqueue_sync,
-                                    settings.source_schedule_interval_s).start() if resources.sources else None
+        scheduler = (
+            SourceScheduler(resources.sources, enqueue_sync, settings.jobs.source_schedule_interval_s).start()
+            if resources.sources
+            else None
+        )
         try:
             yield
         finally:
             retention.cancel()
+            if ticket_updates is not None:
+                ticket_updates.cancel()
+            for channel in channels:
+                channel.close()
+            app.state.slack = None
+            app.state.teams = None
             if scheduler is not None:
-                await run_in_threadpool(scheduler.stop, settings.shutdown_timeout_s)
-            if worker is not None:  # its job goes back to the queue at the next batch, or runs out its lease
+                await run_in_threadpool(scheduler.stop, settings.server.shutdown_timeout_s)
+            # its job goes back to the queue at the next batch, or runs out its lease
+            if worker is not None and worker_thread is not None:
                 worker.stop()
-                await run_in_threadpool(worker_thread.join, settings.shutdown_timeout_s)
+                await run_in_threadpool(worker_thread.join, settings.server.shutdown_timeout_s)
             app.state.worker = None
             app.state.resources = None
-            await _close_within(resources, settings.shutdown_timeout_s)
+            await _close_within(resources, settings.server.shutdown_timeout_s)
 
-    app = FastAPI(title="deskmate", version="0.1.0", lifespan=lifespan, docs_url=None, redoc_url=None,
-                  description="Agentic IT-support assistant: cited answers from your own documentation.")
+    app = FastAPI(
+        title="deskmate",
+        version="0.1.0",
+        lifespan=lifespan,
+        docs_url=None,
+        redoc_url=None,
+        description="Agentic IT-support assistant: cited answers from your own documentation.",
+    )
     app.state.settings = settings
     app.state.resources = None
     app.state.worker = None
-    app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_upload_bytes + MULTIPART_OVERHEAD,
-                       limit_for_people=settings.max_upload_bytes)
+    app.state.slack = None
+    app.state.teams = None
+    app.add_middleware(
+        BodyLimitMiddleware,
+        max_bytes=settings.ingestion.max_upload_bytes + MULTIPART_OVERHEAD,
+        limit_for_people=settings.ingestion.max_upload_bytes,
+    )
     app.add_middleware(DiskSpaceMiddleware, guard_of=lambda: getattr(app.state.resources, "disk", None))
+    # before anything is read: a page on another site changes nothing, a host name not ours is not answered
+    app.add_middleware(
+        RequestOriginMiddleware, hosts=allowed_hosts(settings.server.allowed_hosts, settings.server.host)
+    )
     # outermost of ours (added last): it gives every request its id and answers whatever escaped every handler
     app.add_middleware(UnexpectedErrorMiddleware)
 
@@ -124,7 +165,10 @@ def create_app(settings: Settings | None = None, **overrides: Any) -> FastAPI:
     app.include_router(tickets.router)
     app.include_router(stream_router.router)
     app.include_router(traces_router.router)
+    app.include_router(insights_router.router)
     app.include_router(graphs_router.router)
     app.include_router(ui_router.router)
     app.include_router(openai_router.router)
+    app.include_router(slack_router.router)
+    app.include_router(teams_router.router)
     return app

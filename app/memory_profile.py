@@ -31,13 +31,30 @@ FRAMES = 8  # stack depth kept per allocation: enough to see which deskmate code
 TOP_LINES = 25
 TOP_STACKS = 6
 END_MARK = "== end of report"
-_IGNORED = (tracemalloc.Filter(False, tracemalloc.__file__), tracemalloc.Filter(False, "<frozen importlib._bootstrap>"),
-            tracemalloc.Filter(False, "<frozen importlib._bootstrap_external>"), tracemalloc.Filter(False, "<unknown>"))
+_IGNORED = (
+    tracemalloc.Filter(False, tracemalloc.__file__),
+    tracemalloc.Filter(False, "<frozen importlib._bootstrap>"),
+    tracemalloc.Filter(False, "<frozen importlib._bootstrap_external>"),
+    tracemalloc.Filter(False, "<unknown>"),
+)
 
 
 class _MallInfo2(ctypes.Structure):
-    _fields_ = [(name, ctypes.c_size_t) for name in (
-        "arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks", "uordblks", "fordblks", "keepcost")]
+    _fields_ = [
+        (name, ctypes.c_size_t)
+        for name in (
+            "arena",
+            "ordblks",
+            "smblks",
+            "hblks",
+            "hblkhd",
+            "usmblks",
+            "fsmblks",
+            "uordblks",
+            "fordblks",
+            "keepcost",
+        )
+    ]
 
 
 def malloc_summary() -> str:
@@ -49,8 +66,10 @@ def malloc_summary() -> str:
         info = libc.mallinfo2()
     except (OSError, AttributeError):
         return "malloc: no glibc mallinfo2 here"
-    return (f"malloc: {info.uordblks / 1e6:.1f} MB in use, {info.fordblks / 1e6:.1f} MB held free in "
-            f"{info.arena / 1e6:.1f} MB of arenas, {info.hblkhd / 1e6:.1f} MB in mmapped blocks")
+    return (
+        f"malloc: {info.uordblks / 1e6:.1f} MB in use, {info.fordblks / 1e6:.1f} MB held free in "
+        f"{info.arena / 1e6:.1f} MB of arenas, {info.hblkhd / 1e6:.1f} MB in mmapped blocks"
+    )
 
 
 M_ARENA_MAX = -8  # mallopt parameter (malloc.h)
@@ -83,8 +102,12 @@ class AllocationReporter:
         self.path.write_text("")
         signal.signal(signal.SIGUSR1, lambda *_: self._wanted.set())
         threading.Thread(target=self._run, name="tracemalloc-reporter", daemon=True).start()
-        log.warning("tracemalloc ready: the first SIGUSR1 starts tracing (%d frames), each later one writes the "
-                    "allocation growth to %s", FRAMES, self.path)
+        log.warning(
+            "tracemalloc ready: the first SIGUSR1 starts tracing (%d frames), each later one writes the "
+            "allocation growth to %s",
+            FRAMES,
+            self.path,
+        )
 
     def _run(self) -> None:
         while True:
@@ -106,12 +129,18 @@ class AllocationReporter:
         current = tracemalloc.take_snapshot().filter_traces(_IGNORED)
         traced, peak = tracemalloc.get_traced_memory()
         self._reports += 1
-        lines = [f"report {self._reports}: {traced / 1e6:.1f} MB allocated since the baseline still alive (peak "
-                 f"{peak / 1e6:.1f} MB), largest first; {malloc_summary()}", "", "by line:"]
+        lines = [
+            f"report {self._reports}: {traced / 1e6:.1f} MB allocated since the baseline still alive (peak "
+            f"{peak / 1e6:.1f} MB), largest first; {malloc_summary()}",
+            "",
+            "by line:",
+        ]
         for stat in current.compare_to(self._baseline, "lineno")[:TOP_LINES]:
             frame = stat.traceback[0]
-            lines.append(f"  {stat.size_diff / 1024:+10.1f} KiB {stat.count_diff:+8d} blocks  "
-                         f"{_short(frame.filename)}:{frame.lineno}")
+            lines.append(
+                f"  {stat.size_diff / 1024:+10.1f} KiB {stat.count_diff:+8d} blocks  "
+                f"{_short(frame.filename)}:{frame.lineno}"
+            )
         lines += ["", "largest as call stacks (innermost last):"]
         for stat in current.compare_to(self._baseline, "traceback")[:TOP_STACKS]:
             lines.append(f"  {stat.size_diff / 1024:+10.1f} KiB {stat.count_diff:+8d} blocks")
@@ -133,7 +162,7 @@ def _short(filename: str) -> str:
 
 def start_from_settings(settings) -> AllocationReporter | None:
     """Start the reporter when the settings name a file (DESKMATE_TRACEMALLOC_FILE)."""
-    path = getattr(settings, "tracemalloc_file", None)
+    path = settings.server.tracemalloc_file
     if not path:
         return None
     reporter = AllocationReporter(Path(path))

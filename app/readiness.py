@@ -19,8 +19,11 @@ def _timed(check: Callable[[], object]) -> dict:
         check()
     except Exception as exc:  # noqa: BLE001 — a failing store is what /ready exists to report
         log.warning("readiness: %s: %s", type(exc).__name__, exc)
-        return {"ok": False, "ms": round((time.perf_counter() - started) * 1000, 1),
-                "error": f"{type(exc).__name__}: {str(exc)[:300]}"}
+        return {
+            "ok": False,
+            "ms": round((time.perf_counter() - started) * 1000, 1),
+            "error": f"{type(exc).__name__}: {str(exc)[:300]}",
+        }
     return {"ok": True, "ms": round((time.perf_counter() - started) * 1000, 1)}
 
 
@@ -42,19 +45,27 @@ def path_bytes(path: Path) -> int:
     """Bytes a file (with its SQLite -wal and -shm companions) or a folder takes; 0 when absent."""
     if path.is_dir():
         return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
-    return sum(p.stat().st_size for p in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm"))
-               if p.is_file())
+    return sum(
+        p.stat().st_size
+        for p in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm"))
+        if p.is_file()
+    )
 
 
 def store_sizes(settings) -> dict[str, int]:
     """store name → bytes on disk in the data directory."""
-    data = settings.data_dir
-    named = {"vector": settings.chroma_dir if settings.chroma_mode == "persistent" else None,
-             # the embedded relational store (tickets, votes, traces, owners) and the checkpoints; the per-store
-             # files are what a data dir from before the shared store still holds (0 when absent)
-             "database": data / "deskmate.sqlite",
-             "sessions": settings.sessions_db, "traces": settings.traces_db, "tickets": settings.tickets_db,
-             "feedback": data / "feedback.sqlite", "uploads": settings.uploads_dir}
+    data = settings.storage.data_dir
+    named = {
+        "vector": settings.storage.chroma_dir if settings.storage.chroma_mode == "persistent" else None,
+        # the embedded relational store (tickets, votes, traces, owners) and the checkpoints; the per-store
+        # files are what a data dir from before the shared store still holds (0 when absent)
+        "database": data / "deskmate.sqlite",
+        "sessions": settings.storage.sessions_db,
+        "traces": settings.storage.traces_db,
+        "tickets": settings.storage.tickets_db,
+        "feedback": data / "feedback.sqlite",
+        "uploads": settings.storage.uploads_dir,
+    }
     sizes = {name: path_bytes(path) for name, path in named.items() if path is not None}
     sizes["data_dir_total"] = path_bytes(data)
     return sizes

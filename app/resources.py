@@ -4,19 +4,16 @@ from __future__ import annotations
 
 import logging
 from contextlib import contextmanager
-from pathlib import Path
 from dataclasses import dataclass, field
+from pathlib import Path
 
-from app.adapters.embeddings import SentenceTransformerEmbedder
+from app.adapters.encoders import build_embedder
 from app.adapters.feedback import FeedbackStore
 from app.adapters.integrations import HttpIntegration
 from app.adapters.language import Py3LangidDetector
 from app.adapters.lexical_index import HybridIndex
 from app.adapters.lexical_postgres import PostgresBM25Index
 from app.adapters.llm import RedactingChatModel, build_chat_model, build_named_chat_model
-from app.config_file import load_config
-from app.data_dir_lock import DataDirLock, hold_data_dir
-from app.disk_guard import DiskGuard
 from app.adapters.memory import SessionStore
 from app.adapters.parse_sandbox import SandboxedParser
 from app.adapters.parsers import FileParser
@@ -28,7 +25,12 @@ from app.adapters.traces import RecordingTracer, TraceStore
 from app.adapters.tracing import build_tracer
 from app.adapters.vector_index import ChromaVectorIndex, make_client
 from app.chat_service import ChatService
+from app.config_file import load_config
+from app.data_dir_lock import DataDirLock, hold_data_dir
+from app.disk_guard import DiskGuard
+from app.encoder_switch import match_encoder
 from app.indexing_service import IndexingService
+from app.insights.outcomes import OutcomeStore
 from app.job_worker import end_source_sync
 from app.logging_setup import install_log_redaction
 from app.settings import Settings
@@ -36,14 +38,15 @@ from app.storage import Database, database_url_for
 from app.storage.database import SessionBusy
 from app.storage.jobs import JobQueue
 from app.storage.originals import OriginalStore
-from graphs.errors import IndexUnavailable
-from graphs.context import IndexingContext, RetrievalConfig, SupportContext
-from graphs.indexing import build_indexing_graph
-from graphs.policy_config import DEFAULT_LLM, AnswerPolicy, default_policy
-from graphs.ports import ChatModel, DocumentParser, Embedder, Redactor, Reranker, StatusChecker
-from graphs.support import build_support_graph
-from nodes.actions import BUILTIN_ACTIONS, ActionCatalogue, integration_action
-from nodes.confidence import default_model
+from core.errors import IndexUnavailable
+from core.policy_config import DEFAULT_LLM, AnswerPolicy, default_policy
+from core.ports import ChatModel, DocumentParser, Embedder, Redactor, Reranker, StatusChecker
+from graphs.indexing import IndexingContext, build_indexing_graph
+from graphs.support import RetrievalConfig, SupportContext, build_support_graph
+from nodes.support.actions import BUILTIN_ACTIONS
+from nodes.support.calibration import CollectionCalibrator
+from nodes.support.catalogue import ActionCatalogue, integration_action
+from nodes.support.confidence import default_model
 
 log = logging.getLogger(__name__)
 
@@ -56,11 +59,15 @@ class Resources:
     redactor: Redactor
     llm: ChatModel | None
     sessions: SessionStore
-    tracer: object
+    tracer: RecordingTracer  # Langfuse's (or none) and the local trace store's
     chat: ChatService
     indexer: IndexingService  # the main collection's (uploads without `collection`, the bundled KB)
     status: StatusChecker  # the company status page, cached; never raises
-    tickets: TicketService  # implements graphs.ports.TicketDesk
+    tickets: TicketService  # implements core.ports.TicketDesk
+    sources: SourceStore  # synced knowledge sources (POST /sources)
+    jobs: JobQueue  # ingestion jobs (uploads, source syncs, the KB sync) on the relational store
+    originals: OriginalStore  # uploaded files, readable by every replica and worker
+    database: Database  # the relational store every store writes to (app/storage)
     parser: DocumentParser | None = None  # the sandboxed parser: uploads, the CLI and the KB sync all use it
     feedback: FeedbackStore | None = None  # votes on answers (POST /feedback); adjusts retrieval when enabled
     retrieval_context: SupportContext | None = None  # what /search runs the retrieval pipeline with
@@ -69,12 +76,9 @@ class Resources:
     traces: TraceStore | None = None  # the local trace store (GET /traces); None when DESKMATE_LOCAL_TRACES=false
     policy: AnswerPolicy | None = None  # response rules, collections, named LLMs (DESKMATE_CONFIG or defaults)
     indexers: dict[str, IndexingService] = field(default_factory=dict)  # collection name → its indexer
-    sources: SourceStore | None = None  # synced knowledge sources (POST /sources)
-    database: Database | None = None  # the relational store every store above writes to (app/storage)
     disk: DiskGuard | None = None  # free space of the data directory's disk (None: DESKMATE_MIN_FREE_MB=0)
     data_lock: DataDirLock | None = None  # this process's hold on an embedded data directory
-    jobs: JobQueue | None = None  # ingestion jobs (uploads, source syncs, the KB sync) on the relational store
-    originals: OriginalStore | None = None  # uploaded files, readable by every replica and worker
+    outcomes: OutcomeStore | None = None  # the outcome record of every chat turn (GET /admin/insights)
 
     def indexer_for(self, collection: str | None) -> IndexingService | None:
         """The indexer of a named collection (None: the main one); None when there is no such collection."""
@@ -93,7 +97,7 @@ class Resources:
             self.tracer.shutdown()
             self.sessions.close()
             self.tickets.shutdown()
-            if hasattr(self.parser, "close"):
+            if self.parser is not None and hasattr(self.parser, "close"):
                 self.parser.close()  # stops the parse worker processes
             if self.feedback is not None:
                 self.feedback.close()
@@ -109,24 +113,34 @@ class Resources:
 
 def answer_confidence(settings: Settings) -> dict:
     """The SupportContext fields for how deskmate decides it has an answer (DESKMATE_ANSWER_CONFIDENCE)."""
-    return {"confidence_model": default_model() if settings.answer_confidence == "calibrated" else None,
-            "answer_threshold": settings.answer_min_confidence}
+    return {
+        "confidence_model": default_model() if settings.retrieval.answer_confidence == "calibrated" else None,
+        "answer_threshold": settings.retrieval.answer_min_confidence,
+        # the model's threshold moved by where this knowledge base's own unanswered probes score
+        "calibrator": CollectionCalibrator() if settings.retrieval.answer_confidence == "calibrated" else None,
+    }
 
 
 def retrieval_config(settings: Settings) -> RetrievalConfig:
     """The retrieval pipeline's knobs from the settings (the benchmark builds the same)."""
     return RetrievalConfig(
-        lexical=settings.lexical_enabled, fusion=settings.fusion, dense_weight=settings.dense_weight,
-        rrf_k=settings.rrf_k, aggregate_sections=settings.section_aggregation,
-        max_chunks_per_section=settings.max_chunks_per_section, neighbour_radius=settings.neighbour_radius,
-        rerank_top_n=settings.rerank_top_n, feedback=settings.feedback_adjustment,
-        secondary_boost=settings.filter_secondary_boost)
+        lexical=settings.retrieval.lexical_enabled,
+        fusion=settings.retrieval.fusion,
+        dense_weight=settings.retrieval.dense_weight,
+        rrf_k=settings.retrieval.rrf_k,
+        aggregate_sections=settings.retrieval.section_aggregation,
+        max_chunks_per_section=settings.retrieval.max_chunks_per_section,
+        neighbour_radius=settings.retrieval.neighbour_radius,
+        rerank_top_n=settings.retrieval.rerank_top_n,
+        feedback=settings.feedback.feedback_adjustment,
+        secondary_boost=settings.retrieval.filter_secondary_boost,
+    )
 
 
 def index_write_guard(database: Database, collection: str, settings: Settings):
     """The cross-process lock around a collection's writes and its start-up sweep (a no-op beyond this process
     on SQLite, where the data-dir lock already makes this process the only writer)."""
-    wait_s = max(settings.vector_write_timeout_s or 0.0, 120.0)
+    wait_s = max(settings.storage.vector_write_timeout_s or 0.0, 120.0)
 
     @contextmanager
     def guard():
@@ -134,26 +148,29 @@ def index_write_guard(database: Database, collection: str, settings: Settings):
             with database.named_lock(f"deskmate:index-write:{collection}", wait_s=wait_s):
                 yield
         except SessionBusy:
-            raise IndexUnavailable(f"another process kept writing to the collection {collection!r} for more "
-                                   f"than {wait_s:g} s") from None
+            raise IndexUnavailable(
+                f"another process kept writing to the collection {collection!r} for more than {wait_s:g} s"
+            ) from None
 
     return guard
 
 
 def build_reranker(settings: Settings) -> Reranker | None:
-    if not settings.reranker_model:
+    if not settings.retrieval.reranker_model:
         return None
     from app.adapters.reranker import CrossEncoderReranker
 
-    return CrossEncoderReranker(settings.reranker_model)
+    return CrossEncoderReranker(settings.retrieval.reranker_model)
 
 
 def load_answer_policy(settings: Settings) -> AnswerPolicy:
     """DESKMATE_CONFIG's policy, validated (ConfigError lists every problem), or the built-in defaults."""
-    builtin = default_policy(chroma_collection=settings.chroma_collection, min_score=settings.min_score)
-    if settings.config_file is None:
+    builtin = default_policy(
+        chroma_collection=settings.storage.chroma_collection, min_score=settings.retrieval.min_score
+    )
+    if settings.conversation.config_file is None:
         return builtin
-    return load_config(settings.config_file, default_collection=builtin.collections[0])
+    return load_config(settings.conversation.config_file, default_collection=builtin.collections[0])
 
 
 def named_llms(policy: AnswerPolicy, settings: Settings) -> dict[str, ChatModel | None]:
@@ -164,7 +181,8 @@ def named_llms(policy: AnswerPolicy, settings: Settings) -> dict[str, ChatModel 
         if rule.model and f"{rule.llm}:{rule.model}" not in models:
             if rule.llm == DEFAULT_LLM:
                 models[f"{rule.llm}:{rule.model}"] = build_chat_model(
-                    settings.model_copy(update={"llm_model": rule.model, "groq_model": rule.model}))
+                    settings.model_copy(update={"llm_model": rule.model, "groq_model": rule.model})
+                )
             else:
                 models[f"{rule.llm}:{rule.model}"] = build_named_chat_model(specs[rule.llm], rule.model)
     return models
@@ -172,9 +190,13 @@ def named_llms(policy: AnswerPolicy, settings: Settings) -> dict[str, ChatModel 
 
 def hybrid_index(settings: Settings, client, collection: str, database: Database) -> HybridIndex:
     """Chroma's collection with the configured lexical index beside it (DESKMATE_LEXICAL_BACKEND)."""
-    vector = ChromaVectorIndex(client, collection, write_timeout_s=settings.vector_write_timeout_s,
-                               write_guard=index_write_guard(database, collection, settings))
-    if settings.lexical_backend == "postgres":
+    vector = ChromaVectorIndex(
+        client,
+        collection,
+        write_timeout_s=settings.storage.vector_write_timeout_s,
+        write_guard=index_write_guard(database, collection, settings),
+    )
+    if settings.retrieval.lexical_backend == "postgres":
         return HybridIndex(vector, PostgresBM25Index(database, collection))
     return HybridIndex(vector)
 
@@ -183,7 +205,7 @@ def build_resources(settings: Settings, **overrides) -> Resources:
     """Everything the service needs. Keyword overrides (embedder=, llm=, redactor=, parser=) let tests swap
     one adapter for a double. An embedded data directory is taken for this process first (DataDirInUse when
     another process has it), before any store opens it."""
-    lock = hold_data_dir(settings.data_dir) if settings.chroma_mode == "persistent" else None
+    lock = hold_data_dir(settings.storage.data_dir) if settings.storage.chroma_mode == "persistent" else None
     try:
         resources = _build_resources(settings, **overrides)
     except BaseException:
@@ -191,17 +213,38 @@ def build_resources(settings: Settings, **overrides) -> Resources:
             lock.release()
         raise
     resources.data_lock = lock
-    resources.disk = DiskGuard(settings.data_dir, settings.min_free_mb * 1024 * 1024) if settings.min_free_mb else None
+    resources.disk = (
+        DiskGuard(settings.storage.data_dir, settings.storage.min_free_mb * 1024 * 1024)
+        if settings.storage.min_free_mb
+        else None
+    )
     return resources
 
 
-def _build_resources(settings: Settings, *, embedder: Embedder | None = None, llm: ChatModel | None = None,
-                     redactor: Redactor | None = None, parser: DocumentParser | None = None) -> Resources:
-    settings.data_dir.mkdir(parents=True, exist_ok=True)
-    embedder = embedder or SentenceTransformerEmbedder(settings.embedding_model_path, threads=settings.torch_threads,
-                                                      batch_threads=settings.index_torch_threads)
-    client = make_client(settings.chroma_mode, path=str(settings.chroma_dir), host=settings.chroma_host,
-                         port=settings.chroma_port, ssl=settings.chroma_ssl)
+def _build_resources(
+    settings: Settings,
+    *,
+    embedder: Embedder | None = None,
+    llm: ChatModel | None = None,
+    redactor: Redactor | None = None,
+    parser: DocumentParser | None = None,
+) -> Resources:
+    settings.storage.data_dir.mkdir(parents=True, exist_ok=True)
+    embedder = embedder or build_embedder(
+        settings.embeddings.embedding_backend,
+        settings.embeddings.embedding_model_path,
+        threads=settings.embeddings.torch_threads,
+        batch_threads=settings.embeddings.index_torch_threads,
+        cache_dir=settings.storage.data_dir / "models" / "onnx",
+        onnx_variant=settings.embeddings.embedding_onnx_variant,
+    )
+    client = make_client(
+        settings.storage.chroma_mode,
+        path=str(settings.storage.chroma_dir),
+        host=settings.storage.chroma_host,
+        port=settings.storage.chroma_port,
+        ssl=settings.storage.chroma_ssl,
+    )
     policy = load_answer_policy(settings)  # first: a broken configuration file stops the start here
     # the relational store (tickets, votes, traces, session owners, jobs): its migrations run here, at start-up
     database = Database.open(database_url_for(settings))
@@ -213,83 +256,168 @@ def _build_resources(settings: Settings, *, embedder: Embedder | None = None, ll
     # the graph retrieves from it; the others join at the answer step
     index = hybrid_index(settings, client, policy.collections[0].collection, database)
     index.reconcile()
-    extra_indexes = {spec.name: hybrid_index(settings, client, spec.collection, database)
-                     for spec in policy.collections[1:]}
-    for extra in extra_indexes.values():
-        extra.reconcile()
-    feedback = FeedbackStore(database, embed=embedder.embed_query,
-                             min_votes=settings.feedback_min_votes, max_multiplier=settings.feedback_max_multiplier,
-                             similarity=settings.feedback_similarity, cache_s=settings.feedback_cache_s,
-                             vote_window_s=settings.feedback_vote_window_hours * 3600)
+    match_encoder(index.vector, embedder, policy.collections[0].collection)
+    extra_indexes = {
+        spec.name: hybrid_index(settings, client, spec.collection, database) for spec in policy.collections[1:]
+    }
+    for spec in policy.collections[1:]:
+        extra_indexes[spec.name].reconcile()
+        match_encoder(extra_indexes[spec.name].vector, embedder, spec.collection)
+    feedback = FeedbackStore(
+        database,
+        embed=embedder.embed_query,
+        min_votes=settings.feedback.feedback_min_votes,
+        max_multiplier=settings.feedback.feedback_max_multiplier,
+        similarity=settings.feedback.feedback_similarity,
+        cache_s=settings.feedback.feedback_cache_s,
+        vote_window_s=settings.feedback.feedback_vote_window_hours * 3600,
+    )
     # secrets always, personal data per destination (DESKMATE_REDACT_*); memory is what the redact node
     # applies, so it is the base every other destination starts from
     llm = llm if llm is not None else build_chat_model(settings)
     llms = named_llms(policy, settings)
     if policy.agent_llm != DEFAULT_LLM:
         llm = llms.get(policy.agent_llm)
-    in_use = ("memory", "ticket", "log") + (("llm",) if llm is not None or any(llms.values()) else ()) + \
-        (("trace",) if settings.langfuse_enabled or settings.local_traces else ())  # Langfuse, the local store
+    in_use = (
+        ("memory", "ticket", "log")
+        + (("llm",) if llm is not None or any(llms.values()) else ())
+        + (("trace",) if settings.tracing.langfuse_enabled or settings.tracing.local_traces else ())
+    )  # Langfuse, the local store
     redactors = redactors_from_settings(settings, override=redactor, in_use=in_use)
     redactor = redactors["memory"]
     install_log_redaction(redactors["log"])
     if llm is not None:
         llm = RedactingChatModel(llm, redactors["llm"])  # every outgoing message, whoever builds the prompt
-    llms = {name: RedactingChatModel(model, redactors["llm"]) if model is not None else None
-            for name, model in llms.items()}
-    sessions = SessionStore(database, checkpoints=settings.sessions_db, lock_wait_s=settings.session_lock_wait_s)
-    tracer = build_tracer(settings, redactors["trace"])
+    llms = {
+        name: RedactingChatModel(model, redactors["llm"]) if model is not None else None for name, model in llms.items()
+    }
+    sessions = SessionStore(
+        database, checkpoints=settings.storage.sessions_db, lock_wait_s=settings.storage.session_lock_wait_s
+    )
+    remote_tracer = build_tracer(settings, redactors["trace"])
     # every graph run is also recorded locally; its writer thread redacts with the trace policy
-    traces = TraceStore(database, redactor=redactors["trace"], document_redactor=redactors["documents"],
-                        retention_days=settings.trace_retention_days,
-                        max_runs=settings.trace_max_runs,
-                        max_bytes=int(settings.trace_max_mb * 1024 * 1024)) if settings.local_traces else None
-    tracer = RecordingTracer(tracer, traces)
+    traces = (
+        TraceStore(
+            database,
+            redactor=redactors["trace"],
+            document_redactor=redactors["documents"],
+            retention_days=settings.retention.trace_retention_days,
+            max_runs=settings.retention.trace_max_runs,
+            max_bytes=int(settings.retention.trace_max_mb * 1024 * 1024),
+        )
+        if settings.tracing.local_traces
+        else None
+    )
+    tracer = RecordingTracer(remote_tracer, traces)
     status = build_status_checker(settings, tracer)
     tickets = build_ticket_desk(settings, database)
     support_context = SupportContext(
-        embedder=embedder, index=index, redactor=redactor, llm=llm, top_k=settings.top_k,
-        candidate_k=settings.candidate_k, min_score=settings.min_score, max_searches=settings.max_searches,
+        embedder=embedder,
+        index=index,
+        redactor=redactor,
+        llm=llm,
+        top_k=settings.retrieval.top_k,
+        candidate_k=settings.retrieval.candidate_k,
+        min_score=settings.retrieval.min_score,
+        max_searches=settings.retrieval.max_searches,
         # the graph checks the status page only when there is one; "is there an outage?" is answered either way
-        status=status if settings.status_page_url else None, tickets=tickets,
-        history_turns=settings.history_turns, llm_max_tokens=settings.llm_max_tokens,
-        lexical=index, reranker=build_reranker(settings), retrieval=retrieval_config(settings),
-        feedback=feedback if settings.feedback_adjustment else None,
-        fact_path=settings.fact_path, fact_min_confidence=settings.fact_min_confidence,
+        status=status if settings.integrations.status_page_url else None,
+        tickets=tickets,
+        history_turns=settings.conversation.history_turns,
+        llm_max_tokens=settings.llm.llm_max_tokens,
+        lexical=index,
+        reranker=build_reranker(settings),
+        retrieval=retrieval_config(settings),
+        feedback=feedback if settings.feedback.feedback_adjustment else None,
+        fact_path=settings.retrieval.fact_path,
+        fact_min_confidence=settings.retrieval.fact_min_confidence,
         # the decision LLM is offered the actions that fit the message; their examples are embedded here, once
         # (configured integrations join them, and then the catalogue is needed even without an LLM)
-        actions=ActionCatalogue.build(embedder, BUILTIN_ACTIONS + tuple(
-            integration_action(spec.name, spec.description, spec.examples) for spec in policy.integrations),
-            core=settings.core_action_names, top_k=settings.action_top_k)
-        if llm is not None or policy.integrations else None,
+        actions=ActionCatalogue.build(
+            embedder,
+            BUILTIN_ACTIONS
+            + tuple(integration_action(spec.name, spec.description, spec.examples) for spec in policy.integrations),
+            core=settings.conversation.core_action_names,
+            top_k=settings.conversation.action_top_k,
+        )
+        if llm is not None or policy.integrations
+        else None,
         integrations={spec.name: HttpIntegration(spec) for spec in policy.integrations},
-        integration_min_score=settings.integration_min_score,
-        language=Py3LangidDetector() if settings.language_detection else None,
-        handoff_contact=settings.handoff_contact,
-        policy=policy, main_collection=policy.collections[0].name, collections=extra_indexes, llms=llms,
+        integration_min_score=settings.conversation.integration_min_score,
+        language=Py3LangidDetector() if settings.conversation.language_detection else None,
+        handoff_contact=settings.conversation.handoff_contact,
+        policy=policy,
+        main_collection=policy.collections[0].name,
+        collections=extra_indexes,
+        llms=llms,
         **answer_confidence(settings),
     )
     # parsing untrusted files happens in time- and memory-limited worker processes (app/adapters/parse_sandbox.py)
-    parser = parser or SandboxedParser(FileParser, timeout_s=settings.parse_timeout_s,
-                                       memory_mb=settings.parse_memory_mb, workers=settings.parse_workers)
-    indexing_context = IndexingContext(embedder=embedder, index=index, parser=parser,
-                                       chunk_max_tokens=settings.chunk_max_tokens)
-    chat = ChatService(build_support_graph(sessions.checkpointer), support_context, sessions, tracer)
+    parser = parser or SandboxedParser(
+        FileParser,
+        timeout_s=settings.ingestion.parse_timeout_s,
+        memory_mb=settings.ingestion.parse_memory_mb,
+        workers=settings.ingestion.parse_workers,
+    )
+    indexing_context = IndexingContext(
+        embedder=embedder, index=index, parser=parser, chunk_max_tokens=settings.ingestion.chunk_max_tokens
+    )
+    outcomes = OutcomeStore(
+        database,
+        redactor=redactors["trace"],
+        retention_days=settings.retention.insights_retention_days,
+        question_days=settings.retention.trace_retention_days,
+    )
+    chat = ChatService(
+        build_support_graph(sessions.checkpointer),
+        support_context,
+        sessions,
+        tracer,
+        feedback=feedback,
+        outcomes=outcomes,
+        max_message_chars=settings.conversation.max_message_chars,
+    )
     indexing_graph = build_indexing_graph()
     indexer = IndexingService(indexing_graph, indexing_context, tracer)
     indexers = {policy.collections[0].name: indexer} | {
-        name: IndexingService(indexing_graph, IndexingContext(embedder=embedder, index=extra, parser=parser,
-                                                              chunk_max_tokens=settings.chunk_max_tokens), tracer)
-        for name, extra in extra_indexes.items()}
-    resources = Resources(settings=settings, embedder=embedder, index=index, redactor=redactor, llm=llm,
-                         sessions=sessions, tracer=tracer, chat=chat, indexer=indexer, status=status,
-                         tickets=tickets, parser=parser, feedback=feedback, retrieval_context=support_context,
-                         redactors=redactors, traces=traces, policy=policy, indexers=indexers,
-                         sources=_source_store(database), database=database,
-                         jobs=JobQueue(database, lease_s=settings.job_lease_s,
-                                       max_attempts=settings.job_max_attempts),
-                         originals=OriginalStore(database))
+        name: IndexingService(
+            indexing_graph,
+            IndexingContext(
+                embedder=embedder, index=extra, parser=parser, chunk_max_tokens=settings.ingestion.chunk_max_tokens
+            ),
+            tracer,
+        )
+        for name, extra in extra_indexes.items()
+    }
+    resources = Resources(
+        settings=settings,
+        embedder=embedder,
+        index=index,
+        redactor=redactor,
+        llm=llm,
+        sessions=sessions,
+        tracer=tracer,
+        chat=chat,
+        indexer=indexer,
+        status=status,
+        tickets=tickets,
+        parser=parser,
+        feedback=feedback,
+        retrieval_context=support_context,
+        redactors=redactors,
+        traces=traces,
+        policy=policy,
+        indexers=indexers,
+        sources=_source_store(database),
+        database=database,
+        jobs=JobQueue(database, lease_s=settings.jobs.job_lease_s, max_attempts=settings.jobs.job_max_attempts),
+        originals=OriginalStore(database),
+        outcomes=outcomes,
+    )
     # a sync whose worker died for the last time ends in the lease sweep, whichever process runs it
     resources.jobs.on_given_up = lambda job: end_source_sync(resources, job)
+    if isinstance(parser, SandboxedParser):  # its workers started above, beside the models: ready before /ready is
+        parser.wait_ready()
     return resources
 
 
@@ -301,18 +429,22 @@ def _import_legacy_stores(settings: Settings, database: Database) -> None:
     per store: their rows are copied into it once, at the first start, so an upgrade loses nothing."""
     from app.storage.import_sqlite import import_legacy_files
 
-    data_dir = Path(settings.data_dir)
+    data_dir = Path(settings.storage.data_dir)
     marker = data_dir / LEGACY_IMPORTED
     if marker.exists():
         return
     report = import_legacy_files(data_dir, database)
     copied = {name: n for name, (_, n) in report.tables.items() if n}
     if copied:
-        log.info("copied the older per-store files into the database: %s",
-                 ", ".join(f"{name} {n}" for name, n in copied.items()))
+        log.info(
+            "copied the older per-store files into the database: %s",
+            ", ".join(f"{name} {n}" for name, n in copied.items()),
+        )
     data_dir.mkdir(parents=True, exist_ok=True)
-    marker.write_text("rows of tickets.sqlite, feedback.sqlite, traces.sqlite and the owner tables of "
-                      "sessions.sqlite were copied into deskmate.sqlite\n")
+    marker.write_text(
+        "rows of tickets.sqlite, feedback.sqlite, traces.sqlite and the owner tables of "
+        "sessions.sqlite were copied into deskmate.sqlite\n"
+    )
 
 
 def _source_store(database: Database) -> SourceStore:
@@ -330,7 +462,7 @@ def _import_legacy_sources(settings: Settings, database: Database) -> None:
     first start after the upgrade (the file stays, unread, as it was)."""
     from app.storage.import_sqlite import SOURCE_TABLES, import_legacy_files
 
-    data_dir = Path(settings.data_dir)
+    data_dir = Path(settings.storage.data_dir)
     marker = data_dir / LEGACY_SOURCES_IMPORTED
     if marker.exists():
         return
@@ -350,8 +482,11 @@ def ready_summary(resources: Resources) -> str:
     """What is on and off, in the words of the docs: the line an operator reads when the service is up."""
     settings, policy = resources.settings, resources.policy
     llm = resources.llm.name if resources.llm is not None else "none (answers quote the documents)"
-    chroma = "embedded" if settings.chroma_mode == "persistent" else \
-        f"server {settings.chroma_host}:{settings.chroma_port}"
+    chroma = (
+        "embedded"
+        if settings.storage.chroma_mode == "persistent"
+        else f"server {settings.storage.chroma_host}:{settings.storage.chroma_port}"
+    )
     parts = [
         f"{_plural(len(resources.index.list_documents()), 'document')} "
         f"({_plural(resources.index.count(), 'chunk')}) in chroma={chroma}",
@@ -360,29 +495,13 @@ def ready_summary(resources: Resources) -> str:
         "jobs=" + ("in-process worker" if settings.runs_inprocess_worker else "no worker here (run `deskmate worker`)"),
         f"langfuse={'on' if getattr(resources.tracer, 'enabled', False) else 'off'}",
         f"local traces={'on' if resources.traces is not None else 'off'}",
-        f"status page={'on' if settings.status_page_url else 'off'}",
-        f"jira={'on' if settings.jira_enabled else 'off (tickets stay local)'}",
-        f"sign-in={'on' if settings.user_token_secret else 'off'}",
+        f"status page={'on' if settings.integrations.status_page_url else 'off'}",
+        f"jira={'on' if settings.integrations.jira_enabled else 'off (tickets stay local)'}",
+        f"sign-in={'on' if settings.security.user_token_secret else 'off'}",
     ]
     if policy is not None:
-        parts.append(f"answer policy={policy.source} ({_plural(len(policy.collections), 'collection')}, "
-                     f"{_plural(len(policy.responses), 'rule')})")
+        parts.append(
+            f"answer policy={policy.source} ({_plural(len(policy.collections), 'collection')}, "
+            f"{_plural(len(policy.responses), 'rule')})"
+        )
     return "deskmate ready: " + ", ".join(parts)
-
-
-def has_bundled_kb(settings: Settings) -> bool:
-    kb_dir = settings.kb_dir
-    return bool(kb_dir and str(kb_dir).strip() and kb_dir.is_dir())
-
-
-def sync_bundled_kb(resources: Resources, indexer: IndexingService | None = None) -> dict[str, int]:
-    """Make the main collection hold exactly the bundled KB folder's files; the count of each outcome."""
-    if not has_bundled_kb(resources.settings):
-        return {}
-    kb_dir = resources.settings.kb_dir
-    results = (indexer or resources.indexer).sync_directory(kb_dir, prefix="kb")
-    counts: dict[str, int] = {}
-    for result in results:
-        counts[result.status] = counts.get(result.status, 0) + 1
-    log.info("knowledge base %s: %s", kb_dir, ", ".join(f"{n} {s}" for s, n in sorted(counts.items())))
-    return counts

@@ -39,14 +39,22 @@ class RetentionReport:
     traces_pruned: int
     duration_ms: float
     answers_pruned: int = 0
+    outcomes_pruned: int = 0
 
     def as_dict(self) -> dict:
         return asdict(self)
 
 
-def run_retention(sessions: ExpiringSessions, traces: PrunedTraces | None, *, session_idle_s: float,
-                  vacuum: bool = False, now: float | None = None,
-                  answers: PrunedAnswers | None = None) -> RetentionReport:
+def run_retention(
+    sessions: ExpiringSessions,
+    traces: PrunedTraces | None,
+    *,
+    session_idle_s: float,
+    vacuum: bool = False,
+    now: float | None = None,
+    answers: PrunedAnswers | None = None,
+    outcomes: PrunedAnswers | None = None,
+) -> RetentionReport:
     """One pass: expire idle sessions, keep each session's latest checkpoint, forget unvoted answers past
     their vote window, prune traces, reclaim space (the answers share the traces' database file)."""
     started = time.perf_counter()
@@ -55,13 +63,21 @@ def run_retention(sessions: ExpiringSessions, traces: PrunedTraces | None, *, se
     pruned = sessions.prune_checkpoints()
     sessions.reclaim(vacuum=vacuum)
     answers_pruned = answers.prune() if answers is not None else 0
+    # turn outcomes past their own retention; their questions past the trace retention
+    outcomes_pruned = outcomes.prune() if outcomes is not None else 0
     traces_pruned = 0
     if traces is not None:
         traces_pruned = traces.prune()
         traces.reclaim(vacuum=vacuum)
-    report = RetentionReport(expired, pruned, traces_pruned, round((time.perf_counter() - started) * 1000, 1),
-                             answers_pruned)
-    if expired or pruned or traces_pruned or answers_pruned or vacuum:
+    report = RetentionReport(
+        expired,
+        pruned,
+        traces_pruned,
+        round((time.perf_counter() - started) * 1000, 1),
+        answers_pruned,
+        outcomes_pruned,
+    )
+    if expired or pruned or traces_pruned or answers_pruned or outcomes_pruned or vacuum:
         log.info("retention: %s", report)
     return report
 
@@ -75,7 +91,13 @@ async def retention_loop(resources, interval_s: float) -> None:
     while True:
         await asyncio.sleep(interval_s)
         try:
-            await run_in_threadpool(run_retention, resources.sessions, resources.traces,
-                                    session_idle_s=settings.session_idle_days * 86400, answers=resources.feedback)
+            await run_in_threadpool(
+                run_retention,
+                resources.sessions,
+                resources.traces,
+                session_idle_s=settings.retention.session_idle_days * 86400,
+                answers=resources.feedback,
+                outcomes=resources.outcomes,
+            )
         except Exception:  # noqa: BLE001 — a full disk or a locked file: next time
             log.exception("retention pass failed; retrying in %g s", interval_s)

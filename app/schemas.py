@@ -4,22 +4,35 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from datetime import UTC
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field, field_validator
 
-from graphs.errors import InvalidFilter
-from graphs.filters import FILTER_FIELDS, parse_filter
-from graphs.records import OperatingSystem
-from graphs.text import CONTROL, INVISIBLE
+from core.errors import InvalidFilter
+from core.filters import FILTER_FIELDS, parse_filter
+from core.records import OperatingSystem, TicketDraft, Troubleshooting
+from core.text import CONTROL, INVISIBLE
 
 # a terminal's escape sequences pasted with a log (`\x1b[31mERROR\x1b[0m`, `\x1b]0;title\x07`): the whole
 # sequence goes, not only its ESC, so no `[31m` is left in the message, the ticket or the session
 _ESCAPE_SEQUENCE = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]{0,256}(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
 _OS_ALIASES = {
-    "windows": "windows", "win": "windows", "win10": "windows", "win11": "windows", "windows 10": "windows",
-    "windows 11": "windows", "macos": "macos", "mac": "macos", "osx": "macos", "os x": "macos", "darwin": "macos",
-    "linux": "linux", "ubuntu": "linux", "debian": "linux", "fedora": "linux",
+    "windows": "windows",
+    "win": "windows",
+    "win10": "windows",
+    "win11": "windows",
+    "windows 10": "windows",
+    "windows 11": "windows",
+    "macos": "macos",
+    "mac": "macos",
+    "osx": "macos",
+    "os x": "macos",
+    "darwin": "macos",
+    "linux": "linux",
+    "ubuntu": "linux",
+    "debian": "linux",
+    "fedora": "linux",
 }
 
 
@@ -34,8 +47,9 @@ def clean_message(text: str) -> str:
 
 class ChatRequest(BaseModel):
     message: str = Field(..., description="What the employee typed.")
-    session_id: str | None = Field(None, pattern=r"^[A-Za-z0-9._:\-]{1,128}$",
-                                   description="Continue this conversation; omit to start a new one.")
+    session_id: str | None = Field(
+        None, pattern=r"^[A-Za-z0-9._:\-]{1,128}$", description="Continue this conversation; omit to start a new one."
+    )
     user_os: OperatingSystem | None = Field(None, description="windows, macos or linux, if known.")
 
     @field_validator("user_os", mode="before")
@@ -48,14 +62,27 @@ class ChatRequest(BaseModel):
         return _OS_ALIASES[value.strip().lower()]
 
     collections: list[str] | None = Field(
-        None, max_length=20, description="Knowledge collections to answer from, in order (names from the "
-                                         "configuration file); omit for all of them.")
+        None,
+        max_length=20,
+        description="Knowledge collections to answer from, in order (names from the "
+        "configuration file); omit for all of them.",
+    )
     response_mode: str | None = Field(
-        None, description="RAG_ONLY, LLM_ONLY, HYBRID, SMART_FALLBACK, RAG_PRIORITY or LLM_PRIORITY for this turn; "
-                          "omit for the configured default.")
+        None,
+        description="RAG_ONLY, LLM_ONLY, HYBRID, SMART_FALLBACK, RAG_PRIORITY or LLM_PRIORITY for this turn; "
+        "omit for the configured default.",
+    )
     debug: bool = Field(False, description="Return the response rule chosen and the profile it matched.")
-    system: str | None = Field(None, max_length=20_000, description="A system message: persona plus directives "
-                               "(RESPONSE_MODE: HYBRID, MIN_CONFIDENCE: 0.6 … or a <config> block).")
+    channel: Literal["web", "api", "cli", "slack", "teams"] = Field(
+        "api",
+        description="Where the message was typed (the chat page sends web, `deskmate ask` cli): insights count by it.",
+    )
+    system: str | None = Field(
+        None,
+        max_length=20_000,
+        description="A system message: persona plus directives "
+        "(RESPONSE_MODE: HYBRID, MIN_CONFIDENCE: 0.6 … or a <config> block).",
+    )
 
     @field_validator("response_mode", mode="before")
     @classmethod
@@ -69,8 +96,10 @@ class ChatRequest(BaseModel):
         return value.strip().upper()
 
     filters: dict[str, Any] | None = Field(
-        None, description=f"Search only documents whose context matches, e.g. {{\"context_type\": [\"how-to\"]}}. "
-                          f"Fields: {', '.join(FILTER_FIELDS)}; primary fields must match, secondary ones rank.")
+        None,
+        description=f'Search only documents whose context matches, e.g. {{"context_type": ["how-to"]}}. '
+        f"Fields: {', '.join(FILTER_FIELDS)}; primary fields must match, secondary ones rank.",
+    )
 
     @field_validator("filters", mode="before")
     @classmethod
@@ -79,7 +108,7 @@ class ChatRequest(BaseModel):
 
 
 def validated_filters(value: Any) -> dict[str, list[str]] | None:
-    """A search filter checked and normalised (graphs/filters.py); unknown fields are an error, not ignored."""
+    """A search filter checked and normalised (core/filters.py); unknown fields are an error, not ignored."""
     if value is None or value == {}:
         return None
     try:
@@ -118,8 +147,19 @@ class TroubleshootingOut(BaseModel):
     issue: str
     step: int  # 1-based number of the current step
     total: int
-    status: str  # in_progress | paused | resolved | exited | escalated
+    status: str  # in_progress | paused | completed (every step shown, outcome not told) | resolved | exited | escalated
     steps: list[dict]  # [{step, outcome}]
+
+    @classmethod
+    def of(cls, flow: Troubleshooting) -> TroubleshootingOut:
+        """The session's walkthrough as the chat envelope shows it."""
+        return cls(
+            issue=flow["issue"],
+            step=min(flow["current"] + 1, len(flow["steps"])),
+            total=len(flow["steps"]),
+            status=flow["status"],
+            steps=flow["steps"],
+        )
 
 
 class TicketRefOut(BaseModel):
@@ -137,6 +177,16 @@ class TicketOfferOut(BaseModel):
     description: str
     steps_tried: int
     includes_conversation: bool = True
+
+    @classmethod
+    def of(cls, offer: TicketDraft) -> TicketOfferOut:
+        """The pending ticket draft as the chat envelope shows it."""
+        return cls(
+            summary=offer["summary"],
+            priority=offer["priority"],
+            description=offer["description"],
+            steps_tried=len(offer["steps_tried"]),
+        )
 
 
 class IncidentOut(BaseModel):
@@ -171,8 +221,10 @@ class ChatResponse(BaseModel):
     answer_path: str | None = Field(None, description='"fact" when a fact question got one short cited sentence.')
     integration: str | None = Field(None, description="With action use_integration: the configured lookup used.")
     confidence: float | None = Field(
-        None, description="How likely the knowledge-base article this turn found is the right one (0..1, calibrated "
-                          "on development data: 0.7 means right about 7 times in 10); null when nothing was searched.")
+        None,
+        description="How likely the knowledge-base article this turn found is the right one (0..1, calibrated "
+        "on development data: 0.7 means right about 7 times in 10); null when nothing was searched.",
+    )
     question_type: str | None = Field(None, description="What the message asked: fix, how-to, why, where, what-is.")
     user_os: OperatingSystem | None = None
     troubleshooting: TroubleshootingOut | None = None
@@ -187,6 +239,11 @@ class ChatResponse(BaseModel):
     mode_notice: str | None = Field(None, description="What the response mode changed (general knowledge used …).")
     directive_warnings: list[str] = Field([], description="System-message directives that were ignored, and why.")
 
+    @field_validator("answer_path", "integration", "question_type", mode="before")
+    @classmethod
+    def _empty_is_null(cls, value):
+        return value or None  # the turn record's "" (not set this turn) is the API's null
+
 
 class DocumentOut(BaseModel):
     id: str
@@ -197,8 +254,13 @@ class DocumentOut(BaseModel):
     size_bytes: int
     version: str
     indexed_at: str
-    context: "DocumentContextOut | None" = None
+    context: DocumentContextOut | None = None
     audience: list[str] = Field([], description="Groups that may retrieve this document; empty: everyone.")
+    flagged_sections: list[str] = Field(
+        [],
+        description="Sections that tell the reader to send credentials, codes or payments to someone, or to turn off "
+        "security software: quoted with a warning and left out of walkthroughs. Check them.",
+    )
 
 
 class DocumentContextOut(BaseModel):
@@ -237,9 +299,9 @@ class JobList(BaseModel):
 
 
 def _iso(ts: float | None) -> str | None:
-    from datetime import datetime, timezone
+    from datetime import datetime
 
-    return datetime.fromtimestamp(ts, timezone.utc).isoformat(timespec="seconds") if ts else None
+    return datetime.fromtimestamp(ts, UTC).isoformat(timespec="seconds") if ts else None
 
 
 def job_out(job: dict) -> JobOut:
@@ -248,19 +310,37 @@ def job_out(job: dict) -> JobOut:
         result = {**result, "document": document_out(result["document"]).model_dump()}
     payload = job.get("payload") or {}
     subject = payload.get("filename") or payload.get("source_id") or payload.get("kb_dir") or ""
-    return JobOut(id=job["id"], kind=job["kind"], subject=str(subject), state=job["state"],
-                  progress=JobProgress(done=job["progress_done"], total=job["progress_total"]),
-                  attempts=job["attempts"], error=job.get("error"), result=result,
-                  cancel_requested=job["cancel_requested"], created_at=_iso(job["created_at"]),
-                  started_at=_iso(job.get("started_at")), finished_at=_iso(job.get("finished_at")),
-                  location=f"/jobs/{job['id']}")
+    return JobOut(
+        id=job["id"],
+        kind=job["kind"],
+        subject=str(subject),
+        state=job["state"],
+        progress=JobProgress(done=job["progress_done"], total=job["progress_total"]),
+        attempts=job["attempts"],
+        error=job.get("error"),
+        result=result,
+        cancel_requested=job["cancel_requested"],
+        created_at=_iso(job["created_at"]),
+        started_at=_iso(job.get("started_at")),
+        finished_at=_iso(job.get("finished_at")),
+        location=f"/jobs/{job['id']}",
+    )
 
 
 class UploadResponse(BaseModel):
-    status: Literal["new", "replaced", "unchanged", "queued", "running"] = Field(
-        description="What indexing did (201/200), or the job's state while it runs (202)")
+    status: Literal["new", "replaced", "unchanged", "queued", "running", "failed", "cancelled"] = Field(
+        description="What indexing did (201/200), or the job's state while it runs (202); in a batch, also "
+        "failed or cancelled (the job says why)"
+    )
     document: DocumentOut | None = Field(None, description="The indexed document, once its job is done")
     job: JobOut | None = Field(None, description="The indexing job (GET its location for progress)")
+
+
+class BatchUploadResponse(BaseModel):
+    uploads: dict[str, UploadResponse] = Field(description="Each article of the batch by file name, as one upload")
+    fragments: list[str] = Field(
+        description="Files only included by the batch's articles: read inside them, not indexed on their own"
+    )
 
 
 class DocumentList(BaseModel):
@@ -268,12 +348,21 @@ class DocumentList(BaseModel):
 
 
 def document_out(info: dict) -> DocumentOut:
-    return DocumentOut(id=info["doc_id"], title=info["title"], source=info["source"],
-                       content_type=info["content_type"], chunks=info["chunk_count"],
-                       size_bytes=info["size_bytes"], version=info["version"], indexed_at=info["indexed_at"],
-                       context=DocumentContextOut(**{k: info[k] for k in DocumentContextOut.model_fields if k in info})
-                       if info.get("context_type") else None,
-                       audience=list(info.get("audience") or []))
+    return DocumentOut(
+        id=info["doc_id"],
+        title=info["title"],
+        source=info["source"],
+        content_type=info["content_type"],
+        chunks=info["chunk_count"],
+        size_bytes=info["size_bytes"],
+        version=info["version"],
+        indexed_at=info["indexed_at"],
+        context=DocumentContextOut(**{k: info[k] for k in DocumentContextOut.model_fields if k in info})
+        if info.get("context_type")
+        else None,
+        audience=list(info.get("audience") or []),
+        flagged_sections=list(info.get("flagged_sections") or []),
+    )
 
 
 # --- tickets -----------------------------------------------------------------------------------
@@ -321,8 +410,9 @@ class TicketList(BaseModel):
 
 class StatusComponentOut(BaseModel):
     name: str
-    status: str = Field(description="operational, degraded_performance, partial_outage, major_outage or "
-                                    "under_maintenance")
+    status: str = Field(
+        description="operational, degraded_performance, partial_outage, major_outage or under_maintenance"
+    )
 
 
 class StatusIncidentOut(BaseModel):
@@ -384,6 +474,9 @@ class SearchHit(BaseModel):
     origin: str | None = Field(None, description="dense, lexical, both or neighbour")
     audience: list[str] | None = Field(None, description="Groups that may retrieve it; absent: everyone.")
     confident: bool = Field(description="score ≥ DESKMATE_MIN_SCORE: the answer step would quote it.")
+    article_score: float | None = Field(
+        None, description="The article's score as the chat ranks articles; results are grouped by article, best first."
+    )
 
 
 class SearchResponse(BaseModel):

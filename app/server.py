@@ -40,11 +40,14 @@ def header_timeout_protocol(seconds: float) -> type:
         def _headers_too_slow(self) -> None:
             self._header_timer = None
             if not self.transport.is_closing():
-                log.info("closed a connection from %s: its request headers took over %g s",
-                         self.client[0] if self.client else "?", seconds)
+                log.info(
+                    "closed a connection from %s: its request headers took over %g s",
+                    self.client[0] if self.client else "?",
+                    seconds,
+                )
                 self.transport.close()
 
-        def connection_made(self, transport) -> None:  # type: ignore[override]
+        def connection_made(self, transport) -> None:
             super().connection_made(transport)
             self._arm_header_timer()  # a connection that never sends a request holds a socket too
 
@@ -81,8 +84,11 @@ class BoundedServer(uvicorn.Server):
 
 
 def _exit_now(limit_s: float) -> None:
-    log.error("shutdown did not finish within %g s (a store write is stuck?): exiting now; work still in "
-              "flight is abandoned, and the next start repairs half-written documents", limit_s)
+    log.error(
+        "shutdown did not finish within %g s (a store write is stuck?): exiting now; work still in "
+        "flight is abandoned, and the next start repairs half-written documents",
+        limit_s,
+    )
     for handler in logging.getLogger().handlers:
         try:
             handler.flush()
@@ -95,10 +101,16 @@ def _exit_now(limit_s: float) -> None:
 def uvicorn_config(app, settings, *, host: str, port: int) -> uvicorn.Config:
     """The server's socket and shutdown settings, from deskmate's (documented in the operations notes)."""
     try:
-        http: object = header_timeout_protocol(settings.header_timeout_s)
+        http: type | str = header_timeout_protocol(settings.server.header_timeout_s)
     except ImportError:  # httptools is part of uvicorn[standard]; without it, h11 and no header timeout
         log.warning("httptools is not installed: slow-header connections are not timed out")
         http = "h11"
-    return uvicorn.Config(app, host=host, port=port, log_level=settings.log_level.lower(), http=http,
-                          timeout_keep_alive=settings.keep_alive_s,
-                          timeout_graceful_shutdown=max(1, round(settings.shutdown_timeout_s)))
+    return uvicorn.Config(
+        app,
+        host=host,
+        port=port,
+        log_level=settings.server.log_level.lower(),
+        http=http,
+        timeout_keep_alive=settings.server.keep_alive_s,
+        timeout_graceful_shutdown=max(1, round(settings.server.shutdown_timeout_s)),
+    )

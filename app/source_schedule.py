@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import re
 import threading
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import Callable
 
 from app.adapters.source_store import BUSY, SourceStore
@@ -45,7 +45,7 @@ def start_due_syncs(store: SourceStore, start: Callable[[str], None], now: datet
     """Claim every due source and `start(source_id)` it; returns the ids started here (a source another
     replica claimed first, or one synced since it was read, is left to that sync)."""
     started = []
-    for source in due_sources(store, now or datetime.now(timezone.utc)):
+    for source in due_sources(store, now or datetime.now(UTC)):
         if store.claim(source["id"], last_sync_at=source["last_sync_at"]):
             log.info("scheduled sync of source %s (%s) starts", source["id"], source["schedule"])
             started.append(source["id"])
@@ -64,7 +64,7 @@ class SourceScheduler:
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="source-scheduler", daemon=True)
 
-    def start(self) -> "SourceScheduler":
+    def start(self) -> SourceScheduler:
         self._thread.start()
         return self
 

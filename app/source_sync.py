@@ -17,10 +17,10 @@ import time
 from typing import Callable
 
 from app.adapters.source_store import SourceStore, utc_now
-from app.connectors.base import Connector, ConnectorError, DocumentRef, RemoteDocument, Unreadable
+from app.connectors.base import Connector, ConnectorError, DocumentRef, RemoteDocument, ResponseTooLarge, Unreadable
 from app.indexing_service import IndexingService, PendingDocument
-from graphs.errors import DocumentRejected
-from graphs.filters import AUDIENCE_FIELD
+from core.errors import DocumentRejected
+from core.filters import AUDIENCE_FIELD
 from nodes.indexing.steps import document_id
 
 log = logging.getLogger(__name__)
@@ -29,16 +29,25 @@ BATCH_DOCUMENTS = 128  # fetched documents held (bytes and chunks) before they a
 BATCH_BYTES = 64 * 1024 * 1024  # … or fewer when they are large files
 
 
-def sync_source(source_id: str, *, store: SourceStore, indexer: IndexingService,
-                build_connector: Callable[[dict], Connector]) -> dict:
+def sync_source(
+    source_id: str, *, store: SourceStore, indexer: IndexingService, build_connector: Callable[[dict], Connector]
+) -> dict:
     """Run one sync; returns the counts also stored on the source (added, updated, unchanged, deleted …)."""
     source = store.get(source_id)
     if source is None:
         raise KeyError(source_id)
     started = time.monotonic()
     store.update(source_id, status="syncing", last_error=None)
-    counts = {"added": 0, "updated": 0, "unchanged": 0, "deleted": 0, "failed": 0, "permissions_changed": 0,
-              "withheld": 0, "chunks_embedded": 0}
+    counts = {
+        "added": 0,
+        "updated": 0,
+        "unchanged": 0,
+        "deleted": 0,
+        "failed": 0,
+        "permissions_changed": 0,
+        "withheld": 0,
+        "chunks_embedded": 0,
+    }
     failures: list[str] = []
     connector = None
     try:
@@ -77,16 +86,26 @@ def sync_source(source_id: str, *, store: SourceStore, indexer: IndexingService,
         error = None
         if failures:
             error = f"{counts['failed']} document(s) could not be indexed: " + "; ".join(failures)
-        store.update(source_id, status="ok" if not failures else "error", cursor=changes.cursor,
-                     last_sync_at=utc_now(), last_error=error, last_counts=counts)
+        store.update(
+            source_id,
+            status="ok" if not failures else "error",
+            cursor=changes.cursor,
+            last_sync_at=utc_now(),
+            last_error=error,
+            last_counts=counts,
+        )
     except ConnectorError as exc:
         log.warning("sync of source %s failed: %s", source_id, exc.reason)
         store.update(source_id, status="error", last_sync_at=utc_now(), last_error=exc.reason, last_counts=counts)
     except Exception as exc:  # a job must record its failure, not vanish with it
         log.exception("sync of source %s failed", source_id)
-        store.update(source_id, status="error", last_sync_at=utc_now(),
-                     last_error=f"The sync stopped unexpectedly ({type(exc).__name__}); see the server log.",
-                     last_counts=counts)
+        store.update(
+            source_id,
+            status="error",
+            last_sync_at=utc_now(),
+            last_error=f"The sync stopped unexpectedly ({type(exc).__name__}); see the server log.",
+            last_counts=counts,
+        )
     finally:
         if connector is not None:
             connector.close()
@@ -97,8 +116,15 @@ def sync_source(source_id: str, *, store: SourceStore, indexer: IndexingService,
 class _Batch:
     """Fetched documents waiting to be indexed together; flushed every BATCH_DOCUMENTS and at the end."""
 
-    def __init__(self, connector: Connector, store: SourceStore, indexer: IndexingService, source_id: str,
-                 counts: dict, failures: list[str]) -> None:
+    def __init__(
+        self,
+        connector: Connector,
+        store: SourceStore,
+        indexer: IndexingService,
+        source_id: str,
+        counts: dict,
+        failures: list[str],
+    ) -> None:
         self._connector, self._store, self._indexer, self._source_id = connector, store, indexer, source_id
         self._counts, self._failures = counts, failures
         self._waiting: list[tuple[DocumentRef, dict | None, RemoteDocument, list[str] | None]] = []
@@ -108,7 +134,7 @@ class _Batch:
         try:
             document: RemoteDocument = self._connector.fetch(ref)
             audience = self._connector.audience(document)
-        except DocumentRejected as exc:
+        except (DocumentRejected, ResponseTooLarge) as exc:  # this document is skipped, the sync goes on
             self._fail(ref, exc.reason)
             return
         except Unreadable as exc:
@@ -123,9 +149,17 @@ class _Batch:
         waiting, self._waiting, self._bytes = self._waiting, [], 0
         if not waiting:
             return
-        results = self._indexer.index_many([
-            PendingDocument(document.url, document.data, {AUDIENCE_FIELD: audience} if audience else {},
-                            filename=document.filename) for _, _, document, audience in waiting])
+        results = self._indexer.index_many(
+            [
+                PendingDocument(
+                    document.url,
+                    document.data,
+                    {AUDIENCE_FIELD: audience} if audience else {},
+                    filename=document.filename,
+                )
+                for _, _, document, audience in waiting
+            ]
+        )
         for (ref, prior, document, audience), result in zip(waiting, results):
             if result.status == "failed":
                 self._fail(ref, result.error or "it could not be indexed")
@@ -136,10 +170,16 @@ class _Batch:
                 self._counts["unchanged"] += 1
             else:
                 self._counts["added" if prior is None else "updated"] += 1
-                self._counts["chunks_embedded"] += (result.document or {}).get("chunk_count", 0)
-            self._store.put_document(self._source_id, ref.external_id, doc_id=document_id(document.url),
-                                     url=document.url, version=document.version, audience=audience,
-                                     title=document.title)
+                self._counts["chunks_embedded"] += result.document.get("chunk_count", 0) if result.document else 0
+            self._store.put_document(
+                self._source_id,
+                ref.external_id,
+                doc_id=document_id(document.url),
+                url=document.url,
+                version=document.version,
+                audience=audience,
+                title=document.title,
+            )
 
     def withhold(self, ref: DocumentRef, prior: dict | None, reason: str) -> None:
         """No audience may read it at the source: not indexed, and a copy indexed before goes."""

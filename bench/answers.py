@@ -46,8 +46,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import app  # noqa: E402,F401  (offline defaults)
 from retrieval import base_context, build_index, load_split, section_of  # noqa: E402  (bench/retrieval.py)
+
+import app  # noqa: E402,F401  (offline defaults)
 
 DATASET = "techsupport_qa_emanual"
 QA_FILE = "smart_tv_remote_qa_normalized.jsonl"
@@ -117,18 +118,19 @@ class Deskmate:
         self.graph = build_support_graph(InMemorySaver())
 
     def ask(self, question: str, **context_changes) -> dict:
-        from graphs.state import turn_input
+        from graphs.support import turn_input
 
         config = {"configurable": {"thread_id": uuid.uuid4().hex}}
         context = dataclasses.replace(self.context, **context_changes)
         self.graph.invoke(turn_input(question), config, context=context)
-        return dict(self.graph.get_state(config).values)
+        values = dict(self.graph.get_state(config).values)
+        return values | values.get("turn", {})  # read flat; `turn` stays for the steps (fact_reply) that take a state
 
 
 def fact_candidate(state: dict, context) -> tuple[float, str, str] | None:
     """(confidence, span, cited section) the fact path would offer for this state at any threshold, or None
     when it would not run (not a fact question, no confident chunk, or the answer node was not reached)."""
-    from nodes.fact import extract_span, fact_reply
+    from nodes.support.fact import extract_span, fact_reply
 
     if state.get("action") != "answer":
         return None
@@ -150,12 +152,20 @@ def run_tv(deskmate: Deskmate, queries: dict[str, str], gold: dict[str, dict], t
     for qid, question in queries.items():
         normal = deskmate.ask(question, fact_path=False)
         combined = deskmate.ask(question, fact_path=True, fact_min_confidence=threshold)
-        rows.append({"qid": qid, "question": question, "gold": gold[qid]["answer"],
-                     "bearing": set(gold[qid].get("answer_bearing_section_ids") or []),
-                     "normal": answer_body(normal.get("answer", "")), "normal_section": first_section(normal),
-                     "combined": answer_body(combined.get("answer", "")), "combined_section": first_section(combined),
-                     "fired": combined.get("answer_path") == "fact",
-                     "candidate": fact_candidate(normal, deskmate.context)})
+        rows.append(
+            {
+                "qid": qid,
+                "question": question,
+                "gold": gold[qid]["answer"],
+                "bearing": set(gold[qid].get("answer_bearing_section_ids") or []),
+                "normal": answer_body(normal.get("answer", "")),
+                "normal_section": first_section(normal),
+                "combined": answer_body(combined.get("answer", "")),
+                "combined_section": first_section(combined),
+                "fired": combined.get("answer_path") == "fact",
+                "candidate": fact_candidate(normal, deskmate.context),
+            }
+        )
     return rows
 
 
@@ -170,26 +180,32 @@ def fact_figures(rows: list[dict], threshold: float) -> dict:
     fact_scores = [rouge_l(answer_body(r["candidate"][1]), r["gold"]) for r in fired]
     normal_scores = [rouge_l(r["normal"], r["gold"]) for r in fired]
     return {
-        "threshold": threshold, "fired": len(fired), "firing_rate": mean([float(bool(
-            r["candidate"] and r["candidate"][0] >= threshold)) for r in rows]),
+        "threshold": threshold,
+        "fired": len(fired),
+        "firing_rate": mean([float(bool(r["candidate"] and r["candidate"][0] >= threshold)) for r in rows]),
         "precision": mean([float(s["precision"] >= CORRECT_PRECISION) for s in fact_scores]),
         "fact_rougeL_recall": mean([s["recall"] for s in fact_scores]),
         "fact_rougeL_f1": mean([s["f1"] for s in fact_scores]),
         "normal_rougeL_recall_same_questions": mean([s["recall"] for s in normal_scores]),
         "normal_rougeL_f1_same_questions": mean([s["f1"] for s in normal_scores]),
         "fact_citation_correct": mean([float(r["candidate"][2] in r["bearing"]) for r in fired if r["bearing"]]),
-        "normal_citation_correct_same_questions": mean([float(r["normal_section"] in r["bearing"])
-                                                        for r in fired if r["bearing"]]),
+        "normal_citation_correct_same_questions": mean(
+            [float(r["normal_section"] in r["bearing"]) for r in fired if r["bearing"]]
+        ),
     }
 
 
 def system_figures(rows: list[dict], answer_key: str, section_key: str) -> dict:
     scores = [rouge_l(r[answer_key], r["gold"]) for r in rows]
     labelled = [r for r in rows if r["bearing"]]
-    return {"rougeL_recall": mean([s["recall"] for s in scores]),
-            "rougeL_precision": mean([s["precision"] for s in scores]), "rougeL_f1": mean([s["f1"] for s in scores]),
-            "citation_correct": mean([float(r[section_key] in r["bearing"]) for r in labelled]),
-            "labelled": len(labelled), "answered": mean([float(r[section_key] is not None) for r in rows])}
+    return {
+        "rougeL_recall": mean([s["recall"] for s in scores]),
+        "rougeL_precision": mean([s["precision"] for s in scores]),
+        "rougeL_f1": mean([s["f1"] for s in scores]),
+        "citation_correct": mean([float(r[section_key] in r["bearing"]) for r in labelled]),
+        "labelled": len(labelled),
+        "answered": mean([float(r[section_key] is not None) for r in rows]),
+    }
 
 
 def tv_report(split: str, rows: list[dict], threshold: float) -> dict:
@@ -198,40 +214,57 @@ def tv_report(split: str, rows: list[dict], threshold: float) -> dict:
     fact_questions = sum(1 for r in rows if r["candidate"] is not None)
     real_fact = [rouge_l(r["combined"], r["gold"]) for r in fired]
     report = {
-        "split": split, "questions": len(rows), "threshold": threshold,
+        "split": split,
+        "questions": len(rows),
+        "threshold": threshold,
         "fact_questions_with_candidate": fact_questions,
-        "fact": fact | {"fired_in_graph": len(fired),
-                        "precision_in_graph": mean([float(s["precision"] >= CORRECT_PRECISION) for s in real_fact])},
+        "fact": fact
+        | {
+            "fired_in_graph": len(fired),
+            "precision_in_graph": mean([float(s["precision"] >= CORRECT_PRECISION) for s in real_fact]),
+        },
         "normal": system_figures(rows, "normal", "normal_section"),
         "combined": system_figures(rows, "combined", "combined_section"),
     }
     print(f"\n== {split}: {len(rows)} questions, DESKMATE_FACT_MIN_CONFIDENCE={threshold} ==")
-    print(f"fact path: classified fact + confident chunk on {fact_questions} questions; fired on {len(fired)} "
-          f"(firing rate {len(fired) / len(rows):.3f}); precision {fact['precision']:.3f} "
-          f"(span ROUGE-L precision ≥ {CORRECT_PRECISION} vs gold)")
+    print(
+        f"fact path: classified fact + confident chunk on {fact_questions} questions; fired on {len(fired)} "
+        f"(firing rate {len(fired) / len(rows):.3f}); precision {fact['precision']:.3f} "
+        f"(span ROUGE-L precision ≥ {CORRECT_PRECISION} vs gold)"
+    )
     print(f"{'system':<44} {'R-L rec':>8} {'R-L prec':>9} {'R-L F1':>7} {'cite ok':>8} {'answered':>9}")
-    print(f"{'(a) fact path, where it fires':<44} {fact['fact_rougeL_recall']:>8.3f} {'':>9} "
-          f"{fact['fact_rougeL_f1']:>7.3f} {fact['fact_citation_correct']:>8.3f} {'':>9}")
-    print(f"{'(b) normal answer, same questions':<44} {fact['normal_rougeL_recall_same_questions']:>8.3f} {'':>9} "
-          f"{fact['normal_rougeL_f1_same_questions']:>7.3f} {fact['normal_citation_correct_same_questions']:>8.3f}")
+    print(
+        f"{'(a) fact path, where it fires':<44} {fact['fact_rougeL_recall']:>8.3f} {'':>9} "
+        f"{fact['fact_rougeL_f1']:>7.3f} {fact['fact_citation_correct']:>8.3f} {'':>9}"
+    )
+    print(
+        f"{'(b) normal answer, same questions':<44} {fact['normal_rougeL_recall_same_questions']:>8.3f} {'':>9} "
+        f"{fact['normal_rougeL_f1_same_questions']:>7.3f} {fact['normal_citation_correct_same_questions']:>8.3f}"
+    )
     for name, key in (("(b) normal answer (fact path off), all", "normal"), ("(c) combined system, all", "combined")):
         s = report[key]
-        print(f"{name:<44} {s['rougeL_recall']:>8.3f} {s['rougeL_precision']:>9.3f} {s['rougeL_f1']:>7.3f} "
-              f"{s['citation_correct']:>8.3f} {s['answered']:>9.3f}")
+        print(
+            f"{name:<44} {s['rougeL_recall']:>8.3f} {s['rougeL_precision']:>9.3f} {s['rougeL_f1']:>7.3f} "
+            f"{s['citation_correct']:>8.3f} {s['answered']:>9.3f}"
+        )
     return report
 
 
 def sweep(rows: list[dict]) -> float:
     print("\nsweep on tv-dev (simulated from the fact-off run):")
-    print(f"{'threshold':>9} {'fired':>6} {'rate':>6} {'precision':>9} {'fact R-L rec':>12} {'normal R-L rec':>14} "
-          f"{'fact F1':>8} {'normal F1':>9} {'cite ok':>8}")
+    print(
+        f"{'threshold':>9} {'fired':>6} {'rate':>6} {'precision':>9} {'fact R-L rec':>12} {'normal R-L rec':>14} "
+        f"{'fact F1':>8} {'normal F1':>9} {'cite ok':>8}"
+    )
     chosen = None
     for t in SWEEP:
         f = fact_figures(rows, t)
-        print(f"{t:>9.2f} {f['fired']:>6} {f['firing_rate']:>6.3f} {f['precision']:>9.3f} "
-              f"{f['fact_rougeL_recall']:>12.3f} "
-              f"{f['normal_rougeL_recall_same_questions']:>14.3f} {f['fact_rougeL_f1']:>8.3f} "
-              f"{f['normal_rougeL_f1_same_questions']:>9.3f} {f['fact_citation_correct']:>8.3f}")
+        print(
+            f"{t:>9.2f} {f['fired']:>6} {f['firing_rate']:>6.3f} {f['precision']:>9.3f} "
+            f"{f['fact_rougeL_recall']:>12.3f} "
+            f"{f['normal_rougeL_recall_same_questions']:>14.3f} {f['fact_rougeL_f1']:>8.3f} "
+            f"{f['normal_rougeL_f1_same_questions']:>9.3f} {f['fact_citation_correct']:>8.3f}"
+        )
         if chosen is None and f["fired"] >= 5 and f["precision"] >= TARGET_PRECISION:
             chosen = t
     print(f"lowest threshold with precision ≥ {TARGET_PRECISION} (and ≥ 5 firings): {chosen}")
@@ -246,20 +279,30 @@ def s10_report(deskmate: Deskmate, questions: dict[str, str], threshold: float) 
         fact_fired += state.get("answer_path") == "fact"
     n = len(questions)
     print(f"\n== s10 (Galaxy S10 questions against the TV manual only): {n} questions ==")
-    print(f"abstained (no cited answer): {abstained}/{n} = {abstained / n:.3f}; answered from the wrong manual: "
-          f"{n - abstained}; of which by the fact path: {fact_fired}")
-    return {"split": "s10", "questions": n, "abstention_rate": round(abstained / n, 4),
-            "answered_wrong_manual": n - abstained, "fact_path_fired": fact_fired}
+    print(
+        f"abstained (no cited answer): {abstained}/{n} = {abstained / n:.3f}; answered from the wrong manual: "
+        f"{n - abstained}; of which by the fact path: {fact_fired}"
+    )
+    return {
+        "split": "s10",
+        "questions": n,
+        "abstention_rate": round(abstained / n, 4),
+        "answered_wrong_manual": n - abstained,
+        "fact_path_fired": fact_fired,
+    }
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--data", type=Path, required=True,
-                        help=f"../shared/data (or its {DATASET} folder itself)")
+    parser.add_argument("--data", type=Path, required=True, help=f"../shared/data (or its {DATASET} folder itself)")
     parser.add_argument("--split", choices=("tv-dev", "tv-test", "s10", "all"), default="tv-dev")
     parser.add_argument("--limit", type=int, default=None, help="ask only the first N questions of each split")
-    parser.add_argument("--threshold", type=float, default=None,
-                        help="DESKMATE_FACT_MIN_CONFIDENCE to run with (default: the settings' default)")
+    parser.add_argument(
+        "--threshold",
+        type=float,
+        default=None,
+        help="DESKMATE_FACT_MIN_CONFIDENCE to run with (default: the settings' default)",
+    )
     parser.add_argument("--sweep", action="store_true", help="tv-dev: sweep the fact-path threshold and use the pick")
     parser.add_argument("--json", action="store_true", help="also print the figures as one last line of JSON")
     args = parser.parse_args()
@@ -272,7 +315,7 @@ def main() -> int:
     from app.settings import Settings
 
     settings = Settings(_env_file=None)
-    threshold = args.threshold if args.threshold is not None else settings.fact_min_confidence
+    threshold = args.threshold if args.threshold is not None else settings.retrieval.fact_min_confidence
     gold = load_gold(data)
     splits = ["tv-dev", "tv-test", "s10"] if args.split == "all" else [args.split]
     corpus, _, _ = load_split(data, "tv-dev")  # the TV manual: every split is asked against it
@@ -281,10 +324,16 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         started = time.perf_counter()
         _, index = build_index(corpus, settings, embedder, tmp)
-        print(f"TV manual: {len(corpus)} sections, {index.count()} chunks, indexed in "
-              f"{time.perf_counter() - started:.0f} s; min_score={settings.min_score}, no LLM (extractive)")
-        context = dataclasses.replace(base_context(index, embedder, settings), redactor=PatternRedactor(),
-                                      fact_path=settings.fact_path, fact_min_confidence=threshold)
+        print(
+            f"TV manual: {len(corpus)} sections, {index.count()} chunks, indexed in "
+            f"{time.perf_counter() - started:.0f} s; min_score={settings.retrieval.min_score}, no LLM (extractive)"
+        )
+        context = dataclasses.replace(
+            base_context(index, embedder, settings),
+            redactor=PatternRedactor(),
+            fact_path=settings.retrieval.fact_path,
+            fact_min_confidence=threshold,
+        )
         deskmate = Deskmate(context)
         for split in splits:
             started = time.perf_counter()

@@ -19,14 +19,20 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-QUESTIONS = ["Outlook keeps asking for my password", "How do I connect to the VPN on my Mac?",
-             "what is the VPN server address?", "the printer on floor 3 is jammed", "my laptop is out of disk space"]
+QUESTIONS = [
+    "Outlook keeps asking for my password",
+    "How do I connect to the VPN on my Mac?",
+    "what is the VPN server address?",
+    "the printer on floor 3 is jammed",
+    "my laptop is out of disk space",
+]
 
 
 def run(args: list[str], env: dict[str, str]) -> float:
     started = time.perf_counter()
-    done = subprocess.run([sys.executable, "-m", "app.cli", "ask", *args], env=env, cwd=REPO,
-                          capture_output=True, text=True, timeout=600)
+    done = subprocess.run(
+        [sys.executable, "-m", "app.cli", "ask", *args], env=env, cwd=REPO, capture_output=True, text=True, timeout=600
+    )
     elapsed = time.perf_counter() - started
     if done.returncode != 0:
         raise SystemExit(f"deskmate ask failed ({done.returncode}): {done.stderr.strip()[-500:]}")
@@ -46,9 +52,11 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as data:  # --local indexes the bundled KB into its own folder
         local_env = env | {"DESKMATE_DATA_DIR": data}
         run(["--local", QUESTIONS[0]], local_env)  # the first run indexes the KB; not counted
-        local = [run(["--local", q], local_env) for q in QUESTIONS[:args.local_runs]]
-    print(f"--local: {len(local)} asks (KB already indexed), median {statistics.median(local):.2f} s, "
-          f"slowest {max(local):.2f} s")
+        local = [run(["--local", q], local_env) for q in QUESTIONS[: args.local_runs]]
+    print(
+        f"--local: {len(local)} asks (KB already indexed), median {statistics.median(local):.2f} s, "
+        f"slowest {max(local):.2f} s"
+    )
     return 0
 
 

@@ -28,17 +28,24 @@ import app  # noqa: E402,F401  (offline defaults)
 CITED = 3  # passages an answer cites at most (the best one and its companions)
 
 
-def simulate_votes(data: Path, context, embedder, db_path: Path, settings, *, voters: int = 3,
-                   noise: float = 0.1, seed: int = 7):
+def simulate_votes(
+    data: Path, context, embedder, db_path: Path, settings, *, voters: int = 3, noise: float = 0.1, seed: int = 7
+):
     """Votes on tv-dev answers into a fresh FeedbackStore; returns (store, one-line summary)."""
-    from app.adapters.feedback import CitedChunk, FeedbackStore
-    from nodes.retrieval import feedback_key, search_chunks
     from retrieval import load_split, section_of
 
+    from app.adapters.feedback import CitedChunk, FeedbackStore
+    from nodes.support.retrieval import feedback_key, search_chunks
+
     _, queries, qrels = load_split(data, "tv-dev")
-    store = FeedbackStore(db_path, embed=embedder.embed_query, min_votes=settings.feedback_min_votes,
-                          max_multiplier=settings.feedback_max_multiplier, similarity=settings.feedback_similarity,
-                          cache_s=settings.feedback_cache_s)
+    store = FeedbackStore(
+        db_path,
+        embed=embedder.embed_query,
+        min_votes=settings.feedback.feedback_min_votes,
+        max_multiplier=settings.feedback.feedback_max_multiplier,
+        similarity=settings.feedback.feedback_similarity,
+        cache_s=settings.feedback.feedback_cache_s,
+    )
     plain = dataclasses.replace(context, feedback=None)
     rng = random.Random(seed)
     up = down = 0
@@ -48,15 +55,23 @@ def simulate_votes(data: Path, context, embedder, db_path: Path, settings, *, vo
         good = bool(cited) and section_of(cited[0]["source"]) in qrels[qid]
         for voter in range(voters):
             message_id, session_id = f"{qid}#{voter}", f"simulated-user-{voter}"
-            store.record_answer(message_id, session_id, text, [
-                CitedChunk(key=feedback_key(c), chunk_id=c["chunk_id"], label=c["title"], source=c["source"])
-                for c in cited])
+            store.record_answer(
+                message_id,
+                session_id,
+                text,
+                [
+                    CitedChunk(key=feedback_key(c), chunk_id=c["chunk_id"], label=c["title"], source=c["source"])
+                    for c in cited
+                ],
+            )
             vote_up = good if rng.random() >= noise else not good
             store.vote(message_id, session_id, "up" if vote_up else "down")
             up, down = up + vote_up, down + (not vote_up)
     stats = store.stats()
-    summary = (f"{up + down} simulated votes on {len(queries)} tv-dev questions ({up} up, {down} down, "
-               f"{noise:.0%} flipped); {stats['chunks_adjusted']} chunks adjusted")
+    summary = (
+        f"{up + down} simulated votes on {len(queries)} tv-dev questions ({up} up, {down} down, "
+        f"{noise:.0%} flipped); {stats['chunks_adjusted']} chunks adjusted"
+    )
     return store, summary
 
 
@@ -67,9 +82,10 @@ def main() -> int:
     parser.add_argument("--noise", type=float, default=0.1, help="share of votes flipped at random")
     args = parser.parse_args()
 
+    from retrieval import base_context, build_index, deskmate_system, evaluate, load_split, print_table
+
     from app.adapters.embeddings import SentenceTransformerEmbedder
     from app.settings import Settings
-    from retrieval import base_context, build_index, deskmate_system, evaluate, load_split, print_table
 
     settings = Settings(_env_file=None)
     embedder = SentenceTransformerEmbedder()
@@ -80,16 +96,19 @@ def main() -> int:
         base = base_context(index, embedder, settings)
         before = evaluate(deskmate_system(base, embedder), queries, qrels)
         dev_before = evaluate(deskmate_system(base, embedder), dev_queries, dev_qrels)
-        store, summary = simulate_votes(args.data, base, embedder, Path(tmp) / "feedback.sqlite", settings,
-                                        voters=args.voters, noise=args.noise)
+        store, summary = simulate_votes(
+            args.data, base, embedder, Path(tmp) / "feedback.sqlite", settings, voters=args.voters, noise=args.noise
+        )
         voted = dataclasses.replace(base, feedback=store)
         after = evaluate(deskmate_system(voted, embedder), queries, qrels)
         dev_after = evaluate(deskmate_system(voted, embedder), dev_queries, dev_qrels)
         store.close()
     print(summary)
     print_table("tv-test (new questions)", [("deskmate, no votes", before), ("deskmate, votes from tv-dev", after)])
-    print_table("tv-dev again (the voted questions repeated)", [("deskmate, no votes", dev_before),
-                                                                 ("deskmate, votes from tv-dev", dev_after)])
+    print_table(
+        "tv-dev again (the voted questions repeated)",
+        [("deskmate, no votes", dev_before), ("deskmate, votes from tv-dev", dev_after)],
+    )
     return 0
 
 

@@ -1,4 +1,4 @@
-"""Fit the answer-confidence model (nodes/confidence.py) on development data and print its calibration.
+"""Fit the answer-confidence model (nodes/support/confidence.py) on development data and print its calibration.
 
     python bench/fit_confidence.py --data ../shared/data                 # fit, report, write the model file
     python bench/fit_confidence.py --data ../shared/data --dry-run       # report only
@@ -6,8 +6,8 @@
 
 Development sets only (never a test split): the Microsoft support articles of `it_kb_msdocs_dev` with their 100
 questions (20 unanswerable), and the TV e-manual's tv-dev questions. Each question is searched through the real
-retrieval pipeline (nodes/retrieval.py, as the retrieve node runs it) and its evidence features are computed by
-nodes/confidence.py; the label is whether the best article is a right one. Questions about the other knowledge
+retrieval pipeline (nodes/support/retrieval.py, as the retrieve node runs it) and its evidence features are computed by
+nodes/support/confidence.py; the label is whether the best article is a right one. Questions about the other knowledge
 base are added as unanswerable (TV questions against the Office articles and the reverse): a question about a
 product the knowledge base does not cover is the commonest unanswerable question at a help desk.
 
@@ -48,9 +48,9 @@ FOLDS = 5
 def examples(ctx, embedder, questions: list[tuple[str, set[str] | None]]) -> list[tuple[dict, int, int]]:
     """(features, right, answerable) per question; `gold` is the set of right article sources (None: the
     knowledge base does not answer it); right: the best article is one of them."""
-    from nodes.compose import rank_articles
-    from nodes.confidence import article_features
-    from nodes.retrieval import search_chunks
+    from nodes.support.compose import rank_articles
+    from nodes.support.confidence import article_features
+    from nodes.support.retrieval import search_chunks
 
     rows = []
     for text, gold in questions:
@@ -97,12 +97,20 @@ def matrix(rows, features, label: int = 1):
     """Feature matrix and labels (`label` 1: right article, 2: answerable)."""
     import numpy as np
 
-    return (np.array([[r[0].get(f, 0.0) for f in features] for r in rows], dtype=float),
-            np.array([r[label] for r in rows], dtype=int))
+    return (
+        np.array([[r[0].get(f, 0.0) for f in features] for r in rows], dtype=float),
+        np.array([r[label] for r in rows], dtype=int),
+    )
 
 
-def fit(sets: dict[str, list], features, c: float, leave_out: tuple[str, set[int]] | None = None,
-        label: int = 2, weights: dict[str, float] | None = None):
+def fit(
+    sets: dict[str, list],
+    features,
+    c: float,
+    leave_out: tuple[str, set[int]] | None = None,
+    label: int = 2,
+    weights: dict[str, float] | None = None,
+):
     """Weighted logistic regression over the sets; `leave_out` = (set name, indices) held out of the fit.
     label 2 fits `answerable` on every question; label 1 fits `precision` on the answerable ones only."""
     import numpy as np
@@ -148,8 +156,14 @@ def calibration(predicted, observed, bins=5) -> list[tuple[str, int, float, floa
         lo, hi = b / bins, (b + 1) / bins
         members = [(p, y) for p, y in zip(predicted, observed) if lo <= p < hi or (b == bins - 1 and p == hi)]
         if members:
-            out.append((f"{lo:.1f}-{hi:.1f}", len(members), sum(p for p, _ in members) / len(members),
-                        sum(y for _, y in members) / len(members)))
+            out.append(
+                (
+                    f"{lo:.1f}-{hi:.1f}",
+                    len(members),
+                    sum(p for p, _ in members) / len(members),
+                    sum(y for _, y in members) / len(members),
+                )
+            )
     return out
 
 
@@ -176,14 +190,15 @@ def main() -> int:
     parser.add_argument("--data", type=Path, required=True)
     parser.add_argument("--store", type=Path, default=None, help="keep the indexed KBs here between runs")
     parser.add_argument("--c", type=float, default=1.0, help="inverse L2 strength")
-    parser.add_argument("--cache", type=Path, default=None,
-                        help="save the computed examples here, and reuse them when the file exists")
-    parser.add_argument("--dry-run", action="store_true", help="do not write nodes/confidence_model.json")
+    parser.add_argument(
+        "--cache", type=Path, default=None, help="save the computed examples here, and reuse them when the file exists"
+    )
+    parser.add_argument("--dry-run", action="store_true", help="do not write nodes/support/confidence_model.json")
     args = parser.parse_args()
 
     from app.adapters.embeddings import SentenceTransformerEmbedder
     from app.settings import Settings
-    from nodes.confidence import FEATURES, MODEL_FILE
+    from nodes.support.confidence import FEATURES, MODEL_FILE
 
     settings = Settings(_env_file=None)
     embedder = SentenceTransformerEmbedder()
@@ -195,22 +210,30 @@ def main() -> int:
         if args.cache:
             args.cache.write_text(json.dumps(sets))
     features = list(FEATURES)
-    from nodes.confidence import ConfidenceModel, Logistic
+    from nodes.support.confidence import ConfidenceModel, Logistic
 
     gate = fit(sets, features, args.c)
     precision = fit(sets, features, args.c, label=1, weights=PRECISION_WEIGHTS)
-    parts = {name: {"weights": {f: round(float(w), 4) for f, w in zip(features, model.coef_[0])},
-                    "bias": round(float(model.intercept_[0]), 4)} for name, model in (("answerable", gate),
-                                                                                        ("precision", precision))}
-    print(f"fitted on {sum(len(r) for r in sets.values())} questions; set weights {SET_WEIGHTS} (answerable), "
-          f"{PRECISION_WEIGHTS} (precision)")
+    parts = {
+        name: {
+            "weights": {f: round(float(w), 4) for f, w in zip(features, model.coef_[0])},
+            "bias": round(float(model.intercept_[0]), 4),
+        }
+        for name, model in (("answerable", gate), ("precision", precision))
+    }
+    print(
+        f"fitted on {sum(len(r) for r in sets.values())} questions; set weights {SET_WEIGHTS} (answerable), "
+        f"{PRECISION_WEIGHTS} (precision)"
+    )
     for name, part in parts.items():
         print(f"   {name}: bias {part['bias']}, weights {part['weights']}")
     model = ConfidenceModel(Logistic(**parts["answerable"]), Logistic(**parts["precision"]), 0.5)
     for name, rows in sets.items():
         assessed = [model.assess(f) for f, _, _ in rows]
-        print(f"\n{name}: {len(rows)} questions, {sum(a for *_, a in rows)} answerable, {sum(r for _, r, _ in rows)} "
-              f"with the right article first (in-sample)")
+        print(
+            f"\n{name}: {len(rows)} questions, {sum(a for *_, a in rows)} answerable, {sum(r for _, r, _ in rows)} "
+            f"with the right article first (in-sample)"
+        )
         print_calibration("   answerable vs answerable", [a.answerable for a in assessed], [a for *_, a in rows])
         print_calibration("   confidence vs right", [a.confidence for a in assessed], [r for _, r, _ in rows])
 
@@ -222,18 +245,30 @@ def main() -> int:
     pos = [p for p, (*_, a) in zip(answerable, rows) if a]
     neg = [p for p, (*_, a) in zip(answerable, rows) if not a]
     threshold = choose_threshold(pos, neg)
-    print(f"\nthreshold {threshold} on answerable (from the cross-validated scores): msdocs answerable answered "
-          f"{sum(p >= threshold for p in pos) / len(pos):.3f}, unanswerable abstained "
-          f"{sum(p < threshold for p in neg) / len(neg):.3f}")
+    print(
+        f"\nthreshold {threshold} on answerable (from the cross-validated scores): msdocs answerable answered "
+        f"{sum(p >= threshold for p in pos) / len(pos):.3f}, unanswerable abstained "
+        f"{sum(p < threshold for p in neg) / len(neg):.3f}"
+    )
     for name in ("tv-dev", "msdocs-on-tv", "tv-on-msdocs"):
         scores = [model.assess(f).answerable for f, _, _ in sets[name]]
         print(f"   {name:<14} answered {sum(p >= threshold for p in scores) / len(scores):.3f}")
     if not args.dry_run:
-        MODEL_FILE.write_text(json.dumps({
-            "about": "Answer-confidence models fitted by bench/fit_confidence.py on development data; see that "
-                     "script for how, and nodes/confidence.py for the features.",
-            "features": features, **parts, "threshold": threshold,
-            "fitted_on": {name: len(rows) for name, rows in sets.items()}}, indent=2) + "\n", encoding="utf-8")
+        MODEL_FILE.write_text(
+            json.dumps(
+                {
+                    "about": "Answer-confidence models fitted by bench/fit_confidence.py on development data; see that "
+                    "script for how, and nodes/support/confidence.py for the features.",
+                    "features": features,
+                    **parts,
+                    "threshold": threshold,
+                    "fitted_on": {name: len(rows) for name, rows in sets.items()},
+                },
+                indent=2,
+            )
+            + "\n",
+            encoding="utf-8",
+        )
         print(f"wrote {MODEL_FILE}")
     return 0
 

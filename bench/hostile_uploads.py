@@ -75,8 +75,13 @@ def start_server(data_dir: str, with_kb: bool) -> tuple[subprocess.Popen, str, P
     if not with_kb:
         env["DESKMATE_KB_DIR"] = ""
     log_path = Path(data_dir) / "server.log"
-    server = subprocess.Popen([sys.executable, "-m", "app.cli", "serve", "--port", str(port)], cwd=REPO, env=env,
-                              stdout=log_path.open("wb"), stderr=subprocess.STDOUT)
+    server = subprocess.Popen(
+        [sys.executable, "-m", "app.cli", "serve", "--port", str(port)],
+        cwd=REPO,
+        env=env,
+        stdout=log_path.open("wb"),
+        stderr=subprocess.STDOUT,
+    )
     base = f"http://127.0.0.1:{port}"
     deadline = time.time() + 180
     while time.time() < deadline:
@@ -94,8 +99,7 @@ def start_server(data_dir: str, with_kb: bool) -> tuple[subprocess.Popen, str, P
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--data", required=True, type=Path,
-                        help="the malformed_files_qpdf folder (holding pdfs/*.pdf)")
+    parser.add_argument("--data", required=True, type=Path, help="the malformed_files_qpdf folder (holding pdfs/*.pdf)")
     parser.add_argument("--url", help="upload to this running server instead of starting one")
     parser.add_argument("--with-kb", action="store_true", help="index the bundled KB at start-up, as `make run` does")
     args = parser.parse_args()
@@ -117,8 +121,9 @@ def main() -> int:
                 chunks_before = client.get("/ready").json().get("chunks")
                 started = time.perf_counter()
                 try:
-                    response = client.post("/documents?wait=true", files={"file": (path.name, path.read_bytes(),
-                                                                         "application/pdf")})
+                    response = client.post(
+                        "/documents?wait=true", files={"file": (path.name, path.read_bytes(), "application/pdf")}
+                    )
                     status, body = response.status_code, response.json()
                 except (httpx.HTTPError, ValueError) as exc:
                     status, body = 0, {"detail": f"{type(exc).__name__}: {exc}"}
@@ -164,8 +169,10 @@ def main() -> int:
     print(f"memory before: {rss_before}")
     print(f"memory after:  {rss_after}")
     ok = alive and not other and not index_changed_on_refusal and slowest[2] <= TARGET_SECONDS
-    print(f"target (none > {TARGET_SECONDS:g} s, all 2xx/4xx, index untouched by refusals, server alive): "
-          f"{'MET' if ok else 'NOT MET'}")
+    print(
+        f"target (none > {TARGET_SECONDS:g} s, all 2xx/4xx, index untouched by refusals, server alive): "
+        f"{'MET' if ok else 'NOT MET'}"
+    )
     return 0 if ok else 1
 
 

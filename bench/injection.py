@@ -1,4 +1,4 @@
-"""How well nodes/injection.py flags prompt injections, and how often it cries wolf.
+"""How well core/injection.py flags prompt injections, and how often it cries wolf.
 
     python bench/injection.py --data ../shared/data                        # report half
     python bench/injection.py --data ../shared/data --half tune --misses 30
@@ -23,7 +23,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from nodes.injection import injection_signals  # noqa: E402
+from core.injection import injection_signals  # noqa: E402
 
 
 def half_of(key: str, seed: int) -> str:
@@ -76,14 +76,14 @@ def main() -> None:
     positives = sum(v for (g, label), v in total.items() if label == 1)
     hits = sum(v for (g, label), v in flagged.items() if label == 1)
     print(f"\nRECALL on injections: {hits}/{positives} = {hits / positives:.3f}")
-    for (g, label) in sorted(total):
+    for g, label in sorted(total):
         if label == 1:
             print(f"  {g:30} {flagged[(g, 1)]:>4}/{total[(g, 1)]:<4} {flagged[(g, 1)] / total[(g, 1)]:.3f}")
     print("  by category:")
     for category, c in sorted(by_category.items(), key=lambda kv: kv[1]["hit"] / kv[1]["n"]):
         print(f"    {category:48} {c['hit']:>3}/{c['n']:<3}")
     print("\nFALSE-ALARM RATE on benign text:")
-    for (g, label) in sorted(total):
+    for g, label in sorted(total):
         if label == 0:
             print(f"  {g:30} {flagged[(g, 0)]:>4}/{total[(g, 0)]:<4} {flagged[(g, 0)] / total[(g, 0)]:.3f}")
     print("\nsignals fired:", ", ".join(f"{name} {n}" for name, n in signal_hits.most_common()))
@@ -91,10 +91,10 @@ def main() -> None:
     print(f"latency per text: p50 {statistics.median(times):.3f} ms, p95 {times[int(0.95 * (len(times) - 1))]:.3f} ms")
     if args.misses:
         print("\nmissed:")
-        for line in misses[:args.misses]:
+        for line in misses[: args.misses]:
             print("  ", line)
         print("\nfalse alarms:")
-        for line in alarms[:args.misses]:
+        for line in alarms[: args.misses]:
             print("  ", line)
 
 

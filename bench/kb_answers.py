@@ -91,8 +91,11 @@ def gold_section(path: Path, heading: str) -> tuple[str, list[str]]:
                 continue
         if level is not None:
             body.append(line)
-    items = [re.sub(r"^\s*(?:\d+[.)]|[-*+])\s+", "", line).strip() for line in body
-             if re.match(r"^\s*(?:\d+[.)]|[-*+])\s+\S", line)]
+    items = [
+        re.sub(r"^\s*(?:\d+[.)]|[-*+])\s+", "", line).strip()
+        for line in body
+        if re.match(r"^\s*(?:\d+[.)]|[-*+])\s+\S", line)
+    ]
     items = [i for i in items if len(tokens(i)) >= 3]
     return "\n".join(body), items
 
@@ -130,12 +133,12 @@ def build_kb(folder: Path, settings, embedder, store: str):
     from app.adapters.tracing import NullTracer
     from app.adapters.vector_index import ChromaVectorIndex, make_client
     from app.indexing_service import IndexingService
-    from graphs.context import IndexingContext
-    from graphs.indexing import build_indexing_graph
+    from graphs.indexing import IndexingContext, build_indexing_graph
 
     index = HybridIndex(ChromaVectorIndex(make_client("persistent", path=store), "bench_kb"))
-    context = IndexingContext(embedder=embedder, index=index, parser=FileParser(),
-                              chunk_max_tokens=settings.chunk_max_tokens)
+    context = IndexingContext(
+        embedder=embedder, index=index, parser=FileParser(), chunk_max_tokens=settings.ingestion.chunk_max_tokens
+    )
     service = IndexingService(build_indexing_graph(), context, NullTracer())
     results = service.sync_directory(folder, prefix="kb")
     failed = [r for r in results if r.status == "failed"]
@@ -145,11 +148,16 @@ def build_kb(folder: Path, settings, embedder, store: str):
 
 
 def support_context(index, embedder, settings):
-    from app.adapters.redactor import PatternRedactor
     from retrieval import base_context  # bench/retrieval.py
 
-    return dataclasses.replace(base_context(index, embedder, settings), redactor=PatternRedactor(),
-                               fact_path=settings.fact_path, fact_min_confidence=settings.fact_min_confidence)
+    from app.adapters.redactor import PatternRedactor
+
+    return dataclasses.replace(
+        base_context(index, embedder, settings),
+        redactor=PatternRedactor(),
+        fact_path=settings.retrieval.fact_path,
+        fact_min_confidence=settings.retrieval.fact_min_confidence,
+    )
 
 
 class Deskmate:
@@ -164,13 +172,14 @@ class Deskmate:
         self.graph = build_support_graph(InMemorySaver())
 
     def ask(self, question: str) -> tuple[dict, float]:
-        from graphs.state import turn_input
+        from graphs.support import turn_input
 
         config = {"configurable": {"thread_id": uuid.uuid4().hex}}
         started = time.perf_counter()
         self.graph.invoke(turn_input(question), config, context=self.context)
         elapsed = (time.perf_counter() - started) * 1000
-        return dict(self.graph.get_state(config).values), elapsed
+        values = dict(self.graph.get_state(config).values)
+        return values | values.get("turn", {}), elapsed  # the turn record's keys read flat
 
 
 def source_file(source: dict) -> str:
@@ -181,11 +190,19 @@ def judge(question: dict, state: dict, ms: float, corpus: Path) -> dict:
     sources = state.get("sources") or []
     reply = reply_body(state.get("answer", ""))
     answered = bool(sources) and state.get("action") in ("answer", "troubleshoot")
-    row = {"id": question["id"], "type": question.get("question_type", "?"), "answerable": question["answerable"],
-           "question": question["question"], "answered": answered, "action": state.get("action"),
-           "confidence": state.get("confidence"), "words": len(reply.split()), "ms": ms,
-           "cited": f"{source_file(sources[0])} › {sources[0]['section']}" if sources else "",
-           "reply": reply}
+    row = {
+        "id": question["id"],
+        "type": question.get("question_type", "?"),
+        "answerable": question["answerable"],
+        "question": question["question"],
+        "answered": answered,
+        "action": state.get("action"),
+        "confidence": state.get("confidence"),
+        "words": len(reply.split()),
+        "ms": ms,
+        "cited": f"{source_file(sources[0])} › {sources[0]['section']}" if sources else "",
+        "reply": reply,
+    }
     if not question["answerable"]:
         return row
     gold_files = question["gold_files"]
@@ -194,11 +211,13 @@ def judge(question: dict, state: dict, ms: float, corpus: Path) -> dict:
     key = heading_key(question["gold_section"])
     quoted_path = [heading_key(p) for p in sources[0]["section"].split(" > ")] if answered else []
     whole = key == heading_key(sources[0]["title"]) if answered else False  # the gold "section" is the article
-    row.update(article=first in gold_files, article_strict=first == gold_files[0],
-               section=answered and first == gold_files[0] and (whole or key in quoted_path
-                                                                 or steps_present(items, reply)),
-               rouge=rouge_recall(reply, text) if answered else 0.0,
-               gold=f"{gold_files[0]} › {question['gold_section']}")
+    row.update(
+        article=first in gold_files,
+        article_strict=first == gold_files[0],
+        section=answered and first == gold_files[0] and (whole or key in quoted_path or steps_present(items, reply)),
+        rouge=rouge_recall(reply, text) if answered else 0.0,
+        gold=f"{gold_files[0]} › {question['gold_section']}",
+    )
     return row
 
 
@@ -212,7 +231,9 @@ def summarise(rows: list[dict]) -> dict:
     unanswerable = [r for r in rows if not r["answerable"]]
     answered_rows = [r for r in rows if r["answered"]]
     return {
-        "questions": len(rows), "answerable": len(answerable), "unanswerable": len(unanswerable),
+        "questions": len(rows),
+        "answerable": len(answerable),
+        "unanswerable": len(unanswerable),
         "answering": mean(r["answered"] for r in answerable),
         "article@1": mean(r["article"] for r in answerable),
         "article@1_strict": mean(r["article_strict"] for r in answerable),
@@ -220,8 +241,8 @@ def summarise(rows: list[dict]) -> dict:
         "rougeL_gold": mean(r["rouge"] for r in answerable),
         "abstention": mean(not r["answered"] for r in unanswerable),
         "words_p50": statistics.median([r["words"] for r in answered_rows]) if answered_rows else 0,
-        "ms_p50": statistics.median([r["ms"] for r in rows]), "ms_p95": sorted(r["ms"] for r in rows)[
-            int(0.95 * (len(rows) - 1))],
+        "ms_p50": statistics.median([r["ms"] for r in rows]),
+        "ms_p95": sorted(r["ms"] for r in rows)[int(0.95 * (len(rows) - 1))],
     }
 
 
@@ -231,14 +252,20 @@ def print_kb_report(name: str, rows: list[dict]) -> dict:
         by_type[r["type"]].append(r)
     report = {"all": summarise(rows)} | {t: summarise(rs) for t, rs in sorted(by_type.items())}
     print(f"\n== {name}: {len(rows)} questions ==")
-    print(f"{'type':<10} {'n':>4} {'answ.':>6} {'art@1':>6} {'strict':>6} {'section':>8} {'R-L':>6} "
-          f"{'abst.':>6} {'words':>6} {'ms p50':>7}")
+    print(
+        f"{'type':<10} {'n':>4} {'answ.':>6} {'art@1':>6} {'strict':>6} {'section':>8} {'R-L':>6} "
+        f"{'abst.':>6} {'words':>6} {'ms p50':>7}"
+    )
     for t, s in report.items():
+
         def f(x):
             return "   -  " if x != x else f"{x:6.3f}"
-        print(f"{t:<10} {s['questions']:>4} {f(s['answering'])} {f(s['article@1'])} {f(s['article@1_strict'])} "
-              f"  {f(s['section_answered'])} {f(s['rougeL_gold'])} {f(s['abstention'])} {s['words_p50']:>6} "
-              f"{s['ms_p50']:>7.0f}")
+
+        print(
+            f"{t:<10} {s['questions']:>4} {f(s['answering'])} {f(s['article@1'])} {f(s['article@1_strict'])} "
+            f"  {f(s['section_answered'])} {f(s['rougeL_gold'])} {f(s['abstention'])} {s['words_p50']:>6} "
+            f"{s['ms_p50']:>7.0f}"
+        )
     return report
 
 
@@ -252,11 +279,14 @@ def run_kb(kb: Path, questions: list[dict], settings, embedder, args) -> tuple[d
         rows = [judge(q, *deskmate.ask(q["question"]), kb) for q in questions]
     if args.verbose:
         for r in rows:
-            mark = ("ok " if r.get("section") else "art" if r.get("article") else "-- ") if r["answerable"] else (
-                "abs" if not r["answered"] else "ANS")
+            mark = (
+                ("ok " if r.get("section") else "art" if r.get("article") else "-- ")
+                if r["answerable"]
+                else ("abs" if not r["answered"] else "ANS")
+            )
             print(f"\n[{mark}] {r['id']} ({r['type']}) conf={r['confidence']} {r['question']}")
             print(f"      cited: {r['cited'] or '(none)'}" + (f"\n      gold:  {r['gold']}" if r["answerable"] else ""))
-            print("      " + r["reply"][:args.show].replace("\n", "\n      "))
+            print("      " + r["reply"][: args.show].replace("\n", "\n      "))
     return print_kb_report(kb.name, rows), rows
 
 
@@ -270,8 +300,12 @@ def main() -> int:
     parser.add_argument("--kb", type=Path, help="a knowledge-base folder to index (with --questions)")
     parser.add_argument("--questions", type=Path, help="questions as JSON lines (see the module docstring)")
     parser.add_argument("--limit", type=int, default=None, help="ask only the first N questions")
-    parser.add_argument("--store", type=Path, default=None,
-                        help="keep the indexed KB in this folder and reuse it next time (unchanged files are skipped)")
+    parser.add_argument(
+        "--store",
+        type=Path,
+        default=None,
+        help="keep the indexed KB in this folder and reuse it next time (unchanged files are skipped)",
+    )
     parser.add_argument("--tv", action="store_true", help="also the e-manual figures (tv-test, s10)")
     parser.add_argument("--routing", action="store_true", help="also the help-desk routing figures")
     parser.add_argument("--all", action="store_true", help="the dev KB, --tv and --routing")
@@ -333,12 +367,18 @@ def run_tv(data: Path, settings, embedder) -> dict:
                 cited.append(answers.first_section(state) in bearing)
         s10 = answers.load_s10_questions(folder)
         abstained = sum(not deskmate.ask(q).get("sources") for q in s10.values())
-    out = {"tv_test_questions": len(scores), "tv_test_rougeL_recall": mean(scores),
-           "tv_test_rougeL_ge_0.5": mean(s >= 0.5 for s in scores), "tv_test_cite_correct": mean(cited),
-           "s10_abstention": abstained / len(s10)}
-    print(f"\n== e-manual: tv-test {len(scores)} questions: ROUGE-L recall {out['tv_test_rougeL_recall']:.3f}, "
-          f"≥ 0.5 on {out['tv_test_rougeL_ge_0.5']:.3f}; cite-correct {out['tv_test_cite_correct']:.3f}; "
-          f"s10 abstention {out['s10_abstention']:.3f} ({len(s10)} questions) ==")
+    out = {
+        "tv_test_questions": len(scores),
+        "tv_test_rougeL_recall": mean(scores),
+        "tv_test_rougeL_ge_0.5": mean(s >= 0.5 for s in scores),
+        "tv_test_cite_correct": mean(cited),
+        "s10_abstention": abstained / len(s10),
+    }
+    print(
+        f"\n== e-manual: tv-test {len(scores)} questions: ROUGE-L recall {out['tv_test_rougeL_recall']:.3f}, "
+        f"≥ 0.5 on {out['tv_test_rougeL_ge_0.5']:.3f}; cite-correct {out['tv_test_cite_correct']:.3f}; "
+        f"s10 abstention {out['s10_abstention']:.3f} ({len(s10)} questions) =="
+    )
     return out
 
 

@@ -1,6 +1,6 @@
 """Language detection on short IT-support messages: accuracy, English false alarms, memory and latency.
 
-    python bench/language.py            # py3langid as deskmate runs it (nodes/language.py thresholds)
+    python bench/language.py            # py3langid as deskmate runs it (nodes/support/language.py thresholds)
     python bench/language.py --compare  # also lingua-language-detector and pycld2, when they are installed
 
 The messages are deskmate's own (tests/fixtures/dialogue/languages.json): 15 per language in German, French,
@@ -14,11 +14,11 @@ from __future__ import annotations
 
 import argparse
 import json
-from concurrent.futures import ProcessPoolExecutor
-from multiprocessing import get_context
 import resource
 import sys
 import time
+from concurrent.futures import ProcessPoolExecutor
+from multiprocessing import get_context
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -34,7 +34,7 @@ def rss_mb() -> float:
 
 def measure(name: str, threshold: float) -> dict:
     """One detector in this (fresh) process: memory is the growth of the peak resident set while it loads."""
-    from nodes.language import MIN_WORDS, _LETTER_WORD
+    from nodes.support.language import _LETTER_WORD, MIN_WORDS
 
     before, started = rss_mb(), time.perf_counter()
     detect = BUILDERS[name]()
@@ -56,9 +56,16 @@ def measure(name: str, threshold: float) -> dict:
     for text in texts * 5:
         detect(text)
     per_ms = (time.perf_counter() - started) * 1000 / (5 * len(texts))
-    return {"detector": name, "threshold": threshold, "recognised": f"{recognised}/{total}",
-            "english_misread": f"{len(english)}/{len(SENTENCES['en'])}", "short_misread": f"{len(short)}/"
-            f"{len(SENTENCES['short'])}", "load_s": round(load_s, 2), "memory_mb": round(memory), "ms": round(per_ms, 3)}
+    return {
+        "detector": name,
+        "threshold": threshold,
+        "recognised": f"{recognised}/{total}",
+        "english_misread": f"{len(english)}/{len(SENTENCES['en'])}",
+        "short_misread": f"{len(short)}/{len(SENTENCES['short'])}",
+        "load_s": round(load_s, 2),
+        "memory_mb": round(memory),
+        "ms": round(per_ms, 3),
+    }
 
 
 def py3langid():
@@ -71,15 +78,35 @@ def lingua(low_accuracy: bool):
     def build():
         from lingua import Language, LanguageDetectorBuilder
 
-        names = ["ENGLISH", "GERMAN", "FRENCH", "SPANISH", "ITALIAN", "PORTUGUESE", "DUTCH", "POLISH", "SWEDISH",
-                 "DANISH", "BOKMAL", "FINNISH", "CZECH", "TURKISH", "ROMANIAN", "HUNGARIAN"]
+        names = [
+            "ENGLISH",
+            "GERMAN",
+            "FRENCH",
+            "SPANISH",
+            "ITALIAN",
+            "PORTUGUESE",
+            "DUTCH",
+            "POLISH",
+            "SWEDISH",
+            "DANISH",
+            "BOKMAL",
+            "FINNISH",
+            "CZECH",
+            "TURKISH",
+            "ROMANIAN",
+            "HUNGARIAN",
+        ]
         builder = LanguageDetectorBuilder.from_languages(*[getattr(Language, n) for n in names])
-        detector = (builder.with_low_accuracy_mode() if low_accuracy else builder).with_preloaded_language_models().build()
+        detector = (
+            (builder.with_low_accuracy_mode() if low_accuracy else builder).with_preloaded_language_models().build()
+        )
 
         def detect(text):
             top = detector.compute_language_confidence_values(text)[0]
             return top.language.iso_code_639_1.name.lower(), float(top.value)
+
         return detect
+
     return build
 
 
@@ -89,25 +116,36 @@ def pycld2():
     def detect(text):
         _, _, details = cld.detect(text)
         return details[0][1], details[0][2] / 100
+
     return detect
 
 
-BUILDERS = {"py3langid (deskmate)": py3langid, "pycld2": pycld2, "lingua low-accuracy": lingua(True),
-            "lingua high-accuracy": lingua(False)}
+BUILDERS = {
+    "py3langid (deskmate)": py3langid,
+    "pycld2": pycld2,
+    "lingua low-accuracy": lingua(True),
+    "lingua high-accuracy": lingua(False),
+}
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--compare", action="store_true", help="also the other detectors, if installed")
     args = parser.parse_args()
-    from nodes.language import MIN_PROBABILITY
+    from nodes.support.language import MIN_PROBABILITY
 
     runs = [("py3langid (deskmate)", MIN_PROBABILITY)]
     if args.compare:
-        runs += [("pycld2", MIN_PROBABILITY), ("lingua low-accuracy", 0.5), ("lingua high-accuracy", 0.5),
-                 ("lingua high-accuracy", 0.9)]
-    print(f"{'detector':<24} {'thr':>4} {'recognised':>10} {'EN misread':>10} {'short':>6} {'load s':>6} "
-          f"{'MB':>5} {'ms/msg':>7}")
+        runs += [
+            ("pycld2", MIN_PROBABILITY),
+            ("lingua low-accuracy", 0.5),
+            ("lingua high-accuracy", 0.5),
+            ("lingua high-accuracy", 0.9),
+        ]
+    print(
+        f"{'detector':<24} {'thr':>4} {'recognised':>10} {'EN misread':>10} {'short':>6} {'load s':>6} "
+        f"{'MB':>5} {'ms/msg':>7}"
+    )
     for name, threshold in runs:
         try:  # a fresh process per detector, so each one's memory is its own
             with ProcessPoolExecutor(max_workers=1, mp_context=get_context("spawn")) as pool:
@@ -115,8 +153,10 @@ def main() -> int:
         except ImportError as exc:
             print(f"{name:<24} not installed ({exc.name})")
             continue
-        print(f"{r['detector']:<24} {r['threshold']:>4} {r['recognised']:>10} {r['english_misread']:>10} "
-              f"{r['short_misread']:>6} {r['load_s']:>6} {r['memory_mb']:>5} {r['ms']:>7}")
+        print(
+            f"{r['detector']:<24} {r['threshold']:>4} {r['recognised']:>10} {r['english_misread']:>10} "
+            f"{r['short_misread']:>6} {r['load_s']:>6} {r['memory_mb']:>5} {r['ms']:>7}"
+        )
     return 0
 
 

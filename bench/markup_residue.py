@@ -31,13 +31,14 @@ def main() -> int:
     parser.add_argument("--show", type=int, default=0, help="print this many residue chunks per marker")
     args = parser.parse_args()
 
+    from transformers import AutoTokenizer
+
     from app.adapters.embeddings import packaged_model_path
     from app.adapters.parsers import FileParser
     from app.indexing_service import supported_files
     from app.settings import Settings
-    from graphs.errors import DocumentRejected
+    from core.errors import DocumentRejected
     from nodes.indexing.chunking import chunk_document
-    from transformers import AutoTokenizer
 
     tokenizer = AutoTokenizer.from_pretrained(str(packaged_model_path()))
 
@@ -53,7 +54,7 @@ def main() -> int:
     names = {p.relative_to(root).as_posix(): p for p in files}
     resolver = IncludeResolver.from_paths(names) if IncludeResolver else None
     file_parser = FileParser()
-    chunk_size = Settings(_env_file=None).chunk_max_tokens
+    chunk_size = Settings(_env_file=None).ingestion.chunk_max_tokens
     chunks, failed, fragments = [], 0, 0
     for name, path in names.items():
         data = path.read_bytes()
@@ -68,8 +69,10 @@ def main() -> int:
             failed += 1
             print(f"  failed {name}: {exc.reason}", file=sys.stderr)
             continue
-        chunks += [(name, c) for c in chunk_document(document, doc_id=name, version="v", source=name,
-                                                     max_tokens=chunk_size, count=count)]
+        chunks += [
+            (name, c)
+            for c in chunk_document(document, doc_id=name, version="v", source=name, max_tokens=chunk_size, count=count)
+        ]
     per_marker: Counter[str] = Counter()
     examples: dict[str, list[str]] = {}
     dirty = {"main": 0, "all": 0}
@@ -83,8 +86,10 @@ def main() -> int:
             examples.setdefault(marker, []).append(f"{name} › {chunk['section']}\n{chunk['text']}")
     share = lambda n: f"{n} ({n / max(1, len(chunks)):.1%})"  # noqa: E731
     print(f"{len(names)} files ({fragments} include fragments, {failed} failed), {len(chunks)} chunks")
-    print(f"chunks with residue: {share(dirty['main'])} for {' '.join(MARKERS)}; "
-          f"{share(dirty['all'])} counting {' '.join(MORE_MARKERS)} too")
+    print(
+        f"chunks with residue: {share(dirty['main'])} for {' '.join(MARKERS)}; "
+        f"{share(dirty['all'])} counting {' '.join(MORE_MARKERS)} too"
+    )
     for marker in MARKERS + MORE_MARKERS:
         print(f"  {marker!r:12} {per_marker[marker]:5d}")
         for example in examples.get(marker, [])[: args.show]:

@@ -44,17 +44,37 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import app  # noqa: E402,F401  (offline defaults before any model library loads)
-from app.adapters.redaction import PII_KINDS, SECRET_KINDS, PolicyRedactor, RedactionPolicy, Span  # noqa: E402
-from app.adapters.redaction import build_engine  # noqa: E402
+from app.adapters.redaction import (  # noqa: E402
+    PII_KINDS,
+    SECRET_KINDS,
+    PolicyRedactor,
+    RedactionPolicy,
+    Span,
+    build_engine,  # noqa: E402
+)
 
 BEGIN = re.compile(r"BEGIN[A-Z0-9 ]*PRIVATE KEY")
 END = re.compile(r"END[A-Z0-9 ]*PRIVATE KEY")
 B64_RUN = re.compile(r"[A-Za-z0-9+/]{16,}")
-GOLD_KIND = {"PERSON": "PERSON", "EMAIL_ADDRESS": "EMAIL", "PHONE_NUMBER": "PHONE", "CREDIT_CARD": "CREDIT_CARD",
-             "IBAN_CODE": "IBAN", "US_SSN": "US_SSN", "IP_ADDRESS": "IP_ADDRESS"}
+GOLD_KIND = {
+    "PERSON": "PERSON",
+    "EMAIL_ADDRESS": "EMAIL",
+    "PHONE_NUMBER": "PHONE",
+    "CREDIT_CARD": "CREDIT_CARD",
+    "IBAN_CODE": "IBAN",
+    "US_SSN": "US_SSN",
+    "IP_ADDRESS": "IP_ADDRESS",
+}
 STRUCTURED = ("EMAIL", "PHONE", "CREDIT_CARD", "IBAN", "US_SSN", "IP_ADDRESS")
-PRESIDIO_KIND = {"EMAIL_ADDRESS": "EMAIL", "PHONE_NUMBER": "PHONE", "CREDIT_CARD": "CREDIT_CARD",
-                 "IBAN_CODE": "IBAN", "US_SSN": "US_SSN", "IP_ADDRESS": "IP_ADDRESS", "PERSON": "PERSON"}
+PRESIDIO_KIND = {
+    "EMAIL_ADDRESS": "EMAIL",
+    "PHONE_NUMBER": "PHONE",
+    "CREDIT_CARD": "CREDIT_CARD",
+    "IBAN_CODE": "IBAN",
+    "US_SSN": "US_SSN",
+    "IP_ADDRESS": "IP_ADDRESS",
+    "PERSON": "PERSON",
+}
 
 
 def half_of(key: str, seed: int) -> str:
@@ -84,20 +104,29 @@ def secret_items(path: Path) -> list[Item]:
         i = 0
         while i < len(file_rows):
             row = file_rows[i]
-            if BEGIN.search(row["text"]) and not END.search(row["text"][BEGIN.search(row["text"]).end():]):
+            if BEGIN.search(row["text"]) and not END.search(row["text"][BEGIN.search(row["text"]).end() :]):
                 j = i
                 while j + 1 < len(file_rows) and not END.search(file_rows[j]["text"]):
                     j += 1
-                block = file_rows[i:j + 1]
+                block = file_rows[i : j + 1]
                 labels = {r["label"] for r in block}
-                label = ("positive" if "positive" in labels else "hard_negative" if "hard_negative" in labels
-                         else "negative")
+                label = (
+                    "positive" if "positive" in labels else "hard_negative" if "hard_negative" in labels else "negative"
+                )
                 texts = [r["text"] for r in block]
                 items.append(Item(file, "\n".join(texts), label, is_block=True, lines=texts))
                 i = j + 1
                 continue
-            items.append(Item(file, row["text"], row["label"], is_block=BEGIN.search(row["text"]) is not None,
-                              lines=[row["text"]], line_num=row["line_num"]))
+            items.append(
+                Item(
+                    file,
+                    row["text"],
+                    row["label"],
+                    is_block=BEGIN.search(row["text"]) is not None,
+                    lines=[row["text"]],
+                    line_num=row["line_num"],
+                )
+            )
             i += 1
     reported = reported_values(path.parent / "expected_output_default.json")
     for item in items:
@@ -144,8 +173,11 @@ def it_texts(data: Path) -> list[tuple[str, str]]:
 def pii_rows(path: Path) -> list[dict]:
     rows = json.loads(path.read_text())
     for row in rows:
-        row["gold"] = [(s["start_position"], s["end_position"], s["entity_type"]) for s in row["spans"]
-                       if row["full_text"][s["start_position"]:s["end_position"]] == s["entity_value"]]
+        row["gold"] = [
+            (s["start_position"], s["end_position"], s["entity_type"])
+            for s in row["spans"]
+            if row["full_text"][s["start_position"] : s["end_position"]] == s["entity_value"]
+        ]
     return rows
 
 
@@ -163,7 +195,7 @@ def name_sentences(path: Path = NAME_SENTENCES) -> list[tuple[str, str, list[tup
         language, marked = line.split("\t", 1)
         text, names, cursor = "", [], 0
         for m in _MARKED.finditer(marked):
-            text += marked[cursor:m.start()]
+            text += marked[cursor : m.start()]
             names.append((len(text), len(text) + len(m.group(1))))
             text += m.group(1)
             cursor = m.end()
@@ -185,9 +217,13 @@ def score_names(system, rows) -> dict:
         mine_ok += sum(ok)
         if not all(ok):
             wrong += 1
-            examples.append(f"{[text[s.start:s.end] for s, good in zip(spans, ok) if not good]} in {text[:70]!r}")
-    return {"recall": ratio(found, gold), "precision": ratio(mine_ok, mine), "wrong": f"{wrong}/{len(rows)}",
-            "examples": examples}
+            examples.append(f"{[text[s.start : s.end] for s, good in zip(spans, ok) if not good]} in {text[:70]!r}")
+    return {
+        "recall": ratio(found, gold),
+        "precision": ratio(mine_ok, mine),
+        "wrong": f"{wrong}/{len(rows)}",
+        "examples": examples,
+    }
 
 
 # --- systems --------------------------------------------------------------------------------------------
@@ -196,8 +232,9 @@ class Deskmate:
 
     def __init__(self) -> None:
         everything = frozenset(PII_KINDS)
-        self.redactor = PolicyRedactor(build_engine(RedactionPolicy(memory=everything)), everything,
-                                       destination="bench", cache_size=0)
+        self.redactor = PolicyRedactor(
+            build_engine(RedactionPolicy(memory=everything)), everything, destination="bench", cache_size=0
+        )
 
     def spans(self, text: str, file: str = "chat.txt") -> list[Span]:
         return self.redactor.spans(self.redactor.engine.bounded(text))
@@ -242,8 +279,10 @@ class PlainPresidio:
         self._analyzer = load_analyzer(names_only=False)
 
     def spans(self, text: str, file: str = "chat.txt") -> list[Span]:
-        return [Span(r.start, r.end, PRESIDIO_KIND.get(r.entity_type, "OTHER:" + r.entity_type))
-                for r in self._analyzer.analyze(text[:20000], language="en")]
+        return [
+            Span(r.start, r.end, PRESIDIO_KIND.get(r.entity_type, "OTHER:" + r.entity_type))
+            for r in self._analyzer.analyze(text[:20000], language="en")
+        ]
 
 
 # --- scoring --------------------------------------------------------------------------------------------
@@ -252,8 +291,23 @@ def ratio(a: int, b: int) -> str:
 
 
 _CODE_KEYWORD = re.compile(r"(?i)pass|pwd|\bpw\b|key|token|secret|auth|credential|\bcreds?\b|salt|nonce")
-_CODE_SUFFIXES = {".py", ".js", ".ts", ".json", ".yaml", ".yml", ".toml", ".cfg", ".ini", ".md", ".rst", ".txt", ".sh",
-                  ".html", ".xml"}
+_CODE_SUFFIXES = {
+    ".py",
+    ".js",
+    ".ts",
+    ".json",
+    ".yaml",
+    ".yml",
+    ".toml",
+    ".cfg",
+    ".ini",
+    ".md",
+    ".rst",
+    ".txt",
+    ".sh",
+    ".html",
+    ".xml",
+}
 _TEST_DIRS = {"tests", "test", "testing", "__pycache__"}
 
 
@@ -263,8 +317,12 @@ def code_lines(root: Path, seed: int, half: str, limit: int) -> list[tuple[str, 
     `max_input_tokens = 272000` must stay as it is. Split by file; `limit` lines drawn with a fixed seed."""
     lines: list[tuple[str, str]] = []
     for path in sorted(root.rglob("*")):
-        if path.suffix not in _CODE_SUFFIXES or _TEST_DIRS & set(path.relative_to(root).parts[:-1]) \
-                or ".dist-info" in str(path) or not path.is_file():
+        if (
+            path.suffix not in _CODE_SUFFIXES
+            or _TEST_DIRS & set(path.relative_to(root).parts[:-1])
+            or ".dist-info" in str(path)
+            or not path.is_file()
+        ):
             continue
         key = str(path.relative_to(root))
         if half != "all" and half_of(key, seed) != half:
@@ -301,13 +359,13 @@ def score_false_alarms(system, texts: list[tuple[str, str]], misses: int) -> dic
     for key, text in texts:
         spans = [s for s in system.spans(text[:20000]) if s.kind in SECRET_KINDS or s.kind == "SECRET"]
         if spans:
-            alarms.append(f"{key}: {[text[s.start:s.end][:30] for s in spans][:3]} in {text[:100]!r}")
+            alarms.append(f"{key}: {[text[s.start : s.end][:30] for s in spans][:3]} in {text[:100]!r}")
     return {"rate": ratio(len(alarms), len(texts)), "n": f"{len(alarms)}/{len(texts)}", "examples": alarms[:misses]}
 
 
 def block_fully_removed(item: Item, spans: list[Span]) -> bool:
     survivors = render_kept(item.text, spans)
-    body = survivors[BEGIN.search(survivors).end():] if BEGIN.search(survivors) else survivors
+    body = survivors[BEGIN.search(survivors).end() :] if BEGIN.search(survivors) else survivors
     body = END.split(body)[0]
     return not B64_RUN.search(body.replace("PRIVATE", " ").replace("BEGIN", " "))
 
@@ -318,8 +376,11 @@ def score_secrets(system, items: list[Item], misses: int) -> dict:
     missed: list[str] = []
     false_alarms: list[str] = []
     for item in items:
-        spans = [s for s in system.spans(item.text, item.file) if s.kind in SECRET_KINDS or s.kind == "SECRET"
-                 or (system.name == "presidio")]
+        spans = [
+            s
+            for s in system.spans(item.text, item.file)
+            if s.kind in SECRET_KINDS or s.kind == "SECRET" or (system.name == "presidio")
+        ]
         detected = bool(spans)
         counts[(item.label, detected)] += 1
         if item.values:
@@ -340,13 +401,19 @@ def score_secrets(system, items: list[Item], misses: int) -> dict:
     fp = counts[("hard_negative", True)] + counts[("negative", True)]
     hard = counts[("hard_negative", True)] + counts[("hard_negative", False)]
     neg = counts[("negative", True)] + counts[("negative", False)]
-    result = {"recall": ratio(tp, tp + fn), "precision": ratio(tp, tp + fp),
-              "fpr_hard": ratio(counts[("hard_negative", True)], hard), "fpr_neg": ratio(counts[("negative", True)], neg),
-              "n": f"{tp + fn}/{hard}/{neg}",
-              "values": f"{counts['values_removed']}/{counts['valued']}",
-              "pem": f"{blocks['detected']}/{blocks['blocks']} found, {blocks['removed']} fully removed"}
-    result["by_file"] = (", ".join(f"{f} {n}" for f, n in missed_files.most_common(12)),
-                         ", ".join(f"{f} {n}" for f, n in alarm_files.most_common(12)))
+    result = {
+        "recall": ratio(tp, tp + fn),
+        "precision": ratio(tp, tp + fp),
+        "fpr_hard": ratio(counts[("hard_negative", True)], hard),
+        "fpr_neg": ratio(counts[("negative", True)], neg),
+        "n": f"{tp + fn}/{hard}/{neg}",
+        "values": f"{counts['values_removed']}/{counts['valued']}",
+        "pem": f"{blocks['detected']}/{blocks['blocks']} found, {blocks['removed']} fully removed",
+    }
+    result["by_file"] = (
+        ", ".join(f"{f} {n}" for f, n in missed_files.most_common(12)),
+        ", ".join(f"{f} {n}" for f, n in alarm_files.most_common(12)),
+    )
     if misses:
         result["missed"] = missed[:misses]
         result["false_alarms"] = false_alarms[:misses]
@@ -394,13 +461,18 @@ def score_pii(system, rows: list[dict], misses: int) -> dict:
         for s in pii_spans:
             ours[s.kind] += 1
             ours_ok[s.kind] += any(s.start < e and b < s.end for b, e, _ in row["gold"])
-            ours_same[s.kind] += any(s.start < e and b < s.end and GOLD_KIND.get(g) == s.kind for b, e, g in row["gold"])
+            ours_same[s.kind] += any(
+                s.start < e and b < s.end and GOLD_KIND.get(g) == s.kind for b, e, g in row["gold"]
+            )
     per_kind = {k: (total[k], found[k], full[k], ours[k], ours_ok[k], ours_same[k]) for k in (*STRUCTURED, "PERSON")}
     structured = sum(total[k] for k in STRUCTURED)
-    result = {"per_kind": per_kind,
-              "structured_recall": ratio(sum(found[k] for k in STRUCTURED), structured),
-              "structured_full": ratio(sum(full[k] for k in STRUCTURED), structured),
-              "negatives": ratio(negatives_hit, negatives), "n_neg": negatives}
+    result = {
+        "per_kind": per_kind,
+        "structured_recall": ratio(sum(found[k] for k in STRUCTURED), structured),
+        "structured_full": ratio(sum(full[k] for k in STRUCTURED), structured),
+        "negatives": ratio(negatives_hit, negatives),
+        "n_neg": negatives,
+    }
     if misses:
         result["missed"] = missed
     return result
@@ -418,20 +490,50 @@ def latency(redactor: PolicyRedactor, texts: list[str]) -> str:
 
     def summary(times: list[float]) -> str:
         times = sorted(times)
-        return (f"p50 {statistics.median(times):.2f} p95 {times[int(0.95 * (len(times) - 1))]:.2f} "
-                f"mean {statistics.fmean(times):.2f}")
+        return (
+            f"p50 {statistics.median(times):.2f} p95 {times[int(0.95 * (len(times) - 1))]:.2f} "
+            f"mean {statistics.fmean(times):.2f}"
+        )
 
     return f"CPU {summary(cpu)} | wall {summary(wall)} max {max(wall):.1f} ms over {len(texts)}"
 
 
-QUESTIONS = ["How do I connect to the VPN on my Mac?", "my outlook keeps asking for my password",
-             "the printer on floor 3 is not working", "how do I reset my password", "teams screen sharing is black",
-             "I can't log in to the wifi since this morning", "where do I request new software?",
-             "my laptop is really slow and the disk is full", "im on linux", "thanks, that worked!"]
+QUESTIONS = [
+    "How do I connect to the VPN on my Mac?",
+    "my outlook keeps asking for my password",
+    "the printer on floor 3 is not working",
+    "how do I reset my password",
+    "teams screen sharing is black",
+    "I can't log in to the wifi since this morning",
+    "where do I request new software?",
+    "my laptop is really slow and the disk is full",
+    "im on linux",
+    "thanks, that worked!",
+]
 
 
-LONG_PASTE_SHAPES = ["AKIA", "eyJ", "Ab1", "password=", "a=", "a:", "key: ", "pw: a ", "login(", "x_", "a.", "\t", "/a",
-                     "%3D", "a@", "'a',", "Ab1+/", "-", ":", "a\n"]
+LONG_PASTE_SHAPES = [
+    "AKIA",
+    "eyJ",
+    "Ab1",
+    "password=",
+    "a=",
+    "a:",
+    "key: ",
+    "pw: a ",
+    "login(",
+    "x_",
+    "a.",
+    "\t",
+    "/a",
+    "%3D",
+    "a@",
+    "'a',",
+    "Ab1+/",
+    "-",
+    ":",
+    "a\n",
+]
 
 
 def main() -> None:
@@ -441,25 +543,45 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=4)
     parser.add_argument("--misses", type=int, default=0, help="print up to N misses and false alarms per system")
     parser.add_argument("--systems", default="deskmate,detect-secrets,presidio")
-    parser.add_argument("--code", type=Path, default=Path(sysconfig.get_paths()["purelib"]),
-                        help="a folder of real code for the false-alarm check (default: the installed packages)")
-    parser.add_argument("--only", default="secrets,it,code,pii,names,latency",
-                        help="sections to run (comma-separated): secrets, it, code, pii, names, latency")
-    parser.add_argument("--code-lines", type=int, default=6000,
-                        help="lines drawn from --code (0: skip); the draw depends on what is installed there, which "
-                             "`make install` pins through constraints.txt")
+    parser.add_argument(
+        "--code",
+        type=Path,
+        default=Path(sysconfig.get_paths()["purelib"]),
+        help="a folder of real code for the false-alarm check (default: the installed packages)",
+    )
+    parser.add_argument(
+        "--only",
+        default="secrets,it,code,pii,names,latency",
+        help="sections to run (comma-separated): secrets, it, code, pii, names, latency",
+    )
+    parser.add_argument(
+        "--code-lines",
+        type=int,
+        default=6000,
+        help="lines drawn from --code (0: skip); the draw depends on what is installed there, which "
+        "`make install` pins through constraints.txt",
+    )
     args = parser.parse_args()
     sections = set(args.only.split(","))
     if args.misses and args.half != "tune":
-        parser.error("--misses shows what was missed so it can be tuned: only with --half tune "
-                     "(the report half stays blind)")
+        parser.error(
+            "--misses shows what was missed so it can be tuned: only with --half tune (the report half stays blind)"
+        )
 
-    items = [i for i in secret_items(args.data / "secrets_credsweeper_samples" / "credsweeper_lines_labeled.jsonl")
-             if args.half == "all" or half_of(i.file, args.seed) == args.half]
-    rows = [r for r in pii_rows(args.data / "pii_presidio_synth" / "synth_dataset_v2.json")
-            if args.half == "all" or half_of(f"template-{r['template_id']}", args.seed) == args.half]
-    print(f"half={args.half} seed={args.seed}: {len(items)} secret items "
-          f"({sum(i.is_block for i in items)} PEM blocks), {len(rows)} PII sentences")
+    items = [
+        i
+        for i in secret_items(args.data / "secrets_credsweeper_samples" / "credsweeper_lines_labeled.jsonl")
+        if args.half == "all" or half_of(i.file, args.seed) == args.half
+    ]
+    rows = [
+        r
+        for r in pii_rows(args.data / "pii_presidio_synth" / "synth_dataset_v2.json")
+        if args.half == "all" or half_of(f"template-{r['template_id']}", args.seed) == args.half
+    ]
+    print(
+        f"half={args.half} seed={args.seed}: {len(items)} secret items "
+        f"({sum(i.is_block for i in items)} PEM blocks), {len(rows)} PII sentences"
+    )
 
     builders = {"deskmate": Deskmate, "detect-secrets": PlainDetectSecrets, "presidio": PlainPresidio}
     systems = []
@@ -471,16 +593,28 @@ def main() -> None:
     secret_results = {}
     if "secrets" in sections:
         print_secrets(args, systems, items, secret_results)
-    it = [(key, text) for key, text in it_texts(args.data) if args.half == "all" or half_of(key, args.seed) == args.half]
+    it = [
+        (key, text) for key, text in it_texts(args.data) if args.half == "all" or half_of(key, args.seed) == args.half
+    ]
     shown = args.misses if args.half == "tune" else 0
     if "it" in sections:
-        print_false_alarms("REAL IT TEXT WITHOUT SECRETS (r/techsupport wiki paragraphs, Rasa helpdesk utterances, "
-                           "Amazon TV Q&A): texts that lost a 'secret'", systems, it, shown)
+        print_false_alarms(
+            "REAL IT TEXT WITHOUT SECRETS (r/techsupport wiki paragraphs, Rasa helpdesk utterances, "
+            "Amazon TV Q&A): texts that lost a 'secret'",
+            systems,
+            it,
+            shown,
+        )
     if args.code_lines and "code" in sections:
         code = code_lines(args.code, args.seed, args.half, args.code_lines)
-        print_false_alarms(f"REAL CODE AND DOCS (lines with a secret word from {args.code}, tests skipped): lines that "
-                           f"lost a 'secret' — nearly all false alarms (a few are documentation examples such as "
-                           f"password=\"tiger\")", systems, code, shown)
+        print_false_alarms(
+            f"REAL CODE AND DOCS (lines with a secret word from {args.code}, tests skipped): lines that "
+            f"lost a 'secret' — nearly all false alarms (a few are documentation examples such as "
+            f'password="tiger")',
+            systems,
+            code,
+            shown,
+        )
     if "pii" in sections:
         print_pii(args, systems, rows, secret_results)
     if "names" in sections:
@@ -489,7 +623,7 @@ def main() -> None:
         for system in systems:
             r = score_names(system, name_sentences())
             print(f"{system.name:16} {r['recall']:>7} {r['precision']:>9}  {r['wrong']}")
-            for line in r["examples"][:args.misses]:
+            for line in r["examples"][: args.misses]:
                 print("    taken for a name:", line)
     deskmate = next((s for s in systems if s.name == "deskmate"), None)
     if deskmate and "latency" in sections:
@@ -498,13 +632,17 @@ def main() -> None:
 
 def print_secrets(args, systems, items, secret_results) -> None:
     print("\nSECRETS (line level; PEM blocks as one item)   n = positives/hard negatives/negatives")
-    print(f"{'system':16} {'recall':>7} {'precision':>9} {'FPR hard':>8} {'FPR neg':>8}  {'n':>12}  "
-          f"{'values gone':>11}  PEM blocks")
+    print(
+        f"{'system':16} {'recall':>7} {'precision':>9} {'FPR hard':>8} {'FPR neg':>8}  {'n':>12}  "
+        f"{'values gone':>11}  PEM blocks"
+    )
     prose = [i for i in items if not i.file.startswith("doc_")]
     for system in systems:
         r = secret_results[system.name] = score_secrets(system, items, args.misses)
-        print(f"{system.name:16} {r['recall']:>7} {r['precision']:>9} {r['fpr_hard']:>8} {r['fpr_neg']:>8}  "
-              f"{r['n']:>12}  {r['values']:>11}  {r['pem']}")
+        print(
+            f"{system.name:16} {r['recall']:>7} {r['precision']:>9} {r['fpr_hard']:>8} {r['fpr_neg']:>8}  "
+            f"{r['n']:>12}  {r['values']:>11}  {r['pem']}"
+        )
     if args.half == "tune":  # the report half stays blind: totals only, nothing to tune against
         for name, r in secret_results.items():
             print(f"  {name}: misses by sample file: {r['by_file'][0]}")
@@ -512,22 +650,29 @@ def print_secrets(args, systems, items, secret_results) -> None:
     print("  without CredSweeper's doc_* samples (credentials in prose, which it reports only in --doc mode):")
     for system in systems:
         r = score_secrets(system, prose, 0)
-        print(f"{system.name:16} {r['recall']:>7} {r['precision']:>9} {r['fpr_hard']:>8} {r['fpr_neg']:>8}  "
-              f"{r['n']:>12}")
+        print(
+            f"{system.name:16} {r['recall']:>7} {r['precision']:>9} {r['fpr_hard']:>8} {r['fpr_neg']:>8}  {r['n']:>12}"
+        )
 
 
 def print_pii(args, systems, rows, secret_results) -> None:
-    print("\nPERSONAL DATA (span level)  found = a redacted range overlaps the gold span; "
-          "removed = none of its letters/digits survive; precision = our spans that overlap any gold span "
-          "(same kind: a gold span of the same kind — a name found on a street or a company is wrong)")
+    print(
+        "\nPERSONAL DATA (span level)  found = a redacted range overlaps the gold span; "
+        "removed = none of its letters/digits survive; precision = our spans that overlap any gold span "
+        "(same kind: a gold span of the same kind — a name found on a street or a company is wrong)"
+    )
     for system in systems:
         r = score_pii(system, rows, args.misses)
-        print(f"\n{system.name}: structured recall {r['structured_recall']} (fully removed {r['structured_full']}); "
-              f"sentences without PII that lost something: {r['negatives']} of {r['n_neg']}")
+        print(
+            f"\n{system.name}: structured recall {r['structured_recall']} (fully removed {r['structured_full']}); "
+            f"sentences without PII that lost something: {r['negatives']} of {r['n_neg']}"
+        )
         print(f"  {'kind':12} {'gold':>5} {'found':>7} {'removed':>8} {'precision':>10} {'same kind':>10}")
         for kind, (n, hit, whole, mine, mine_ok, mine_same) in r["per_kind"].items():
-            print(f"  {kind:12} {n:>5} {ratio(hit, n):>7} {ratio(whole, n):>8} {ratio(mine_ok, mine):>10} "
-                  f"{ratio(mine_same, mine):>10}")
+            print(
+                f"  {kind:12} {n:>5} {ratio(hit, n):>7} {ratio(whole, n):>8} {ratio(mine_ok, mine):>10} "
+                f"{ratio(mine_same, mine):>10}"
+            )
         for line in r.get("missed", []):
             print("    missed", line)
         if system.name in secret_results:
@@ -540,8 +685,9 @@ def print_latency(deskmate, items, rows, it) -> None:
     """ms per message under the default policies: memory (every chat message: secrets and structured personal
     data) and llm (also names: every prompt, every trace)."""
     print("\nLATENCY per message (this machine, shared; cache off)")
-    policy = RedactionPolicy(memory=frozenset({"EMAIL", "PHONE", "CREDIT_CARD", "IBAN", "US_SSN"}),
-                             llm=frozenset({"PERSON", "IP_ADDRESS"}))
+    policy = RedactionPolicy(
+        memory=frozenset({"EMAIL", "PHONE", "CREDIT_CARD", "IBAN", "US_SSN"}), llm=frozenset({"PERSON", "IP_ADDRESS"})
+    )
     engine = deskmate.redactor.engine
     memory = PolicyRedactor(engine, policy.kinds_for("memory"), cache_size=0)
     llm = PolicyRedactor(engine, policy.kinds_for("llm"), cache_size=0)

@@ -71,14 +71,20 @@ def _offer_of(kind: str) -> Callable[[dict], bool]:
     def right(out: dict) -> bool:
         offer = out.get("ticket_offer") or {}
         return out.get("action") == "create_ticket" and (
-            (out.get("ticket_event") == "offered" and offer.get("kind") == kind) or out.get("ticket_event") == "existing")
+            (out.get("ticket_event") == "offered" and offer.get("kind") == kind)
+            or out.get("ticket_event") == "existing"
+        )
+
     return right
 
 
 def _helps_with_a_problem(out: dict) -> bool:
     action = out.get("action")
-    return action in ("troubleshoot", "clarify") or (action == "answer" and bool(out.get("sources"))) or \
-        (action == "create_ticket" and out.get("ticket_event") in ("offered", "existing"))
+    return (
+        action in ("troubleshoot", "clarify")
+        or (action == "answer" and bool(out.get("sources")))
+        or (action == "create_ticket" and out.get("ticket_event") in ("offered", "existing"))
+    )
 
 
 def _kb_answer(out: dict) -> bool:
@@ -107,10 +113,20 @@ BEHAVIOURS: dict[str, Callable[[dict], bool]] = {
     "inform": _event("edited"),
 }
 RASA_INTENTS = {
-    "human_handoff": "handoff", "incident_status": "ticket_status", "open_incident": "problem",
-    "password_reset": "problem", "problem_email": "problem", "thank": "closing", "goodbye": "closing",
-    "greet": "greeting", "bot_challenge": "bot_challenge", "help": "capabilities", "out_of_scope": "out_of_scope",
-    "affirm": "affirm", "deny": "deny", "inform": "inform",
+    "human_handoff": "handoff",
+    "incident_status": "ticket_status",
+    "open_incident": "problem",
+    "password_reset": "problem",
+    "problem_email": "problem",
+    "thank": "closing",
+    "goodbye": "closing",
+    "greet": "greeting",
+    "bot_challenge": "bot_challenge",
+    "help": "capabilities",
+    "out_of_scope": "out_of_scope",
+    "affirm": "affirm",
+    "deny": "deny",
+    "inform": "inform",
 }
 
 
@@ -129,37 +145,46 @@ class Desk:
         from app.adapters.vector_index import ChromaVectorIndex, make_client
         from app.resources import answer_confidence, retrieval_config
         from app.settings import Settings
-        from graphs.context import IndexingContext, SupportContext
-        from graphs.indexing import build_indexing_graph
-        from graphs.support import build_support_graph
+        from graphs.indexing import IndexingContext, build_indexing_graph
+        from graphs.support import SupportContext, build_support_graph
 
         settings = Settings(_env_file=None, data_dir=Path(folder) / "data")
-        settings.data_dir.mkdir(parents=True, exist_ok=True)
+        settings.storage.data_dir.mkdir(parents=True, exist_ok=True)
         embedder = SentenceTransformerEmbedder()
         self.client = make_client("persistent", path=str(Path(folder) / "chroma"))
         index = HybridIndex(ChromaVectorIndex(self.client, "routing_bench"))
-        indexing = IndexingContext(embedder=embedder, index=index, parser=FileParser(),
-                                   chunk_max_tokens=settings.chunk_max_tokens)
+        indexing = IndexingContext(
+            embedder=embedder, index=index, parser=FileParser(), chunk_max_tokens=settings.ingestion.chunk_max_tokens
+        )
         graph = build_indexing_graph()
         for path in sorted((REPO / "kb").iterdir()):
             graph.invoke({"source": f"kb/{path.name}", "data": path.read_bytes()}, context=indexing)
         self.tickets = build_ticket_desk(settings)
         self.context = SupportContext(
-            embedder=embedder, index=index, lexical=index, redactor=redactors_from_settings(settings,
-                                                                                          in_use=("memory",))["memory"],
-            tickets=self.tickets, top_k=settings.top_k, candidate_k=settings.candidate_k, min_score=settings.min_score,
-            max_searches=settings.max_searches, retrieval=retrieval_config(settings), language=Py3LangidDetector(),
-            handoff_contact=settings.handoff_contact, **answer_confidence(settings))
+            embedder=embedder,
+            index=index,
+            lexical=index,
+            redactor=redactors_from_settings(settings, in_use=("memory",))["memory"],
+            tickets=self.tickets,
+            top_k=settings.retrieval.top_k,
+            candidate_k=settings.retrieval.candidate_k,
+            min_score=settings.retrieval.min_score,
+            max_searches=settings.retrieval.max_searches,
+            retrieval=retrieval_config(settings),
+            language=Py3LangidDetector(),
+            handoff_contact=settings.conversation.handoff_contact,
+            **answer_confidence(settings),
+        )
         self.graph = build_support_graph(InMemorySaver())
 
     def conversation(self, messages: Iterable[str]) -> dict:
         """Send the messages as one conversation; the state after the last one."""
-        from graphs.state import turn_input
+        from graphs.support import turn_input, turn_result
 
         config = {"configurable": {"thread_id": uuid.uuid4().hex, "user_id": f"bench-{uuid.uuid4().hex[:8]}"}}
         out: dict = {}
         for message in messages:
-            out = self.graph.invoke(turn_input(message), config, context=self.context)
+            out = turn_result(self.graph.invoke(turn_input(message), config, context=self.context))
         return out
 
     def close(self) -> None:
@@ -178,14 +203,26 @@ def run(desk: Desk, cases: list[tuple[str, str, str]]) -> dict:
         right = BEHAVIOURS[behaviour](out)
         hits[label].append(right)
         if not right:
-            misroutes.append({"label": label, "message": message, "got": (
-                f"{out.get('action')} act={_act(out) or '-'} event={out.get('ticket_event') or '-'}"
-                f" kind={(out.get('ticket_offer') or {}).get('kind', '-')} lang={out.get('language') or '-'}")})
+            misroutes.append(
+                {
+                    "label": label,
+                    "message": message,
+                    "got": (
+                        f"{out.get('action')} act={_act(out) or '-'} event={out.get('ticket_event') or '-'}"
+                        f" kind={(out.get('ticket_offer') or {}).get('kind', '-')} lang={out.get('language') or '-'}"
+                    ),
+                }
+            )
     per_label = {label: round(sum(v) / len(v), 3) for label, v in sorted(hits.items())}
     total = sum(len(v) for v in hits.values())
-    return {"overall": round(sum(sum(v) for v in hits.values()) / total, 3), "n": total,
-            "per_intent": per_label, "counts": {label: len(v) for label, v in sorted(hits.items())},
-            "misroutes": misroutes, "p50_ms": round(statistics.median(latencies), 1)}
+    return {
+        "overall": round(sum(sum(v) for v in hits.values()) / total, 3),
+        "n": total,
+        "per_intent": per_label,
+        "counts": {label: len(v) for label, v in sorted(hits.items())},
+        "misroutes": misroutes,
+        "p50_ms": round(statistics.median(latencies), 1),
+    }
 
 
 def rasa_cases(data_dir: Path) -> list[tuple[str, str, str]]:
@@ -228,7 +265,9 @@ def print_report(name: str, result: dict) -> None:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--data", type=Path, help="the evaluation data folder (holding intent_rasa_helpdesk_assistant/)")
+    parser.add_argument(
+        "--data", type=Path, help="the evaluation data folder (holding intent_rasa_helpdesk_assistant/)"
+    )
     parser.add_argument("--own", action="store_true", help="also run deskmate's own dev utterances (tune and check)")
     parser.add_argument("--json", action="store_true", help="also print the figures as one last line of JSON")
     args = parser.parse_args()

@@ -51,12 +51,22 @@ sys.path.insert(0, str(REPO / "bench"))
 from stack import Stack, embedded, server_mode  # noqa: E402  (bench/stack.py)
 
 from app.memory_profile import END_MARK  # noqa: E402
+
 QUESTIONS = [
-    "How do I connect to the VPN on my Mac?", "My printer won't print", "how do I reset my password",
-    "I lost my phone with the authenticator app", "where do I find my bitlocker recovery key",
-    "How do I map the shared drive on windows", "my mic doesn't work in teams", "How do I report a phishing email",
-    "how do I request software", "outlook is stuck in the outbox", "It's not working", "laptop is very slow",
-    "how do I find my MAC address", "how do I connect to wifi on ubuntu",
+    "How do I connect to the VPN on my Mac?",
+    "My printer won't print",
+    "how do I reset my password",
+    "I lost my phone with the authenticator app",
+    "where do I find my bitlocker recovery key",
+    "How do I map the shared drive on windows",
+    "my mic doesn't work in teams",
+    "How do I report a phishing email",
+    "how do I request software",
+    "outlook is stuck in the outbox",
+    "It's not working",
+    "laptop is very slow",
+    "how do I find my MAC address",
+    "how do I connect to wifi on ubuntu",
 ]
 FOLLOW_UPS = ["im on linux", "what about windows", "it still does not work", "yes", "no"]
 SEARCHES = ["vpn", "password reset", "printer", "mfa enrolment", "disk encryption"]
@@ -114,14 +124,20 @@ def client_loop(bases: list[str], recorder: Recorder, stop: threading.Event, see
         while not stop.is_set():
             turn += 1
             # round-robin over the replicas, request by request: a conversation's turns land on all of them
-            pick = lambda k: replicas[(seed + turn + k) % len(replicas)]  # noqa: E731
+            pick = lambda k: replicas[(seed + turn + k) % len(replicas)]  # noqa: E731, B023
             client = pick(0)
             first = _call(client, recorder, "POST", "/chat", turn=True, json={"message": rng.choice(QUESTIONS)})
             session = first.json().get("session_id") if first is not None and first.status_code == 200 else None
             for k in (1, 2):
                 if session and not stop.is_set():
-                    _call(pick(k), recorder, "POST", "/chat", turn=True,
-                          json={"message": rng.choice(FOLLOW_UPS), "session_id": session})
+                    _call(
+                        pick(k),
+                        recorder,
+                        "POST",
+                        "/chat",
+                        turn=True,
+                        json={"message": rng.choice(FOLLOW_UPS), "session_id": session},
+                    )
             _call(client, recorder, "POST", "/search", json={"query": rng.choice(SEARCHES)})
             _call(client, recorder, "GET", "/documents")
             _call(client, recorder, "GET", "/ready")
@@ -182,30 +198,47 @@ def main() -> int:
     parser.add_argument("--url", help="a running server (default: start one on a fresh data directory)")
     parser.add_argument("--data-dir", help="its data directory (with --url), for the size figures")
     parser.add_argument("--replicas", type=int, default=1, help="server mode: this many `deskmate serve` replicas")
-    parser.add_argument("--database", choices=("embedded", "postgres"), default="embedded",
-                        help="postgres: server mode (a scratch Postgres database and a `chroma run`)")
-    parser.add_argument("--session-idle-s", type=float, help="DESKMATE_SESSION_IDLE_DAYS, in seconds (default: 30 days)")
+    parser.add_argument(
+        "--database",
+        choices=("embedded", "postgres"),
+        default="embedded",
+        help="postgres: server mode (a scratch Postgres database and a `chroma run`)",
+    )
+    parser.add_argument(
+        "--session-idle-s", type=float, help="DESKMATE_SESSION_IDLE_DAYS, in seconds (default: 30 days)"
+    )
     parser.add_argument("--trace-max-mb", type=float, help="DESKMATE_TRACE_MAX_MB (default: 200)")
     parser.add_argument("--retention-interval-s", type=float, help="DESKMATE_RETENTION_INTERVAL_S (default: 600)")
-    parser.add_argument("--feedback-window-h", type=float,
-                        help="DESKMATE_FEEDBACK_VOTE_WINDOW_HOURS (default: 168)")
-    parser.add_argument("--keep-data", metavar="DIR",
-                        help="copy the data directory to DIR at the end (embedded), to see where the bytes went")
-    parser.add_argument("--tracemalloc", action="store_true",
-                        help="trace the server's allocations; print what grew between minute 1 and the end "
-                             "(so run 2 minutes or more: in a 1-minute run that is only the drain)")
+    parser.add_argument("--feedback-window-h", type=float, help="DESKMATE_FEEDBACK_VOTE_WINDOW_HOURS (default: 168)")
+    parser.add_argument(
+        "--keep-data",
+        metavar="DIR",
+        help="copy the data directory to DIR at the end (embedded), to see where the bytes went",
+    )
+    parser.add_argument(
+        "--tracemalloc",
+        action="store_true",
+        help="trace the server's allocations; print what grew between minute 1 and the end "
+        "(so run 2 minutes or more: in a 1-minute run that is only the drain)",
+    )
     args = parser.parse_args()
     server = args.database == "postgres" or args.replicas > 1
     if args.tracemalloc and (args.url or server):
-        parser.error("--tracemalloc traces the one embedded server it starts: leave out --url, --replicas and "
-                     "--database postgres")
+        parser.error(
+            "--tracemalloc traces the one embedded server it starts: leave out --url, --replicas and "
+            "--database postgres"
+        )
 
     with tempfile.TemporaryDirectory(prefix="deskmate-soak-") as scratch, ExitStack() as servers:
         trace_file = Path(scratch) / "tracemalloc.txt" if args.tracemalloc else None
         if args.url:
             pid = server_pid(args.url)
-            stack = Stack("given", [args.url.rstrip("/")], [psutil.Process(pid)] if pid else [],
-                          data_dirs=[Path(args.data_dir)] if args.data_dir else [])
+            stack = Stack(
+                "given",
+                [args.url.rstrip("/")],
+                [psutil.Process(pid)] if pid else [],
+                data_dirs=[Path(args.data_dir)] if args.data_dir else [],
+            )
         elif server:
             stack = servers.enter_context(server_mode(Path(scratch) / "server", args.replicas, retention_env(args)))
         else:
@@ -223,12 +256,17 @@ def data_bytes(stack: Stack) -> int:
 
 def soak(args: argparse.Namespace, stack: Stack, trace_file: Path | None = None) -> int:
     """Run the clients, sample every minute, print the table and the end-of-run figures; 1 on any error."""
-    print(f"soak: {args.clients} clients x {args.minutes:g} min against {', '.join(stack.urls)} "
-          f"({stack.name}, pids {', '.join(str(p.pid) for p in stack.replicas)})", flush=True)
+    print(
+        f"soak: {args.clients} clients x {args.minutes:g} min against {', '.join(stack.urls)} "
+        f"({stack.name}, pids {', '.join(str(p.pid) for p in stack.replicas)})",
+        flush=True,
+    )
     size_start = data_bytes(stack)
     recorder, stop = Recorder(), threading.Event()
-    threads = [threading.Thread(target=client_loop, args=(stack.urls, recorder, stop, i), daemon=True)
-               for i in range(args.clients)]
+    threads = [
+        threading.Thread(target=client_loop, args=(stack.urls, recorder, stop, i), daemon=True)
+        for i in range(args.clients)
+    ]
     for thread in threads:
         thread.start()
     samples = []  # (minute, [RSS MB], [(RssAnon, RssFile) MB], [open fds], data bytes), lists per replica
@@ -253,11 +291,13 @@ def soak(args: argparse.Namespace, stack: Stack, trace_file: Path | None = None)
     except (httpx.HTTPError, ValueError):
         pass
 
-    print(f"\n{'min':>3} {'requests':>8} {'errors':>6} {'p50 ms':>7} {'p95 ms':>7} {'RSS MB':>11} {'anon MB':>11} "
-          f"{'file MB':>11} {'open fds':>9} {'data MB':>8} {'KB/turn':>7}")
+    print(
+        f"\n{'min':>3} {'requests':>8} {'errors':>6} {'p50 ms':>7} {'p95 ms':>7} {'RSS MB':>11} {'anon MB':>11} "
+        f"{'file MB':>11} {'open fds':>9} {'data MB':>8} {'KB/turn':>7}"
+    )
     previous = size_start
     p95s = []
-    for (index, rss, split, fds, size) in samples:
+    for index, rss, split, fds, size in samples:
         bucket = recorder.minutes.get(index, {"latencies": [], "errors": 0, "turns": 0})
         lat = sorted(bucket["latencies"])
         p50 = statistics.median(lat) * 1000 if lat else 0.0
@@ -266,9 +306,11 @@ def soak(args: argparse.Namespace, stack: Stack, trace_file: Path | None = None)
         per_turn = (size - previous) / 1024 / max(bucket["turns"], 1)  # this minute's growth per chat turn
         previous = size
         anon, mapped = [a for a, _ in split], [f for _, f in split]
-        print(f"{index + 1:>3} {len(lat):>8} {bucket['errors']:>6} {p50:>7.0f} {p95:>7.0f} {_spread(rss, '.0f'):>11} "
-              f"{_spread(anon, '.0f'):>11} {_spread(mapped, '.0f'):>11} {_spread(fds, 'd'):>9} {size / 1e6:>8.2f} "
-              f"{per_turn:>7.1f}")
+        print(
+            f"{index + 1:>3} {len(lat):>8} {bucket['errors']:>6} {p50:>7.0f} {p95:>7.0f} {_spread(rss, '.0f'):>11} "
+            f"{_spread(anon, '.0f'):>11} {_spread(mapped, '.0f'):>11} {_spread(fds, 'd'):>9} {size / 1e6:>8.2f} "
+            f"{per_turn:>7.1f}"
+        )
     total = sum(len(b["latencies"]) for b in recorder.minutes.values())
     errors = sum(b["errors"] for b in recorder.minutes.values())
     print(f"\nrequests {total}, errors {errors}, chat turns {recorder.turns}")
@@ -277,34 +319,52 @@ def soak(args: argparse.Namespace, stack: Stack, trace_file: Path | None = None)
     if len(samples) >= 2:
         first, last = samples[0], samples[-1]
         if p95s[0]:
-            print(f"p95 minute 1 {p95s[0]:.0f} ms, last minute {p95s[-1]:.0f} ms "
-                  f"({(p95s[-1] - p95s[0]) / p95s[0] * 100:+.1f} %)")
+            print(
+                f"p95 minute 1 {p95s[0]:.0f} ms, last minute {p95s[-1]:.0f} ms "
+                f"({(p95s[-1] - p95s[0]) / p95s[0] * 100:+.1f} %)"
+            )
         for i, (rss0, rss1, fd0, fd1) in enumerate(zip(first[1], last[1], first[3], last[3])):
-            print(f"replica {i}: RSS after minute 1 {rss0:.1f} MB, at the end {rss1:.1f} MB "
-                  f"({(rss1 - rss0) / rss0 * 100:+.1f} %); open fds {fd0} -> {fd1}")
+            print(
+                f"replica {i}: RSS after minute 1 {rss0:.1f} MB, at the end {rss1:.1f} MB "
+                f"({(rss1 - rss0) / rss0 * 100:+.1f} %); open fds {fd0} -> {fd1}"
+            )
     if stack.data_dirs:
         env = {k: v for k, v in os.environ.items() if not k.startswith("DESKMATE_")} | retention_env(args)
         if stack.database_url:
             env["DESKMATE_DATABASE_URL"] = stack.database_url
-        vacuum = subprocess.run([sys.executable, "-m", "app.cli", "--data-dir", str(stack.data_dirs[0]), "db",
-                                 "vacuum"], cwd=REPO, capture_output=True, text=True, env=env)
+        vacuum = subprocess.run(
+            [sys.executable, "-m", "app.cli", "--data-dir", str(stack.data_dirs[0]), "db", "vacuum"],
+            cwd=REPO,
+            capture_output=True,
+            text=True,
+            env=env,
+        )
         print("retention pass (deskmate db vacuum):", vacuum.stdout.strip() or vacuum.stderr.strip())
         size_end = data_bytes(stack)
         per_turn = (size_end - size_start) / max(recorder.turns, 1)
         what = "Postgres + Chroma" if stack.database_url else "data dir"
-        print(f"{what} {size_start / 1e6:.2f} -> {size_end / 1e6:.2f} MB: {per_turn / 1024:.2f} KB per chat turn "
-              f"after retention")
+        print(
+            f"{what} {size_start / 1e6:.2f} -> {size_end / 1e6:.2f} MB: {per_turn / 1024:.2f} KB per chat turn "
+            f"after retention"
+        )
         if stack.database_url:
             print("SQLite table bytes: not applicable in server mode (those tables are in Postgres, counted above)")
         for path in [] if stack.database_url else sorted(stack.data_dirs[0].glob("*.sqlite")):
             tables = table_bytes(path)
-            print(f"  {path.name}: " + ", ".join(f"{table} {size / 1024:.0f} KB ({size / max(recorder.turns, 1):.0f} "
-                                                 f"B/turn)" for table, size in tables[:8]))
+            print(
+                f"  {path.name}: "
+                + ", ".join(
+                    f"{table} {size / 1024:.0f} KB ({size / max(recorder.turns, 1):.0f} B/turn)"
+                    for table, size in tables[:8]
+                )
+            )
     if getattr(args, "keep_data", None) and stack.data_dirs and not stack.database_url:
         shutil.copytree(stack.data_dirs[0], args.keep_data, dirs_exist_ok=True)
         print(f"data directory copied to {args.keep_data}")
-    print(f"machine load average at the end: {', '.join(f'{x:.2f}' for x in os.getloadavg())} "
-          f"(other programs share these {os.cpu_count()} cores)")
+    print(
+        f"machine load average at the end: {', '.join(f'{x:.2f}' for x in os.getloadavg())} "
+        f"(other programs share these {os.cpu_count()} cores)"
+    )
     return 1 if errors else 0
 
 

@@ -82,27 +82,35 @@ def deskmate_serve(data_dir: Path, log_path: Path, settings: dict[str, str]) -> 
     env = {k: v for k, v in os.environ.items() if not k.startswith(_CONFIG_PREFIXES)}
     env |= {"DESKMATE_DATA_DIR": str(data_dir), "DESKMATE_LOG_LEVEL": "WARNING"} | settings
     url = f"http://127.0.0.1:{port}"
-    with _process([sys.executable, "-m", "app.cli", "serve", "--port", str(port)], log_path, f"{url}/ready",
-                  env) as process:
+    with _process(
+        [sys.executable, "-m", "app.cli", "serve", "--port", str(port)], log_path, f"{url}/ready", env
+    ) as process:
         yield process, url
 
 
 @contextmanager
-def deskmate_worker(data_dir: Path, log_path: Path, settings: dict[str, str],
-                    timeout_s: float = 600) -> Iterator[subprocess.Popen]:
+def deskmate_worker(
+    data_dir: Path, log_path: Path, settings: dict[str, str], timeout_s: float = 600
+) -> Iterator[subprocess.Popen]:
     """A `deskmate worker` (server mode: it runs the jobs the replicas queue); yields once it logs that it is
     ready, and is stopped (SIGTERM: it hands a running job back) on exit."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(_CONFIG_PREFIXES)}
     env |= {"DESKMATE_DATA_DIR": str(data_dir), "DESKMATE_KB_DIR": ""} | settings
     with open(log_path, "ab") as log:
-        process = subprocess.Popen([sys.executable, "-m", "app.cli", "worker", "--poll", "0.2"], env=env, cwd=REPO,
-                                   stdout=log, stderr=subprocess.STDOUT)
+        process = subprocess.Popen(
+            [sys.executable, "-m", "app.cli", "worker", "--poll", "0.2"],
+            env=env,
+            cwd=REPO,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
     try:
         deadline = time.monotonic() + timeout_s
         while " ready:" not in log_path.read_text(errors="replace"):
             if process.poll() is not None:
-                sys.exit(f"deskmate worker exited with {process.returncode}: "
-                         f"{log_path.read_text(errors='replace')[-2000:]}")
+                sys.exit(
+                    f"deskmate worker exited with {process.returncode}: {log_path.read_text(errors='replace')[-2000:]}"
+                )
             if time.monotonic() > deadline:
                 sys.exit(f"deskmate worker not ready within {timeout_s:.0f} s")
             time.sleep(0.3)
@@ -117,8 +125,11 @@ def chroma_run(path: Path, log_path: Path) -> Iterator[tuple[subprocess.Popen, i
     if not chroma.exists():
         chroma = Path(shutil.which("chroma") or "chroma")
     port = free_port()
-    with _process([str(chroma), "run", "--path", str(path), "--host", "127.0.0.1", "--port", str(port)], log_path,
-                  f"http://127.0.0.1:{port}/api/v2/heartbeat") as process:
+    with _process(
+        [str(chroma), "run", "--path", str(path), "--host", "127.0.0.1", "--port", str(port)],
+        log_path,
+        f"http://127.0.0.1:{port}/api/v2/heartbeat",
+    ) as process:
         yield process, port
 
 
@@ -152,6 +163,7 @@ class Stack:
 
     def cpu_seconds(self) -> dict[str, float]:
         """User + system CPU seconds so far: the replicas together (with their parse workers), and the others."""
+
         def cpu(process: psutil.Process) -> float:
             total = 0.0
             for p in [process, *process.children(recursive=True)]:
@@ -161,6 +173,7 @@ class Stack:
                 except psutil.NoSuchProcess:
                     pass
             return total
+
         return {"deskmate": sum(cpu(p) for p in self.replicas)} | {k: cpu(p) for k, p in self.others.items()}
 
     def rss_mb(self) -> list[float]:
@@ -170,10 +183,15 @@ class Stack:
     def rss_split_mb(self) -> list[tuple[float, float]]:
         """Each replica's RSS in its two parts, (RssAnon, RssFile) in MB from /proc/PID/status: the heap (Python
         objects, native allocators, model tensors) and mapped files (libraries, model weights, index files)."""
+
         def split(process: psutil.Process) -> tuple[float, float]:
-            fields = dict(line.split(":", 1) for line in Path(f"/proc/{process.pid}/status").read_text().splitlines()
-                          if line.startswith(("RssAnon:", "RssFile:")))
+            fields = dict(
+                line.split(":", 1)
+                for line in Path(f"/proc/{process.pid}/status").read_text().splitlines()
+                if line.startswith(("RssAnon:", "RssFile:"))
+            )
             return tuple(int(fields.get(name, "0 kB").split()[0]) / 1024 for name in ("RssAnon", "RssFile"))
+
         return [split(p) for p in self.replicas]
 
     def open_files(self) -> list[int]:
@@ -197,8 +215,9 @@ def embedded(root: Path, settings: dict[str, str] | None = None) -> Iterator[Sta
 
 
 @contextmanager
-def server_mode(root: Path, replicas: int, settings: dict[str, str] | None = None, *,
-                workers: int = 0) -> Iterator[Stack]:
+def server_mode(
+    root: Path, replicas: int, settings: dict[str, str] | None = None, *, workers: int = 0
+) -> Iterator[Stack]:
     """`replicas` × `deskmate serve` on one scratch Postgres database and one `chroma run`. The first replica
     indexes the bundled KB; the others start after it, with no KB dir, and serve what it indexed. `workers`
     `deskmate worker` processes start after the replicas (in `others` as worker-0, worker-1 …)."""
@@ -206,10 +225,18 @@ def server_mode(root: Path, replicas: int, settings: dict[str, str] | None = Non
     with ExitStack() as stack:
         database_url = stack.enter_context(scratch_database())
         chroma, chroma_port = stack.enter_context(chroma_run(root / "chroma", root / "chroma.log"))
-        shared = {"DESKMATE_DATABASE_URL": database_url, "CHROMA_MODE": "server", "CHROMA_HOST": "127.0.0.1",
-                  "CHROMA_PORT": str(chroma_port)} | (settings or {})
-        result = Stack(f"postgres x{replicas}", others={"chroma": psutil.Process(chroma.pid)},
-                       database_url=database_url, chroma_dir=root / "chroma")
+        shared = {
+            "DESKMATE_DATABASE_URL": database_url,
+            "CHROMA_MODE": "server",
+            "CHROMA_HOST": "127.0.0.1",
+            "CHROMA_PORT": str(chroma_port),
+        } | (settings or {})
+        result = Stack(
+            f"postgres x{replicas}",
+            others={"chroma": psutil.Process(chroma.pid)},
+            database_url=database_url,
+            chroma_dir=root / "chroma",
+        )
         for i in range(replicas):
             own = {} if i == 0 else {"DESKMATE_KB_DIR": ""}
             data_dir = root / f"replica-{i}"

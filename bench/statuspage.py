@@ -28,13 +28,20 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import app  # noqa: E402,F401  (offline defaults)
 from app.adapters.status_page import StatuspageSource  # noqa: E402
-from graphs.records import StatusReport  # noqa: E402
-from graphs.state_status import StatusContext  # noqa: E402
-from graphs.status import build_status_graph  # noqa: E402
-from nodes.status import parse_summary  # noqa: E402
+from core.records import StatusReport  # noqa: E402
+from core.status import parse_summary  # noqa: E402
+from graphs.status import (
+    StatusContext,  # noqa: E402
+    build_status_graph,  # noqa: E402
+)
 
-FIELDS = ("status_indicator", "status_description", "non_operational_components", "active_incidents",
-          "scheduled_maintenances")
+FIELDS = (
+    "status_indicator",
+    "status_description",
+    "non_operational_components",
+    "active_incidents",
+    "scheduled_maintenances",
+)
 
 
 def as_index_row(report: StatusReport) -> dict[str, str]:
@@ -43,10 +50,13 @@ def as_index_row(report: StatusReport) -> dict[str, str]:
         "status_indicator": report["indicator"],
         "status_description": report["description"],
         "non_operational_components": "; ".join(
-            f"{c['name']}={c['status']}" for c in sorted(report["components"], key=lambda c: c["name"])
-            if c["status"] != "operational"),
-        "active_incidents": "; ".join(f"{i['name']} [status={i['status']}, impact={i['impact']}]"
-                                      for i in report["incidents"]),
+            f"{c['name']}={c['status']}"
+            for c in sorted(report["components"], key=lambda c: c["name"])
+            if c["status"] != "operational"
+        ),
+        "active_incidents": "; ".join(
+            f"{i['name']} [status={i['status']}, impact={i['impact']}]" for i in report["incidents"]
+        ),
         "scheduled_maintenances": "; ".join(f"{m['name']} [status={m['status']}]" for m in report["maintenances"]),
     }
 
@@ -137,8 +147,10 @@ def main() -> None:
     for category, size in sorted(category_size.items()):
         print(f"  {category:30s} {per_category[category]:3d}/{size}")
     ms = sorted(s * 1000 for s in seconds)
-    print(f"time per check: median {statistics.median(ms):.2f} ms, p95 {ms[int(0.95 * (len(ms) - 1))]:.2f} ms, "
-          f"max {ms[-1]:.2f} ms")
+    print(
+        f"time per check: median {statistics.median(ms):.2f} ms, p95 {ms[int(0.95 * (len(ms) - 1))]:.2f} ms, "
+        f"max {ms[-1]:.2f} ms"
+    )
     print(f"mismatches: {len(mismatches)}")
     for file, field, expected, got in mismatches:
         print(f"  {file} [{field}]\n    expected: {expected}\n    got:      {got}")

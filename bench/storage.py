@@ -29,15 +29,21 @@ from app.adapters.redactor import PatternRedactor  # noqa: E402
 from app.adapters.ticket_store import TicketStore  # noqa: E402
 from app.adapters.traces import TraceStore  # noqa: E402
 from app.storage import Database  # noqa: E402
-from graphs.records import TicketDraft  # noqa: E402
+from core.records import TicketDraft  # noqa: E402
 
 VECTOR = [0.1] * 384
 
 
 def draft() -> TicketDraft:
-    return TicketDraft(summary="VPN drops every few minutes", description="Disconnects.", priority="medium",
-                       topic="vpn", os="windows", steps_tried=[{"step": "Reconnect", "outcome": "failed"}],
-                       conversation=[{"role": "user", "content": "my vpn keeps disconnecting"}])
+    return TicketDraft(
+        summary="VPN drops every few minutes",
+        description="Disconnects.",
+        priority="medium",
+        topic="vpn",
+        os="windows",
+        steps_tried=[{"step": "Reconnect", "outcome": "failed"}],
+        conversation=[{"role": "user", "content": "my vpn keeps disconnecting"}],
+    )
 
 
 def timed(call, n: int) -> tuple[float, float]:
@@ -64,16 +70,26 @@ def measure(url: str, workdir: Path, n: int) -> dict[str, tuple[float, float]]:
             pass
 
     def trace(i):
-        traces.submit({"trace_id": ids[i], "graph": "support", "status": "ok", "started_ts": time.time(),
-                       "session_id": ids[i], "path": ["redact", "respond"], "input": {"query": "vpn"}})
+        traces.submit(
+            {
+                "trace_id": ids[i],
+                "graph": "support",
+                "status": "ok",
+                "started_ts": time.time(),
+                "session_id": ids[i],
+                "path": ["redact", "respond"],
+                "input": {"query": "vpn"},
+            }
+        )
         traces.flush(10)
 
     results = {
         "claim a new session": timed(lambda i: sessions.claim(ids[i], "alice"), n),
         "owner of a session": timed(lambda i: sessions.owner(ids[i]), n),
         "session lock take+release": timed(lock, n),
-        "alias add + forget": timed(lambda i: (sessions.add_alias(f"fp-{ids[i]}", ids[i]),
-                                               sessions.forget_aliases(ids[i])), n),
+        "alias add + forget": timed(
+            lambda i: (sessions.add_alias(f"fp-{ids[i]}", ids[i]), sessions.forget_aliases(ids[i])), n
+        ),
         "record an answer": timed(lambda i: feedback.record_answer(ids[i], ids[i], "vpn drops", chunk), n),
         "vote": timed(lambda i: feedback.vote(ids[i], ids[i], "up"), n),
         "raise a ticket": timed(lambda i: tickets.create(draft(), session_id=ids[i], user_id="alice"), n),
@@ -88,8 +104,12 @@ def measure(url: str, workdir: Path, n: int) -> dict[str, tuple[float, float]]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--database", choices=["sqlite", "postgres"], default="sqlite",
-                        help="postgres: measure a scratch Postgres database beside the embedded SQLite file")
+    parser.add_argument(
+        "--database",
+        choices=["sqlite", "postgres"],
+        default="sqlite",
+        help="postgres: measure a scratch Postgres database beside the embedded SQLite file",
+    )
     parser.add_argument("--admin-url", default="postgresql://postgres@127.0.0.1:5432/postgres")
     parser.add_argument("--n", type=int, default=200, help="calls per operation")
     args = parser.parse_args()
@@ -111,8 +131,10 @@ def main() -> int:
     header = f"{'operation (ms, p50 / p95)':34}" + "".join(f"{engine:>20}" for engine in columns)
     print(header)
     for operation in columns["sqlite"]:
-        print(f"{operation:34}" + "".join(f"{columns[e][operation][0]:>10.2f} / {columns[e][operation][1]:<7.2f}"
-                                          for e in columns))
+        print(
+            f"{operation:34}"
+            + "".join(f"{columns[e][operation][0]:>10.2f} / {columns[e][operation][1]:<7.2f}" for e in columns)
+        )
     return 0
 
 

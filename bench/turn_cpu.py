@@ -37,12 +37,29 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import app  # noqa: E402,F401  (offline defaults)
 from chat_latency import FOLLOW_UPS, QUESTIONS  # noqa: E402  (the same message mix)
+from it_questions import distinct_questions  # noqa: E402  (> 1,000 different questions)
 
-NODE_NAMES = ("redact", "classify", "translate", "embed_query", "retrieve", "decide", "check_status", "answer",
-              "clarify", "converse", "troubleshoot", "ticket", "search_tickets", "use_integration", "localize",
-              "respond")
+import app  # noqa: E402,F401  (offline defaults)
+
+NODE_NAMES = (
+    "redact",
+    "classify",
+    "translate",
+    "embed_query",
+    "retrieve",
+    "decide",
+    "check_status",
+    "answer",
+    "clarify",
+    "converse",
+    "troubleshoot",
+    "ticket",
+    "search_tickets",
+    "use_integration",
+    "localize",
+    "respond",
+)
 
 
 class Meter:
@@ -73,10 +90,18 @@ class Meter:
 
 def time_nodes(meter: Meter) -> None:
     """Replace the node functions graphs/support.py builds the graph from with timed ones (before it is built)."""
+    import dataclasses
+
     import graphs.support as support
 
-    for name in NODE_NAMES:  # each node is added under its function's name
-        setattr(support, name, meter.wrap(f"node {name}", getattr(support, name)))
+    for name in NODE_NAMES:  # the fixed nodes are added under their function's name
+        if callable(getattr(support, name, None)):
+            setattr(support, name, meter.wrap(f"node {name}", getattr(support, name)))
+    # the action nodes come from the registry's rows (nodes/support/actions.py): their steps, wrapped
+    rows = tuple(
+        dataclasses.replace(row, step=meter.wrap(f"node {row.node}", row.step)) for row in support.registered_actions()
+    )
+    support.registered_actions = lambda: rows
 
 
 def time_adapters(meter: Meter, resources) -> None:
@@ -93,13 +118,19 @@ def time_adapters(meter: Meter, resources) -> None:
         meter.wrap_method("session bookkeeping (claim, prune)", chat._sessions, name)
 
 
-def messages(turns: int, distinct: bool):
-    """(message, continues the previous turn's session) in chat_latency's order, for one client."""
+def messages(turns: int, distinct: bool, start: int = 0):
+    """(message, continues the previous turn's session): chat_latency's repeated mix, or with `distinct` a new
+    conversation with a question never asked before (bench/it_questions.py, from position `start`)."""
+    if distinct:
+        questions = distinct_questions()
+        if start + turns > len(questions):
+            sys.exit(f"only {len(questions)} distinct questions: ask for fewer --turns")
+        for text in questions[start : start + turns]:
+            yield text, False
+        return
     for i in range(turns):
         follow_up = i % 2 == 1
         text = FOLLOW_UPS[i % len(FOLLOW_UPS)] if follow_up else QUESTIONS[i % len(QUESTIONS)]
-        if distinct:
-            text = f"{text} (case {i})"
         yield text, follow_up
 
 
@@ -114,30 +145,31 @@ def thread_cpu() -> dict[str, float]:
     cpu: dict[str, float] = defaultdict(float)
     for thread in psutil.Process().threads():
         name = names.get(thread.id, "native")
-        cpu[name.split("-")[0] if name.startswith("ThreadPoolExecutor") else name] += thread.user_time + thread.system_time
+        cpu[name.split("-")[0] if name.startswith("ThreadPoolExecutor") else name] += (
+            thread.user_time + thread.system_time
+        )
     return cpu
 
 
-def run_turns(resources, turns: int, distinct: bool, meter: Meter) -> None:
-    from app.routers.chat import envelope
-    from app.routers.feedback import remember_answer
-
+def run_turns(resources, turns: int, distinct: bool, meter: Meter, start: int = 0) -> None:
     session = None
-    for text, follow_up in messages(turns, distinct):
-        turn = resources.chat.ask(text, session_id=session if follow_up else None)
+    for text, follow_up in messages(turns, distinct, start):
+        turn = resources.chat.ask(text, session_id=session if follow_up else None)  # records it for feedback too
         session = turn.session_id
         started = time.thread_time()
-        remember_answer(resources, turn)
-        envelope(turn).model_dump_json()
+        turn.envelope().model_dump_json()
         if meter.on:
-            meter.cpu["HTTP reply (feedback record, envelope, JSON)"] += time.thread_time() - started
+            meter.cpu["HTTP reply (envelope, JSON)"] += time.thread_time() - started
 
 
-def report(meter: Meter, turns: int, thread_s: float, process_s: float, wall_s: float,
-           threads: dict[str, float]) -> None:
+def report(
+    meter: Meter, turns: int, thread_s: float, process_s: float, wall_s: float, threads: dict[str, float]
+) -> None:
     per = 1000 / turns
-    print(f"{turns} turns: process CPU {process_s * per:.1f} ms/turn, turn thread {thread_s * per:.1f} ms/turn, "
-          f"wall {wall_s * per:.1f} ms/turn; load average {', '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    print(
+        f"{turns} turns: process CPU {process_s * per:.1f} ms/turn, turn thread {thread_s * per:.1f} ms/turn, "
+        f"wall {wall_s * per:.1f} ms/turn; load average {', '.join(f'{x:.2f}' for x in os.getloadavg())}"
+    )
     print(f"{'phase':<48} {'ms/turn':>8} {'share':>6} {'calls/turn':>10}")
 
     def row(label: str, seconds: float, calls: int | None = None) -> None:
@@ -149,19 +181,31 @@ def report(meter: Meter, turns: int, thread_s: float, process_s: float, wall_s: 
     for label in sorted(nodes, key=lambda k: -nodes[k]):
         row(label, nodes[label], meter.calls[label])
         if label == "node embed_query":
-            row("  embedding model (embed_query)", meter.cpu.get("  embedding model (embed_query)", 0.0),
-                meter.calls.get("  embedding model (embed_query)", 0))
+            row(
+                "  embedding model (embed_query)",
+                meter.cpu.get("  embedding model (embed_query)", 0.0),
+                meter.calls.get("  embedding model (embed_query)", 0),
+            )
         if label == "node retrieve":
             for sub in sorted(k for k in meter.cpu if k.startswith(("  Chroma", "  BM25"))):
                 row(sub, meter.cpu[sub], meter.calls[sub])
         if label == "node redact":
-            row("  redactor (memory)", meter.cpu.get("  redactor (memory)", 0.0),
-                meter.calls.get("  redactor (memory)", 0))
+            row(
+                "  redactor (memory)",
+                meter.cpu.get("  redactor (memory)", 0.0),
+                meter.calls.get("  redactor (memory)", 0),
+            )
     row("LangGraph (invoke minus nodes: channels, checkpoint, callbacks)", invoke - sum(nodes.values()))
     row("session bookkeeping (claim, prune)", meter.cpu.get("session bookkeeping (claim, prune)", 0.0))
-    row("HTTP reply (feedback record, envelope, JSON)", meter.cpu.get("HTTP reply (feedback record, envelope, JSON)", 0.0))
-    accounted = invoke + meter.cpu.get("session bookkeeping (claim, prune)", 0.0) + \
-        meter.cpu.get("HTTP reply (feedback record, envelope, JSON)", 0.0)
+    row(
+        "HTTP reply (envelope, JSON)",
+        meter.cpu.get("HTTP reply (envelope, JSON)", 0.0),
+    )
+    accounted = (
+        invoke
+        + meter.cpu.get("session bookkeeping (claim, prune)", 0.0)
+        + meter.cpu.get("HTTP reply (envelope, JSON)", 0.0)
+    )
     row("rest of the turn thread (session lock, run config, logging)", thread_s - accounted)
     row("other threads (trace writer, checkpoint writes, torch)", process_s - thread_s)
     for name, seconds in sorted(threads.items(), key=lambda item: -item[1]):
@@ -179,7 +223,8 @@ def main() -> int:
     if args.turns < 1:
         parser.error("--turns must be at least 1")
 
-    from app.resources import build_resources, sync_bundled_kb
+    from app.indexing_service import sync_bundled_kb
+    from app.resources import build_resources
     from app.settings import Settings
 
     meter = Meter()
@@ -192,8 +237,10 @@ def main() -> int:
         resources = build_resources(settings)
         try:
             counts = sync_bundled_kb(resources)
-            print(f"bundled KB: {sum(counts.values())} files, {resources.index.count()} chunks; torch threads "
-                  f"{getattr(settings, 'torch_threads', 'torch default')}; {'distinct messages' if args.distinct else 'chat_latency messages'}")
+            print(
+                f"bundled KB: {sum(counts.values())} files, {resources.index.count()} chunks; torch threads "
+                f"{settings.embeddings.torch_threads}; {'distinct messages' if args.distinct else 'chat_latency messages'}"
+            )
             time_adapters(meter, resources)
             run_turns(resources, 20, args.distinct, meter)  # warm-up: caches, pooled connections
             time.sleep(1.0)
@@ -207,7 +254,7 @@ def main() -> int:
             process0, thread0, wall0 = time.process_time(), time.thread_time(), time.perf_counter()
             if profile:
                 profile.enable()
-            run_turns(resources, args.turns, args.distinct, meter)
+            run_turns(resources, args.turns, args.distinct, meter, start=20)  # after the warm-up's questions
             if profile:
                 profile.disable()
             thread_s = time.thread_time() - thread0

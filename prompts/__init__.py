@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 from importlib import resources
 from string import Template
 
 
-@lru_cache(maxsize=None)
+@cache
 def load(name: str) -> Template:
     """The template `prompts/<name>.txt` (read once, on first use)."""
     return Template(resources.files(__name__).joinpath(f"{name}.txt").read_text(encoding="utf-8"))

@@ -13,8 +13,8 @@ import app  # noqa: F401  (sets the offline environment defaults before any mode
 from app.adapters.parsers import FileParser
 from app.adapters.redactor import PatternRedactor
 from app.settings import Settings
-from graphs.context import IndexingContext, SupportContext
-from graphs.indexing import build_indexing_graph
+from graphs.indexing import IndexingContext, build_indexing_graph
+from graphs.support import SupportContext
 from tests.fakes import HashingEmbedder, InMemoryIndex
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -77,7 +77,7 @@ def serve(make_settings):
     @contextmanager
     def run(settings=None, **overrides):
         application = create_app(settings or make_settings(**overrides))
-        with TestClient(application) as client:
+        with TestClient(application, base_url="http://localhost") as client:
             yield client
 
     return run
@@ -90,3 +90,24 @@ def postgres_url():
 
     with scratch_database() as url:
         yield url
+
+
+@pytest.fixture(scope="session")
+def onnx_model_cache(tmp_path_factory):
+    """The packaged MiniLM exported to ONNX (fp32, and the default precision) in a cache folder of this session,
+    copied from this machine's export cache when it holds them (a derived, checksummed copy, never an input)."""
+    from app.adapters.embeddings import packaged_model_path
+    from app.adapters.onnx_embeddings import ensure_onnx_model, shared_cache_dir
+
+    cache = tmp_path_factory.mktemp("onnx-cache")
+    for variant in ("fp32", Settings(_env_file=None).embeddings.embedding_onnx_variant):
+        ensure_onnx_model(packaged_model_path(), cache, variant, shared_cache_dir())
+    return cache
+
+
+@pytest.fixture(scope="session")
+def onnx_embedder(onnx_model_cache):
+    """The fp32 ONNX encoder: the one whose vectors equal torch's."""
+    from app.adapters.encoders import build_embedder
+
+    return build_embedder("onnx", cache_dir=onnx_model_cache, onnx_variant="fp32", query_cache_size=0, batch_threads=2)

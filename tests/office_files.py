@@ -24,8 +24,9 @@ def vpn_howto_docx(*, extra_step: str = "") -> bytes:
         document.add_paragraph(extra_step, style="List Number")
     document.add_heading("Token lifetimes", level=2)
     table = document.add_table(rows=3, cols=2)
-    for row, (kind, days) in zip(table.rows, [("Token type", "Lifetime"), ("Staff", "90 days"),
-                                              ("Contractor", "30 days")]):
+    for row, (kind, days) in zip(
+        table.rows, [("Token type", "Lifetime"), ("Staff", "90 days"), ("Contractor", "30 days")]
+    ):
         row.cells[0].text, row.cells[1].text = kind, days
     picture = io.BytesIO()
     _png(picture)
@@ -85,8 +86,9 @@ def asset_list_xlsx(rows: int = 3) -> bytes:
     return out.getvalue()
 
 
-def rewrite_package(data: bytes, *, replace: dict[str, bytes] | None = None,
-                    add: dict[str, bytes] | None = None) -> bytes:
+def rewrite_package(
+    data: bytes, *, replace: dict[str, bytes] | None = None, add: dict[str, bytes] | None = None
+) -> bytes:
     """The same package with parts replaced or added (how a hostile file differs from a real one)."""
     replace, add = replace or {}, add or {}
     out = io.BytesIO()
@@ -108,21 +110,32 @@ def macro_docm_named_docx() -> bytes:
     data = vpn_howto_docx()
     with zipfile.ZipFile(io.BytesIO(data)) as package:
         types = package.read("[Content_Types].xml").decode()
-    types = types.replace("application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml",
-                          "application/vnd.ms-word.document.macroEnabled.main+xml")
-    return rewrite_package(data, replace={"[Content_Types].xml": types.encode()},
-                           add={"word/vbaProject.bin": b"\xd0\xcf\x11\xe0" + b"Attribute VB_Name" * 10})
+    types = types.replace(
+        "application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml",
+        "application/vnd.ms-word.document.macroEnabled.main+xml",
+    )
+    return rewrite_package(
+        data,
+        replace={"[Content_Types].xml": types.encode()},
+        add={"word/vbaProject.bin": b"\xd0\xcf\x11\xe0" + b"Attribute VB_Name" * 10},
+    )
 
 
 def xlsx_with_external_link() -> bytes:
-    link = (b'<?xml version="1.0" encoding="UTF-8" standalone="yes"?>'
-            b'<externalLink xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main">'
-            b'<externalBook xmlns:r="http://schemas.openxmlformats.org/officeDocument/2006/relationships" r:id="rId1">'
-            b'<sheetNames><sheetName val="Secrets"/></sheetNames></externalBook></externalLink>')
-    rels = (b'<?xml version="1.0" encoding="UTF-8" standalone="yes"?>'
-            b'<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">'
-            b'<Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/'
-            b'externalLinkPath" Target="file:///\\\\fileserver\\finance\\salaries.xlsx" TargetMode="External"/>'
-            b'</Relationships>')
-    return rewrite_package(asset_list_xlsx(), add={"xl/externalLinks/externalLink1.xml": link,
-                                                   "xl/externalLinks/_rels/externalLink1.xml.rels": rels})
+    link = (
+        b'<?xml version="1.0" encoding="UTF-8" standalone="yes"?>'
+        b'<externalLink xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main">'
+        b'<externalBook xmlns:r="http://schemas.openxmlformats.org/officeDocument/2006/relationships" r:id="rId1">'
+        b'<sheetNames><sheetName val="Secrets"/></sheetNames></externalBook></externalLink>'
+    )
+    rels = (
+        b'<?xml version="1.0" encoding="UTF-8" standalone="yes"?>'
+        b'<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">'
+        b'<Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/'
+        b'externalLinkPath" Target="file:///\\\\fileserver\\finance\\salaries.xlsx" TargetMode="External"/>'
+        b"</Relationships>"
+    )
+    return rewrite_package(
+        asset_list_xlsx(),
+        add={"xl/externalLinks/externalLink1.xml": link, "xl/externalLinks/_rels/externalLink1.xml.rels": rels},
+    )

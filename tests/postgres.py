@@ -31,14 +31,17 @@ def scratch_database() -> Iterator[str]:
     from sqlalchemy.engine import make_url
 
     try:
-        admin = psycopg.connect(admin_url(), autocommit=True, connect_timeout=3)
+        # a net for a server that is not there, not a speed limit: connecting takes seconds on a busy machine
+        admin = psycopg.connect(admin_url(), autocommit=True, connect_timeout=30)
     except psycopg.OperationalError as exc:
         if os.environ.get("DESKMATE_REQUIRE_POSTGRES") == "1":
             pytest.fail(f"PostgreSQL is required (DESKMATE_REQUIRE_POSTGRES=1) but unreachable: {exc}")
         pytest.skip(f"no PostgreSQL server at {admin_url()}: {exc}")
     name = f"deskmate_test_{uuid.uuid4().hex[:12]}"
     with admin:
-        admin.execute(f'CREATE DATABASE "{name}"')
+        # from template0, which nobody connects to: a session on template1 (another run's, a developer's psql)
+        # would make CREATE DATABASE fail with "source database is being accessed by other users"
+        admin.execute(f'CREATE DATABASE "{name}" TEMPLATE template0')
         try:
             yield make_url(admin_url()).set(database=name).render_as_string(hide_password=False)
         finally:
@@ -63,7 +66,7 @@ class PrivatePostgres:
     def _run(self, *args: str) -> None:
         subprocess.run(self._prefix + list(args), check=True, capture_output=True, text=True, timeout=120)
 
-    def init(self) -> "PrivatePostgres":
+    def init(self) -> PrivatePostgres:
         self._run(_tool("initdb"), "-D", str(self.data), "-U", "postgres", "--auth=trust", "--no-sync")
         self.start()
         import psycopg

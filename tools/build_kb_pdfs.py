@@ -39,7 +39,7 @@ DEFAULT_OUT = ROOT / "kb"
 FONT = "Helvetica"
 TITLE_PT, H2_PT, H3_PT, BODY_PT = 18, 14, 12, 11
 BODY_LINE_H = 5.6  # mm, line height for 11 pt text
-FIXED_DATE = _dt.datetime(2025, 1, 1, tzinfo=_dt.timezone.utc)
+FIXED_DATE = _dt.datetime(2025, 1, 1, tzinfo=_dt.UTC)
 
 NUMBERED = re.compile(r"^(\d+)\.\s+(.*)$")
 BULLET = re.compile(r"^[-*]\s+(.*)$")
@@ -129,7 +129,7 @@ def build(src: Path, out_dir: Path) -> Path:
     except UnicodeEncodeError as exc:
         bad = text[exc.start : exc.end]
         line_no = text.count("\n", 0, exc.start) + 1
-        raise SystemExit(f"{src}:{line_no}: non-ASCII character {bad!r}; use plain ASCII")
+        raise SystemExit(f"{src}:{line_no}: non-ASCII character {bad!r}; use plain ASCII") from None
 
     blocks = parse(text)
     if not blocks or blocks[0][0] != "title":

@@ -1,1 +1,1 @@
-"""The only doors to the outside world; each implements a protocol from graphs/ports.py."""
+"""The only doors to the outside world; each implements a protocol from core/ports.py."""

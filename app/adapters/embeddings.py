@@ -9,9 +9,12 @@ import threading
 from collections import OrderedDict
 from functools import lru_cache
 from pathlib import Path
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
-from graphs.errors import EmbeddingError
+from core.errors import EmbeddingError
+
+if TYPE_CHECKING:
+    import numpy as np
 
 log = logging.getLogger(__name__)
 
@@ -62,8 +65,15 @@ def available_cores() -> int:
 class SentenceTransformerEmbedder:
     """Normalised embeddings, so cosine similarity is a dot product and scores are 0..1-ish."""
 
-    def __init__(self, model_path: str | Path | None = None, batch_size: int = 32, *, threads: int = 1,
-                 batch_threads: int = 0, query_cache_size: int = 1024) -> None:
+    def __init__(
+        self,
+        model_path: str | Path | None = None,
+        batch_size: int = 32,
+        *,
+        threads: int = 1,
+        batch_threads: int = 0,
+        query_cache_size: int = 1024,
+    ) -> None:
         limit_torch_threads(threads)
         # a question is embedded on `threads`, a batch of several texts (indexing) on `batch_threads`
         # (0: every core this process may run on); encodes are one at a time (`_lock`), so switching the
@@ -72,10 +82,14 @@ class SentenceTransformerEmbedder:
         self._batch_threads = batch_threads if batch_threads > 0 else available_cores()
         path = str(model_path or packaged_model_path())
         self.model_path = path
+        self.encoder = "torch"  # what made the vectors: a collection records it (never mixed with another's)
         self._model = _load_model(path)
         self._tokenizer = self._model.tokenizer
-        self.dimension = int(self._model.get_embedding_dimension() if hasattr(self._model, "get_embedding_dimension")
-                             else self._model.get_sentence_embedding_dimension())
+        self.dimension = int(
+            self._model.get_embedding_dimension()
+            if hasattr(self._model, "get_embedding_dimension")
+            else self._model.get_sentence_embedding_dimension()
+        )
         # what the model reads of a text (256 word pieces for MiniLM): a longer query or chunk is cut there,
         # never passed on whole (position embeddings end at 512, and a longer input fails the forward pass)
         self.max_tokens = int(self._model.max_seq_length)
@@ -85,7 +99,7 @@ class SentenceTransformerEmbedder:
         # way): its vector is kept (float32, 1.5 kB each, least recently used dropped first) so the model
         # runs once for it; the model is deterministic, so a kept vector is the one it would compute again.
         # Keyed by a hash of the text, like the redactor's cache: no question text is kept in memory.
-        self._query_cache: OrderedDict[bytes, object] = OrderedDict()
+        self._query_cache: OrderedDict[bytes, np.ndarray] = OrderedDict()  # text hash → its vector
         self._query_cache_size = max(0, query_cache_size)
         self._cache_lock = threading.Lock()
 
@@ -96,8 +110,13 @@ class SentenceTransformerEmbedder:
         with self._lock:
             limit_torch_threads(threads)
             try:
-                vectors = self._model.encode(list(texts), batch_size=self.batch_size, normalize_embeddings=True,
-                                             convert_to_numpy=True, show_progress_bar=False)
+                vectors = self._model.encode(
+                    list(texts),
+                    batch_size=self.batch_size,
+                    normalize_embeddings=True,
+                    convert_to_numpy=True,
+                    show_progress_bar=False,
+                )
             finally:
                 if threads != self._threads:
                     limit_torch_threads(self._threads)
@@ -113,8 +132,13 @@ class SentenceTransformerEmbedder:
                 self._query_cache.move_to_end(key)
         if vector is None:
             with self._lock:
-                vector = self._model.encode([text], batch_size=self.batch_size, normalize_embeddings=True,
-                                            convert_to_numpy=True, show_progress_bar=False)[0]
+                vector = self._model.encode(
+                    [text],
+                    batch_size=self.batch_size,
+                    normalize_embeddings=True,
+                    convert_to_numpy=True,
+                    show_progress_bar=False,
+                )[0]
             with self._cache_lock:
                 self._query_cache[key] = vector
                 while len(self._query_cache) > self._query_cache_size:

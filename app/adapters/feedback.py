@@ -9,8 +9,8 @@ query-blind penalty measurably hurt (bench/feedback.py). For a search, a chunk's
 max_multiplier ** ((up − down) / (up + down + 1)) over the similar votes: strictly inside
 [1/max, max] (0.5..2 by default) and 1.0 until `min_votes` similar votes exist. The vote table is
 cached in memory for `cache_s` seconds (a vote made here clears it at once).
-Implements graphs.ports.FeedbackSource. Votes attach to `doc_id:content_hash`
-(nodes.retrieval.feedback_key), so they survive a re-upload that leaves the passage unchanged.
+Implements core.ports.FeedbackSource. Votes attach to `doc_id:content_hash`
+(nodes.support.retrieval.feedback_key), so they survive a re-upload that leaves the passage unchanged.
 
 Storage is sized for one row per chat turn: a cited passage's key, id, label and source are written once
 (table `cited_chunks`, its id a content hash of the key), and an answer keeps only its question and those ids
@@ -27,7 +27,7 @@ import struct
 import threading
 import time
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, Callable, Literal, Sequence
 
@@ -35,8 +35,10 @@ import numpy as np
 from sqlalchemy import case, delete, func, select
 
 from app.storage import Database
-from app.storage.schema import answers, cited_chunks as cited_chunk_rows, votes
-from graphs.errors import UnknownMessage
+from app.storage.schema import answers, votes
+from app.storage.schema import cited_chunks as cited_chunk_rows
+from core.errors import UnknownMessage
+from core.records import RetrievedChunk, Source
 
 log = logging.getLogger(__name__)
 Rating = Literal["up", "down"]
@@ -61,12 +63,12 @@ def pack_refs(refs: Sequence[int]) -> bytes:
 
 def unpack_refs(packed: bytes | None) -> tuple[int, ...]:
     packed = bytes(packed or b"")
-    return struct.unpack(f">{len(packed) // REF_BYTES}q", packed[:len(packed) - len(packed) % REF_BYTES])
+    return struct.unpack(f">{len(packed) // REF_BYTES}q", packed[: len(packed) - len(packed) % REF_BYTES])
 
 
 @dataclass(frozen=True)
 class CitedChunk:
-    key: str  # nodes.retrieval.feedback_key
+    key: str  # nodes.support.retrieval.feedback_key
     chunk_id: str
     label: str  # "title › section", for the stats page
     source: str
@@ -81,7 +83,7 @@ class VoteResult:
 
 
 def _now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+    return datetime.now(UTC).isoformat(timespec="seconds")
 
 
 _UP = func.coalesce(func.sum(case((votes.c.rating == "up", 1), else_=0)), 0)
@@ -90,11 +92,19 @@ _VOTED = votes.join(answers, answers.c.message_id == votes.c.message_id)
 
 
 class FeedbackStore:
-    """Implements graphs.ports.FeedbackSource over the relational store; a path opens an SQLite file of its own."""
+    """Implements core.ports.FeedbackSource over the relational store; a path opens an SQLite file of its own."""
 
-    def __init__(self, db: Database | Path | str, *, embed: Callable[[str], Sequence[float]], min_votes: int = 3,
-                 max_multiplier: float = 1.2, similarity: float = 0.85, cache_s: float = 60.0,
-                 vote_window_s: float = DEFAULT_VOTE_WINDOW_S) -> None:
+    def __init__(
+        self,
+        db: Database | Path | str,
+        *,
+        embed: Callable[[str], Sequence[float]],
+        min_votes: int = 3,
+        max_multiplier: float = 1.2,
+        similarity: float = 0.85,
+        cache_s: float = 60.0,
+        vote_window_s: float = DEFAULT_VOTE_WINDOW_S,
+    ) -> None:
         if max_multiplier < 1.0:
             raise ValueError("max_multiplier must be at least 1.0")
         self.vote_window_s = vote_window_s
@@ -121,12 +131,24 @@ class FeedbackStore:
         refs = [chunk_ref(c.key) for c in unique]
         with self.db.begin() as conn:
             if unique:  # a passage's row is written by the first answer citing it; later ones only point at it
-                conn.execute(self.db.insert(cited_chunk_rows).on_conflict_do_nothing(),
-                             [{"id": ref, "key": c.key, "chunk_id": c.chunk_id, "label": c.label, "source": c.source}
-                              for ref, c in zip(refs, unique)])
-            conn.execute(self.db.insert(answers).values(
-                message_id=message_id, session_id=session_id, query=query[:MAX_QUERY_CHARS],
-                created_at=_now(), cited=pack_refs(refs)).on_conflict_do_nothing())
+                conn.execute(
+                    self.db.insert(cited_chunk_rows).on_conflict_do_nothing(),
+                    [
+                        {"id": ref, "key": c.key, "chunk_id": c.chunk_id, "label": c.label, "source": c.source}
+                        for ref, c in zip(refs, unique)
+                    ],
+                )
+            conn.execute(
+                self.db.insert(answers)
+                .values(
+                    message_id=message_id,
+                    session_id=session_id,
+                    query=query[:MAX_QUERY_CHARS],
+                    created_at=_now(),
+                    cited=pack_refs(refs),
+                )
+                .on_conflict_do_nothing()
+            )
         self._prune_if_due()
 
     def vote(self, message_id: str, session_id: str, rating: Rating, reason: str | None = None) -> VoteResult:
@@ -135,22 +157,32 @@ class FeedbackStore:
             raise ValueError("rating must be 'up' or 'down'")
         reason = (reason or "").strip()[:MAX_REASON_CHARS] or None
         with self.db.connect() as conn:
-            row = conn.execute(select(answers.c.session_id, answers.c.query, answers.c.cited)
-                               .where(answers.c.message_id == message_id)).first()
+            row = conn.execute(
+                select(answers.c.session_id, answers.c.query, answers.c.cited).where(answers.c.message_id == message_id)
+            ).first()
         if row is None or row[0] != session_id:
-            raise UnknownMessage(f"No assistant message '{message_id}' in session '{session_id}'. Use the "
-                                 "message_id and session_id of a /chat response (answers can be voted on for "
-                                 f"{self.vote_window_s / 3600:g} hours).")
+            raise UnknownMessage(
+                f"No assistant message '{message_id}' in session '{session_id}'. Use the "
+                "message_id and session_id of a /chat response (answers can be voted on for "
+                f"{self.vote_window_s / 3600:g} hours)."
+            )
         embedding = np.asarray(self._embed(row[1]), dtype=np.float32).tobytes()  # outside any transaction: ~15 ms
         now = _now()
         with self.db.begin() as conn:
             existed = conn.execute(select(votes.c.message_id).where(votes.c.message_id == message_id)).first()
-            statement = self.db.insert(votes).values(message_id=message_id, rating=rating, reason=reason,
-                                                     embedding=embedding, created_at=now, updated_at=now)
-            conn.execute(statement.on_conflict_do_update(
-                index_elements=[votes.c.message_id],
-                set_={"rating": statement.excluded.rating, "reason": statement.excluded.reason,
-                      "updated_at": statement.excluded.updated_at}))
+            statement = self.db.insert(votes).values(
+                message_id=message_id, rating=rating, reason=reason, embedding=embedding, created_at=now, updated_at=now
+            )
+            conn.execute(
+                statement.on_conflict_do_update(
+                    index_elements=[votes.c.message_id],
+                    set_={
+                        "rating": statement.excluded.rating,
+                        "reason": statement.excluded.reason,
+                        "updated_at": statement.excluded.updated_at,
+                    },
+                )
+            )
         with self._lock:
             self._cache = None  # the next search here sees this vote (other replicas within cache_s)
         return VoteResult("updated" if existed else "recorded", message_id, rating, len(unpack_refs(row[2])))
@@ -165,10 +197,13 @@ class FeedbackStore:
         """Forget answers nobody voted on once the vote window has passed, and the cited passages no
         remaining answer points at; returns how many answers went. Voted answers are kept."""
         window_s = self.vote_window_s if window_s is None else window_s
-        cutoff = (datetime.now(timezone.utc) - timedelta(seconds=window_s)).isoformat(timespec="seconds")
+        cutoff = (datetime.now(UTC) - timedelta(seconds=window_s)).isoformat(timespec="seconds")
         with self.db.begin() as conn:
-            removed = conn.execute(delete(answers).where(
-                answers.c.created_at < cutoff, answers.c.message_id.not_in(select(votes.c.message_id)))).rowcount
+            removed = conn.execute(
+                delete(answers).where(
+                    answers.c.created_at < cutoff, answers.c.message_id.not_in(select(votes.c.message_id))
+                )
+            ).rowcount
         if removed:
             self._forget_uncited()
             log.info("feedback: forgot %d unrated answer(s) older than %g hours", removed, window_s / 3600)
@@ -184,9 +219,12 @@ class FeedbackStore:
         for start in range(0, len(unused), batch):
             with self.db.begin() as conn:
                 # an answer written meanwhile may point at a passage listed as unused: keep those
-                fresh = {ref for (packed,) in conn.execute(select(answers.c.cited).where(answers.c.created_at >= started))
-                         for ref in unpack_refs(packed)}
-                gone = [ref for ref in unused[start:start + batch] if ref not in fresh]
+                fresh = {
+                    ref
+                    for (packed,) in conn.execute(select(answers.c.cited).where(answers.c.created_at >= started))
+                    for ref in unpack_refs(packed)
+                }
+                gone = [ref for ref in unused[start : start + batch] if ref not in fresh]
                 if gone:
                     conn.execute(delete(cited_chunk_rows).where(cited_chunk_rows.c.id.in_(gone)))
 
@@ -205,14 +243,20 @@ class FeedbackStore:
                 tallies.setdefault(ref, [0, 0])[rating != "up"] += 1
         return tallies
 
-    def _vote_table(self) -> "_VoteTable":
+    def _vote_table(self) -> _VoteTable:
         with self._lock:
             if self._cache is not None and time.monotonic() - self._cache_at < self.cache_s:
                 return self._cache
         with self.db.connect() as conn:
-            rows = [(ref, rating == "up", blob) for rating, blob, packed in conn.execute(
-                select(votes.c.rating, votes.c.embedding, answers.c.cited).select_from(_VOTED)
-                .where(votes.c.embedding.is_not(None))) for ref in unpack_refs(packed)]
+            rows = [
+                (ref, rating == "up", blob)
+                for rating, blob, packed in conn.execute(
+                    select(votes.c.rating, votes.c.embedding, answers.c.cited)
+                    .select_from(_VOTED)
+                    .where(votes.c.embedding.is_not(None))
+                )
+                for ref in unpack_refs(packed)
+            ]
         table = _VoteTable.build(rows)
         with self._lock:
             self._cache, self._cache_at = table, time.monotonic()
@@ -229,8 +273,11 @@ class FeedbackStore:
         for key, ref in wanted:
             rows = table.rows_of[ref]
             # element-wise, not a BLAS mat-vec: a few hundred rows, and no thread pool fighting the embedder's
-            counted = (np.ones(len(rows), dtype=bool) if query is None else
-                       (table.embeddings[rows] * query).sum(axis=1) >= self.similarity)
+            counted = (
+                np.ones(len(rows), dtype=bool)
+                if query is None
+                else (table.embeddings[rows] * query).sum(axis=1) >= self.similarity
+            )
             up = int(table.up[rows][counted].sum())
             factor = self.multiplier(up, int(counted.sum()) - up)
             if factor != 1.0:
@@ -240,22 +287,42 @@ class FeedbackStore:
     def stats(self) -> dict[str, Any]:
         with self.db.connect() as conn:
             up, down = conn.execute(select(_UP, _DOWN).select_from(votes)).one()
-            answers_recorded = conn.execute(select(func.count()).select_from(answers)).scalar()
+            answers_recorded = conn.execute(select(func.count()).select_from(answers)).scalar_one()
             tallies = self._tallies(conn)
             shown = [ref for ref, (u, d) in tallies.items() if u + d >= self.min_votes]
-            labels = {}
+            labels: dict[int, tuple[str, str, str, str]] = {}  # id → key, chunk_id, label, source
             for start in range(0, len(shown), 500):
-                labels |= {ref: (key, chunk_id, label, source) for ref, key, chunk_id, label, source in conn.execute(
-                    select(cited_chunk_rows.c.id, cited_chunk_rows.c.key, cited_chunk_rows.c.chunk_id,
-                           cited_chunk_rows.c.label, cited_chunk_rows.c.source)
-                    .where(cited_chunk_rows.c.id.in_(shown[start:start + 500])))}
+                labels |= {
+                    ref: (key, chunk_id, label, source)
+                    for ref, key, chunk_id, label, source in conn.execute(
+                        select(
+                            cited_chunk_rows.c.id,
+                            cited_chunk_rows.c.key,
+                            cited_chunk_rows.c.chunk_id,
+                            cited_chunk_rows.c.label,
+                            cited_chunk_rows.c.source,
+                        ).where(cited_chunk_rows.c.id.in_(shown[start : start + 500]))
+                    )
+                }
             reasons = conn.execute(
-                select(votes.c.rating, votes.c.reason, votes.c.updated_at).where(votes.c.reason.is_not(None))
-                .order_by(votes.c.updated_at.desc()).limit(TOP_LIST)).all()
-        adjusted = [
-            {"key": labels[ref][0], "chunk_id": labels[ref][1], "label": labels[ref][2], "source": labels[ref][3],
-             "up": u, "down": d, "multiplier": self.multiplier(u, d)}
-            for ref, (u, d) in tallies.items() if ref in labels]
+                select(votes.c.rating, votes.c.reason, votes.c.updated_at)
+                .where(votes.c.reason.is_not(None))
+                .order_by(votes.c.updated_at.desc())
+                .limit(TOP_LIST)
+            ).all()
+        adjusted: list[dict[str, Any]] = [
+            {
+                "key": labels[ref][0],
+                "chunk_id": labels[ref][1],
+                "label": labels[ref][2],
+                "source": labels[ref][3],
+                "up": u,
+                "down": d,
+                "multiplier": self.multiplier(u, d),
+            }
+            for ref, (u, d) in tallies.items()
+            if ref in labels
+        ]
         boosted = sorted((a for a in adjusted if a["multiplier"] > 1), key=lambda a: -a["multiplier"])
         penalised = sorted((a for a in adjusted if a["multiplier"] < 1), key=lambda a: a["multiplier"])
         return {
@@ -271,7 +338,9 @@ class FeedbackStore:
         }
 
 
-def cited_chunks(sources: Sequence[dict], retrieved: Sequence[dict], key_of) -> list[CitedChunk]:
+def cited_chunks(
+    sources: Sequence[Source], retrieved: Sequence[RetrievedChunk], key_of: Callable[[RetrievedChunk], str]
+) -> list[CitedChunk]:
     """The chunks an answer cited (its sources), with their feedback keys from the retrieved chunks."""
     by_id = {c["chunk_id"]: c for c in retrieved}
     cited = []
@@ -281,7 +350,6 @@ def cited_chunks(sources: Sequence[dict], retrieved: Sequence[dict], key_of) -> 
         label = f"{source['title']} › {source['section']}" if source.get("section") else source["title"]
         cited.append(CitedChunk(key=key, chunk_id=source["chunk_id"], label=label, source=source["source"]))
     return cited
-
 
 
 def _unit(vector: Sequence[float]) -> np.ndarray:
@@ -298,7 +366,7 @@ class _VoteTable:
     rows_of: dict[int, np.ndarray]  # chunk_ref(key) → row indices
 
     @classmethod
-    def build(cls, rows: list[tuple[int, bool, bytes]]) -> "_VoteTable":
+    def build(cls, rows: list[tuple[int, bool, bytes]]) -> _VoteTable:
         if not rows:
             return cls(np.zeros((0, 1), np.float32), np.zeros(0, bool), {})
         embeddings = np.stack([np.frombuffer(blob, dtype=np.float32) for _, _, blob in rows])
@@ -306,5 +374,8 @@ class _VoteTable:
         grouped: dict[int, list[int]] = {}
         for i, (key, _, _) in enumerate(rows):
             grouped.setdefault(key, []).append(i)
-        return cls(embeddings / np.where(norms == 0, 1, norms), np.array([bool(up) for _, up, _ in rows]),
-                   {k: np.array(v) for k, v in grouped.items()})
+        return cls(
+            embeddings / np.where(norms == 0, 1, norms),
+            np.array([bool(up) for _, up, _ in rows]),
+            {k: np.array(v) for k, v in grouped.items()},
+        )

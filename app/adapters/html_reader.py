@@ -9,18 +9,104 @@ from __future__ import annotations
 
 import re
 
-from graphs.records import Block
+from core.records import Block, BlockKind
 
-DROP_TAGS = ("script", "style", "noscript", "template", "iframe", "svg", "canvas", "nav", "footer",
-             "form", "button", "object", "embed", "head", "math", "applet", "frameset", "frame", "noembed",
-             "noframes", "xmp", "textarea", "select", "input", "audio", "video", "link", "meta", "base")
-_SPACED_TAGS = {"p", "div", "br", "li", "ul", "ol", "pre", "table", "tr", "td", "th", "h1", "h2", "h3", "h4", "h5",
-                "h6", "section", "article", "blockquote", "dt", "dd"}
-_BLOCK_TAGS = {"p", "div", "section", "article", "main", "header", "aside", "blockquote", "figure",
-               "figcaption", "dl", "dt", "dd", "details", "summary", "body", "html", "span", "center"}
+DROP_TAGS = (
+    "script",
+    "style",
+    "noscript",
+    "template",
+    "iframe",
+    "svg",
+    "canvas",
+    "nav",
+    "footer",
+    "form",
+    "button",
+    "object",
+    "embed",
+    "head",
+    "math",
+    "applet",
+    "frameset",
+    "frame",
+    "noembed",
+    "noframes",
+    "xmp",
+    "textarea",
+    "select",
+    "input",
+    "audio",
+    "video",
+    "link",
+    "meta",
+    "base",
+)
+_SPACED_TAGS = {
+    "p",
+    "div",
+    "br",
+    "li",
+    "ul",
+    "ol",
+    "pre",
+    "table",
+    "tr",
+    "td",
+    "th",
+    "h1",
+    "h2",
+    "h3",
+    "h4",
+    "h5",
+    "h6",
+    "section",
+    "article",
+    "blockquote",
+    "dt",
+    "dd",
+}
+_BLOCK_TAGS = {
+    "p",
+    "div",
+    "section",
+    "article",
+    "main",
+    "header",
+    "aside",
+    "blockquote",
+    "figure",
+    "figcaption",
+    "dl",
+    "dt",
+    "dd",
+    "details",
+    "summary",
+    "body",
+    "html",
+    "span",
+    "center",
+}
 # what ends a list item's first line: the item's text is what comes before it
-_ITEM_BREAKS = {"p", "div", "pre", "table", "ul", "ol", "blockquote", "dl", "figure", "details", "section",
-                "h1", "h2", "h3", "h4", "h5", "h6"}
+_ITEM_BREAKS = {
+    "p",
+    "div",
+    "pre",
+    "table",
+    "ul",
+    "ol",
+    "blockquote",
+    "dl",
+    "figure",
+    "details",
+    "section",
+    "h1",
+    "h2",
+    "h3",
+    "h4",
+    "h5",
+    "h6",
+}
 _NOT_TEXT = ("Comment", "Doctype", "Declaration", "ProcessingInstruction")
 
 
@@ -60,7 +146,9 @@ class _Walker:
     def __init__(self) -> None:
         self.blocks: list[Block] = []
 
-    def add(self, kind: str, text: str, *, level: int = 0, ordered: bool = False, item: int | None = None) -> None:
+    def add(
+        self, kind: BlockKind, text: str, *, level: int = 0, ordered: bool = False, item: int | None = None
+    ) -> None:
         if item is not None and kind != "list_item":
             self.blocks.append(Block(kind, text, level=item, in_list=True))
         else:
@@ -87,7 +175,7 @@ class _Walker:
             name = child.name.lower()
             if re.fullmatch(r"h[1-6]", name):
                 flush()
-                if (text := text_of(child)):
+                if text := text_of(child):
                     self.add("paragraph" if item is not None else "heading", text, level=int(name[1]), item=item)
             elif name in ("ul", "ol"):
                 flush()
@@ -97,7 +185,7 @@ class _Walker:
                 self.list_item(child, max(0, list_depth), ordered)
             elif name == "pre":
                 flush()
-                if (text := child.get_text().strip("\n")):
+                if text := child.get_text().strip("\n"):
                     self.add("code", text, item=item)
             elif name == "table":
                 flush()
@@ -118,8 +206,9 @@ class _Walker:
         from bs4 import Tag
 
         children = list(li.children)
-        split = next((i for i, c in enumerate(children) if isinstance(c, Tag) and c.name.lower() in _ITEM_BREAKS),
-                     len(children))
+        split = next(
+            (i for i, c in enumerate(children) if isinstance(c, Tag) and c.name.lower() in _ITEM_BREAKS), len(children)
+        )
         lead, rest = children[:split], children[split:]
         text = text_of_nodes(lead)
         if not text and rest and rest[0].name.lower() not in ("ul", "ol"):

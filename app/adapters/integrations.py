@@ -16,9 +16,9 @@ from urllib.parse import quote
 import httpx
 
 from app.adapters.bounded_http import BodyTooLarge, read_bounded
-from graphs.errors import IntegrationUnavailable
-from graphs.policy_config import IntegrationSpec
-from graphs.ports import IntegrationResult
+from core.errors import IntegrationUnavailable
+from core.policy_config import IntegrationSpec
+from core.ports import IntegrationResult
 
 log = logging.getLogger(__name__)
 MAX_QUERY_CHARS = 500  # of the (redacted) message put into a ${query} URL
@@ -35,8 +35,9 @@ class HttpIntegration:
         self._transport = transport
 
     def url_for(self, *, user: str, query: str) -> str:
-        return (self.spec.url.replace("${user}", quote(user, safe=""))
-                .replace("${query}", quote(query[:MAX_QUERY_CHARS], safe="")))
+        return self.spec.url.replace("${user}", quote(user, safe="")).replace(
+            "${query}", quote(query[:MAX_QUERY_CHARS], safe="")
+        )
 
     def fetch(self, *, user: str, query: str) -> IntegrationResult:
         started = time.monotonic()
@@ -45,7 +46,9 @@ class HttpIntegration:
         except httpx.TimeoutException:
             raise IntegrationUnavailable(f"{self.name} did not answer within {self.spec.timeout_s:g} s") from None
         except httpx.HTTPError as exc:
-            reason = type(exc).__name__ if isinstance(exc, httpx.ConnectError) else (str(exc).strip() or type(exc).__name__)
+            reason = (
+                type(exc).__name__ if isinstance(exc, httpx.ConnectError) else (str(exc).strip() or type(exc).__name__)
+            )
             raise IntegrationUnavailable(f"{self.name} could not be reached ({reason[:120]})") from None
         elapsed = round((time.monotonic() - started) * 1000, 1)
         if status == 404:
@@ -58,12 +61,15 @@ class HttpIntegration:
         deadline = time.monotonic() + self.spec.timeout_s
         headers = {"accept": "application/json, text/plain", "user-agent": "deskmate-integration"}
         headers.update(dict(self.spec.headers))
-        with httpx.Client(timeout=self.spec.timeout_s, follow_redirects=False, transport=self._transport,
-                          headers=headers) as client:
+        with httpx.Client(
+            timeout=self.spec.timeout_s, follow_redirects=False, transport=self._transport, headers=headers
+        ) as client:
             with client.stream("GET", url) as response:
                 if 300 <= response.status_code < 400:
-                    raise IntegrationUnavailable(f"{self.name} answered with a redirect, which deskmate does not "
-                                                 "follow (check its url in the configuration)")
+                    raise IntegrationUnavailable(
+                        f"{self.name} answered with a redirect, which deskmate does not "
+                        "follow (check its url in the configuration)"
+                    )
                 try:
                     body = read_bounded(response, max_bytes=self.spec.max_bytes, deadline=deadline)
                 except BodyTooLarge:

@@ -17,15 +17,15 @@ import logging
 import re
 import time
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 from http import HTTPStatus
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import httpx
 
-from graphs.errors import JiraError
-from graphs.records import Ticket
+from core.errors import JiraError
+from core.records import Ticket
 
 log = logging.getLogger(__name__)
 
@@ -68,17 +68,23 @@ def _noformat(text: str) -> str:
 
 def issue_summary(ticket: Ticket) -> str:
     summary = " ".join(ticket["summary"].split()) or f"deskmate ticket {ticket['id']}"
-    return summary if len(summary) <= _SUMMARY_CHARS else summary[:_SUMMARY_CHARS - 1] + "…"
+    return summary if len(summary) <= _SUMMARY_CHARS else summary[: _SUMMARY_CHARS - 1] + "…"
 
 
 def issue_description(ticket: Ticket) -> str:
     """Plain text (verbatim blocks) with the problem, the steps tried and the redacted conversation."""
     topic = re.sub(r"[\[\]{}|*_^~!]", " ", ticket["topic"]).strip()  # outside a verbatim block: no markup
-    header = (f"Raised by deskmate as ticket {ticket['id']}. Priority: {ticket['priority']}. "
-              f"OS: {ticket['os'] or 'unknown'}. Topic: {topic or '—'}.")
+    header = (
+        f"Raised by deskmate as ticket {ticket['id']}. Priority: {ticket['priority']}. "
+        f"OS: {ticket['os'] or 'unknown'}. Topic: {topic or '—'}."
+    )
     steps = "\n".join(f"{n}. {s['step']} — {s['outcome']}" for n, s in enumerate(ticket["steps_tried"], 1))
-    parts = [_noformat(ticket["description"] or ticket["summary"]), header,
-             "*Troubleshooting steps tried*", _noformat(steps or "none")]
+    parts = [
+        _noformat(ticket["description"] or ticket["summary"]),
+        header,
+        "*Troubleshooting steps tried*",
+        _noformat(steps or "none"),
+    ]
     budget = _DESCRIPTION_CHARS - sum(len(p) + 2 for p in parts) - 100
     lines: list[str] = []
     for message in reversed(ticket["conversation"]):  # newest first, so the end of the story survives
@@ -108,8 +114,8 @@ def _retry_after_s(value: str | None) -> float | None:
     except (TypeError, ValueError):
         return None
     if when.tzinfo is None:
-        when = when.replace(tzinfo=timezone.utc)
-    return max(0.0, (when - datetime.now(timezone.utc)).total_seconds())
+        when = when.replace(tzinfo=UTC)
+    return max(0.0, (when - datetime.now(UTC)).total_seconds())
 
 
 def _jira_detail(response: httpx.Response) -> str:
@@ -131,10 +137,19 @@ def _jira_detail(response: httpx.Response) -> str:
 class JiraClient:
     """Jira REST v2 over httpx. Basic auth (email:API token) for Jira Cloud, Bearer (PAT) for Server/DC."""
 
-    def __init__(self, base_url: str, project_key: str, token: str, *, email: str | None = None,
-                 issue_type: str = "Task", timeout_s: float = 10.0,
-                 priority_names: Sequence[str] | None = DEFAULT_PRIORITY_NAMES,
-                 transport: httpx.BaseTransport | None = None) -> None:
+    def __init__(
+        self,
+        base_url: str,
+        project_key: str,
+        token: str,
+        *,
+        email: str | None = None,
+        issue_type: str = "Task",
+        timeout_s: float = 10.0,
+        priority_names: Sequence[str] | None = DEFAULT_PRIORITY_NAMES,
+        transport: httpx.BaseTransport | None = None,
+        sleep: Callable[[float], None] = time.sleep,  # how a Retry-After wait is spent
+    ) -> None:
         if priority_names and len(priority_names) != len(PRIORITY_LEVELS):
             raise ValueError(f"priority_names needs {len(PRIORITY_LEVELS)} names (low, medium, high, critical)")
         self.base_url = base_url.rstrip("/")
@@ -147,9 +162,16 @@ class JiraClient:
         headers = {"accept": "application/json", "user-agent": "deskmate"}
         if not email:
             headers["authorization"] = f"Bearer {token}"
-        self._http = httpx.Client(base_url=self.base_url, auth=auth, headers=headers, timeout=timeout_s,
-                                  transport=transport, follow_redirects=False)
+        self._http = httpx.Client(
+            base_url=self.base_url,
+            auth=auth,
+            headers=headers,
+            timeout=timeout_s,
+            transport=transport,
+            follow_redirects=False,
+        )
         self._timeout_s = timeout_s
+        self._sleep = sleep
 
     def browse_url(self, key: str) -> str:
         return f"{self.base_url}/browse/{key}"
@@ -170,13 +192,15 @@ class JiraClient:
         key = created.get("key") if isinstance(created, dict) else None
         if not isinstance(key, str) or not _ISSUE_KEY.match(key):
             raise JiraError("Jira accepted the issue but returned no issue key.", status=None)
-        return JiraIssue(key=key, url=self.browse_url(key), summary=fields["summary"], status="",
-                         status_category="new")
+        return JiraIssue(key=key, url=self.browse_url(key), summary=fields["summary"], status="", status_category="new")
 
     def search(self, jql: str, *, max_results: int = MAX_SEARCH_RESULTS) -> list[JiraIssue]:
         """Issues matching `jql` (at most MAX_SEARCH_RESULTS, one call)."""
-        params = {"jql": jql, "maxResults": str(max(1, min(max_results, MAX_SEARCH_RESULTS))),
-                  "fields": "summary,status"}
+        params = {
+            "jql": jql,
+            "maxResults": str(max(1, min(max_results, MAX_SEARCH_RESULTS))),
+            "fields": "summary,status",
+        }
         try:
             body = self._request("GET", self._search_path, params=params)
         except JiraError as exc:
@@ -225,8 +249,13 @@ class JiraClient:
         fields = raw.get("fields") or {}
         status = fields.get("status") or {}
         category = (status.get("statusCategory") or {}).get("key", "")
-        return JiraIssue(key=raw["key"], url=self.browse_url(raw["key"]), summary=str(fields.get("summary") or ""),
-                         status=str(status.get("name") or ""), status_category=str(category or ""))
+        return JiraIssue(
+            key=raw["key"],
+            url=self.browse_url(raw["key"]),
+            summary=str(fields.get("summary") or ""),
+            status=str(status.get("name") or ""),
+            status_category=str(category or ""),
+        )
 
     @staticmethod
     def _key(key: str) -> str:
@@ -246,7 +275,7 @@ class JiraClient:
                 wait = _retry_after_s(response.headers.get("retry-after"))
                 if wait is not None and wait <= MAX_RETRY_AFTER_S:
                     log.info("Jira asked to retry %s %s after %.1f s", method, path, wait)
-                    time.sleep(wait)
+                    self._sleep(wait)
                     continue
             if response.is_success:
                 if response.status_code == 204 or not response.content:
@@ -254,8 +283,9 @@ class JiraClient:
                 try:
                     return response.json()
                 except ValueError as exc:
-                    raise JiraError(f"Jira answered {method} {path} with something that is not JSON.",
-                                    status=response.status_code) from exc
+                    raise JiraError(
+                        f"Jira answered {method} {path} with something that is not JSON.", status=response.status_code
+                    ) from exc
             raise JiraError(self._reason(response), status=response.status_code)
         raise AssertionError("unreachable")  # the loop returns or raises
 
@@ -281,6 +311,7 @@ class JiraClient:
 
 def _done_transition(transitions: list[dict]) -> dict | None:
     """The transition leading to a 'done' status: by status category first, then by a well-known name."""
+
     def category(t: dict) -> str:
         return str(((t.get("to") or {}).get("statusCategory") or {}).get("key", ""))
 

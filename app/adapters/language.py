@@ -18,12 +18,38 @@ log = logging.getLogger(__name__)
 # the languages deskmate tells apart: English, the eight it has fixed sentences for, and others common in
 # European offices (their speakers get the English notice) — a closed set keeps English from being mistaken
 # for a rare language that happens to share a word
-LANGUAGES: tuple[str, ...] = ("en", "de", "fr", "es", "it", "pt", "nl", "pl", "sv", "da", "no", "fi", "cs", "sk",
-                              "tr", "ro", "hu", "ru", "uk", "el", "ja", "zh", "ko", "ar", "he", "hi")
+LANGUAGES: tuple[str, ...] = (
+    "en",
+    "de",
+    "fr",
+    "es",
+    "it",
+    "pt",
+    "nl",
+    "pl",
+    "sv",
+    "da",
+    "no",
+    "fi",
+    "cs",
+    "sk",
+    "tr",
+    "ro",
+    "hu",
+    "ru",
+    "uk",
+    "el",
+    "ja",
+    "zh",
+    "ko",
+    "ar",
+    "he",
+    "hi",
+)
 
 
 class Py3LangidDetector:
-    """implements graphs.ports.LanguageDetector; the model (about 80 MB in memory) is loaded here, once."""
+    """implements core.ports.LanguageDetector; the model (about 80 MB in memory) is loaded here, once."""
 
     def __init__(self, languages: tuple[str, ...] = LANGUAGES) -> None:
         from py3langid.langid import MODEL_DIR, MODEL_FILE, LanguageIdentifier

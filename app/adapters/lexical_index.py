@@ -9,7 +9,7 @@ Chroma's manifest shows versions BM25 does not hold (another replica wrote, or a
 gap) the differing documents are re-read from Chroma. Lexical hits of a version that is not
 active are never returned, so readers see the old or the new document, never a mix.
 
-Measured choice (bench/retrieval.py, tv-dev): this BM25 with stemming and a stop list reached
+Measured choice (bench/retrieval.py, tv-dev): this BM25 with stemming and a stop list (core/text.py) reached
 nDCG@10 .829 alone versus .766 for bm25s with its defaults; bm25s has no incremental updates (a
 full re-index per write) and Chroma's local full-text search (`$contains`) does not rank.
 """
@@ -18,55 +18,28 @@ from __future__ import annotations
 
 import logging
 import math
-import re
 import threading
 import time
 from collections import Counter
 from contextlib import AbstractContextManager, nullcontext
-from typing import Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Sequence, cast
 
 import numpy as np
 
-from graphs.filters import CHUNK_LIST_FIELDS, RESTRICTED_FIELD, matches_where
-from graphs.records import ChunkRecord, QueryCoverage, RetrievedChunk
+from core.filters import CHUNK_LIST_FIELDS, RESTRICTED_FIELD, matches_where, may_read
+from core.records import ChunkRecord, QueryCoverage, RetrievedChunk
+from core.text import Tokenizer
+
+if TYPE_CHECKING:  # it imports this module's helpers
+    from app.adapters.lexical_postgres import PostgresBM25Index
 
 log = logging.getLogger(__name__)
 
 K1 = 0.9  # term-frequency saturation; tuned on tv-dev (0.7–1.2 within .005 nDCG)
 B = 0.4  # length normalisation; manual sections vary a lot in length, so less than the usual 0.75
-_WORD = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
-STOPWORDS = frozenset(
-    "a an the and or but if then than so to of in on at by for with from into onto about as is are was were be "
-    "been being am i me my mine we our us you your it its this that these those there here do does did doing "
-    "done have has had having can could should would will shall may might must not no nor yes ok okay please "
-    "what how why when where which who whom whose im ive dont doesnt cant wont just also very really any some "
-    "each more most again up out off over under".split()
-)
 LAG_GRACE_S = 10.0  # a shared index lagging Chroma this long had a writer die between the two writes
 BULK_READ_DOCS = 50  # more documents to re-read than this: one pass over all of Chroma's chunks instead
 _CHUNK_FIELDS = ("chunk_id", "doc_id", "title", "source", "section", "os", "chunk_index", "text")
-
-
-class Tokenizer:
-    """Lower-case words, stop words and single letters dropped, Snowball (Porter 2) stems ('connecting' ~
-    'connection'); a hyphenated word also counts joined ('wi-fi' → wi, fi, wifi), so 'wifi' finds 'Wi-Fi'."""
-
-    def __init__(self) -> None:
-        import Stemmer  # PyStemmer: C Snowball stemmers with a built-in cache
-
-        self._stemmer = Stemmer.Stemmer("english")
-        self._lock = threading.Lock()  # the stemmer's cache is not thread-safe
-
-    def __call__(self, text: str) -> list[str]:
-        words = []
-        for word in _WORD.findall(text.lower()):
-            if "-" in word:
-                words.extend(word.split("-"))
-                word = word.replace("-", "")
-            words.append(word)
-        words = [w for w in words if len(w) > 1 and w not in STOPWORDS]
-        with self._lock:
-            return self._stemmer.stemWords(words)
 
 
 def chunk_text_for_bm25(chunk: Mapping[str, Any]) -> str:
@@ -99,16 +72,19 @@ def lexical_record(chunk: Mapping[str, Any]) -> dict[str, Any]:
 
 def lexical_hit(record: Mapping[str, Any], score: float) -> RetrievedChunk:
     """A kept chunk as a search hit with its 0..1 BM25 share."""
-    hit = RetrievedChunk(**{k: record[k] for k in _CHUNK_FIELDS}, score=round(score, 4))
-    hit["lexical_score"] = hit["score"]
-    hit["origin"] = "lexical"
-    hit["content_hash"] = record.get("content_hash", "")
-    if record.get("role"):
-        hit["role"] = record["role"]
+    fields: dict[str, Any] = {k: record[k] for k in _CHUNK_FIELDS}
+    fields["score"] = round(score, 4)
+    fields["lexical_score"] = fields["score"]
+    fields["origin"] = "lexical"
+    fields["content_hash"] = record.get("content_hash", "")
+    for optional in ("role", "reader"):
+        if record.get(optional):
+            fields[optional] = record[optional]
     for field in CHUNK_LIST_FIELDS:
         if record.get(field):
-            hit[field] = list(record[field])
-    return hit
+            fields[field] = list(record[field])
+    # keys named by _CHUNK_FIELDS, ("role", "reader") and CHUNK_LIST_FIELDS: a dynamic set of RetrievedChunk keys
+    return cast(RetrievedChunk, fields)
 
 
 def article_chunk(record: Mapping[str, Any]) -> RetrievedChunk:
@@ -141,13 +117,24 @@ class BM25Index:
         self._values: dict[tuple[str, str], set[int]] = {}  # (context field, value) → rows
         self._restricted: set[int] = set()  # rows of documents with an audience
 
+    def _record(self, row: int) -> dict[str, Any]:
+        """The record of a row that _by_chunk or _by_doc names (only freed rows hold None)."""
+        record = self._rows[row]
+        assert record is not None, f"row {row} is indexed but was freed"
+        return record
+
     # --- writes -----------------------------------------------------------------------------
     def prepare(self, chunks: Sequence[ChunkRecord]) -> list[tuple[dict[str, Any], Counter]]:
         """The chunks' records and term counts (the CPU half of a write, done while a document is embedded)."""
         return [(lexical_record(c), Counter(self._tokenize(chunk_text_for_bm25(c)))) for c in chunks]
 
-    def replace_document(self, doc_id: str, version: str, chunks: Sequence[ChunkRecord],
-                         prepared: list[tuple[dict[str, Any], Counter]] | None = None) -> None:
+    def replace_document(
+        self,
+        doc_id: str,
+        version: str,
+        chunks: Sequence[ChunkRecord],
+        prepared: list[tuple[dict[str, Any], Counter]] | None = None,
+    ) -> None:
         """Make `chunks` the document's only content (the new version); `prepared`: `prepare(chunks)`."""
         prepared = prepared if prepared is not None else self.prepare(chunks)
         with self._lock:
@@ -193,7 +180,8 @@ class BM25Index:
         if rows is None:
             return False
         for row in rows:
-            record, terms = self._rows[row], self._row_terms[row]
+            record, terms = self._record(row), self._row_terms[row]
+            assert terms is not None, f"row {row} of {doc_id} is indexed but was freed"
             for term in terms:
                 postings = self._postings[term]
                 del postings[row]
@@ -226,8 +214,10 @@ class BM25Index:
             postings = self._postings.get(term)
             if not postings:
                 return None
-            cached = (np.fromiter(postings.keys(), np.int64, len(postings)),
-                      np.fromiter(postings.values(), np.float32, len(postings)))
+            cached = (
+                np.fromiter(postings.keys(), np.int64, len(postings)),
+                np.fromiter(postings.values(), np.float32, len(postings)),
+            )
             self._arrays[term] = cached
         return cached
 
@@ -265,10 +255,11 @@ class BM25Index:
         return {row for row, record in enumerate(self._rows) if record and matches_where(record, where)}
 
     def _hit(self, row: int, score: float) -> RetrievedChunk:
-        return lexical_hit(self._rows[row], score)
+        return lexical_hit(self._record(row), score)
 
-    def search(self, text: str, k: int, where: Mapping[str, Any] | None = None,
-               active: Mapping[str, str] | None = None) -> list[RetrievedChunk]:
+    def search(
+        self, text: str, k: int, where: Mapping[str, Any] | None = None, active: Mapping[str, str] | None = None
+    ) -> list[RetrievedChunk]:
         """Top `k` chunks with a BM25 score above zero; `active` (doc → version) drops other versions."""
         terms = self._tokenize(text)
         if not terms or k <= 0:
@@ -288,9 +279,14 @@ class BM25Index:
             hits = [h for h in hits if active.get(h["doc_id"]) == self._versions.get(h["doc_id"])]
         return hits
 
-    def search_scored(self, text: str, k: int, where: Mapping[str, Any] | None = None,
-                      active: Mapping[str, str] | None = None,
-                      chunk_ids: Sequence[str] = ()) -> tuple[list[RetrievedChunk], dict[str, float]]:
+    def search_scored(
+        self,
+        text: str,
+        k: int,
+        where: Mapping[str, Any] | None = None,
+        active: Mapping[str, str] | None = None,
+        chunk_ids: Sequence[str] = (),
+    ) -> tuple[list[RetrievedChunk], dict[str, float]]:
         """`search` and `lexical_scores(text, chunk_ids)` (one call for a retrieval; in process, just both)."""
         return self.search(text, k, where, active), self.lexical_scores(text, chunk_ids)
 
@@ -312,39 +308,52 @@ class BM25Index:
         terms = list(dict.fromkeys(self._tokenize(text)))
         with self._lock:
             dfs = {t: len(self._postings.get(t) or ()) for t in terms}
-            found = {doc_id: {t for t in terms if any(r in (self._postings.get(t) or ())
-                                                      for r in self._by_doc.get(doc_id, ()))} for doc_id in doc_ids}
+            found = {
+                doc_id: {
+                    t for t in terms if any(r in (self._postings.get(t) or ()) for r in self._by_doc.get(doc_id, ()))
+                }
+                for doc_id in doc_ids
+            }
             return coverage(terms, len(self._by_chunk), dfs, found)
 
-    def document_chunks(self, doc_id: str) -> list[RetrievedChunk]:
-        """Every chunk of a document's held version, in document order (score 0)."""
+    def document_chunks(self, doc_id: str, groups: frozenset[str] | None) -> list[RetrievedChunk]:
+        """Every chunk of a document's held version that `groups` may read, in document order (score 0)."""
         with self._lock:
-            rows = sorted(self._by_doc.get(doc_id, ()), key=lambda r: self._rows[r]["chunk_index"])
-            return [article_chunk(self._rows[row]) for row in rows]
+            rows = sorted(self._by_doc.get(doc_id, ()), key=lambda r: self._record(r)["chunk_index"])
+            return [
+                article_chunk(self._record(row))
+                for row in rows
+                if groups is None or may_read(self._record(row), groups)
+            ]
 
     def neighbours(self, chunk_id: str, radius: int) -> list[RetrievedChunk]:
         with self._lock:
             row = self._by_chunk.get(chunk_id)
             if row is None or radius <= 0:
                 return []
-            record = self._rows[row]
-            siblings = [self._rows[r] for r in self._by_doc.get(record["doc_id"], ())]
+            record = self._record(row)
+            siblings = [self._record(r) for r in self._by_doc.get(record["doc_id"], ())]
             wanted = range(record["chunk_index"] - radius, record["chunk_index"] + radius + 1)
-            found = [s for s in siblings if s["chunk_index"] in wanted and s["chunk_id"] != chunk_id
-                     and s["section"] == record["section"]]
-            return [self._hit(self._by_chunk[s["chunk_id"]], 0.0) for s in sorted(found, key=lambda s: s["chunk_index"])]
+            found = [
+                s
+                for s in siblings
+                if s["chunk_index"] in wanted and s["chunk_id"] != chunk_id and s["section"] == record["section"]
+            ]
+            return [
+                self._hit(self._by_chunk[s["chunk_id"]], 0.0) for s in sorted(found, key=lambda s: s["chunk_index"])
+            ]
 
 
 class HybridIndex:
     """Chroma (vectors, documents, the source of truth) with BM25 beside it, written through one door.
 
-    Implements graphs.ports.VectorIndex and graphs.ports.LexicalIndex.
+    Implements core.ports.VectorIndex and core.ports.LexicalIndex.
     """
 
-    def __init__(self, vector, lexical=None) -> None:
+    def __init__(self, vector, lexical: BM25Index | PostgresBM25Index | None = None) -> None:
         """`lexical`: a BM25Index (in-process, the default) or a PostgresBM25Index (shared by replicas)."""
         self.vector = vector
-        self.lexical = lexical or BM25Index()
+        self.lexical: BM25Index | PostgresBM25Index = lexical or BM25Index()
         self._write_lock = threading.RLock()
         self._staged: dict[str, Any] = {}  # chunk_id → lexical.prepare() of a staged chunk, until its switch
         self._staged_lock = threading.Lock()
@@ -399,8 +408,11 @@ class HybridIndex:
 
     def discard_staged(self, doc_id: str, version: str) -> None:
         with self._staged_lock:
-            for chunk_id in [i for i, (record, _) in self._staged.items()
-                             if record["doc_id"] == doc_id and record["version"] == version]:
+            for chunk_id in [
+                i
+                for i, (record, _) in self._staged.items()
+                if record["doc_id"] == doc_id and record["version"] == version
+            ]:
                 del self._staged[chunk_id]
         self.vector.discard_staged(doc_id, version)
 
@@ -432,8 +444,12 @@ class HybridIndex:
                 if doc_id in active:
                     self.lexical.replace_document(doc_id, active[doc_id], chunks)
             self._followed = active
-        log.info("lexical index rebuilt from Chroma: %d chunks of %d documents in %.0f ms",
-                 self.lexical.count(), len(by_doc), (time.perf_counter() - started) * 1000)
+        log.info(
+            "lexical index rebuilt from Chroma: %d chunks of %d documents in %.0f ms",
+            self.lexical.count(),
+            len(by_doc),
+            (time.perf_counter() - started) * 1000,
+        )
 
     def sync_lexical(self) -> int:
         """Bring a shared lexical index to Chroma's active versions; returns the documents re-read."""
@@ -444,9 +460,16 @@ class HybridIndex:
             brought = self._bring(_differing(held, active), active, recheck=True)
             self._followed = active
             if brought > BULK_READ_DOCS:  # a first start: the planner's statistics still describe empty tables
+                assert not isinstance(self.lexical, BM25Index), (
+                    "only a shared index is synced (reconcile rebuilds BM25)"
+                )
                 self.lexical.analyze()
-        log.info("lexical index in step with Chroma: %d of %d documents re-read in %.0f ms",
-                 brought, len(active), (time.perf_counter() - started) * 1000)
+        log.info(
+            "lexical index in step with Chroma: %d of %d documents re-read in %.0f ms",
+            brought,
+            len(active),
+            (time.perf_counter() - started) * 1000,
+        )
         return brought
 
     def _bring(self, doc_ids, active: Mapping[str, str], *, recheck: bool) -> int:
@@ -472,11 +495,15 @@ class HybridIndex:
             if version is None:
                 self.lexical.delete_document(doc_id)
             else:
-                chunks = read_all.get(doc_id, []) if read_all is not None else \
-                    list(self.vector.iter_chunks(doc_id=doc_id, version=version))
+                chunks = (
+                    read_all.get(doc_id, [])
+                    if read_all is not None
+                    else list(self.vector.iter_chunks(doc_id=doc_id, version=version))
+                )
                 self.lexical.replace_document(doc_id, version, chunks)
                 (log.debug if read_all is not None else log.info)(
-                    "lexical index followed %s to version %s (%d chunks)", doc_id, version, len(chunks))
+                    "lexical index followed %s to version %s (%d chunks)", doc_id, version, len(chunks)
+                )
             brought += 1
         return brought
 
@@ -510,8 +537,9 @@ class HybridIndex:
         active = self._follow_manifest()
         return self.lexical.search(text, k, where, active=active)
 
-    def search_scored(self, text: str, k: int, where: dict[str, Any] | None = None,
-                      chunk_ids: Sequence[str] = ()) -> tuple[list[RetrievedChunk], dict[str, float]]:
+    def search_scored(
+        self, text: str, k: int, where: dict[str, Any] | None = None, chunk_ids: Sequence[str] = ()
+    ) -> tuple[list[RetrievedChunk], dict[str, float]]:
         active = self._follow_manifest()
         return self.lexical.search_scored(text, k, where, active=active, chunk_ids=chunk_ids)
 
@@ -524,13 +552,12 @@ class HybridIndex:
     def neighbours(self, chunk_id: str, radius: int) -> list[RetrievedChunk]:
         return self.lexical.neighbours(chunk_id, radius)
 
-    def document_chunks(self, doc_id: str) -> list[RetrievedChunk]:
+    def document_chunks(self, doc_id: str, groups: frozenset[str] | None) -> list[RetrievedChunk]:
         self._follow_manifest()
-        return self.lexical.document_chunks(doc_id)
+        return self.lexical.document_chunks(doc_id, groups)
 
     def query_coverage(self, text: str, doc_ids: Sequence[str]) -> QueryCoverage:
         return self.lexical.query_coverage(text, doc_ids)
-
 
 
 def _differing(held: Mapping[str, str], active: Mapping[str, str]) -> list[str]:

@@ -27,12 +27,19 @@ from typing import Any, Iterator, Mapping, Sequence
 from sqlalchemy import text
 from sqlalchemy.engine import Connection
 
-from app.adapters.lexical_index import (B, K1, Tokenizer, article_chunk, chunk_text_for_bm25, coverage,
-                                        lexical_hit, lexical_record)
+from app.adapters.lexical_index import (
+    K1,
+    B,
+    article_chunk,
+    chunk_text_for_bm25,
+    coverage,
+    lexical_hit,
+    lexical_record,
+)
 from app.storage.database import Database
-from graphs.filters import CHUNK_LIST_FIELDS, RESTRICTED_FIELD
-from graphs.records import ChunkRecord, QueryCoverage, RetrievedChunk
-
+from core.filters import CHUNK_LIST_FIELDS, RESTRICTED_FIELD, may_read
+from core.records import ChunkRecord, QueryCoverage, RetrievedChunk
+from core.text import Tokenizer
 
 # a btree entry holds at most ~2.7 kB: a longer "word" (a pasted blob) is kept as its hash, in writes and
 # queries alike, so it still matches itself exactly
@@ -90,17 +97,20 @@ _TOP_K = "SELECT row_id, score FROM scored WHERE score > 0 ORDER BY score DESC, 
 @functools.lru_cache(maxsize=64)
 def _search_statement(condition: str):
     """The search for one filter shape (a handful per deployment), built and compiled once."""
-    return text(_SCORED.format(scored=_SCORE_ROWS.format(filter=condition)) +
-                "SELECT c.record, c.doc_id, c.version, s.score / best.score AS share "
-                f"FROM ({_TOP_K}) s "
-                "JOIN lexical_chunks c ON c.row_id = s.row_id CROSS JOIN best ORDER BY s.score DESC, s.row_id")
+    return text(
+        _SCORED.format(scored=_SCORE_ROWS.format(filter=condition))
+        + "SELECT c.record, c.doc_id, c.version, s.score / best.score AS share "
+        f"FROM ({_TOP_K}) s "
+        "JOIN lexical_chunks c ON c.row_id = s.row_id CROSS JOIN best ORDER BY s.score DESC, s.row_id"
+    )
 
 
 _LEXICAL_SCORES = text(
-    _SCORED.format(scored=_SCORE_IDS) +
-    "SELECT c.chunk_id, COALESCE(s.score, 0) / best.score AS share FROM lexical_chunks c "
+    _SCORED.format(scored=_SCORE_IDS)
+    + "SELECT c.chunk_id, COALESCE(s.score, 0) / best.score AS share FROM lexical_chunks c "
     "LEFT JOIN scored s ON s.row_id = c.row_id CROSS JOIN best "
-    "WHERE c.collection = :collection AND c.chunk_id = ANY(CAST(:ids AS text[]))")
+    "WHERE c.collection = :collection AND c.chunk_id = ANY(CAST(:ids AS text[]))"
+)
 
 
 @functools.lru_cache(maxsize=64)
@@ -108,15 +118,16 @@ def _search_scored_statement(condition: str):
     """A search and the shares of given chunks in one statement (one round trip, the query's weights computed
     once): the search's hits first, best first (part 0), then one row per given chunk that exists (part 1)."""
     return text(
-        _SCORED.format(scored=_SCORE_ROWS.format(filter=condition)) +
-        f", scored_ids AS ({_SCORE_IDS}), top AS ({_TOP_K}) "
+        _SCORED.format(scored=_SCORE_ROWS.format(filter=condition))
+        + f", scored_ids AS ({_SCORE_IDS}), top AS ({_TOP_K}) "
         "SELECT 0 AS part, c.record, c.doc_id, c.version, c.chunk_id, t.score / best.score AS share, "
         "t.score AS rank, t.row_id FROM top t JOIN lexical_chunks c ON c.row_id = t.row_id CROSS JOIN best "
         "UNION ALL "
         "SELECT 1, NULL, NULL, NULL, c.chunk_id, COALESCE(s.score, 0) / best.score, 0, c.row_id "
         "FROM lexical_chunks c LEFT JOIN scored_ids s ON s.row_id = c.row_id CROSS JOIN best "
         "WHERE c.collection = :collection AND c.chunk_id = ANY(CAST(:ids AS text[])) "
-        "ORDER BY part, rank DESC, row_id")
+        "ORDER BY part, rank DESC, row_id"
+    )
 
 
 def stored_term(term: str) -> str:
@@ -127,11 +138,11 @@ def stored_term(term: str) -> str:
 
 
 class UnsupportedFilter(ValueError):
-    """A `where` clause outside the subset graphs.filters produces."""
+    """A `where` clause outside the subset core.filters produces."""
 
 
 class _Where:
-    """graphs.filters' `where` language ($and, $or, $contains on list fields, restricted $ne) as SQL over the
+    """core.filters' `where` language ($and, $or, $contains on list fields, restricted $ne) as SQL over the
     postings alias `p`, with its bound parameters — the same rules as BM25Index._allowed_rows."""
 
     def __init__(self) -> None:
@@ -153,8 +164,10 @@ class _Where:
             return "(" + " OR ".join(parts) + ")" if parts else "FALSE"
         ((field, condition),) = where.items()
         if isinstance(condition, Mapping) and "$contains" in condition and field in CHUNK_LIST_FIELDS:
-            return (f"EXISTS (SELECT 1 FROM lexical_values v WHERE v.row_id = p.row_id AND v.field = "
-                    f"{self._param(field)} AND v.value = {self._param(condition['$contains'])})")
+            return (
+                f"EXISTS (SELECT 1 FROM lexical_values v WHERE v.row_id = p.row_id AND v.field = "
+                f"{self._param(field)} AND v.value = {self._param(condition['$contains'])})"
+            )
         if field == RESTRICTED_FIELD and isinstance(condition, Mapping) and "$ne" in condition:
             return "p.restricted" if condition["$ne"] is False else "NOT p.restricted"
         if field == RESTRICTED_FIELD and isinstance(condition, bool):
@@ -167,8 +180,9 @@ class PostgresBM25Index:
 
     shared = True  # every replica reads and writes the same index: HybridIndex syncs it, never rebuilds it
 
-    def __init__(self, database: Database, collection: str, tokenizer: Tokenizer | None = None, *,
-                 k1: float = K1, b: float = B) -> None:
+    def __init__(
+        self, database: Database, collection: str, tokenizer: Tokenizer | None = None, *, k1: float = K1, b: float = B
+    ) -> None:
         if not database.is_postgres:
             raise ValueError("the Postgres lexical index needs DESKMATE_DATABASE_URL=postgresql://…")
         self._db = database
@@ -188,17 +202,25 @@ class PostgresBM25Index:
         """The chunks' records and term counts (the CPU half of a write, done while a document is embedded)."""
         return [(lexical_record(c), Counter(self._terms(chunk_text_for_bm25(c)))) for c in chunks]
 
-    def replace_document(self, doc_id: str, version: str, chunks: Sequence[ChunkRecord],
-                         prepared: list[tuple[dict[str, Any], Counter]] | None = None) -> None:
+    def replace_document(
+        self,
+        doc_id: str,
+        version: str,
+        chunks: Sequence[ChunkRecord],
+        prepared: list[tuple[dict[str, Any], Counter]] | None = None,
+    ) -> None:
         """Make `chunks` the document's only content (the new version), in one transaction; `prepared`:
         `prepare(chunks)`."""
         prepared = prepared if prepared is not None else self.prepare(chunks)
         with self._db.begin() as conn:
             # the document's row first: a concurrent write of the same document waits here for this one
-            conn.execute(text(
-                "INSERT INTO lexical_documents (collection, doc_id, version) VALUES (:collection, :doc, :version) "
-                "ON CONFLICT (collection, doc_id) DO UPDATE SET version = excluded.version"),
-                {"collection": self.collection, "doc": doc_id, "version": version})
+            conn.execute(
+                text(
+                    "INSERT INTO lexical_documents (collection, doc_id, version) VALUES (:collection, :doc, :version) "
+                    "ON CONFLICT (collection, doc_id) DO UPDATE SET version = excluded.version"
+                ),
+                {"collection": self.collection, "doc": doc_id, "version": version},
+            )
             removed_chunks, removed_length, df_delta = self._remove_chunks(conn, doc_id)
             added_length = self._insert_chunks(conn, doc_id, version, prepared)
             for _, terms in prepared:
@@ -207,9 +229,10 @@ class PostgresBM25Index:
 
     def delete_document(self, doc_id: str) -> bool:
         with self._db.begin() as conn:
-            held = conn.execute(text(
-                "DELETE FROM lexical_documents WHERE collection = :collection AND doc_id = :doc RETURNING doc_id"),
-                {"collection": self.collection, "doc": doc_id}).first()
+            held = conn.execute(
+                text("DELETE FROM lexical_documents WHERE collection = :collection AND doc_id = :doc RETURNING doc_id"),
+                {"collection": self.collection, "doc": doc_id},
+            ).first()
             if held is None:
                 return False
             removed_chunks, removed_length, df_delta = self._remove_chunks(conn, doc_id)
@@ -227,41 +250,58 @@ class PostgresBM25Index:
     def _remove_chunks(self, conn: Connection, doc_id: str) -> tuple[int, int, Counter]:
         """Delete the document's chunks and postings: (chunks removed, their length, −1 per term per chunk)."""
         params: dict[str, Any] = {"collection": self.collection, "doc": doc_id}
-        rows = conn.execute(text(
-            "SELECT row_id, length FROM lexical_chunks WHERE collection = :collection AND doc_id = :doc"), params).all()
+        rows = conn.execute(
+            text("SELECT row_id, length FROM lexical_chunks WHERE collection = :collection AND doc_id = :doc"), params
+        ).all()
         df_delta: Counter = Counter()
         if rows:
             params["rows"] = [r.row_id for r in rows]
-            for (term,) in conn.execute(text(
-                    "DELETE FROM lexical_postings WHERE row_id = ANY(:rows) RETURNING term"), params):
+            for (term,) in conn.execute(
+                text("DELETE FROM lexical_postings WHERE row_id = ANY(:rows) RETURNING term"), params
+            ):
                 df_delta[term] -= 1
             conn.execute(text("DELETE FROM lexical_chunks WHERE row_id = ANY(:rows)"), params)  # values cascade
         return len(rows), sum(r.length for r in rows), df_delta
 
-    def _insert_chunks(self, conn: Connection, doc_id: str, version: str,
-                       prepared: list[tuple[dict[str, Any], Counter]]) -> int:
+    def _insert_chunks(
+        self, conn: Connection, doc_id: str, version: str, prepared: list[tuple[dict[str, Any], Counter]]
+    ) -> int:
         if not prepared:
             return 0
         lengths = [sum(terms.values()) for _, terms in prepared]
-        inserted = conn.execute(text(
-            "INSERT INTO lexical_chunks (collection, chunk_id, doc_id, version, chunk_index, length, restricted, "
-            "record) SELECT :collection, * FROM unnest(CAST(:ids AS text[]), CAST(:docs AS text[]), "
-            "CAST(:versions AS text[]), CAST(:indexes AS int[]), CAST(:lengths AS int[]), "
-            "CAST(:restricted AS bool[]), CAST(:records AS text[])) RETURNING row_id, chunk_id"),
-            {"collection": self.collection, "ids": [r["chunk_id"] for r, _ in prepared],
-             "docs": [doc_id] * len(prepared), "versions": [version] * len(prepared),
-             "indexes": [int(r["chunk_index"]) for r, _ in prepared], "lengths": lengths,
-             "restricted": [bool(r.get(RESTRICTED_FIELD)) for r, _ in prepared],
-             "records": [json.dumps(r) for r, _ in prepared]}).all()
+        inserted = conn.execute(
+            text(
+                "INSERT INTO lexical_chunks (collection, chunk_id, doc_id, version, chunk_index, length, restricted, "
+                "record) SELECT :collection, * FROM unnest(CAST(:ids AS text[]), CAST(:docs AS text[]), "
+                "CAST(:versions AS text[]), CAST(:indexes AS int[]), CAST(:lengths AS int[]), "
+                "CAST(:restricted AS bool[]), CAST(:records AS text[])) RETURNING row_id, chunk_id"
+            ),
+            {
+                "collection": self.collection,
+                "ids": [r["chunk_id"] for r, _ in prepared],
+                "docs": [doc_id] * len(prepared),
+                "versions": [version] * len(prepared),
+                "indexes": [int(r["chunk_index"]) for r, _ in prepared],
+                "lengths": lengths,
+                "restricted": [bool(r.get(RESTRICTED_FIELD)) for r, _ in prepared],
+                "records": [json.dumps(r) for r, _ in prepared],
+            },
+        ).all()
         row_of = {chunk_id: row_id for row_id, chunk_id in inserted}
-        cursor = conn.connection.driver_connection.cursor()  # COPY: a long manual has ~10^5 postings
+        driver = conn.connection.driver_connection
+        assert driver is not None  # a checked-out connection always has its psycopg connection
+        cursor = driver.cursor()  # COPY: a long manual has ~10^5 postings
         with cursor.copy("COPY lexical_postings (collection, term, row_id, tf, length, restricted) FROM STDIN") as copy:
             for (record, terms), length in zip(prepared, lengths):
                 row_id, restricted = row_of[record["chunk_id"]], bool(record.get(RESTRICTED_FIELD))
                 for term, tf in terms.items():
                     copy.write_row((self.collection, term, row_id, tf, length, restricted))
-        values = {(row_of[r["chunk_id"]], field, value) for r, _ in prepared
-                  for field in CHUNK_LIST_FIELDS for value in (r.get(field) or ())}
+        values = {
+            (row_of[r["chunk_id"]], field, value)
+            for r, _ in prepared
+            for field in CHUNK_LIST_FIELDS
+            for value in (r.get(field) or ())
+        }
         if values:
             with cursor.copy("COPY lexical_values (row_id, field, value) FROM STDIN") as copy:
                 for row in sorted(values):
@@ -271,21 +311,29 @@ class PostgresBM25Index:
     def _apply_stats(self, conn: Connection, chunks: int, length: int, df_delta: Counter) -> None:
         changed = sorted((t, d) for t, d in df_delta.items() if d)  # one lock order for every writer
         if changed:
-            conn.execute(text(
-                "INSERT INTO lexical_terms (collection, term, df) SELECT :collection, * FROM "
-                "unnest(CAST(:terms AS text[]), CAST(:deltas AS int[])) ORDER BY 1, 2 "
-                "ON CONFLICT (collection, term) DO UPDATE SET df = lexical_terms.df + excluded.df"),
-                {"collection": self.collection, "terms": [t for t, _ in changed], "deltas": [d for _, d in changed]})
+            conn.execute(
+                text(
+                    "INSERT INTO lexical_terms (collection, term, df) SELECT :collection, * FROM "
+                    "unnest(CAST(:terms AS text[]), CAST(:deltas AS int[])) ORDER BY 1, 2 "
+                    "ON CONFLICT (collection, term) DO UPDATE SET df = lexical_terms.df + excluded.df"
+                ),
+                {"collection": self.collection, "terms": [t for t, _ in changed], "deltas": [d for _, d in changed]},
+            )
             gone = [t for t, d in changed if d < 0]
             if gone:
-                conn.execute(text("DELETE FROM lexical_terms WHERE collection = :collection AND term = ANY(:terms) "
-                                  "AND df <= 0"), {"collection": self.collection, "terms": gone})
+                conn.execute(
+                    text("DELETE FROM lexical_terms WHERE collection = :collection AND term = ANY(:terms) AND df <= 0"),
+                    {"collection": self.collection, "terms": gone},
+                )
         if chunks or length:
-            conn.execute(text(
-                "INSERT INTO lexical_stats (collection, chunks, total_length) VALUES (:collection, :chunks, :length) "
-                "ON CONFLICT (collection) DO UPDATE SET chunks = lexical_stats.chunks + excluded.chunks, "
-                "total_length = lexical_stats.total_length + excluded.total_length"),
-                {"collection": self.collection, "chunks": chunks, "length": length})
+            conn.execute(
+                text(
+                    "INSERT INTO lexical_stats (collection, chunks, total_length) VALUES (:collection, :chunks, :length) "
+                    "ON CONFLICT (collection) DO UPDATE SET chunks = lexical_stats.chunks + excluded.chunks, "
+                    "total_length = lexical_stats.total_length + excluded.total_length"
+                ),
+                {"collection": self.collection, "chunks": chunks, "length": length},
+            )
 
     def analyze(self) -> None:
         """Refresh the planner's statistics of the lexical tables. After a start-up fill the tables went from
@@ -324,20 +372,29 @@ class PostgresBM25Index:
 
     def versions(self) -> dict[str, str]:
         with self._read() as conn:
-            return dict(conn.execute(text(
-                "SELECT doc_id, version FROM lexical_documents WHERE collection = :collection"),
-                {"collection": self.collection}).all())
+            return dict(
+                conn.execute(
+                    text("SELECT doc_id, version FROM lexical_documents WHERE collection = :collection"),
+                    {"collection": self.collection},
+                ).all()
+            )
 
     def count(self) -> int:
         with self._read() as conn:
-            return int(conn.execute(text("SELECT chunks FROM lexical_stats WHERE collection = :collection"),
-                                    {"collection": self.collection}).scalar() or 0)
+            return int(
+                conn.execute(
+                    text("SELECT chunks FROM lexical_stats WHERE collection = :collection"),
+                    {"collection": self.collection},
+                ).scalar()
+                or 0
+            )
 
-    def _params(self, terms: list[str], extra: Mapping[str, Any] = ()) -> dict[str, Any]:
-        return {"collection": self.collection, "terms": terms, "k1": self.k1, "b": self.b, **dict(extra)}
+    def _params(self, terms: list[str], extra: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        return {"collection": self.collection, "terms": terms, "k1": self.k1, "b": self.b, **(extra or {})}
 
-    def search(self, text_: str, k: int, where: Mapping[str, Any] | None = None,
-               active: Mapping[str, str] | None = None) -> list[RetrievedChunk]:
+    def search(
+        self, text_: str, k: int, where: Mapping[str, Any] | None = None, active: Mapping[str, str] | None = None
+    ) -> list[RetrievedChunk]:
         """Top `k` chunks with a BM25 score above zero; `active` (doc → version) drops other versions."""
         terms = self._query_terms(text_)
         if not terms or k <= 0:
@@ -346,12 +403,20 @@ class PostgresBM25Index:
         condition = clause.sql(where)
         with self._read() as conn:
             rows = conn.execute(_search_statement(condition), self._params(terms, {"k": k, **clause.params})).all()
-        return [lexical_hit(json.loads(row.record), float(row.share)) for row in rows
-                if active is None or active.get(row.doc_id) == row.version]
+        return [
+            lexical_hit(json.loads(row.record), float(row.share))
+            for row in rows
+            if active is None or active.get(row.doc_id) == row.version
+        ]
 
-    def search_scored(self, text_: str, k: int, where: Mapping[str, Any] | None = None,
-                      active: Mapping[str, str] | None = None,
-                      chunk_ids: Sequence[str] = ()) -> tuple[list[RetrievedChunk], dict[str, float]]:
+    def search_scored(
+        self,
+        text_: str,
+        k: int,
+        where: Mapping[str, Any] | None = None,
+        active: Mapping[str, str] | None = None,
+        chunk_ids: Sequence[str] = (),
+    ) -> tuple[list[RetrievedChunk], dict[str, float]]:
         """`search` and `lexical_scores(text_, chunk_ids)` in one statement: a retrieval needs the BM25 share of
         its dense candidates the search did not return."""
         terms = self._query_terms(text_)
@@ -360,10 +425,15 @@ class PostgresBM25Index:
         clause = _Where()
         condition = clause.sql(where)
         with self._read() as conn:
-            rows = conn.execute(_search_scored_statement(condition),
-                                self._params(terms, {"k": k, "ids": list(chunk_ids), **clause.params})).all()
-        hits = [lexical_hit(json.loads(row.record), float(row.share)) for row in rows
-                if row.part == 0 and (active is None or active.get(row.doc_id) == row.version)]
+            rows = conn.execute(
+                _search_scored_statement(condition),
+                self._params(terms, {"k": k, "ids": list(chunk_ids), **clause.params}),
+            ).all()
+        hits = [
+            lexical_hit(json.loads(row.record), float(row.share))
+            for row in rows
+            if row.part == 0 and (active is None or active.get(row.doc_id) == row.version)
+        ]
         return hits, {row.chunk_id: round(float(row.share), 4) for row in rows if row.part == 1}
 
     def lexical_scores(self, text_: str, chunk_ids: Sequence[str]) -> dict[str, float]:
@@ -379,41 +449,63 @@ class PostgresBM25Index:
         terms = list(dict.fromkeys(self._terms(text_)))[:MAX_QUERY_TERMS]
         params = {"collection": self.collection, "terms": terms, "docs": list(doc_ids)}
         with self._read() as conn:
-            n = conn.execute(text("SELECT chunks FROM lexical_stats WHERE collection = :collection"),
-                             params).scalar() or 0
-            dfs = dict(conn.execute(text(
-                "SELECT term, df FROM lexical_terms WHERE collection = :collection AND term = ANY(:terms)"),
-                params).all()) if terms else {}
+            n = (
+                conn.execute(text("SELECT chunks FROM lexical_stats WHERE collection = :collection"), params).scalar()
+                or 0
+            )
+            dfs: dict[str, int] = (
+                dict(
+                    conn.execute(
+                        text(
+                            "SELECT term, df FROM lexical_terms WHERE collection = :collection AND term = ANY(:terms)"
+                        ),
+                        params,
+                    ).all()
+                )
+                if terms
+                else {}
+            )
             found: dict[str, set[str]] = {doc_id: set() for doc_id in doc_ids}
             if terms and doc_ids:
-                for doc_id, term in conn.execute(text(
+                for doc_id, term in conn.execute(
+                    text(
                         "SELECT DISTINCT c.doc_id, p.term FROM lexical_chunks c JOIN lexical_postings p "
                         "ON p.collection = :collection AND p.row_id = c.row_id AND p.term = ANY(:terms) "
-                        "WHERE c.collection = :collection AND c.doc_id = ANY(:docs)"), params):
+                        "WHERE c.collection = :collection AND c.doc_id = ANY(:docs)"
+                    ),
+                    params,
+                ):
                     found[doc_id].add(term)
         return coverage(terms, int(n), dfs, found)
 
-    def document_chunks(self, doc_id: str) -> list[RetrievedChunk]:
-        """Every chunk of a document's held version, in document order (score 0)."""
+    def document_chunks(self, doc_id: str, groups: frozenset[str] | None) -> list[RetrievedChunk]:
+        """Every chunk of a document's held version that `groups` may read, in document order (score 0)."""
         with self._read() as conn:
-            records = conn.execute(text(
-                "SELECT record FROM lexical_chunks WHERE collection = :collection AND doc_id = :doc "
-                "ORDER BY chunk_index"), {"collection": self.collection, "doc": doc_id}).scalars()
-            return [article_chunk(json.loads(r)) for r in records]
+            records = conn.execute(
+                text(
+                    "SELECT record FROM lexical_chunks WHERE collection = :collection AND doc_id = :doc "
+                    "ORDER BY chunk_index"
+                ),
+                {"collection": self.collection, "doc": doc_id},
+            ).scalars()
+            rows = [json.loads(r) for r in records]
+            return [article_chunk(r) for r in rows if groups is None or may_read(r, groups)]
 
     def neighbours(self, chunk_id: str, radius: int) -> list[RetrievedChunk]:
         if radius <= 0:
             return []
         with self._read() as conn:
-            rows = conn.execute(text(
-                "SELECT c.record AS own, n.record FROM lexical_chunks c JOIN lexical_chunks n "
-                "ON n.collection = c.collection AND n.doc_id = c.doc_id AND n.row_id <> c.row_id "
-                "AND n.chunk_index BETWEEN c.chunk_index - :radius AND c.chunk_index + :radius "
-                "WHERE c.collection = :collection AND c.chunk_id = :chunk ORDER BY n.chunk_index"),
-                {"collection": self.collection, "chunk": chunk_id, "radius": radius}).all()
+            rows = conn.execute(
+                text(
+                    "SELECT c.record AS own, n.record FROM lexical_chunks c JOIN lexical_chunks n "
+                    "ON n.collection = c.collection AND n.doc_id = c.doc_id AND n.row_id <> c.row_id "
+                    "AND n.chunk_index BETWEEN c.chunk_index - :radius AND c.chunk_index + :radius "
+                    "WHERE c.collection = :collection AND c.chunk_id = :chunk ORDER BY n.chunk_index"
+                ),
+                {"collection": self.collection, "chunk": chunk_id, "radius": radius},
+            ).all()
         if not rows:
             return []
         section = json.loads(rows[0].own)["section"]
         found = (json.loads(r.record) for r in rows)
         return [lexical_hit(r, 0.0) for r in found if r["section"] == section]
-

@@ -12,9 +12,9 @@ from typing import Sequence
 
 from app.adapters.redaction.engine import PolicyRedactor
 from app.settings import Settings
-from graphs.policy_config import LLMSpec
-from graphs.errors import LLMError
-from graphs.ports import ChatMessage, ChatModel, Redactor
+from core.errors import LLMError
+from core.policy_config import LLMSpec
+from core.ports import ChatMessage, ChatModel, Redactor
 
 log = logging.getLogger(__name__)
 
@@ -46,8 +46,11 @@ class LangChainChatModel:
             reply = model.invoke(_to_langchain(messages))
         except Exception as exc:  # HTTP errors, timeouts, bad JSON from the server: all mean "no answer"
             raise LLMError(f"{self.name}: {type(exc).__name__}: {exc}") from exc
-        content = reply.content if isinstance(reply.content, str) else "".join(
-            part.get("text", "") if isinstance(part, dict) else str(part) for part in reply.content)
+        content = (
+            reply.content
+            if isinstance(reply.content, str)
+            else "".join(part.get("text", "") if isinstance(part, dict) else str(part) for part in reply.content)
+        )
         if not content.strip():
             raise LLMError(f"{self.name}: empty reply")
         return content
@@ -55,30 +58,30 @@ class LangChainChatModel:
 
 def build_chat_model(settings: Settings) -> ChatModel | None:
     """The configured LLM, or None for the offline default."""
-    provider = settings.resolved_llm_provider
+    provider = settings.llm.resolved_llm_provider
     if provider == "none":
         return None
     if provider == "groq":
         from langchain_groq import ChatGroq
 
-        model = ChatGroq(
-            model=settings.groq_model,
-            api_key=settings.groq_api_key.get_secret_value() if settings.groq_api_key else None,
-            base_url=settings.groq_base_url,
-            timeout=settings.llm_timeout_s,
+        groq = ChatGroq(
+            model_name=settings.llm.groq_model,  # what `model=` sets: the field's own name type-checks
+            api_key=settings.llm.groq_api_key.get_secret_value() if settings.llm.groq_api_key else None,
+            base_url=settings.llm.groq_base_url,
+            timeout=settings.llm.llm_timeout_s,
             max_retries=1,
             temperature=0.1,
         )
-        return LangChainChatModel(model, name=f"groq:{settings.groq_model}")
+        return LangChainChatModel(groq, name=f"groq:{settings.llm.groq_model}")
     from langchain_openai import ChatOpenAI
 
-    model_name = settings.llm_model or "default"
+    model_name = settings.llm.llm_model or "default"
     model = ChatOpenAI(
         model=model_name,
-        base_url=settings.llm_base_url,
+        base_url=settings.llm.llm_base_url,
         # local servers (Ollama, llama.cpp) need no key, but the client insists on one
-        api_key=settings.llm_api_key.get_secret_value() if settings.llm_api_key else "not-needed",
-        timeout=settings.llm_timeout_s,
+        api_key=settings.llm.llm_api_key.get_secret_value() if settings.llm.llm_api_key else "not-needed",
+        timeout=settings.llm.llm_timeout_s,
         max_retries=1,
         temperature=0.1,
     )
@@ -93,17 +96,29 @@ def build_named_chat_model(spec: LLMSpec, model: str | None = None) -> ChatModel
     if spec.type == "groq":
         from langchain_groq import ChatGroq
 
-        chat = ChatGroq(model=model_name or "llama-3.3-70b-versatile", api_key=spec.api_key, base_url=spec.base_url,
-                        timeout=spec.timeout_s, max_retries=1, temperature=0.1)
-        return LangChainChatModel(chat, name=f"{spec.name}:groq:{model_name}")
+        groq = ChatGroq(
+            model_name=model_name or "llama-3.3-70b-versatile",
+            api_key=spec.api_key,
+            base_url=spec.base_url,
+            timeout=spec.timeout_s,
+            max_retries=1,
+            temperature=0.1,
+        )
+        return LangChainChatModel(groq, name=f"{spec.name}:groq:{model_name}")
     from langchain_openai import ChatOpenAI
 
-    chat = ChatOpenAI(model=model_name or "default", base_url=spec.base_url, api_key=spec.api_key or "not-needed",
-                      timeout=spec.timeout_s, max_retries=1, temperature=0.1)
+    chat = ChatOpenAI(
+        model=model_name or "default",
+        base_url=spec.base_url,
+        api_key=spec.api_key or "not-needed",
+        timeout=spec.timeout_s,
+        max_retries=1,
+        temperature=0.1,
+    )
     return LangChainChatModel(chat, name=f"{spec.name}:openai:{model_name or 'default'}", max_tokens_in_body=True)
 
 
-# Company documents are quoted to the LLM inside <source …> … </source> (nodes/answer.py); they keep the
+# Company documents are quoted to the LLM inside <source …> … </source> (nodes/support/answer.py); they keep the
 # contacts they publish (servicedesk@…), so only secrets are removed there. Everything else in a prompt
 # (the user's words, the conversation) gets the full LLM policy.
 _DATA_BLOCK = re.compile(r"<source\b[^>]*>(.*?)</source>", re.S)

@@ -18,10 +18,11 @@ from functools import lru_cache
 
 from app.adapters.html_reader import fragment_blocks
 from app.adapters.markup import clean_inline, reference_key, split_alert
-from graphs.records import Block
+from core.records import Block, BlockKind
 
 MAX_NESTING = 20  # lists and quotes inside each other; deeper markup is read as text
-_DELIMITER_ROW = re.compile(r"^[ \t]*\|?[ \t]*:?-{1,}:?[ \t]*(?:\|[ \t]*:?-{1,}:?[ \t]*)*\|?[ \t]*$")
+# (no two adjacent repeats can take the same spaces: linear on a line of spaces)
+_DELIMITER_ROW = re.compile(r"^[ \t]*(?:\|[ \t]*)?:?-+:?[ \t]*(?:\|[ \t]*:?-+:?[ \t]*)*(?:\|[ \t]*)?$")
 _CELL_SPLIT = re.compile(r"(?<!\\)\|")
 # comments, CDATA, declarations and processing instructions: never text, and Python's HTML parser is
 # quadratic on an unclosed one ("<!--" repeated), so they go before it sees the fragment
@@ -71,7 +72,7 @@ class _Reader:
         self.closed: _Closed | None = None
 
     # --- writing blocks ---------------------------------------------------------------------------
-    def emit(self, kind: str, text: str, level: int = 0, ordered: bool = False) -> None:
+    def emit(self, kind: BlockKind, text: str, level: int = 0, ordered: bool = False) -> None:
         if not text.strip():
             return
         if self.pending_label:
@@ -89,8 +90,7 @@ class _Reader:
             first_line = text if kind != "code" else " ".join(text.split())
             self.blocks.append(Block("list_item", first_line, level=item.depth, ordered=item.ordered))
         else:
-            self.blocks.append(Block("paragraph" if kind == "heading" else kind, text, level=item.depth,
-                                     in_list=True))
+            self.blocks.append(Block("paragraph" if kind == "heading" else kind, text, level=item.depth, in_list=True))
 
     def paragraph(self, raw: str) -> None:
         alert = split_alert(raw) if raw.lstrip().startswith("[!") else None
@@ -148,9 +148,16 @@ class _Reader:
         if self.items and not self.items[-1].started:  # "1. - a": the outer item has no text of its own
             self.items[-1].started = True
         closed = self.closed
-        if (ordered and closed is not None and closed.depth == depth and start == closed.items + 1 and start > 1
-                and all(b.kind in ("paragraph", "code", "table") and not b.in_list
-                        for b in self.blocks[closed.block_count:])):
+        if (
+            ordered
+            and closed is not None
+            and closed.depth == depth
+            and start == closed.items + 1
+            and start > 1
+            and all(
+                b.kind in ("paragraph", "code", "table") and not b.in_list for b in self.blocks[closed.block_count :]
+            )
+        ):
             # "2." after a screenshot or a note that was not indented under step 1: the same procedure goes on,
             # and what came between belongs to step 1
             for index in range(closed.block_count, len(self.blocks)):

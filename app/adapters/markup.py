@@ -32,7 +32,16 @@ _TRIGGER_AT_START = ("..", "import", "export", "#")
 
 def _may_need_rules(line: str) -> bool:
     return any(t in line for t in _TRIGGER_ANYWHERE) or line.lstrip().startswith(_TRIGGER_AT_START)
-_FENCE_OPEN = re.compile(r"^(?P<prefix>[ \t]*(?:>[ \t]?)*[ \t]*)(?P<marks>`{3,}(?=[^`]*$)|~{3,})")
+
+
+# (the prefix is "spaces, then block-quote markers each followed by at most one space, then spaces", written so no
+# two repeats can take the same character: a line of 60,000 spaces is one pass, not a quadratic search)
+_FENCE_OPEN = re.compile(r"^(?P<prefix>[ \t]*(?:>(?:[ \t]?>)*[ \t]*)?)(?P<marks>`{3,}(?=[^`]*$)|~{3,})")
+
+
+def _fence_open(line: str) -> re.Match[str] | None:
+    """The opening fence on `line`, if any (a line without three backticks or tildes is not even searched)."""
+    return _FENCE_OPEN.match(line) if "```" in line or "~~~" in line else None
 
 
 # --- front matter ---------------------------------------------------------------------------------
@@ -68,26 +77,27 @@ def split_front_matter(lines: list[str]) -> tuple[list[str], str]:
         closing, key, title_pattern = _TOML_FENCE, _TOML_KEY, _TOML_TITLE
     else:
         return lines, ""
-    end = next((i for i in range(start + 1, min(len(lines), start + MAX_FRONT_MATTER_LINES))
-                if closing.match(lines[i])), None)
-    inner = lines[start + 1:end] if end is not None else []
+    end = next(
+        (i for i in range(start + 1, min(len(lines), start + MAX_FRONT_MATTER_LINES)) if closing.match(lines[i])), None
+    )
+    inner = lines[start + 1 : end] if end is not None else []
     first = next((line for line in inner if line.strip() and not line.lstrip().startswith("#")), None)
     if end is None or (first is not None and not key.match(first)):
         return lines, ""  # a thematic break opening the text, not front matter
     title = ""
     for index, line in enumerate(inner):
-        if (found := title_pattern.match(line)):
+        if found := title_pattern.match(line):
             value = found.group("value")
             if value in ("", "|", ">", "|-", ">-", "|+", ">+"):  # a YAML block scalar: the indented lines below
                 block = []
-                for following in inner[index + 1:]:
+                for following in inner[index + 1 :]:
                     if following.strip() and not following[:1].isspace():
                         break
                     block.append(following.strip())
                 value = " ".join(part for part in block if part)
             title = clean_inline(_unquote(value))
             break
-    return lines[end + 1:], title
+    return lines[end + 1 :], title
 
 
 # --- directives and per-line markup --------------------------------------------------------------
@@ -110,7 +120,7 @@ def fenced_code_lines(lines: list[str]) -> list[bool]:
             inside.append(True)
             if fence.closes(line):
                 fence = None
-        elif (opened := _FENCE_OPEN.match(line)):
+        elif opened := _fence_open(line):
             fence = _Fence(opened.group("marks")[0], len(opened.group("marks")))
             inside.append(True)
         else:
@@ -145,7 +155,7 @@ def _indented_body(lines: list[str], start: int, opener_indent: int) -> tuple[li
                 break
             last_content = end
         end += 1
-    body = lines[start + 1:last_content + 1]
+    body = lines[start + 1 : last_content + 1]
     while body and _OPTION.match(body[0]):  # a reStructuredText directive's options come first
         body = body[1:]
     while body and not body[0].strip():
@@ -161,7 +171,7 @@ def _first_block_rule(line: str) -> tuple[MarkupRule, re.Match[str]] | None:
     if not _may_need_rules(line):
         return None
     for rule in _BLOCK_RULES:
-        if (match := rule.pattern.match(line)):
+        if match := rule.pattern.match(line):
             return rule, match
     return None
 
@@ -184,7 +194,7 @@ def _pair_directives(lines: list[str]) -> dict[int, int]:
             if fence.closes(line):
                 fence = None
             continue
-        if (opened := _FENCE_OPEN.match(line)):
+        if opened := _fence_open(line):
             fence = _Fence(opened.group("marks")[0], len(opened.group("marks")))
             continue
         closed = False
@@ -221,8 +231,10 @@ def _note_kind_and_title(rule: MarkupRule, match: re.Match[str], body: list[str]
         title = named.get("title", title)
         if kind.lower() in ("notice", "alert", "hint", "callout", "admonition"):
             bare = re.sub(r"\w+=[\"'][^\"'\n]*[\"']", " ", args).split()
-            kind = next((named[k] for k in ("type", "color", "theme", "kind", "context") if k in named),
-                        bare[0].strip("\"'") if bare else "note")
+            kind = next(
+                (named[k] for k in ("type", "color", "theme", "kind", "context") if k in named),
+                bare[0].strip("\"'") if bare else "note",
+            )
     return kind, title, body
 
 
@@ -231,14 +243,15 @@ def _fence_for(body: list[str]) -> str:
     return "`" * max(3, longest + 1)
 
 
-def _apply_block(rule: MarkupRule, match: re.Match[str], lines: list[str], index: int, depth: int,
-                 pairs: dict[int, int]) -> tuple[int, list[str]]:
+def _apply_block(
+    rule: MarkupRule, match: re.Match[str], lines: list[str], index: int, depth: int, pairs: dict[int, int]
+) -> tuple[int, list[str]]:
     """(lines consumed from `index`, lines written) for one directive."""
     indent = match.groupdict().get("indent") or ""
     if rule.body == "indented":
         body, end = _indented_body(lines, index, _indent_width(indent))
     elif index in pairs:
-        body, end = _dedent(lines[index + 1:pairs[index]], _indent_width(indent)), pairs[index] + 1
+        body, end = _dedent(lines[index + 1 : pairs[index]], _indent_width(indent)), pairs[index] + 1
     else:
         return 1, []  # an opener nobody closes: only the directive line goes
     consumed = end - index
@@ -271,7 +284,7 @@ def _apply_line_rules(line: str) -> str | None:
             if rule.pattern.match(line):
                 return None
         elif rule.pattern.search(line):
-            line = rule.pattern.sub(rule.replacement, line)
+            line = rule.pattern.sub(rule.replacement or "", line)
     return line
 
 
@@ -289,7 +302,7 @@ def rewrite_lines(lines: list[str], depth: int = 0) -> list[str]:
                 fence = None
             index += 1
             continue
-        if (opened := _FENCE_OPEN.match(line)):
+        if opened := _fence_open(line):
             fence = _Fence(opened.group("marks")[0], len(opened.group("marks")))
             out.append(line)
             index += 1
@@ -298,7 +311,7 @@ def rewrite_lines(lines: list[str], depth: int = 0) -> list[str]:
             out.append(line)
             index += 1
             continue
-        if (found := _first_block_rule(line)):
+        if found := _first_block_rule(line):
             consumed, written = _apply_block(*found, lines, index, depth, pairs)
             out.extend(written)
             index += consumed
@@ -322,7 +335,9 @@ _UNSAFE_LINK = re.compile(r"^\s*(?:javascript|vbscript|livescript|mocha|data|fil
 _ABSOLUTE_LINK = re.compile(r"^(?:https?|ftp)://\S|^mailto:\S", re.I)
 _ESCAPE = re.compile(r"\\([!-/:-@\[-`{-~])")
 _ESCAPED = re.compile(r"\x01(\d{1,7})\x01")
-_CODE_SPAN = re.compile(r"``(?!`)(.{1,2000}?)``|`([^`\n]{1,2000})`")
+_CODE_SPAN = re.compile(r"(?<!\\)(?:``(?!`)(.{1,2000}?)``|`([^`\n]{1,2000})`)")
+# a UNC path written outside code (\\server\share): the author meant both backslashes, not an escaped one
+_UNC_PATH = re.compile(r"(?<![\\\w])\\\\(?=\w[\w.$-]{0,253}\\)")
 _CODE_SLOT = re.compile(r"\x02(\d{1,6})\x02")
 # a label may wrap onto the next line, and so may the space before a link's closing parenthesis; labels
 # hold no brackets, which keeps every search linear
@@ -332,14 +347,21 @@ _REFERENCE_LINK = re.compile(r"\[([^\[\]]{0,1000})\]\[([^\[\]]{0,500})\]")
 _AUTOLINK = re.compile(r"<((?:[a-zA-Z][a-zA-Z0-9+.-]{1,31}):[^<>\s]{0,2000})>|<([\w.+-]{1,64}@[\w.-]{1,255})>")
 # inline HTML a Markdown reader never sees as text (<kbd>Ctrl</kbd> reads "Ctrl", <a id="x"></a> nothing);
 # `<username>` and `<server name>` are not HTML and stay
-_HTML_TAG = re.compile(r"</?(?:a|abbr|b|big|cite|code|del|dfn|div|em|font|i|img|ins|kbd|mark|p|q|s|samp|small|"
-                       r"span|strike|strong|sub|sup|tt|u|var|center|hr|details|summary|section|nobr|wbr)"
-                       r"(?:\s(?:[^<>\"']|\"[^\"]{0,1000}\"|'[^']{0,1000}'){0,1000})?\s*/?>", re.I)
+_HTML_TAG = re.compile(
+    r"</?(?:a|abbr|b|big|cite|code|del|dfn|div|em|font|i|img|ins|kbd|mark|p|q|s|samp|small|"
+    r"span|strike|strong|sub|sup|tt|u|var|center|hr|details|summary|section|nobr|wbr)"
+    r"(?:\s(?:[^<>\"']|\"[^\"]{0,1000}\"|'[^']{0,1000}'){0,1000})?\s*/?>",
+    re.I,
+)
+# "the **checkmark** (<img …>) button": the image goes, and so do the parentheses it leaves empty
+_TAGS_IN_PARENTHESES = re.compile(r"[ \t]?\(\s{0,20}(?:(?:" + _HTML_TAG.pattern + r")\s{0,20}){1,5}\)", re.I)
 _LINE_BREAK = re.compile(r"<br\s*/?>|\\\n", re.I)
 _STRONG = re.compile(r"(\*\*|__)(?=\S)(.{1,2000}?)(?<=\S)\1")
 # the marker comes first and the look-behind after it, so the search skips ahead to the next '*' or '_'
-_EMPHASIS = re.compile(r"\*(?<![\w*\\]\*)(?=[^\s*])([^*\n]{1,2000}?)(?<=[^\s*])\*(?![\w*])"
-                       r"|_(?<![\w\\]_)(?=[^\s_])([^_\n]{1,2000}?)(?<=[^\s_])_(?!\w)")
+_EMPHASIS = re.compile(
+    r"\*(?<![\w*\\]\*)(?=[^\s*])([^*\n]{1,2000}?)(?<=[^\s*])\*(?![\w*])"
+    r"|_(?<![\w\\]_)(?=[^\s_])([^_\n]{1,2000}?)(?<=[^\s_])_(?!\w)"
+)
 _STRIKE = re.compile(r"~~(?=\S)([^~\n]{1,2000}?)(?<=\S)~~")
 
 
@@ -347,7 +369,7 @@ def _link_target(target: str) -> str:
     """A link's address without its title ("url "title"" → url)."""
     target = target.strip()
     if target.startswith("<") and ">" in target:
-        return target[1:target.index(">")]
+        return target[1 : target.index(">")]
     return target.split(maxsplit=1)[0] if target else ""
 
 
@@ -376,29 +398,37 @@ def clean_inline(text: str, references: Mapping[str, str] | None = None) -> str:
     text = text.replace("\x00", "").replace("\x01", "").replace("\x02", "")
     for rule in _TEXT_RULES:  # reStructuredText roles carry backticks: before code spans are set aside
         if rule.name != "html-entity":
-            text = rule.pattern.sub(rule.replacement, text)
-    text = _ESCAPE.sub(lambda m: f"\x01{ord(m.group(1))}\x01", text)
+            text = rule.pattern.sub(rule.replacement or "", text)
+    # an escaped backtick opens no code span; inside a code span a backslash is itself ("`\\server\share`" keeps
+    # both leading backslashes), so the spans are set aside before the other escapes are read
+    text = text.replace("\\`", f"\x01{ord('`')}\x01")
     spans: list[str] = []
 
     def set_aside(match: re.Match[str]) -> str:
         spans.append((match.group(1) if match.group(1) is not None else match.group(2)).strip())
         return f"\x02{len(spans) - 1}\x02"
 
+    # code is literal: set aside before escapes are read, so `\\server\share` keeps both backslashes
     text = _CODE_SPAN.sub(set_aside, text)
+    text = _UNC_PATH.sub(lambda m: "\x0192\x01\x0192\x01", text)
+    text = _ESCAPE.sub(lambda m: f"\x01{ord(m.group(1))}\x01", text)
     text = _IMAGE.sub(lambda m: image_text(m.group(1)), text)
     text = _LINK.sub(lambda m: _with_target(m.group(1), _link_target(m.group(2))), text)
     text = _IMAGE.sub(lambda m: image_text(m.group(1)), text)  # an image whose alt text held a link
     if references:
         text = _REFERENCE_LINK.sub(
-            lambda m: _with_target(m.group(1), references.get(reference_key(m.group(2) or m.group(1)), "")), text)
-    text = _AUTOLINK.sub(lambda m: "" if m.group(1) and _UNSAFE_LINK.match(m.group(1)) else m.group(1) or m.group(2),
-                         text)
+            lambda m: _with_target(m.group(1), references.get(reference_key(m.group(2) or m.group(1)), "")), text
+        )
+    text = _AUTOLINK.sub(
+        lambda m: "" if m.group(1) and _UNSAFE_LINK.match(m.group(1)) else m.group(1) or m.group(2), text
+    )
     text = _LINE_BREAK.sub(" ", text)
+    text = _TAGS_IN_PARENTHESES.sub("", text)
     text = _HTML_TAG.sub("", text)
     text = _STRONG.sub(r"\2", text)
     text = _EMPHASIS.sub(lambda m: m.group(1) if m.group(1) is not None else m.group(2), text)
     text = _STRIKE.sub(r"\1", text)
-    text = RULES_BY_NAME["html-entity"].pattern.sub(RULES_BY_NAME["html-entity"].replacement, text)
+    text = RULES_BY_NAME["html-entity"].pattern.sub(RULES_BY_NAME["html-entity"].replacement or "", text)
     text = _CODE_SLOT.sub(lambda m: spans[int(m.group(1))] if int(m.group(1)) < len(spans) else "", text)
     text = _ESCAPED.sub(lambda m: chr(int(m.group(1))) if int(m.group(1)) < 0x110000 else "", text)
     return re.sub(r"\s+", " ", text).strip()
@@ -421,4 +451,4 @@ def split_alert(raw: str) -> Alert | None:
     title = clean_inline(found.group("title")).rstrip(":").strip()
     if title.casefold() in NOTE_LABELS:  # "> [!CAUTION] Caution", "> [!NOTE] Information": a label, not a title
         label, title = note_label(title), ""
-    return Alert(label=label, title=title, body=raw.lstrip()[found.end():])
+    return Alert(label=label, title=title, body=raw.lstrip()[found.end() :])

@@ -52,13 +52,42 @@ class MarkupRule:
 
 # --- labels of notes ------------------------------------------------------------------------------
 NOTE_LABELS = {
-    "note": "Note", "tip": "Tip", "hint": "Tip", "important": "Important", "warning": "Warning",
-    "caution": "Caution", "danger": "Danger", "attention": "Attention", "error": "Error", "info": "Info",
-    "information": "Info", "success": "Success", "check": "Success", "done": "Success", "secondary": "Note",
-    "seealso": "See also", "abstract": "Summary", "summary": "Summary", "tldr": "Summary", "question": "Question",
-    "faq": "Question", "help": "Question", "example": "Example", "quote": "Quote", "cite": "Quote", "bug": "Bug",
-    "failure": "Failure", "fail": "Failure", "missing": "Failure", "todo": "To do", "admonition": "Note",
-    "notice": "Note", "alert": "Note", "callout": "Note", "experimental": "Experimental", "deprecated": "Deprecated",
+    "note": "Note",
+    "tip": "Tip",
+    "hint": "Tip",
+    "important": "Important",
+    "warning": "Warning",
+    "caution": "Caution",
+    "danger": "Danger",
+    "attention": "Attention",
+    "error": "Error",
+    "info": "Info",
+    "information": "Info",
+    "success": "Success",
+    "check": "Success",
+    "done": "Success",
+    "secondary": "Note",
+    "seealso": "See also",
+    "abstract": "Summary",
+    "summary": "Summary",
+    "tldr": "Summary",
+    "question": "Question",
+    "faq": "Question",
+    "help": "Question",
+    "example": "Example",
+    "quote": "Quote",
+    "cite": "Quote",
+    "bug": "Bug",
+    "failure": "Failure",
+    "fail": "Failure",
+    "missing": "Failure",
+    "todo": "To do",
+    "admonition": "Note",
+    "notice": "Note",
+    "alert": "Note",
+    "callout": "Note",
+    "experimental": "Experimental",
+    "deprecated": "Deprecated",
 }
 _NOTE_KINDS = "|".join(sorted(NOTE_LABELS, key=len, reverse=True))
 
@@ -77,7 +106,9 @@ def note_label(kind: str) -> str:
 _PICTURE_DESCRIPTION = re.compile(
     r"^\W*(?:an?\s+|the\s+)?(?:screen\s*shots?|screen\s*captures?|screen\s*grabs?|screens?|images?|pictures?|"
     r"illustrations?|icons?|graphics?|diagrams?|figures?|photos?|gifs?|animations?|logos?|snapshots?|"
-    r"thumbnails?|banners?)\b", re.I)
+    r"thumbnails?|banners?)\b",
+    re.I,
+)
 _FILE_LIKE = re.compile(r"\.(?:png|jpe?g|gif|svg|webp|bmp|ico)$|^[\w./\\-]+/[\w./\\-]*$|^\w+://", re.I)
 
 
@@ -112,261 +143,601 @@ def _entity(match: re.Match[str]) -> str:
     return " " if decoded == "\xa0" else decoded
 
 
+def _humanise(token: str) -> str:
+    """A macro argument as words: "desktop-web" → "Desktop web", "uploaded_files" → "Uploaded files"."""
+    words = re.sub(r"[-_]+", " ", token).strip()
+    return words[:1].upper() + words[1:]
+
+
+def _brace_tab_label(match: re.Match[str]) -> str:
+    return f"\n{match.group('indent')}{_humanise(match.group('label'))}\n"
+
+
+def _brace_macro(match: re.Match[str]) -> str:
+    # `{settings_tab|notifications}`, `{relative|gear|channel-settings}`: a generated navigation step; what the
+    # site's code renders is unknown here, so the place it names is said plainly ("Go to Notifications")
+    places = " › ".join(_humanise(a) for a in match.group("args").split("|") if a.strip())
+    name = match.group("name")
+    kind = f" ({_humanise(name).lower()})" if "_" in name or "-" in name else ""
+    return f"{match.group('indent')}Go to {places}{kind}."
+
+
+def _icon_name(match: re.Match[str]) -> str:
+    classes = match.group("classes").split()
+    named = [c for c in classes if re.match(r"^(?:fa|icon|zmdi|bi|mdi|glyphicon|[\w]+-icon)-[\w-]+$", c)]
+    if not named:
+        return ""
+    name = re.sub(r"^(?:fa|icon|zmdi|bi|mdi|glyphicon|[\w]+-icon)-", "", named[-1])
+    return f"{_humanise(name).lower()} icon"
+
+
 _Q = r"(?:\"[^\"\n]*\"|'[^'\n]*')"  # a quoted attribute value
 _JSX_ATTRS = r"(?:\s(?:[^<>\"'\n]|" + _Q + r")*)?"
 
 RULES: tuple[MarkupRule, ...] = (
     # ---------------------------------------------------------------- Microsoft Learn / DocFX
     MarkupRule(
-        "docfx-image", "docfx", "line", re.compile(r":::image\b(?P<attrs>(?:\"[^\"\n]*\"|[^\"\n:]|:(?!::))*):::"),
-        "replace", replacement=_docfx_image,
-        matches=(':::image type="content" source="media/a.png" alt-text="Select Save to keep the file.":::',
-                 'select **Edit**:::image type="icon" source="media/edit.png"::: and then',
-                 ':::image type="content" source="a.png" alt-text="Error: access denied"::: after'),
+        "docfx-image",
+        "docfx",
+        "line",
+        re.compile(r":::image\b(?P<attrs>(?:\"[^\"\n]*\"|[^\"\n:]|:(?!::))*):::"),
+        "replace",
+        replacement=_docfx_image,
+        matches=(
+            ':::image type="content" source="media/a.png" alt-text="Select Save to keep the file.":::',
+            'select **Edit**:::image type="icon" source="media/edit.png"::: and then',
+            ':::image type="content" source="a.png" alt-text="Error: access denied"::: after',
+        ),
         not_matches=("tcp6  0  0 :::22  :::*  LISTEN", "an IPv6 wildcard (typically :::)"),
-        renders=((':::image type="content" source="media/x.png" alt-text="Screenshot of the Save As dialog.":::\n',
-                  ""),
-                 ('Select **Edit** :::image type="icon" source="media/edit.png"::: to open it.\n',
-                  "Select Edit to open it."),
-                 (':::image type="content" source="media/r.png" alt-text="Select the Online Repair option.":::\n',
-                  "Select the Online Repair option."))),
+        renders=(
+            (':::image type="content" source="media/x.png" alt-text="Screenshot of the Save As dialog.":::\n', ""),
+            (
+                'Select **Edit** :::image type="icon" source="media/edit.png"::: to open it.\n',
+                "Select Edit to open it.",
+            ),
+            (
+                ':::image type="content" source="media/r.png" alt-text="Select the Online Repair option.":::\n',
+                "Select the Online Repair option.",
+            ),
+        ),
+    ),
     MarkupRule(
-        "docfx-directive", "docfx", "line",
+        "docfx-directive",
+        "docfx",
+        "line",
         re.compile(rf"^[ \t>]*:{{3,}}[ \t]*(?!(?:{_NOTE_KINDS}|details|image)(?![\w-]))[a-z][\w-]*.*$", re.I),
         "drop",
-        matches=(':::zone pivot="windows"', ":::zone-end:::", "::: moniker range=\">=o365\"", ":::row:::",
-                 ":::column span=\"2\":::", ':::code language="powershell" source="snippets/x.ps1":::',
-                 ":::image-end:::"),
+        matches=(
+            ':::zone pivot="windows"',
+            ":::zone-end:::",
+            '::: moniker range=">=o365"',
+            ":::row:::",
+            ':::column span="2":::',
+            ':::code language="powershell" source="snippets/x.ps1":::',
+            ":::image-end:::",
+        ),
         not_matches=(":::note", ':::image type="content" source="a.png":::', "tcp6 0 0 :::22"),
-        renders=((':::zone pivot="windows"\n\nOpen **Settings**.\n\n:::zone-end:::\n', "Open Settings."),)),
+        renders=((':::zone pivot="windows"\n\nOpen **Settings**.\n\n:::zone-end:::\n', "Open Settings."),),
+    ),
     MarkupRule(
-        "docfx-include-unresolved", "docfx", "line",
-        re.compile(r"\[!INCLUDE\s*\[[^\]\n]*\]\([^)\n]*\)\]", re.I), "replace", replacement="",
+        "docfx-include-unresolved",
+        "docfx",
+        "line",
+        re.compile(r"\[!INCLUDE\s*\[[^\]\n]*\]\([^)\n]*\)\]", re.I),
+        "replace",
+        replacement="",
         matches=("[!INCLUDE [Disclaimer](../../includes/disclaimer.md)]", "[!include[x](y.md)]"),
         not_matches=("[Include files](includes.md)", "[!NOTE]"),
-        renders=(("Intro.\n\n[!INCLUDE [Disclaimer](../includes/missing.md)]\n", "Intro."),)),
+        renders=(("Intro.\n\n[!INCLUDE [Disclaimer](../includes/missing.md)]\n", "Intro."),),
+    ),
     MarkupRule(
-        "docfx-extension-marker", "docfx", "line",
+        "docfx-extension-marker",
+        "docfx",
+        "line",
         re.compile(r"\[!(?:div|video|code(?:-[\w+#.-]+)?)\b(?:[^\[\]\n]|\[[^\]\n]*\](?:\([^)\n]*\))?)*\]", re.I),
-        "replace", replacement="",
-        matches=('[!div class="nextstepaction"]', "[!VIDEO https://learn.example/player]",
-                 "[!code-powershell[Main](snippets/reset.ps1)]"),
+        "replace",
+        replacement="",
+        matches=(
+            '[!div class="nextstepaction"]',
+            "[!VIDEO https://learn.example/player]",
+            "[!code-powershell[Main](snippets/reset.ps1)]",
+        ),
         not_matches=("[!NOTE]", "[!WARNING] Back up first", "[div](x.md)"),
-        renders=(('> [!div class="nextstepaction"]\n> [Next step: reset](https://example.test/reset)\n',
-                  "Next step: reset (https://example.test/reset)"),)),
+        renders=(
+            (
+                '> [!div class="nextstepaction"]\n> [Next step: reset](https://example.test/reset)\n',
+                "Next step: reset (https://example.test/reset)",
+            ),
+        ),
+    ),
     MarkupRule(
-        "docfx-tab-heading", "docfx", "line",
-        re.compile(r"^(?P<hashes>#{1,6})[ \t]+\[(?P<label>[^\]\n]+)\]\(#tab/[^)\s]*\)[ \t]*$"), "replace",
+        "docfx-tab-heading",
+        "docfx",
+        "line",
+        re.compile(r"^(?P<hashes>#{1,6})[ \t]+\[(?P<label>[^\]\n]+)\]\(#tab/[^)\s]*\)[ \t]*$"),
+        "replace",
         replacement=r"\g<hashes> \g<label>",
         matches=("## [Windows](#tab/windows)", "### [Exchange admin center](#tab/eac)"),
         not_matches=("## [Windows](windows.md)", "See [Windows](#tab/windows) above."),
-        renders=(("## [macOS](#tab/macos)\n\nOpen Finder.\n", "## macOS\n\nOpen Finder."),)),
+        renders=(("## [macOS](#tab/macos)\n\nOpen Finder.\n", "## macOS\n\nOpen Finder."),),
+    ),
     # alerts: GitHub and DocFX `> [!NOTE]`, Obsidian/Starlight `> [!NOTE] Title`; every other note syntax below
     # is rewritten into this one, so one rule labels them all
     MarkupRule(
-        "alert", "docfx", "paragraph",
-        re.compile(r"^\[!(?P<kind>[A-Za-z][\w-]*)\][ \t]*(?P<title>[^\n]*)"), "label",
+        "alert",
+        "docfx",
+        "paragraph",
+        re.compile(r"^\[!(?P<kind>[A-Za-z][\w-]*)\][ \t]*(?P<title>[^\n]*)"),
+        "label",
         matches=("[!NOTE]", "[!TIP] Shortcut", "[!Important]", "[!WARNING]\nBack up the registry first."),
         not_matches=("[link](x.md)", "See [!NOTE] below", "[ !NOTE]"),
-        renders=(("> [!NOTE]\n> Restart after the update.\n", "Note: Restart after the update."),
-                 ("> [!CAUTION] Caution\n>\n> Back up first.\n", "Caution: Back up first."),
-                 ("> [!WARNING] Data loss ahead\n>\n> Back up first.\n", "Warning: Data loss ahead\n\nBack up first."),
-                 ("1. Open the editor.\n\n   > [!IMPORTANT]\n   > Back up the key.\n\n2. Change the value.\n",
-                  "1. Open the editor.\n\n   Important: Back up the key.\n\n2. Change the value."))),
-
+        renders=(
+            ("> [!NOTE]\n> Restart after the update.\n", "Note: Restart after the update."),
+            ("> [!CAUTION] Caution\n>\n> Back up first.\n", "Caution: Back up first."),
+            ("> [!WARNING] Data loss ahead\n>\n> Back up first.\n", "Warning: Data loss ahead\n\nBack up first."),
+            (
+                "1. Open the editor.\n\n   > [!IMPORTANT]\n   > Back up the key.\n\n2. Change the value.\n",
+                "1. Open the editor.\n\n   Important: Back up the key.\n\n2. Change the value.",
+            ),
+        ),
+    ),
     # ---------------------------------------------------------------- MkDocs / Material
     MarkupRule(
-        "mkdocs-admonition", "mkdocs", "block",
-        re.compile(r"^(?P<indent>[ \t]*)(?:!!!|\?\?\?\+?)[ \t]+(?P<kind>[\w-]+)(?:[ \t]+(?:inline|end))*"
-                   r"(?:[ \t]+\"(?P<title>[^\"\n]*)\")?[ \t]*$"), "note", body="indented",
-        matches=('!!! note "Before you start"', "??? tip", '???+ warning "Data loss"', "    !!! danger",
-                 "!!! info inline end"),
+        "mkdocs-admonition",
+        "mkdocs",
+        "block",
+        re.compile(
+            r"^(?P<indent>[ \t]*)(?:!!!|\?\?\?\+?)[ \t]+(?P<kind>[\w-]+)(?:[ \t]+(?:inline|end))*"
+            r"(?:[ \t]+\"(?P<title>[^\"\n]*)\")?[ \t]*$"
+        ),
+        "note",
+        body="indented",
+        matches=(
+            '!!! note "Before you start"',
+            "??? tip",
+            '???+ warning "Data loss"',
+            "    !!! danger",
+            "!!! info inline end",
+        ),
         not_matches=("!!!", "Wow!!! that worked", "!!! note Title without quotes"),
-        renders=(('!!! warning "Back up first"\n    Editing the registry can break Windows.\n\nDone.\n',
-                  "Warning: Back up first\n\nEditing the registry can break Windows.\n\nDone."),
-                 ("??? tip\n    Press **F5** to refresh.\n", "Tip: Press F5 to refresh."))),
+        renders=(
+            (
+                '!!! warning "Back up first"\n    Editing the registry can break Windows.\n\nDone.\n',
+                "Warning: Back up first\n\nEditing the registry can break Windows.\n\nDone.",
+            ),
+            ("??? tip\n    Press **F5** to refresh.\n", "Tip: Press F5 to refresh."),
+        ),
+    ),
     MarkupRule(
-        "heading-id", "mkdocs", "line",
-        re.compile(r"^(?P<heading>#{1,6}[ \t].*?)[ \t]*\{:?[ \t]*#[\w.:-]+[^{}\n]*\}[ \t]*$"), "replace",
+        "heading-id",
+        "mkdocs",
+        "line",
+        re.compile(r"^(?P<heading>#{1,6}[ \t].*?)[ \t]*\{:?[ \t]*#[\w.:-]+[^{}\n]*\}[ \t]*$"),
+        "replace",
         replacement=r"\g<heading>",
         matches=("## Install {#install}", "### Reset { #reset .hidden }", "## Set up {: #setup }"),
         not_matches=("## Use {braces} in JSON", "# Title", "Text {#id}"),
-        renders=(("## Install the client {#install}\n\nRun setup.\n", "## Install the client\n\nRun setup."),)),
+        renders=(("## Install the client {#install}\n\nRun setup.\n", "## Install the client\n\nRun setup."),),
+    ),
     MarkupRule(
-        "attribute-list", "mkdocs", "line",
-        re.compile(r"(?<=[)\]])\{:?[ \t]*(?:[.#][\w-]|[\w-]+=)[^{}\n]{0,200}\}|\{:[^{}\n]{0,200}\}"), "replace",
+        "attribute-list",
+        "mkdocs",
+        "line",
+        re.compile(r"(?<=[)\]])\{:?[ \t]*(?:[.#][\w-]|[\w-]+=)[^{}\n]{0,200}\}|\{:[^{}\n]{0,200}\}"),
+        "replace",
         replacement="",
-        matches=('[Docs](https://example.test){:target="_blank"}', '![Router](router.png){ width="300" }',
-                 "[Help](help.md){ .md-button }"),
+        matches=(
+            '[Docs](https://example.test){:target="_blank"}',
+            '![Router](router.png){ width="300" }',
+            "[Help](help.md){ .md-button }",
+        ),
         not_matches=('{"retries": 3}', "${HOME}/bin", "{{< note >}}"),
-        renders=(('See [the portal](https://portal.example.test){:target="_blank"}.\n',
-                  "See the portal (https://portal.example.test)."),)),
+        renders=(
+            (
+                'See [the portal](https://portal.example.test){:target="_blank"}.\n',
+                "See the portal (https://portal.example.test).",
+            ),
+        ),
+    ),
     MarkupRule(
-        "mkdocs-snippet", "mkdocs", "line",
-        re.compile(r"^[ \t>]*-{1,3}8<-{1,3}[ \t]*(?:\"[^\"\n]*\"|'[^'\n]*')?[ \t]*$"), "drop",
+        "mkdocs-snippet",
+        "mkdocs",
+        "line",
+        re.compile(r"^[ \t>]*-{1,3}8<-{1,3}[ \t]*(?:\"[^\"\n]*\"|'[^'\n]*')?[ \t]*$"),
+        "drop",
         matches=('--8<-- "includes/abbreviations.md"', "--8<--", "-8<- 'note.md'"),
         not_matches=("-- 8 < --", "a --8<-- b"),
-        renders=(('Intro.\n\n--8<-- "missing.md"\n', "Intro."),)),
-
+        renders=(('Intro.\n\n--8<-- "missing.md"\n', "Intro."),),
+    ),
     # ---------------------------------------------------------------- Docusaurus / Starlight / VitePress (MDX)
     MarkupRule(
-        "docusaurus-admonition", "docusaurus", "block",
-        re.compile(rf"^(?P<indent>[ \t]*)(?P<colons>:{{3,}})[ \t]*(?P<kind>{_NOTE_KINDS})"
-                   r"(?:\[(?P<title>[^\]\n]*)\]|[ \t]+(?P<title2>[^{\n]*?))?[ \t]*(?:\{[^}\n]*\})?[ \t]*$", re.I),
-        "note", body="closer", closer=r"^[ \t]*{colons}[ \t]*$",
+        "docusaurus-admonition",
+        "docusaurus",
+        "block",
+        re.compile(
+            rf"^(?P<indent>[ \t]*)(?P<colons>:{{3,}})[ \t]*(?P<kind>{_NOTE_KINDS})"
+            r"(?:\[(?P<title>[^\]\n]*)\]|[ \t]+(?P<title2>[^{\n]*?))?[ \t]*(?:\{[^}\n]*\})?[ \t]*$",
+            re.I,
+        ),
+        "note",
+        body="closer",
+        closer=r"^[ \t]*{colons}[ \t]*$",
         matches=(":::tip", ":::caution[Back up first]", "::: warning Data loss", "::::note", ":::info Title {#id}"),
-        not_matches=(":::zone pivot=\"x\"", ":::", "tcp6 :::22", ":::tipsy"),
-        renders=((":::tip Faster\nPress **Ctrl+S** often.\n:::\n", "Tip: Faster\n\nPress Ctrl+S often."),
-                 (":::danger\nDo not unplug the disk.\n:::\n\nNext.\n", "Danger: Do not unplug the disk.\n\nNext."),
-                 ("::::note\nOuter.\n\n:::tip\nInner.\n:::\n::::\n", "Note: Outer.\n\nTip: Inner."))),
+        not_matches=(':::zone pivot="x"', ":::", "tcp6 :::22", ":::tipsy"),
+        renders=(
+            (":::tip Faster\nPress **Ctrl+S** often.\n:::\n", "Tip: Faster\n\nPress Ctrl+S often."),
+            (":::danger\nDo not unplug the disk.\n:::\n\nNext.\n", "Danger: Do not unplug the disk.\n\nNext."),
+            ("::::note\nOuter.\n\n:::tip\nInner.\n:::\n::::\n", "Note: Outer.\n\nTip: Inner."),
+        ),
+    ),
     MarkupRule(
-        "vitepress-details", "docusaurus", "block",
+        "vitepress-details",
+        "docusaurus",
+        "block",
         re.compile(r"^(?P<indent>[ \t]*)(?P<colons>:{3,})[ \t]*details\b[ \t]*(?P<title>[^\n]*?)[ \t]*$", re.I),
-        "content", body="closer", closer=r"^[ \t]*{colons}[ \t]*$",
+        "content",
+        body="closer",
+        closer=r"^[ \t]*{colons}[ \t]*$",
         matches=("::: details Show the log", ":::details"),
         not_matches=(":::detailsx", "details"),
-        renders=(("::: details Why does this happen?\nThe cache is full.\n:::\n",
-                  "Why does this happen?\n\nThe cache is full."),)),
+        renders=(
+            (
+                "::: details Why does this happen?\nThe cache is full.\n:::\n",
+                "Why does this happen?\n\nThe cache is full.",
+            ),
+        ),
+    ),
     MarkupRule(
-        "mdx-import", "mdx", "line",
-        re.compile(r"^import[ \t]+(?:[\w*{}\s,]+?[ \t]+from[ \t]+)?(?:\"[^\"\n]+\"|'[^'\n]+');?[ \t]*$"), "drop",
-        matches=("import Tabs from '@theme/Tabs';",
-                 "import { LinkCard, CardGrid } from '@astrojs/starlight/components';",
-                 "import './styles.css'", 'import Warning from "../_includes/warning.md"'),
+        "mdx-import",
+        "mdx",
+        "line",
+        re.compile(r"^import[ \t]+(?:[\w*{}\s,]+?[ \t]+from[ \t]+)?(?:\"[^\"\n]+\"|'[^'\n]+');?[ \t]*$"),
+        "drop",
+        matches=(
+            "import Tabs from '@theme/Tabs';",
+            "import { LinkCard, CardGrid } from '@astrojs/starlight/components';",
+            "import './styles.css'",
+            'import Warning from "../_includes/warning.md"',
+        ),
         not_matches=("import os", "Import your contacts from Outlook.", "import the certificate from 'C:\\certs'."),
-        renders=(("import Tabs from '@theme/Tabs';\n\n# Backups\n\nBack up weekly.\n",
-                  "# Backups\n\nBack up weekly."),)),
+        renders=(
+            ("import Tabs from '@theme/Tabs';\n\n# Backups\n\nBack up weekly.\n", "# Backups\n\nBack up weekly."),
+        ),
+    ),
     MarkupRule(
-        "mdx-export", "mdx", "line", re.compile(r"^export[ \t]+(?:const|let|var|function|default)\b.*$"), "drop",
+        "mdx-export",
+        "mdx",
+        "line",
+        re.compile(r"^export[ \t]+(?:const|let|var|function|default)\b.*$"),
+        "drop",
         matches=("export const toc = [];", "export default function Layout() {}"),
         not_matches=("Export the mailbox to a PST file.", "export PATH=$PATH:/opt/bin"),
-        renders=(("export const meta = {title: 'x'};\n\nText.\n", "Text."),)),
+        renders=(("export const meta = {title: 'x'};\n\nText.\n", "Text."),),
+    ),
     MarkupRule(
-        "jsx-tab-item", "mdx", "line",
-        re.compile(r"^(?P<indent>[ \t]*)<TabItem\b(?:[^<>\"'\n]|" + _Q + r")*?\blabel=[\"'](?P<label>[^\"'\n]+)[\"']"
-                   r"(?:[^<>\"'\n]|" + _Q + r")*>[ \t]*$"), "replace", replacement=_jsx_tab_label,
+        "jsx-tab-item",
+        "mdx",
+        "line",
+        re.compile(
+            r"^(?P<indent>[ \t]*)<TabItem\b(?:[^<>\"'\n]|" + _Q + r")*?\blabel=[\"'](?P<label>[^\"'\n]+)[\"']"
+            r"(?:[^<>\"'\n]|" + _Q + r")*>[ \t]*$"
+        ),
+        "replace",
+        replacement=_jsx_tab_label,
         matches=('<TabItem value="win" label="Windows">', "  <TabItem label='macOS' default>"),
         not_matches=('<TabItem value="win">', '<Tabs groupId="os">'),
-        renders=(('<Tabs>\n<TabItem value="mac" label="macOS">\n\nOpen Finder.\n\n</TabItem>\n</Tabs>\n',
-                  "macOS\n\nOpen Finder."),)),
+        renders=(
+            (
+                '<Tabs>\n<TabItem value="mac" label="macOS">\n\nOpen Finder.\n\n</TabItem>\n</Tabs>\n',
+                "macOS\n\nOpen Finder.",
+            ),
+        ),
+    ),
     MarkupRule(
-        "jsx-component", "mdx", "line",
-        re.compile(r"^[ \t]*</?[A-Z][\w.]*" + _JSX_ATTRS + r"/?>[ \t]*$"), "drop",
-        matches=("<DataRecoveryWarning />", '<DirectoryLinks directory="backups" />', "  <DiskFormats/>",
-                 "<CardGrid>", "</CardGrid>", '<Tabs groupId="os">'),
+        "jsx-component",
+        "mdx",
+        "line",
+        re.compile(r"^[ \t]*</?[A-Z][\w.]*" + _JSX_ATTRS + r"/?>[ \t]*$"),
+        "drop",
+        matches=(
+            "<DataRecoveryWarning />",
+            '<DirectoryLinks directory="backups" />',
+            "  <DiskFormats/>",
+            "<CardGrid>",
+            "</CardGrid>",
+            '<Tabs groupId="os">',
+        ),
         not_matches=("<br />", "<username>", "Press <Enter> twice", "<Button>Save</Button>", "<details>"),
-        renders=(("<CardGrid>\nPick a guide below.\n</CardGrid>\n\n<UseLiveSession />\n", "Pick a guide below."),)),
+        renders=(("<CardGrid>\nPick a guide below.\n</CardGrid>\n\n<UseLiveSession />\n", "Pick a guide below."),),
+    ),
     MarkupRule(
-        "mdx-comment", "mdx", "line", re.compile(r"\{/\*.{0,2000}?\*/\}"), "replace", replacement="",
+        "mdx-comment",
+        "mdx",
+        "line",
+        re.compile(r"\{/\*.{0,2000}?\*/\}"),
+        "replace",
+        replacement="",
         matches=("{/* TODO: screenshots */}", "Text {/* hidden */} more"),
         not_matches=("{ /x/ }", "/* C comment */"),
-        renders=(("Reboot {/* check with IT */} twice.\n", "Reboot twice."),)),
-
+        renders=(("Reboot {/* check with IT */} twice.\n", "Reboot twice."),),
+    ),
     # ---------------------------------------------------------------- Hugo shortcodes
     MarkupRule(
-        "hugo-note", "hugo", "block",
-        re.compile(r"^(?P<indent>[ \t]*)\{\{[<%][ \t]*(?P<name>note|tip|warning|caution|important|info|danger|notice|"
-                   r"alert|hint|callout|admonition)\b(?P<args>[^}\n]*?)[ \t]*[>%]\}\}[ \t]*$", re.I),
-        "note", body="closer", closer=r"^[ \t]*\{{\{{[<%][ \t]*/{name}[ \t]*[>%]\}}\}}[ \t]*$",
-        matches=("{{< note >}}", "{{% notice warning %}}", '{{< alert color="danger" title="Stop" >}}',
-                 "{{< hint info >}}"),
-        not_matches=("{{< /note >}}", "{{< figure src=\"x.png\" >}}", "{{ .Title }}"),
-        renders=(("{{< note >}}\nThe VPN disconnects after 8 hours.\n{{< /note >}}\n",
-                  "Note: The VPN disconnects after 8 hours."),
-                 ("{{% notice warning %}}\nBack up first.\n{{% /notice %}}\n", "Warning: Back up first."))),
+        "hugo-note",
+        "hugo",
+        "block",
+        re.compile(
+            r"^(?P<indent>[ \t]*)\{\{[<%][ \t]*(?P<name>note|tip|warning|caution|important|info|danger|notice|"
+            r"alert|hint|callout|admonition)\b(?P<args>[^}\n]*?)[ \t]*[>%]\}\}[ \t]*$",
+            re.I,
+        ),
+        "note",
+        body="closer",
+        closer=r"^[ \t]*\{{\{{[<%][ \t]*/{name}[ \t]*[>%]\}}\}}[ \t]*$",
+        matches=(
+            "{{< note >}}",
+            "{{% notice warning %}}",
+            '{{< alert color="danger" title="Stop" >}}',
+            "{{< hint info >}}",
+        ),
+        not_matches=("{{< /note >}}", '{{< figure src="x.png" >}}', "{{ .Title }}"),
+        renders=(
+            (
+                "{{< note >}}\nThe VPN disconnects after 8 hours.\n{{< /note >}}\n",
+                "Note: The VPN disconnects after 8 hours.",
+            ),
+            ("{{% notice warning %}}\nBack up first.\n{{% /notice %}}\n", "Warning: Back up first."),
+        ),
+    ),
     MarkupRule(
-        "hugo-highlight", "hugo", "block",
+        "hugo-highlight",
+        "hugo",
+        "block",
         re.compile(r"^(?P<indent>[ \t]*)\{\{[<%][ \t]*highlight[ \t]+(?P<lang>[\w+#.-]+)[^}\n]*?[>%]\}\}[ \t]*$"),
-        "code", body="closer", closer=r"^[ \t]*\{{\{{[<%][ \t]*/highlight[ \t]*[>%]\}}\}}[ \t]*$",
+        "code",
+        body="closer",
+        closer=r"^[ \t]*\{{\{{[<%][ \t]*/highlight[ \t]*[>%]\}}\}}[ \t]*$",
         matches=("{{< highlight bash >}}", '{{< highlight powershell "linenos=table" >}}'),
         not_matches=("{{< /highlight >}}", "{{< highlight >}}"),
-        renders=(("{{< highlight bash >}}\nsudo systemctl restart vpn\nsudo journalctl -u vpn\n{{< /highlight >}}\n",
-                  "    sudo systemctl restart vpn\n    sudo journalctl -u vpn"),)),
+        renders=(
+            (
+                "{{< highlight bash >}}\nsudo systemctl restart vpn\nsudo journalctl -u vpn\n{{< /highlight >}}\n",
+                "    sudo systemctl restart vpn\n    sudo journalctl -u vpn",
+            ),
+        ),
+    ),
     MarkupRule(
-        "hugo-paired", "hugo", "block",
-        re.compile(r"^(?P<indent>[ \t]*)\{\{[<%][ \t]*(?P<name>[\w-]+)\b[^}\n]*?[>%]\}\}[ \t]*$"), "content",
-        body="closer", closer=r"^[ \t]*\{{\{{[<%][ \t]*/{name}[ \t]*[>%]\}}\}}[ \t]*$",
+        "hugo-paired",
+        "hugo",
+        "block",
+        re.compile(r"^(?P<indent>[ \t]*)\{\{[<%][ \t]*(?P<name>[\w-]+)\b[^}\n]*?[>%]\}\}[ \t]*$"),
+        "content",
+        body="closer",
+        closer=r"^[ \t]*\{{\{{[<%][ \t]*/{name}[ \t]*[>%]\}}\}}[ \t]*$",
         matches=("{{< tabs >}}", '{{% details title="Why" %}}'),
-        not_matches=("{{< /tabs >}}", "Text {{< ref \"a.md\" >}}"),
-        renders=(("{{< tabs >}}\nUse the tray icon.\n{{< /tabs >}}\n", "Use the tray icon."),)),
+        not_matches=("{{< /tabs >}}", 'Text {{< ref "a.md" >}}'),
+        renders=(("{{< tabs >}}\nUse the tray icon.\n{{< /tabs >}}\n", "Use the tray icon."),),
+    ),
     MarkupRule(
-        "hugo-shortcode", "hugo", "line",
+        "hugo-shortcode",
+        "hugo",
+        "line",
         # "(…)" around a shortcode goes with it, unless it is a link's target: "[guide]()" reads "guide"
-        re.compile(r"(?<!\])\([ \t]*\{\{[<%].{0,500}?[>%]\}\}[ \t]*\)|\{\{[<%].{0,500}?[>%]\}\}"), "replace",
+        re.compile(r"(?<!\])\([ \t]*\{\{[<%].{0,500}?[>%]\}\}[ \t]*\)|\{\{[<%].{0,500}?[>%]\}\}"),
+        "replace",
         replacement="",
         matches=('{{< ref "vpn.md" >}}', '{{% param "version" %}}', "{{</* note */>}}", '{{< figure src="a.png" >}}'),
         not_matches=("{{ .Title }}", "{ {x} }"),
-        renders=(('See [the VPN guide]({{< ref "vpn.md" >}}).\n\n{{< figure src="router.png" >}}\n',
-                  "See the VPN guide."),
-                 ('Open the portal ({{< ref "portal.md" >}}) and sign in.\n', "Open the portal and sign in."))),
-
+        renders=(
+            ('See [the VPN guide]({{< ref "vpn.md" >}}).\n\n{{< figure src="router.png" >}}\n', "See the VPN guide."),
+            ('Open the portal ({{< ref "portal.md" >}}) and sign in.\n', "Open the portal and sign in."),
+        ),
+    ),
+    # ---------------------------------------------------------------- brace macros (Python-Markdown help centres)
+    MarkupRule(
+        "brace-include-unresolved",
+        "brace",
+        "line",
+        re.compile(r"^[ \t>]*\{![\w./-]+!\}[ \t]*$"),
+        "drop",
+        matches=("{!missing.md!}", "    {!include/tip.md!}"),
+        not_matches=("{start_tabs}", "Type {!x.md!} here"),
+        renders=(("Intro.\n\n{!missing.md!}\n", "Intro."),),
+    ),
+    MarkupRule(
+        "brace-tabs-marker",
+        "brace",
+        "line",
+        re.compile(r"^[ \t>]*\{(?:start|end)_tabs\}[ \t]*$"),
+        "drop",
+        matches=("{start_tabs}", "  {end_tabs}"),
+        not_matches=("{tab|mobile}", "Use {start_tabs} in a page"),
+        renders=(("{start_tabs}\n\n1. Open the app.\n\n{end_tabs}\n", "1. Open the app."),),
+    ),
+    MarkupRule(
+        "brace-tab",
+        "brace",
+        "line",
+        re.compile(r"^(?P<indent>[ \t]*)\{tab\|(?P<label>[\w-]+)\}[ \t]*$"),
+        "replace",
+        replacement=_brace_tab_label,
+        matches=("{tab|desktop-web}", "  {tab|mobile}"),
+        not_matches=("{tab}", "{settings_tab|notifications}", "Press {tab|x} twice"),
+        renders=(("{start_tabs}\n{tab|desktop-web}\n\n1. Click Save.\n{end_tabs}\n", "Desktop web\n\n1. Click Save."),),
+    ),
+    MarkupRule(
+        "brace-macro",
+        "brace",
+        "line",
+        re.compile(r"^(?P<indent>[ \t]*)\{(?P<name>[a-z][\w-]*)\|(?P<args>[\w|-]+)\}[ \t]*$"),
+        "replace",
+        replacement=_brace_macro,
+        matches=("{settings_tab|notifications}", "{relative|gear|channel-settings}"),
+        not_matches=("{tab}", '{"a": 1}', "Type {name|x} here", "${HOME|x}"),
+        renders=(
+            (
+                "{settings_tab|notifications}\n\n1. Toggle Sound.\n",
+                "Go to Notifications (settings tab).\n\n1. Toggle Sound.",
+            ),
+            ("{relative|gear|channel-settings}\n", "Go to Gear › Channel settings."),
+        ),
+    ),
     # ---------------------------------------------------------------- reStructuredText habits
     MarkupRule(
-        "rst-note", "rst", "block",
-        re.compile(r"^(?P<indent>[ \t]*)\.\.[ \t]+(?P<kind>note|tip|hint|important|warning|caution|danger|attention|"
-                   r"error|seealso|admonition)::[ \t]*(?P<first>.*)$", re.I), "note", body="indented",
+        "rst-note",
+        "rst",
+        "block",
+        re.compile(
+            r"^(?P<indent>[ \t]*)\.\.[ \t]+(?P<kind>note|tip|hint|important|warning|caution|danger|attention|"
+            r"error|seealso|admonition)::[ \t]*(?P<first>.*)$",
+            re.I,
+        ),
+        "note",
+        body="indented",
         matches=(".. note::", ".. warning:: Back up first.", "   .. tip::", ".. admonition:: Before you start"),
         not_matches=(".. code-block:: bash", ".. note:", "..note::", "... note::"),
-        renders=((".. note::\n   Restart after the update.\n\nDone.\n", "Note: Restart after the update.\n\nDone."),
-                 (".. warning:: Back up first.\n", "Warning: Back up first."),
-                 (".. admonition:: Before you start\n\n   Close Outlook.\n",
-                  "Note: Before you start\n\nClose Outlook."))),
+        renders=(
+            (".. note::\n   Restart after the update.\n\nDone.\n", "Note: Restart after the update.\n\nDone."),
+            (".. warning:: Back up first.\n", "Warning: Back up first."),
+            (".. admonition:: Before you start\n\n   Close Outlook.\n", "Note: Before you start\n\nClose Outlook."),
+        ),
+    ),
     MarkupRule(
-        "rst-code", "rst", "block",
+        "rst-code",
+        "rst",
+        "block",
         re.compile(r"^(?P<indent>[ \t]*)\.\.[ \t]+(?:code-block|sourcecode|code)::[ \t]*(?P<lang>[\w+#.-]*)[ \t]*$"),
-        "code", body="indented",
+        "code",
+        body="indented",
         matches=(".. code-block:: bash", ".. code:: powershell", ".. sourcecode::"),
         not_matches=(".. note::", "code-block:: bash"),
-        renders=((".. code-block:: bash\n   :linenos:\n\n   ip addr\n   ip route\n\nThen reboot.\n",
-                  "    ip addr\n    ip route\n\nThen reboot."),)),
+        renders=(
+            (
+                ".. code-block:: bash\n   :linenos:\n\n   ip addr\n   ip route\n\nThen reboot.\n",
+                "    ip addr\n    ip route\n\nThen reboot.",
+            ),
+        ),
+    ),
     MarkupRule(
-        "rst-image", "rst", "block",
-        re.compile(r"^(?P<indent>[ \t]*)\.\.[ \t]+(?:\|[^|\n]+\|[ \t]+)?image::.*$"), "drop", body="indented",
+        "rst-image",
+        "rst",
+        "block",
+        re.compile(r"^(?P<indent>[ \t]*)\.\.[ \t]+(?:\|[^|\n]+\|[ \t]+)?image::.*$"),
+        "drop",
+        body="indented",
         matches=(".. image:: images/vpn.png", ".. |logo| image:: logo.png"),
         not_matches=(".. figure:: a.png", "image:: a.png"),
-        renders=((".. image:: images/vpn.png\n   :alt: The VPN icon\n   :width: 200\n\nClick the icon.\n",
-                  "Click the icon."),)),
+        renders=(
+            (
+                ".. image:: images/vpn.png\n   :alt: The VPN icon\n   :width: 200\n\nClick the icon.\n",
+                "Click the icon.",
+            ),
+        ),
+    ),
     MarkupRule(
-        "rst-dropped-directive", "rst", "block",
-        re.compile(r"^(?P<indent>[ \t]*)\.\.[ \t]+(?:\|[^|\n]+\|[ \t]+)?(?:toctree|contents|include|literalinclude|raw|"
-                   r"meta|index|highlight|sectnum|replace|unicode|auto\w*)::.*$"), "drop", body="indented",
+        "rst-dropped-directive",
+        "rst",
+        "block",
+        re.compile(
+            r"^(?P<indent>[ \t]*)\.\.[ \t]+(?:\|[^|\n]+\|[ \t]+)?(?:toctree|contents|include|literalinclude|raw|"
+            r"meta|index|highlight|sectnum|replace|unicode|auto\w*)::.*$"
+        ),
+        "drop",
+        body="indented",
         matches=(".. toctree::", ".. contents:: On this page", ".. |br| raw:: html", ".. include:: common.rst"),
         not_matches=(".. note::", ".. topic:: Summary"),
-        renders=((".. toctree::\n   :maxdepth: 2\n\n   install\n   usage\n\nWelcome.\n", "Welcome."),)),
+        renders=((".. toctree::\n   :maxdepth: 2\n\n   install\n   usage\n\nWelcome.\n", "Welcome."),),
+    ),
     MarkupRule(
-        "rst-directive", "rst", "block",
-        re.compile(r"^(?P<indent>[ \t]*)\.\.[ \t]+(?:\|[^|\n]+\|[ \t]+)?[A-Za-z][\w:.-]*::(?:[ \t].*)?$"), "content",
+        "rst-directive",
+        "rst",
+        "block",
+        re.compile(r"^(?P<indent>[ \t]*)\.\.[ \t]+(?:\|[^|\n]+\|[ \t]+)?[A-Za-z][\w:.-]*::(?:[ \t].*)?$"),
+        "content",
         body="indented",
         matches=(".. figure:: router.png", ".. topic:: Summary", ".. only:: windows", ".. list-table:: Ports"),
         not_matches=("..", ".. _target:", "... and more"),
-        renders=((".. figure:: router.png\n   :width: 300\n\n   The status light blinks amber.\n",
-                  "The status light blinks amber."),)),
+        renders=(
+            (
+                ".. figure:: router.png\n   :width: 300\n\n   The status light blinks amber.\n",
+                "The status light blinks amber.",
+            ),
+        ),
+    ),
     MarkupRule(
-        "rst-comment", "rst", "block",
-        re.compile(r"^(?P<indent>[ \t]*)\.\.(?:[ \t]+(?!\S*::)\S.*)?[ \t]*$"), "drop", body="indented",
+        "rst-comment",
+        "rst",
+        "block",
+        re.compile(r"^(?P<indent>[ \t]*)\.\.(?:[ \t]+(?!\S*::)\S.*)?[ \t]*$"),
+        "drop",
+        body="indented",
         matches=("..", ".. _vpn-setup:", ".. _Portal: https://portal.example.test", ".. this is a comment"),
         not_matches=(".. note::", "... and more", "..\\drivers"),
-        renders=((".. _vpn-setup:\n\nConnect to the VPN.\n\n.. TODO: add screenshots\n   later\n",
-                  "Connect to the VPN."),)),
+        renders=(
+            (".. _vpn-setup:\n\nConnect to the VPN.\n\n.. TODO: add screenshots\n   later\n", "Connect to the VPN."),
+        ),
+    ),
     MarkupRule(
-        "rst-role", "rst", "text",
-        re.compile(r":(?:[\w-]+:)?[\w-]+:`(?P<text>[^`<\n]+?)(?:[ \t]*<[^<>`\n]+>)?`"), "replace",
+        "rst-role",
+        "rst",
+        "text",
+        re.compile(r":(?:[\w-]+:)?[\w-]+:`(?P<text>[^`<\n]+?)(?:[ \t]*<[^<>`\n]+>)?`"),
+        "replace",
         replacement=_rst_role,
-        matches=(":kbd:`Ctrl+Alt+Del`", ":ref:`Reset your password <reset>`", ":menuselection:`Start --> Settings`",
-                 ":py:func:`print`"),
+        matches=(
+            ":kbd:`Ctrl+Alt+Del`",
+            ":ref:`Reset your password <reset>`",
+            ":menuselection:`Start --> Settings`",
+            ":py:func:`print`",
+        ),
         not_matches=("`code`", "C:\\Windows", "time: 10:30"),
-        renders=(("Press :kbd:`Ctrl+Alt+Del`, then see :ref:`Locked out <locked>`.\n",
-                  "Press Ctrl+Alt+Del, then see Locked out."),)),
-
+        renders=(
+            (
+                "Press :kbd:`Ctrl+Alt+Del`, then see :ref:`Locked out <locked>`.\n",
+                "Press Ctrl+Alt+Del, then see Locked out.",
+            ),
+        ),
+    ),
     # ---------------------------------------------------------------- HTML inside Markdown
     MarkupRule(
-        "html-entity", "html", "text",
-        re.compile(r"&(?:#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});"), "replace",
+        "icon-placeholder",
+        "html",
+        "text",
+        # an icon font element is empty: in "the **pencil** (<i …></i>) icon" it leaves "()", alone its name
+        re.compile(
+            r"[ \t]?\([ \t]*<(?:i|span)\s+class=[\"'](?P<pclasses>[^\"'<>\n]{0,200})[\"'][^<>\n]{0,200}>[ \t]*</(?:i|span)>[ \t]*\)"
+            r"|<(?:i|span)\s+class=[\"'](?P<classes>[^\"'<>\n]{0,200})[\"'][^<>\n]{0,200}>[ \t]*</(?:i|span)>"
+        ),
+        "replace",
+        replacement=lambda m: "" if m.group("pclasses") is not None else _icon_name(m),
+        matches=(
+            '<i class="fa fa-play-circle"></i>',
+            '(<i class="zulip-icon zulip-icon-edit"></i>)',
+            '<span class="bi bi-gear"></span>',
+        ),
+        not_matches=("<i>really</i>", "(see below)", '<span class="x">text</span>'),
+        renders=(
+            (
+                'Click the **pencil** (<i class="zulip-icon zulip-icon-edit"></i>) icon.\n',
+                "Click the pencil icon.",
+            ),
+            ('Click the <i class="fa fa-play-circle"></i> to the right.\n', "Click the play circle icon to the right."),
+        ),
+    ),
+    MarkupRule(
+        "html-entity",
+        "html",
+        "text",
+        re.compile(r"&(?:#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});"),
+        "replace",
         replacement=_entity,
         matches=("&nbsp;", "&amp;", "&lt;", "&#8217;", "&#x2014;"),
         not_matches=("&", "AT&T", "?a=1&b=2", "& nbsp;"),
-        renders=(("_Original KB number:_ &nbsp; 2962513\n", "Original KB number: 2962513"),
-                 ("Tom &amp; Jerry &mdash; &lt;server&gt; &#169;\n", "Tom & Jerry — <server> ©"))),
+        renders=(
+            ("_Error code:_ &nbsp; 0x80070005\n", "Error code: 0x80070005"),
+            ("Tom &amp; Jerry &mdash; &lt;server&gt; &#169;\n", "Tom & Jerry — <server> ©"),
+        ),
+    ),
 )
 
 RULES_BY_NAME = {rule.name: rule for rule in RULES}

@@ -7,19 +7,22 @@ Postgres advisory lock on its session, so any turn of any session can land on an
 from __future__ import annotations
 
 import logging
-import sqlite3
 import threading
 import time
 import zlib
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
-from sqlalchemy import delete, select
+from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
+from sqlalchemy import bindparam, delete, select, text
 
 from app.storage import Database
-from app.storage.database import WAL_SIZE_LIMIT_BYTES, libpq_url, reclaim_sqlite
+from app.storage.database import reclaim_sqlite, saver_connection
 from app.storage.schema import conversation_aliases, session_activity, session_owners
+
+if TYPE_CHECKING:
+    from langgraph.checkpoint.base import Checkpoint
 
 log = logging.getLogger(__name__)
 
@@ -35,50 +38,43 @@ class SessionStore:
 
     `db` a path: one SQLite file holds everything (tools and tests). `db` a Database on SQLite: the
     checkpoints go to `checkpoints` (an SQLite file beside it). `db` on Postgres: the checkpoints go to the
-    same Postgres database through langgraph-checkpoint-postgres and a psycopg pool of its own."""
+    same Postgres database through langgraph-checkpoint-postgres and a psycopg pool of its own. The savers'
+    connections come from `app.storage.database.saver_connection`; every statement of deskmate's own on the
+    checkpoint tables (pruning, expiry, counts) goes through SQLAlchemy, the same text on both engines."""
 
-    def __init__(self, db: Database | Path | str, *, checkpoints: Path | None = None,
-                 lock_wait_s: float = DEFAULT_LOCK_WAIT_S, pool_size: int = 8) -> None:
+    def __init__(
+        self,
+        db: Database | Path | str,
+        *,
+        checkpoints: Path | None = None,
+        lock_wait_s: float = DEFAULT_LOCK_WAIT_S,
+        pool_size: int = 8,
+    ) -> None:
         self._owns_db = not isinstance(db, Database)
         if not isinstance(db, Database):
             checkpoints = Path(db)
             db = Database.open(f"sqlite:///{Path(db).resolve()}")
         self.db = db
         self.lock_wait_s = lock_wait_s
-        self._pool = None
-        self._conn: sqlite3.Connection | None = None
         if db.is_postgres:
             from langgraph.checkpoint.postgres import PostgresSaver
-            from psycopg.rows import dict_row
-            from psycopg_pool import ConnectionPool
 
-            # the saver's documented connection settings: autocommit, no server-side prepared statements
-            # (they break behind PgBouncer), rows as dicts. `check` tests a pooled connection before handing it
-            # out (like SQLAlchemy's pre-ping), so after a Postgres restart the stale ones are replaced instead
-            # of failing one turn each. A turn waits at most `timeout` for a connection: with the server down the
-            # pool cannot make one, and the turn is answered 503 after that long, not after a longer hang
-            # (checkpoint reads and writes take milliseconds, so under load a free one comes far sooner).
-            self._pool = ConnectionPool(libpq_url(db.url), min_size=1, max_size=pool_size, open=True, timeout=5,
-                                        check=ConnectionPool.check_connection,
-                                        kwargs={"autocommit": True, "prepare_threshold": None,
-                                                "row_factory": dict_row, "connect_timeout": 5})
-            self.checkpointer = PostgresSaver(self._pool)
+            self._saver_connection = saver_connection(db.url, pool_size=pool_size)
+            self.checkpointer = PostgresSaver(self._saver_connection)
             with db.named_lock("checkpoint-migrations", wait_s=120):  # replicas starting together
                 self.checkpointer.setup()
+            # the saver's tables live in the same database; deskmate's own statements on them go through it
+            self.checkpoint_db = db
+            self._writes_table = "checkpoint_writes"
         else:
             if checkpoints is None:
                 raise ValueError("an SQLite session store needs the checkpoint file's path")
-            checkpoints.parent.mkdir(parents=True, exist_ok=True)
-            self._conn = sqlite3.connect(str(checkpoints), check_same_thread=False)
-            # deleted rows are overwritten, not left readable in free pages; freed pages can be handed back
-            # (auto_vacuum before WAL, which writes the header; an older file takes it at its next VACUUM)
-            self._conn.execute("PRAGMA secure_delete = ON")
-            self._conn.execute("PRAGMA auto_vacuum = INCREMENTAL")
-            self._conn.execute("PRAGMA journal_mode = WAL")
-            self._conn.execute(f"PRAGMA journal_size_limit = {WAL_SIZE_LIMIT_BYTES}")
-            self._conn.execute("PRAGMA synchronous = NORMAL")
-            self.checkpointer = _compact_sqlite_saver(self._conn)
+            url = f"sqlite:///{checkpoints.resolve()}"
+            self._saver_connection = saver_connection(url)
+            self.checkpointer = _compact_sqlite_saver(self._saver_connection)
             self.checkpointer.setup()
+            self.checkpoint_db = Database(url)  # no migrations: the saver owns the tables of this file
+            self._writes_table = "writes"
         self._lock = threading.Lock()
 
     # --- one turn at a time per session, across replicas ---------------------------------------------
@@ -92,8 +88,9 @@ class SessionStore:
     def find_alias(self, fingerprint: str) -> str | None:
         """The session a history continues; None when none does, or when two sessions reached the same history."""
         with self.db.connect() as conn:
-            owner = conn.execute(select(conversation_aliases.c.thread_id)
-                                 .where(conversation_aliases.c.fingerprint == fingerprint)).scalar()
+            owner = conn.execute(
+                select(conversation_aliases.c.thread_id).where(conversation_aliases.c.fingerprint == fingerprint)
+            ).scalar()
         return owner if owner else None
 
     def add_alias(self, fingerprint: str, thread_id: str, *, keep: int = MAX_ALIASES) -> None:
@@ -105,16 +102,22 @@ class SessionStore:
         (it is marked ambiguous, never re-pointed to the newer one), and only a session's latest history is
         kept (`forget_aliases` after every turn) — replaying someone's first question cannot reach the
         conversation they went on to have."""
-        statement = self.db.insert(conversation_aliases).values(fingerprint=fingerprint, thread_id=thread_id,
-                                                                created_ts=time.time())
+        statement = self.db.insert(conversation_aliases).values(
+            fingerprint=fingerprint, thread_id=thread_id, created_ts=time.time()
+        )
         # one statement, so two replicas racing on one fingerprint still end ambiguous, never re-pointed
         statement = statement.on_conflict_do_update(
             index_elements=[conversation_aliases.c.fingerprint],
-            set_={"thread_id": _same_or_ambiguous(statement), "created_ts": statement.excluded.created_ts})
+            set_={"thread_id": _same_or_ambiguous(statement), "created_ts": statement.excluded.created_ts},
+        )
         with self.db.begin() as conn:
             conn.execute(statement)
-            edge = conn.execute(select(conversation_aliases.c.created_ts)
-                                .order_by(conversation_aliases.c.created_ts.desc()).offset(keep).limit(1)).scalar()
+            edge = conn.execute(
+                select(conversation_aliases.c.created_ts)
+                .order_by(conversation_aliases.c.created_ts.desc())
+                .offset(keep)
+                .limit(1)
+            ).scalar()
             if edge is not None:
                 conn.execute(delete(conversation_aliases).where(conversation_aliases.c.created_ts <= edge))
 
@@ -130,21 +133,30 @@ class SessionStore:
         A session that has checkpoints but no owner row predates sign-in: it belongs to 'anonymous'.
         """
         with self.db.connect() as conn:
-            owner = conn.execute(select(session_owners.c.user_id).where(session_owners.c.thread_id == thread_id)).scalar()
+            owner = conn.execute(
+                select(session_owners.c.user_id).where(session_owners.c.thread_id == thread_id)
+            ).scalar()
         if owner is not None:
             return owner == user_id
         owner = "anonymous" if self.exists(thread_id) else user_id
         with self.db.begin() as conn:
             # two replicas claiming one new session: the first row wins, the other reads it back
-            conn.execute(self.db.insert(session_owners).values(thread_id=thread_id, user_id=owner,
-                                                               created_ts=time.time()).on_conflict_do_nothing())
-            owner = conn.execute(select(session_owners.c.user_id).where(session_owners.c.thread_id == thread_id)).scalar()
+            conn.execute(
+                self.db.insert(session_owners)
+                .values(thread_id=thread_id, user_id=owner, created_ts=time.time())
+                .on_conflict_do_nothing()
+            )
+            owner = conn.execute(
+                select(session_owners.c.user_id).where(session_owners.c.thread_id == thread_id)
+            ).scalar()
         return owner == user_id
 
     def owner(self, thread_id: str) -> str | None:
         """Who a session belongs to (None: no such session)."""
         with self.db.connect() as conn:
-            owner = conn.execute(select(session_owners.c.user_id).where(session_owners.c.thread_id == thread_id)).scalar()
+            owner = conn.execute(
+                select(session_owners.c.user_id).where(session_owners.c.thread_id == thread_id)
+            ).scalar()
         if owner is not None:
             return owner
         return "anonymous" if self.exists(thread_id) else None
@@ -153,55 +165,69 @@ class SessionStore:
     def prune(self, thread_id: str, *, now: float | None = None) -> None:
         """After a turn: keep only the newest checkpoint of a session (its state already holds the bounded
         history) and note the turn's time for idle expiry."""
-        statement = self.db.insert(session_activity).values(thread_id=thread_id,
-                                                            last_ts=time.time() if now is None else now)
+        statement = self.db.insert(session_activity).values(
+            thread_id=thread_id, last_ts=time.time() if now is None else now
+        )
         with self.db.begin() as conn:
-            conn.execute(statement.on_conflict_do_update(index_elements=[session_activity.c.thread_id],
-                                                         set_={"last_ts": statement.excluded.last_ts}))
-        if self._pool is not None:
-            with self._pool.connection() as conn, conn.transaction():
-                row = conn.execute("SELECT checkpoint_id FROM checkpoints WHERE thread_id = %s AND checkpoint_ns = '' "
-                                   "ORDER BY checkpoint_id DESC LIMIT 1", (thread_id,)).fetchone()
-                if row is None:
-                    return
-                latest = row["checkpoint_id"]
-                conn.execute("DELETE FROM checkpoints WHERE thread_id = %s AND checkpoint_id <> %s", (thread_id, latest))
-                conn.execute("DELETE FROM checkpoint_writes WHERE thread_id = %s AND checkpoint_id <> %s",
-                             (thread_id, latest))
+            conn.execute(
+                statement.on_conflict_do_update(
+                    index_elements=[session_activity.c.thread_id], set_={"last_ts": statement.excluded.last_ts}
+                )
+            )
+        with self._serial(), self.checkpoint_db.begin() as conn:
+            latest = conn.execute(
+                text(
+                    "SELECT checkpoint_id FROM checkpoints WHERE thread_id = :t AND checkpoint_ns = '' "
+                    "ORDER BY checkpoint_id DESC LIMIT 1"
+                ),
+                {"t": thread_id},
+            ).scalar()
+            if latest is None:
+                return
+            for table in ("checkpoints", self._writes_table):
+                conn.execute(
+                    text(f"DELETE FROM {table} WHERE thread_id = :t AND checkpoint_id <> :latest"),
+                    {"t": thread_id, "latest": latest},
+                )
+            if self.db.is_postgres:
                 # channel values are stored once per version: keep only the versions the newest checkpoint uses
-                conn.execute("DELETE FROM checkpoint_blobs b WHERE b.thread_id = %s AND NOT EXISTS (SELECT 1 FROM "
-                             "checkpoints c WHERE c.thread_id = b.thread_id AND c.checkpoint_ns = b.checkpoint_ns AND "
-                             "c.checkpoint -> 'channel_versions' ->> b.channel = b.version)", (thread_id,))
+                conn.execute(
+                    text(
+                        "DELETE FROM checkpoint_blobs b WHERE b.thread_id = :t AND NOT EXISTS (SELECT 1 FROM "
+                        "checkpoints c WHERE c.thread_id = b.thread_id AND c.checkpoint_ns = b.checkpoint_ns AND "
+                        "c.checkpoint -> 'channel_versions' ->> b.channel = b.version)"
+                    ),
+                    {"t": thread_id},
+                )
+
+    @contextmanager
+    def _serial(self) -> Iterator[None]:
+        """On SQLite, deskmate's writes to the checkpoint file wait for the saver's (one writer at a time in a
+        process, never a busy file); Postgres orders them itself."""
+        if self.db.is_postgres:
+            yield
             return
         with self._lock, self.checkpointer.lock:
-            row = self._conn.execute(
-                "SELECT checkpoint_id FROM checkpoints WHERE thread_id = ? ORDER BY checkpoint_id DESC LIMIT 1",
-                (thread_id,)).fetchone()
-            if row is None:
-                return
-            self._conn.execute("DELETE FROM checkpoints WHERE thread_id = ? AND checkpoint_id != ?", (thread_id, row[0]))
-            self._conn.execute("DELETE FROM writes WHERE thread_id = ? AND checkpoint_id != ?", (thread_id, row[0]))
-            self._conn.commit()
+            yield
+
+    @property
+    def _checkpoint_tables(self) -> tuple[str, ...]:
+        return (
+            ("checkpoints", self._writes_table, "checkpoint_blobs")
+            if self.db.is_postgres
+            else ("checkpoints", "writes")
+        )
 
     # --- retention (app/retention.py runs these) -----------------------------------------------------
     def _checkpoint_threads(self) -> list[str]:
-        if self._pool is not None:
-            with self._pool.connection() as conn:
-                return [row["thread_id"] for row in conn.execute("SELECT DISTINCT thread_id FROM checkpoints")]
-        with self.checkpointer.lock:
-            return [row[0] for row in self._conn.execute("SELECT DISTINCT thread_id FROM checkpoints")]
+        with self.checkpoint_db.connect() as conn:
+            return list(conn.execute(text("SELECT DISTINCT thread_id FROM checkpoints")).scalars())
 
     def _delete_checkpoints(self, threads: list[str]) -> None:
-        if self._pool is not None:
-            with self._pool.connection() as conn, conn.transaction():
-                for table in ("checkpoints", "checkpoint_writes", "checkpoint_blobs"):
-                    conn.execute(f"DELETE FROM {table} WHERE thread_id = ANY(%s)", (threads,))
-            return
-        marks = ",".join("?" * len(threads))
-        with self._lock, self.checkpointer.lock:
-            for table in ("checkpoints", "writes"):
-                self._conn.execute(f"DELETE FROM {table} WHERE thread_id IN ({marks})", threads)
-            self._conn.commit()
+        with self._serial(), self.checkpoint_db.begin() as conn:
+            for table in self._checkpoint_tables:
+                statement = text(f"DELETE FROM {table} WHERE thread_id IN :threads")
+                conn.execute(statement.bindparams(bindparam("threads", expanding=True)), {"threads": threads})
 
     def expire_idle(self, cutoff_ts: float, *, batch: int = 500) -> int:
         """Delete every session whose last turn is older than `cutoff_ts`, with its checkpoints, owner and
@@ -210,13 +236,18 @@ class SessionStore:
         known = self._checkpoint_threads()
         if known:
             with self.db.begin() as conn:
-                conn.execute(self.db.insert(session_activity).on_conflict_do_nothing(),
-                             [{"thread_id": t, "last_ts": time.time()} for t in known])
+                conn.execute(
+                    self.db.insert(session_activity).on_conflict_do_nothing(),
+                    [{"thread_id": t, "last_ts": time.time()} for t in known],
+                )
         removed = 0
         while True:  # in batches: turns in progress share the tables
             with self.db.connect() as conn:
-                idle = list(conn.execute(select(session_activity.c.thread_id)
-                                         .where(session_activity.c.last_ts < cutoff_ts).limit(batch)).scalars())
+                idle = list(
+                    conn.execute(
+                        select(session_activity.c.thread_id).where(session_activity.c.last_ts < cutoff_ts).limit(batch)
+                    ).scalars()
+                )
             if not idle:
                 break
             self._delete_checkpoints(idle)
@@ -231,82 +262,116 @@ class SessionStore:
     def prune_checkpoints(self) -> int:
         """Keep only the latest checkpoint of every session (a crash between a turn and its prune, or state
         written before pruning existed, leaves older ones); returns how many went."""
-        latest = "SELECT thread_id, checkpoint_ns, MAX(checkpoint_id) FROM checkpoints GROUP BY thread_id, checkpoint_ns"
-        if self._pool is not None:
-            with self._pool.connection() as conn, conn.transaction():
-                removed = conn.execute(f"DELETE FROM checkpoints WHERE (thread_id, checkpoint_ns, checkpoint_id) "
-                                       f"NOT IN ({latest})").rowcount
-                conn.execute(f"DELETE FROM checkpoint_writes WHERE (thread_id, checkpoint_ns, checkpoint_id) "
-                             f"NOT IN ({latest})")
-            return removed
-        with self._lock, self.checkpointer.lock:
-            removed = self._conn.execute(
-                f"DELETE FROM checkpoints WHERE (thread_id, checkpoint_ns, checkpoint_id) NOT IN ({latest})").rowcount
-            self._conn.execute(f"DELETE FROM writes WHERE (thread_id, checkpoint_ns, checkpoint_id) NOT IN ({latest})")
-            self._conn.commit()
+        latest = (
+            "SELECT thread_id, checkpoint_ns, MAX(checkpoint_id) FROM checkpoints GROUP BY thread_id, checkpoint_ns"
+        )
+        with self._serial(), self.checkpoint_db.begin() as conn:
+            removed = conn.execute(
+                text(f"DELETE FROM checkpoints WHERE (thread_id, checkpoint_ns, checkpoint_id) NOT IN ({latest})")
+            ).rowcount
+            conn.execute(
+                text(
+                    f"DELETE FROM {self._writes_table} WHERE (thread_id, checkpoint_ns, checkpoint_id) NOT IN ({latest})"
+                )
+            )
         return removed
 
     def reclaim(self, *, vacuum: bool = False) -> None:
         """Hand freed pages back: on SQLite the pages retention freed and the WAL always, the whole file
         rewritten (VACUUM) when asked; on Postgres autovacuum does this, so only an explicit VACUUM of the
         checkpoint tables when asked."""
-        if self._pool is not None:
-            if vacuum:
-                with self._pool.connection() as conn:  # autocommit: VACUUM cannot run in a transaction
-                    for table in ("checkpoints", "checkpoint_writes", "checkpoint_blobs"):
-                        conn.execute(f"VACUUM {table}")
+        if self.db.is_postgres and not vacuum:
             return
-        with self._lock, self.checkpointer.lock:
-            reclaim_sqlite(self._conn, vacuum=vacuum)
+        with self._serial(), self.checkpoint_db.connect() as conn:
+            conn = conn.execution_options(isolation_level="AUTOCOMMIT")  # VACUUM cannot run in a transaction
+            if self.db.is_postgres:
+                for table in self._checkpoint_tables:
+                    conn.exec_driver_sql(f"VACUUM {table}")
+            else:
+                reclaim_sqlite(conn.connection.dbapi_connection, vacuum=vacuum)
 
     def count(self) -> int:
         """Sessions with state."""
         return len(self._checkpoint_threads())
 
     def ping(self, timeout_s: float = 5.0) -> None:
-        """A real, cheap read of every table; raises when the store cannot answer within `timeout_s`."""
-        if self._pool is not None:
-            with self._pool.connection(timeout=timeout_s) as conn:
-                for table in ("checkpoints", "checkpoint_writes"):
-                    conn.execute(f"SELECT 1 FROM {table} LIMIT 1").fetchone()
-        else:
-            if not self.checkpointer.lock.acquire(timeout=timeout_s):
-                raise TimeoutError(f"the session store has been busy for over {timeout_s:g} s")
-            try:
-                for table in ("checkpoints", "writes"):
-                    self._conn.execute(f"SELECT 1 FROM {table} LIMIT 1").fetchone()
-            finally:
+        """A real, cheap read of every table; raises when the store cannot answer within `timeout_s` (on
+        Postgres the database's own connect and pool timeouts bound it)."""
+        if not self.db.is_postgres and not self.checkpointer.lock.acquire(timeout=timeout_s):
+            raise TimeoutError(f"the session store has been busy for over {timeout_s:g} s")
+        try:
+            with self.checkpoint_db.connect() as conn:
+                for table in ("checkpoints", self._writes_table):
+                    conn.execute(text(f"SELECT 1 FROM {table} LIMIT 1")).first()
+        finally:
+            if not self.db.is_postgres:
                 self.checkpointer.lock.release()
         with self.db.connect() as conn:
-            for table in (session_owners, conversation_aliases, session_activity):
-                conn.execute(select(table).limit(1)).first()
+            for store_table in (session_owners, conversation_aliases, session_activity):
+                conn.execute(select(store_table).limit(1)).first()
 
     def exists(self, thread_id: str) -> bool:
-        if self._pool is not None:
-            with self._pool.connection() as conn:
-                return conn.execute("SELECT 1 FROM checkpoints WHERE thread_id = %s LIMIT 1",
-                                    (thread_id,)).fetchone() is not None
-        with self.checkpointer.lock:
-            return self._conn.execute("SELECT 1 FROM checkpoints WHERE thread_id = ? LIMIT 1",
-                                      (thread_id,)).fetchone() is not None
+        with self.checkpoint_db.connect() as conn:
+            found = conn.execute(text("SELECT 1 FROM checkpoints WHERE thread_id = :t LIMIT 1"), {"t": thread_id})
+            return found.first() is not None
 
     def close(self) -> None:
-        if self._pool is not None:
-            self._pool.close()
-        if self._conn is not None:
-            self._conn.close()
+        self._saver_connection.close()
+        if self.checkpoint_db is not self.db:
+            self.checkpoint_db.close()
         if self._owns_db:
             self.db.close()
+
+
+# The per-turn channels of the flat state that sessions were saved with before the turn record (graphs/support.py
+# Turn) held them: a checkpoint written then still names them. Historical: never edit to follow the code.
+LEGACY_TURN_CHANNELS = frozenset(
+    (
+        "query search_filters collections response_mode answer_policy directives mode_notice redaction_notice "
+        "redacted_kinds injection_suspected injection_signals intent small_talk dialogue_act language translated "
+        "keywords is_vague search_query is_follow_up tried_queries query_embedding retrieved_chunks search_count "
+        "articles confidence question_type action decision_reasoning decided_by offered_actions action_selection "
+        "action_selection_reason integration integration_call answer sources needs_input is_clarifying "
+        "fallback_notice answer_path reply_kind status_checked status_ok status_summary incidents ticket_event"
+    ).split()
+)
+
+
+def without_legacy_turn_channels(checkpoint: Checkpoint) -> Checkpoint:
+    """A checkpoint without the flat state's per-turn channels (values, versions, what each node saw): what a
+    session saved before the turn record becomes the first time it is saved again. The graph never reads them."""
+    versions = checkpoint.get("channel_versions") or {}
+    if not LEGACY_TURN_CHANNELS.intersection(versions) and not LEGACY_TURN_CHANNELS.intersection(
+        checkpoint.get("channel_values") or {}
+    ):
+        return checkpoint
+    migrated: Checkpoint = {
+        **checkpoint,
+        "channel_values": {
+            k: v for k, v in (checkpoint.get("channel_values") or {}).items() if k not in LEGACY_TURN_CHANNELS
+        },
+        "channel_versions": {k: v for k, v in versions.items() if k not in LEGACY_TURN_CHANNELS},
+        "versions_seen": {
+            node: {k: v for k, v in seen.items() if k not in LEGACY_TURN_CHANNELS}
+            for node, seen in (checkpoint.get("versions_seen") or {}).items()
+        },
+    }
+    updated = checkpoint.get("updated_channels")
+    if updated is not None:
+        migrated["updated_channels"] = [c for c in updated if c not in LEGACY_TURN_CHANNELS]
+    return migrated
 
 
 def _same_or_ambiguous(statement):
     from sqlalchemy import case
 
-    return case((conversation_aliases.c.thread_id == statement.excluded.thread_id, statement.excluded.thread_id),
-                else_=AMBIGUOUS)
+    return case(
+        (conversation_aliases.c.thread_id == statement.excluded.thread_id, statement.excluded.thread_id),
+        else_=AMBIGUOUS,
+    )
 
 
-def _compact_sqlite_saver(conn: sqlite3.Connection):
+def _compact_sqlite_saver(conn):
     """LangGraph's SQLite saver, made small: channel versions as small integers, only the session's own
     channels kept, and every value compressed.
 
@@ -315,14 +380,18 @@ def _compact_sqlite_saver(conn: sqlite3.Connection):
     every saved conversation. Integers order the same way. A session saved before keeps string versions
     (every version of a step derives from the highest one, so a checkpoint never mixes the two).
 
-    The per-turn channels (graphs/state.py TURN_KEYS: the search, the decision, the reply) are left out of
-    the saved values: the next turn's input resets every one of them before a node reads it, so a
-    checkpoint without them continues exactly as one with them, and the reply is kept anyway in `messages`.
-    Their versions stay, so the graph's bookkeeping is untouched. What is saved is compressed
-    (`CompressedSerializer`): a saved conversation shrinks from about 8 KB to under 2 KB."""
+    The turn record (graphs/support.py PER_TURN_CHANNELS: `turn` — the search, the decision, the reply) is
+    left out of the saved values: the next message's input replaces it whole before a node reads it, so a
+    checkpoint without it continues exactly as one with it, and the reply is kept anyway in `messages`. Its
+    version stays, so the graph's bookkeeping is untouched. What is saved is compressed
+    (`CompressedSerializer`): a saved conversation shrinks from about 8 KB to under 2 KB.
+
+    A session saved while the state was flat (every per-turn key its own channel) loads as it is: the graph
+    reads only the channels it has, so the old per-turn values are never read; the next save drops them and
+    their versions (`LEGACY_TURN_CHANNELS`)."""
     from langgraph.checkpoint.sqlite import SqliteSaver
 
-    from graphs.state import TURN_KEYS
+    from graphs.support import PER_TURN_CHANNELS
 
     class CompactVersionSaver(SqliteSaver):
         def get_next_version(self, current, channel):
@@ -331,15 +400,17 @@ def _compact_sqlite_saver(conn: sqlite3.Connection):
             return (current or 0) + 1
 
         def put(self, config, checkpoint, metadata, new_versions):
-            values = checkpoint.get("channel_values") or {}
-            kept = {k: v for k, v in values.items() if k not in TURN_KEYS}
+            current = without_legacy_turn_channels(checkpoint)
+            values = current.get("channel_values") or {}
+            kept = {k: v for k, v in values.items() if k not in PER_TURN_CHANNELS}
             # the run's tracing metadata (trace, session and user ids) would be copied into every checkpoint:
             # only LangGraph's own keys are kept (the trace store links a session to its runs)
-            where = {k: v for k, v in config["configurable"].items() if k in ("thread_id", "checkpoint_ns",
-                                                                             "checkpoint_id")}
+            where = {
+                k: v for k, v in config["configurable"].items() if k in ("thread_id", "checkpoint_ns", "checkpoint_id")
+            }
             config = {"configurable": where}
             metadata = {k: v for k, v in (metadata or {}).items() if k in CHECKPOINT_METADATA}
-            return super().put(config, {**checkpoint, "channel_values": kept}, metadata, new_versions)
+            return super().put(config, {**current, "channel_values": kept}, metadata, new_versions)
 
     return CompactVersionSaver(conn, serde=CompressedSerializer())
 
@@ -355,53 +426,160 @@ def _packed_sample(value) -> bytes:
 # checkpoint need not spell them out once itself. msgpack's encoding of plain strings, numbers, lists and maps
 # is fixed by its specification, and zlib checks the dictionary's checksum when it reads: a stream written with
 # another dictionary fails loudly rather than reading wrong. Never edit it: a new one needs a new type suffix.
-_CHECKPOINT_ZDICT = _packed_sample([
-    "langchain_core.messages.human", "HumanMessage",
-    {"content": "", "additional_kwargs": {}, "response_metadata": {}, "type": "human", "name": None, "id": ""},
-    "model_validate_json", "langchain_core.messages.ai", "AIMessage",
-    {"content": "", "additional_kwargs": {}, "response_metadata": {}, "type": "ai", "name": None, "id": "",
-     "tool_calls": [], "invalid_tool_calls": [], "usage_metadata": None},
-    "model_validate_json",
-    {"v": 4, "ts": "2026-01-01T00:00:00.000000+00:00", "id": "", "channel_values": {
-        "intent": "informative", "messages": [], "user_os": "windows", "active_topic": "",
-        "active_article": {"doc_id": "", "title": "", "source": "kb/", "section": "", "question_type": "how-to",
-                           "runner_up": None},
-        "clarify_streak": 0, "turn_count": 1,
-        "troubleshooting": {"issue": "", "topic": "", "steps": [{"step": "", "outcome": "pending"},
-                                                                {"step": "", "outcome": "failed"}],
-                            "current": 0, "failed": 0, "asked_outcome": False, "status": "in_progress",
-                            "source": {"title": "", "source": "kb/", "chunk_id": ""}, "os": ""},
-        "ticket_offer": None, "ticket": None},
-     "channel_versions": {k: 1 for k in (
-        "__start__", "query", "search_filters", "collections", "response_mode", "answer_policy", "directives",
-        "mode_notice", "redaction_notice", "redacted_kinds", "injection_suspected", "injection_signals",
-        "small_talk", "dialogue_act", "language", "translated", "keywords", "is_vague", "search_query",
-        "is_follow_up", "tried_queries", "query_embedding", "retrieved_chunks", "search_count", "articles",
-        "confidence", "question_type", "action", "decision_reasoning", "decided_by", "offered_actions",
-        "action_selection", "action_selection_reason", "integration", "integration_call", "answer", "sources",
-        "needs_input", "is_clarifying", "fallback_notice", "answer_path", "reply_kind", "status_checked",
-        "status_ok", "status_summary", "incidents", "ticket_event", "branch:to:redact", "branch:to:classify",
-        "intent", "branch:to:embed_query", "branch:to:retrieve", "branch:to:decide", "branch:to:answer",
-        "branch:to:clarify", "branch:to:converse", "branch:to:troubleshoot", "troubleshooting",
-        "branch:to:respond", "active_article", "messages", "active_topic", "clarify_streak", "turn_count",
-        "user_os", "ticket_offer", "ticket")},
-     "versions_seen": {"__input__": {}, "__start__": {"__start__": 1}, "redact": {"branch:to:redact": 1},
-                       "classify": {"branch:to:classify": 1}, "embed_query": {"branch:to:embed_query": 1},
-                       "retrieve": {"branch:to:retrieve": 1}, "decide": {"branch:to:decide": 1},
-                       "answer": {"branch:to:answer": 1}, "respond": {"branch:to:respond": 1}},
-     "updated_channels": ["active_article", "active_topic", "answer", "articles", "clarify_streak", "messages",
-                          "query_embedding", "retrieved_chunks", "turn_count"]},
-])
+_CHECKPOINT_ZDICT = _packed_sample(
+    [
+        "langchain_core.messages.human",
+        "HumanMessage",
+        {"content": "", "additional_kwargs": {}, "response_metadata": {}, "type": "human", "name": None, "id": ""},
+        "model_validate_json",
+        "langchain_core.messages.ai",
+        "AIMessage",
+        {
+            "content": "",
+            "additional_kwargs": {},
+            "response_metadata": {},
+            "type": "ai",
+            "name": None,
+            "id": "",
+            "tool_calls": [],
+            "invalid_tool_calls": [],
+            "usage_metadata": None,
+        },
+        "model_validate_json",
+        {
+            "v": 4,
+            "ts": "2026-01-01T00:00:00.000000+00:00",
+            "id": "",
+            "channel_values": {
+                "intent": "informative",
+                "messages": [],
+                "user_os": "windows",
+                "active_topic": "",
+                "active_article": {
+                    "doc_id": "",
+                    "title": "",
+                    "source": "kb/",
+                    "section": "",
+                    "question_type": "how-to",
+                    "runner_up": None,
+                },
+                "clarify_streak": 0,
+                "turn_count": 1,
+                "troubleshooting": {
+                    "issue": "",
+                    "topic": "",
+                    "steps": [{"step": "", "outcome": "pending"}, {"step": "", "outcome": "failed"}],
+                    "current": 0,
+                    "failed": 0,
+                    "asked_outcome": False,
+                    "status": "in_progress",
+                    "source": {"title": "", "source": "kb/", "chunk_id": ""},
+                    "os": "",
+                },
+                "ticket_offer": None,
+                "ticket": None,
+            },
+            "channel_versions": {
+                k: 1
+                for k in (
+                    "__start__",
+                    "query",
+                    "search_filters",
+                    "collections",
+                    "response_mode",
+                    "answer_policy",
+                    "directives",
+                    "mode_notice",
+                    "redaction_notice",
+                    "redacted_kinds",
+                    "injection_suspected",
+                    "injection_signals",
+                    "small_talk",
+                    "dialogue_act",
+                    "language",
+                    "translated",
+                    "keywords",
+                    "is_vague",
+                    "search_query",
+                    "is_follow_up",
+                    "tried_queries",
+                    "query_embedding",
+                    "retrieved_chunks",
+                    "search_count",
+                    "articles",
+                    "confidence",
+                    "question_type",
+                    "action",
+                    "decision_reasoning",
+                    "decided_by",
+                    "offered_actions",
+                    "action_selection",
+                    "action_selection_reason",
+                    "integration",
+                    "integration_call",
+                    "answer",
+                    "sources",
+                    "needs_input",
+                    "is_clarifying",
+                    "fallback_notice",
+                    "answer_path",
+                    "reply_kind",
+                    "status_checked",
+                    "status_ok",
+                    "status_summary",
+                    "incidents",
+                    "ticket_event",
+                    "branch:to:redact",
+                    "branch:to:classify",
+                    "intent",
+                    "branch:to:embed_query",
+                    "branch:to:retrieve",
+                    "branch:to:decide",
+                    "branch:to:answer",
+                    "branch:to:clarify",
+                    "branch:to:converse",
+                    "branch:to:troubleshoot",
+                    "troubleshooting",
+                    "branch:to:respond",
+                    "active_article",
+                    "messages",
+                    "active_topic",
+                    "clarify_streak",
+                    "turn_count",
+                    "user_os",
+                    "ticket_offer",
+                    "ticket",
+                )
+            },
+            "versions_seen": {
+                "__input__": {},
+                "__start__": {"__start__": 1},
+                "redact": {"branch:to:redact": 1},
+                "classify": {"branch:to:classify": 1},
+                "embed_query": {"branch:to:embed_query": 1},
+                "retrieve": {"branch:to:retrieve": 1},
+                "decide": {"branch:to:decide": 1},
+                "answer": {"branch:to:answer": 1},
+                "respond": {"branch:to:respond": 1},
+            },
+            "updated_channels": [
+                "active_article",
+                "active_topic",
+                "answer",
+                "articles",
+                "clarify_streak",
+                "messages",
+                "query_embedding",
+                "retrieved_chunks",
+                "turn_count",
+            ],
+        },
+    ]
+)
 _ZSUFFIX = "+z"  # the type of a value compressed with _CHECKPOINT_ZDICT: the serializer's type and this
 
 
-def _checkpoint_serializer_base():
-    from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
-
-    return JsonPlusSerializer
-
-
-class CompressedSerializer(_checkpoint_serializer_base()):
+class CompressedSerializer(JsonPlusSerializer):
     """LangGraph's serializer with its msgpack compressed (zlib, with a preset dictionary of what every
     checkpoint repeats). The saved type says which: "msgpack+z" is read back through zlib, and anything the
     stock serializer wrote ("msgpack", "null" …) is read as before, so sessions saved earlier continue.
@@ -419,5 +597,5 @@ class CompressedSerializer(_checkpoint_serializer_base()):
         if type_.endswith(_ZSUFFIX):
             unpacker = zlib.decompressobj(zdict=_CHECKPOINT_ZDICT)
             raw = unpacker.decompress(payload) + unpacker.flush()
-            return super().loads_typed((type_[:-len(_ZSUFFIX)], raw))
+            return super().loads_typed((type_[: -len(_ZSUFFIX)], raw))
         return super().loads_typed(data)

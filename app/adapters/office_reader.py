@@ -24,14 +24,15 @@ import re
 import zipfile
 from dataclasses import dataclass
 from pathlib import PurePosixPath
+from typing import Any
 
 from app.adapters.markup_rules import image_text
-from graphs.errors import DocumentRejected
-from graphs.records import Block
+from core.errors import DocumentRejected
+from core.records import Block, ContentType
 
 log = logging.getLogger(__name__)
 
-OFFICE_EXTENSIONS = {".docx": "docx", ".pptx": "pptx", ".xlsx": "xlsx"}
+OFFICE_EXTENSIONS: dict[str, ContentType] = {".docx": "docx", ".pptx": "pptx", ".xlsx": "xlsx"}
 _APPLICATION = {"docx": "Word", "pptx": "PowerPoint", "xlsx": "Excel"}
 _MAIN_PART = {"docx": "word/document.xml", "pptx": "ppt/presentation.xml", "xlsx": "xl/workbook.xml"}
 _MACRO_EXTENSION = {"docx": ".docm", "pptx": ".pptm", "xlsx": ".xlsm"}
@@ -62,70 +63,113 @@ def check_package(name: str, data: bytes, claimed: str) -> None:
     filename, app = _name(name), _APPLICATION[claimed]
     resave = f"Open it in {app}, save it as a {app} file ({PurePosixPath(filename).suffix or '.' + claimed}) and upload again."
     if data.startswith(OLE2_MAGIC):
-        raise DocumentRejected(f"{filename} is a legacy binary Office file or a password-protected one, not a "
-                               f"{claimed.upper()} package. {resave}", kind="unsupported_type")
+        raise DocumentRejected(
+            f"{filename} is a legacy binary Office file or a password-protected one, not a "
+            f"{claimed.upper()} package. {resave}",
+            kind="unsupported_type",
+        )
     if not data.startswith(ZIP_MAGIC):
-        raise DocumentRejected(f"{filename} is named .{claimed} but its content is not an Office file "
-                               "(it is not a ZIP package).", kind="unsupported_type")
+        raise DocumentRejected(
+            f"{filename} is named .{claimed} but its content is not an Office file (it is not a ZIP package).",
+            kind="unsupported_type",
+        )
     try:
         package = zipfile.ZipFile(io.BytesIO(data))
         infos = package.infolist()
     except (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError, OSError) as exc:
-        raise DocumentRejected(f"{filename} is a damaged Office file ({str(exc)[:120]}). {resave}",
-                               kind="unparseable") from exc
+        raise DocumentRejected(
+            f"{filename} is a damaged Office file ({str(exc)[:120]}). {resave}", kind="unparseable"
+        ) from exc
     if len(infos) > MAX_PARTS:
-        raise DocumentRejected(f"{filename} holds {len(infos):,} parts; deskmate reads Office files of at most "
-                               f"{MAX_PARTS:,}. It may be a decompression bomb. {resave}", kind="too_large")
+        raise DocumentRejected(
+            f"{filename} holds {len(infos):,} parts; deskmate reads Office files of at most "
+            f"{MAX_PARTS:,}. It may be a decompression bomb. {resave}",
+            kind="too_large",
+        )
     total = 0
     for info in infos:
         total += info.file_size
         bomb = info.file_size > MAX_PART_BYTES or (
-            info.file_size > 1024 * 1024 and info.file_size > MAX_RATIO * max(info.compress_size, 1))
+            info.file_size > 1024 * 1024 and info.file_size > MAX_RATIO * max(info.compress_size, 1)
+        )
         if bomb or total > MAX_PACKAGE_BYTES:
             raise DocumentRejected(
                 f"{filename} expands to more data than deskmate reads from one Office file ({info.filename} alone "
                 f"declares {info.file_size // (1024 * 1024):,} MB once decompressed); it may be a decompression "
-                f"bomb. {resave}", kind="too_large")
+                f"bomb. {resave}",
+                kind="too_large",
+            )
     names = {info.filename for info in infos}
     if "[Content_Types].xml" not in names:
-        raise DocumentRejected(f"{filename} is a ZIP file but not an Office document (it has no "
-                               f"[Content_Types].xml). {resave}", kind="unsupported_type")
+        raise DocumentRejected(
+            f"{filename} is a ZIP file but not an Office document (it has no [Content_Types].xml). {resave}",
+            kind="unsupported_type",
+        )
     content_types = package.read("[Content_Types].xml").decode("utf-8", "replace")
     if "macroEnabled" in content_types or any(n.lower().endswith("vbaproject.bin") for n in names):
-        raise DocumentRejected(f"{filename} is a macro-enabled Office file ({_MACRO_EXTENSION[claimed]} content "
-                               f"under a .{claimed} name); deskmate never opens files that carry macros. Open it in "
-                               f"{app}, save it as a {app} file without macros (.{claimed}) and upload that.",
-                               kind="unsupported_type")
+        raise DocumentRejected(
+            f"{filename} is a macro-enabled Office file ({_MACRO_EXTENSION[claimed]} content "
+            f"under a .{claimed} name); deskmate never opens files that carry macros. Open it in "
+            f"{app}, save it as a {app} file without macros (.{claimed}) and upload that.",
+            kind="unsupported_type",
+        )
     actual = next((kind for kind, part in _MAIN_PART.items() if part in names), None)
     if actual is None:
-        raise DocumentRejected(f"{filename} is a ZIP file but not a Word, PowerPoint or Excel document. {resave}",
-                               kind="unsupported_type")
+        raise DocumentRejected(
+            f"{filename} is a ZIP file but not a Word, PowerPoint or Excel document. {resave}", kind="unsupported_type"
+        )
     if actual != claimed:
-        raise DocumentRejected(f"{filename} is named .{claimed} but contains {'an' if actual == 'xlsx' else 'a'} "
-                               f"{_APPLICATION[actual]} document; "
-                               f"rename it to .{actual} and upload again.", kind="unsupported_type")
+        raise DocumentRejected(
+            f"{filename} is named .{claimed} but contains {'an' if actual == 'xlsx' else 'a'} "
+            f"{_APPLICATION[actual]} document; "
+            f"rename it to .{actual} and upload again.",
+            kind="unsupported_type",
+        )
     if claimed == "xlsx" and any(n.startswith("xl/externalLinks/") for n in names):
-        raise DocumentRejected(f"{filename} links to other workbooks (external links); deskmate does not follow "
-                               "them nor index their cached copies. In Excel use Data > Edit Links > Break Link, "
-                               "save, and upload again.", kind="unparseable")
+        raise DocumentRejected(
+            f"{filename} links to other workbooks (external links); deskmate does not follow "
+            "them nor index their cached copies. In Excel use Data > Edit Links > Break Link, "
+            "save, and upload again.",
+            kind="unparseable",
+        )
 
 
 def _damaged(filename: str, exc: Exception) -> DocumentRejected:
     log.info("office file %s unreadable: %s: %s", filename, type(exc).__name__, exc)
-    return DocumentRejected(f"{filename} could not be read as an Office file: its structure is damaged "
-                            f"({type(exc).__name__}). Open it in its application, save it again and upload that.",
-                            kind="unparseable")
+    return DocumentRejected(
+        f"{filename} could not be read as an Office file: its structure is damaged "
+        f"({type(exc).__name__}). Open it in its application, save it again and upload that.",
+        kind="unparseable",
+    )
 
 
-_READ_ERRORS = (KeyError, ValueError, TypeError, AttributeError, IndexError, LookupError, zipfile.BadZipFile,
-                OSError, AssertionError)
+_READ_ERRORS = (
+    KeyError,
+    ValueError,
+    TypeError,
+    AttributeError,
+    IndexError,
+    LookupError,
+    zipfile.BadZipFile,
+    OSError,
+    AssertionError,
+)
 
 
 # --- Word ---------------------------------------------------------------------------------------
 _W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
 _HEADING_STYLE = re.compile(r"^heading\s*(\d)$", re.I)
-_ORDERED_FORMATS = {"decimal", "lowerLetter", "upperLetter", "lowerRoman", "upperRoman", "decimalZero",
-                    "ordinal", "cardinalText", "ordinalText"}
+_ORDERED_FORMATS = {
+    "decimal",
+    "lowerLetter",
+    "upperLetter",
+    "lowerRoman",
+    "upperRoman",
+    "decimalZero",
+    "ordinal",
+    "cardinalText",
+    "ordinalText",
+}
 
 
 class _Numbering:
@@ -182,7 +226,7 @@ def _alt_texts(element) -> list[str]:
 def _table_rows(rows) -> list[str]:
     out = []
     for row in rows:
-        cells = []
+        cells: list[str] = []
         for cell in row:
             text = re.sub(r"\s+", " ", cell).strip()
             if not cells or text != cells[-1]:  # a merged cell repeats itself across the span
@@ -205,7 +249,7 @@ def parse_docx(name: str, data: bytes) -> OfficeDocument:
         doc_title = (document.core_properties.title or "").strip()
         # python-docx resolves a paragraph's style by searching every style of the document, each time it is
         # asked; a paragraph's style depends only on its style id, so each id is resolved once per document
-        styles: dict[str | None, object] = {}
+        styles: dict[str | None, Any] = {}  # python-docx's paragraph styles (or None), by style id
         for item in document.iter_inner_content():
             if isinstance(item, Table):
                 rows = _table_rows([[cell.text for cell in row.cells] for row in item.rows])
@@ -254,14 +298,20 @@ def parse_pptx(name: str, data: bytes) -> OfficeDocument:
     try:
         presentation = Presentation(io.BytesIO(data))
         if len(presentation.slides) > MAX_SLIDES:
-            raise DocumentRejected(f"{filename} has {len(presentation.slides):,} slides; deskmate reads at most "
-                                   f"{MAX_SLIDES:,}. Split the deck and upload the parts.", kind="too_large")
+            raise DocumentRejected(
+                f"{filename} has {len(presentation.slides):,} slides; deskmate reads at most "
+                f"{MAX_SLIDES:,}. Split the deck and upload the parts.",
+                kind="too_large",
+            )
         blocks: list[Block] = []
         deck_title = (presentation.core_properties.title or "").strip()
         for number, slide in enumerate(presentation.slides, start=1):
             title_shape = slide.shapes.title
-            slide_title = re.sub(r"\s+", " ", title_shape.text_frame.text).strip() if title_shape is not None \
-                and title_shape.has_text_frame else ""
+            slide_title = (
+                re.sub(r"\s+", " ", title_shape.text_frame.text).strip()
+                if title_shape is not None and title_shape.has_text_frame
+                else ""
+            )
             blocks.append(Block("heading", slide_title or f"Slide {number}", level=2))
             for shape in slide.shapes:
                 if shape is title_shape:
@@ -282,8 +332,7 @@ def parse_pptx(name: str, data: bytes) -> OfficeDocument:
                 elif getattr(shape, "has_table", False) and shape.has_table:
                     rows = _table_rows([[cell.text for cell in row.cells] for row in shape.table.rows])
                     blocks.extend(Block("table", row) for row in rows)
-                blocks.extend(Block("paragraph", alt) for alt in _alt_texts(shape._element)
-                              if not shape.has_text_frame)
+                blocks.extend(Block("paragraph", alt) for alt in _alt_texts(shape._element) if not shape.has_text_frame)
             if slide.has_notes_slide:
                 notes = slide.notes_slide.notes_text_frame
                 text = re.sub(r"\s+", " ", notes.text).strip() if notes is not None else ""
@@ -328,16 +377,22 @@ def parse_xlsx(name: str, data: bytes) -> OfficeDocument:
                 values = [_cell_text(v) for v in row[:MAX_COLUMNS]]
                 cells += len(values)
                 if cells > MAX_SHEET_CELLS:
-                    raise DocumentRejected(f"{filename} holds more than {MAX_SHEET_CELLS:,} cells; deskmate indexes "
-                                           "workbooks up to that size. Split it (one sheet per file, or fewer "
-                                           "rows) and upload the parts.", kind="too_large")
+                    raise DocumentRejected(
+                        f"{filename} holds more than {MAX_SHEET_CELLS:,} cells; deskmate indexes "
+                        "workbooks up to that size. Split it (one sheet per file, or fewer "
+                        "rows) and upload the parts.",
+                        kind="too_large",
+                    )
                 if not any(values):
                     continue
                 if headers is None:
                     headers = values
                     continue
-                fields = [f"{headers[i] if i < len(headers) and headers[i] else f'Column {i + 1}'}: {v}"
-                          for i, v in enumerate(values) if v]
+                fields = [
+                    f"{headers[i] if i < len(headers) and headers[i] else f'Column {i + 1}'}: {v}"
+                    for i, v in enumerate(values)
+                    if v
+                ]
                 records.append(Block("list_item", "; ".join(fields)))
             if headers is None:
                 continue

@@ -9,6 +9,8 @@ uses `FileParser`). Each parse runs in a warm worker process that
   even a worker whose parent died cannot spin for ever), and writes no core files;
 - receives the bytes and returns plain JSON over a pipe: the parent never unpickles anything a worker
   produced, so even a worker subverted by a file could not run code in the service;
+- says it is ready once its imports are done and its parser is built: the parent's wall-clock timeout of a
+  parse starts only then, so a worker started on a busy machine does not eat into the first document's time;
 - is killed when the parent's wall-clock timeout expires or its reply is too large, and replaced by a
   fresh one before the next upload.
 
@@ -31,22 +33,36 @@ import signal
 import threading
 import time
 from dataclasses import dataclass
+from multiprocessing.connection import Connection
+from multiprocessing.process import BaseProcess
 from pathlib import PurePosixPath
 from typing import Any, Callable
 
-from graphs.errors import DocumentRejected
-from graphs.ports import DocumentParser
-from graphs.records import Block, ParsedDocument
+from core.errors import DocumentRejected
+from core.ports import DocumentParser
+from core.records import Block, ParsedDocument
 
 log = logging.getLogger(__name__)
 
 DEFAULT_MAX_RESULT_BYTES = 32 * 1024 * 1024
-_PRELOAD = ["app.adapters.parse_sandbox", "app.adapters.parsers", "pypdf", "bs4", "markdown_it", "docx", "pptx",
-            "openpyxl", "docutils.core"]
+_PRELOAD = [
+    "app.adapters.parse_sandbox",
+    "app.adapters.parsers",
+    "pypdf",
+    "bs4",
+    "markdown_it",
+    "docx",
+    "pptx",
+    "openpyxl",
+    "docutils.core",
+]
 _BLOCK_KINDS = {"heading", "paragraph", "list_item", "code", "table"}
 _CONTENT_TYPES = {"pdf", "html", "markdown", "text", "rst", "docx", "pptx", "xlsx"}
 _REJECTION_KINDS = {"unsupported_type", "too_large", "unparseable", "empty"}
 _REEXPORT = "the file may be damaged or too complex; re-export it (or print it to a new PDF) and try again."
+_READY = b'{"status": "ready"}'
+# how long a new worker may take to import the parsers and say it is ready; not a document's time
+STARTUP_TIMEOUT_S = 120.0
 
 
 def _start_context():
@@ -94,8 +110,11 @@ def _grant_cpu_seconds(seconds: int) -> None:
 
 
 def _plain(document: ParsedDocument) -> dict:
-    return {"title": document.title, "content_type": document.content_type,
-            "blocks": [[b.kind, b.text, b.level, b.ordered, b.in_list] for b in document.blocks]}
+    return {
+        "title": document.title,
+        "content_type": document.content_type,
+        "blocks": [[b.kind, b.text, b.level, b.ordered, b.in_list] for b in document.blocks],
+    }
 
 
 def _parse_one(parser: DocumentParser, name: str, data: bytes, max_result_bytes: int) -> tuple[bytes, bool]:
@@ -121,15 +140,21 @@ def _parse_one(parser: DocumentParser, name: str, data: bytes, max_result_bytes:
     return json.dumps(reply_obj).encode("utf-8"), exit_after
 
 
-def _serve(conn, parser_factory: Callable[[], DocumentParser], memory_mb: int, cpu_seconds: int,
-           max_result_bytes: int) -> None:
+def _serve(
+    conn, parser_factory: Callable[[], DocumentParser], memory_mb: int, cpu_seconds: int, max_result_bytes: int
+) -> None:
     """Worker main loop: one request at a time until told to stop or the pipe closes."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C in a terminal is for the parent to handle
-    logging.basicConfig(level=logging.WARNING,
-                        format="%(asctime)s %(levelname)s parse-worker[%(process)d] %(name)s: %(message)s")
+    logging.basicConfig(
+        level=logging.WARNING, format="%(asctime)s %(levelname)s parse-worker[%(process)d] %(name)s: %(message)s"
+    )
     logging.getLogger("pypdf").setLevel(logging.ERROR)  # damaged files make pypdf chatty; the outcome is reported
     _limit_worker(memory_mb)
     parser = parser_factory()
+    try:
+        conn.send_bytes(_READY)
+    except OSError:
+        return
     while True:
         try:
             request = json.loads(conn.recv_bytes())
@@ -163,8 +188,9 @@ class _Worker:
     def __init__(self, context, args: tuple) -> None:
         self._context = context
         self._args = args
-        self.process = None
-        self.conn = None
+        self.process: BaseProcess | None = None
+        self.conn: Connection | None = None
+        self.ready = False  # its ready message has been read
 
     @property
     def pid(self) -> int | None:
@@ -175,11 +201,27 @@ class _Worker:
             return
         self.discard()
         parent_end, child_end = self._context.Pipe(duplex=True)
-        process = self._context.Process(target=_serve, args=(child_end, *self._args),
-                                        name="deskmate-parse-worker", daemon=True)
+        process = self._context.Process(
+            target=_serve, args=(child_end, *self._args), name="deskmate-parse-worker", daemon=True
+        )
         process.start()
         child_end.close()
-        self.process, self.conn = process, parent_end
+        self.process, self.conn, self.ready = process, parent_end, False
+
+    def _pipe(self) -> Connection:
+        if self.conn is None:
+            raise RuntimeError("the parse worker has not been started")
+        return self.conn
+
+    def await_ready(self, timeout_s: float) -> bool:
+        """Wait for a new worker's ready message (its imports done, its parser built); False if it died first."""
+        if not self.ready:
+            try:
+                conn = self._pipe()
+                self.ready = conn.poll(timeout_s) and conn.recv_bytes(len(_READY)) == _READY
+            except (EOFError, OSError):
+                self.ready = False
+        return self.ready
 
     def discard(self) -> int | None:
         """Kill the process (hung, crashed or no longer trusted); returns its exit code."""
@@ -193,11 +235,11 @@ class _Worker:
             exitcode = self.process.exitcode
             if exitcode is not None:
                 self.process.close()  # release its sentinel fd now rather than at garbage collection
-        self.process, self.conn = None, None
+        self.process, self.conn, self.ready = None, None, False
         return exitcode
 
     def stop(self) -> None:
-        if self.process is not None and self.process.is_alive():
+        if self.process is not None and self.process.is_alive() and self.conn is not None:
             try:
                 self.conn.send_bytes(b'{"op": "stop"}')
                 self.process.join(timeout=2)
@@ -207,18 +249,21 @@ class _Worker:
 
     def exchange(self, name: str, data: bytes, timeout_s: float, max_reply_bytes: int) -> _Outcome:
         self.ensure_started()
+        if not self.await_ready(STARTUP_TIMEOUT_S):  # a worker that cannot start reads nothing
+            return _Outcome("died", exitcode=self.discard())
         started = time.monotonic()
+        conn = self._pipe()
         try:
-            self.conn.send_bytes(json.dumps({"op": "parse", "name": name}).encode("utf-8"))
-            self.conn.send_bytes(data)
+            conn.send_bytes(json.dumps({"op": "parse", "name": name}).encode("utf-8"))
+            conn.send_bytes(data)
         except OSError:  # the worker had died since its last job (e.g. killed from outside)
             self.discard()
             return _Outcome("unreachable")
-        if not self.conn.poll(max(0.0, timeout_s - (time.monotonic() - started))):
+        if not conn.poll(max(0.0, timeout_s - (time.monotonic() - started))):
             self.discard()
             return _Outcome("timeout")
         try:
-            raw = self.conn.recv_bytes(max_reply_bytes)
+            raw = conn.recv_bytes(max_reply_bytes)
         except (EOFError, ConnectionError):
             return _Outcome("died", exitcode=self.discard())
         except OSError:  # longer than max_reply_bytes: the pipe is now out of step, so the worker goes
@@ -236,14 +281,25 @@ class _Worker:
 
 def _document_from(plain: Any) -> ParsedDocument:
     """Rebuild the worker's JSON as records, checking every field: nothing unexpected gets through."""
-    if not isinstance(plain, dict) or not isinstance(plain.get("title"), str) \
-            or plain.get("content_type") not in _CONTENT_TYPES or not isinstance(plain.get("blocks"), list):
+    if (
+        not isinstance(plain, dict)
+        or not isinstance(plain.get("title"), str)
+        or plain.get("content_type") not in _CONTENT_TYPES
+        or not isinstance(plain.get("blocks"), list)
+    ):
         raise ValueError("malformed document")
     blocks = []
     for item in plain["blocks"]:
-        if not (isinstance(item, list) and len(item) == 5 and item[0] in _BLOCK_KINDS and isinstance(item[1], str)
-                and type(item[2]) is int and 0 <= item[2] <= 100 and isinstance(item[3], bool)
-                and isinstance(item[4], bool)):
+        if not (
+            isinstance(item, list)
+            and len(item) == 5
+            and item[0] in _BLOCK_KINDS
+            and isinstance(item[1], str)
+            and type(item[2]) is int
+            and 0 <= item[2] <= 100
+            and isinstance(item[3], bool)
+            and isinstance(item[4], bool)
+        ):
             raise ValueError("malformed block")
         blocks.append(Block(item[0], item[1], item[2], item[3], item[4]))
     return ParsedDocument(title=plain["title"], content_type=plain["content_type"], blocks=blocks)
@@ -252,9 +308,16 @@ def _document_from(plain: Any) -> ParsedDocument:
 class SandboxedParser:
     """A `DocumentParser` that parses in a small pool of time- and memory-limited worker processes."""
 
-    def __init__(self, parser_factory: Callable[[], DocumentParser], *, timeout_s: float = 5.0,
-                 memory_mb: int = 512, workers: int = 1, cpu_seconds: int | None = None,
-                 max_result_bytes: int = DEFAULT_MAX_RESULT_BYTES) -> None:
+    def __init__(
+        self,
+        parser_factory: Callable[[], DocumentParser],
+        *,
+        timeout_s: float = 5.0,
+        memory_mb: int = 512,
+        workers: int = 1,
+        cpu_seconds: int | None = None,
+        max_result_bytes: int = DEFAULT_MAX_RESULT_BYTES,
+    ) -> None:
         """`parser_factory` must be picklable (a class or module-level function): workers build their own."""
         if timeout_s <= 0 or memory_mb < 64 or workers < 1:
             raise ValueError("timeout_s > 0, memory_mb >= 64 and workers >= 1 are required")
@@ -274,8 +337,19 @@ class SandboxedParser:
         for worker in self._workers:
             worker.ensure_started()
             self._idle.put(worker)
-        log.info("parse sandbox: %d worker(s) via %s in %.2f s (timeout %g s, memory %d MB)", workers,
-                 context.get_start_method(), time.monotonic() - started, timeout_s, memory_mb)
+        log.info(
+            "parse sandbox: %d worker(s) via %s in %.2f s (timeout %g s, memory %d MB)",
+            workers,
+            context.get_start_method(),
+            time.monotonic() - started,
+            timeout_s,
+            memory_mb,
+        )
+
+    def wait_ready(self, timeout_s: float = STARTUP_TIMEOUT_S) -> bool:
+        """Wait until every idle worker has started (False if one could not; the next upload starts another)."""
+        deadline = time.monotonic() + timeout_s
+        return all(w.await_ready(max(0.0, deadline - time.monotonic())) for w in list(self._idle.queue))
 
     def worker_pids(self) -> list[int]:
         return [w.pid for w in self._workers if w.pid is not None]
@@ -287,8 +361,9 @@ class SandboxedParser:
         try:  # bounded: every exchange ends within its timeout, so a queue of waiters drains
             worker = self._idle.get(timeout=self.timeout_s * (len(self._workers) + 2) + 30)
         except queue.Empty:
-            raise DocumentRejected("deskmate is busy reading other documents; try again in a minute.",
-                                   kind="busy") from None
+            raise DocumentRejected(
+                "deskmate is busy reading other documents; try again in a minute.", kind="busy"
+            ) from None
         started = time.monotonic()
         try:
             outcome = worker.exchange(name, data, self.timeout_s, self.max_result_bytes)
@@ -297,7 +372,7 @@ class SandboxedParser:
         finally:
             self._return(worker)
         elapsed = time.monotonic() - started
-        if outcome.status == "reply" and outcome.reply.get("status") == "ok":
+        if outcome.status == "reply" and outcome.reply is not None and outcome.reply.get("status") == "ok":
             try:
                 return _document_from(outcome.reply.get("document"))
             except ValueError as exc:
@@ -323,27 +398,40 @@ class SandboxedParser:
         reply = outcome.reply or {}
         status = reply.get("status") if outcome.status == "reply" else outcome.status
         if status == "rejected":
-            kind = reply.get("kind") if reply.get("kind") in _REJECTION_KINDS else "unparseable"
+            kind = str(reply["kind"]) if reply.get("kind") in _REJECTION_KINDS else "unparseable"
             return DocumentRejected(str(reply.get("reason") or "The document could not be read.")[:1000], kind=kind)
         if status == "timeout":
-            return DocumentRejected(f"{filename} took longer than {self.timeout_s:g} s to read — {_REEXPORT}",
-                                    kind="unparseable")
+            return DocumentRejected(
+                f"{filename} took longer than {self.timeout_s:g} s to read — {_REEXPORT}", kind="unparseable"
+            )
         if status == "memory":
-            return DocumentRejected(f"{filename} needed more than {self.memory_mb} MB of memory to read — it may "
-                                    f"be a decompression bomb, or {_REEXPORT}", kind="unparseable")
+            return DocumentRejected(
+                f"{filename} needed more than {self.memory_mb} MB of memory to read — it may "
+                f"be a decompression bomb, or {_REEXPORT}",
+                kind="unparseable",
+            )
         if status in ("too_big", "oversized"):
-            return DocumentRejected(f"{filename} produced more text than deskmate indexes as one document. "
-                                    "Split it into smaller files and upload those.", kind="too_large")
+            return DocumentRejected(
+                f"{filename} produced more text than deskmate indexes as one document. "
+                "Split it into smaller files and upload those.",
+                kind="too_large",
+            )
         if status == "died" and outcome.exitcode == -getattr(signal, "SIGXCPU", -1):
-            return DocumentRejected(f"{filename} used more than {self.cpu_seconds} s of processing time to read — "
-                                    f"{_REEXPORT}", kind="unparseable")
+            return DocumentRejected(
+                f"{filename} used more than {self.cpu_seconds} s of processing time to read — {_REEXPORT}",
+                kind="unparseable",
+            )
         if status == "died":
             log.warning("parse worker for %s exited with code %s", filename, outcome.exitcode)
-            return DocumentRejected(f"The reader stopped unexpectedly while reading {filename} (it may have run out "
-                                    f"of memory) — {_REEXPORT}", kind="unparseable")
+            return DocumentRejected(
+                f"The reader stopped unexpectedly while reading {filename} (it may have run out "
+                f"of memory) — {_REEXPORT}",
+                kind="unparseable",
+            )
         detail = reply.get("error") or status
-        return DocumentRejected(f"{filename} could not be read (the reader failed: {str(detail)[:80]}) — "
-                                f"{_REEXPORT}", kind="unparseable")
+        return DocumentRejected(
+            f"{filename} could not be read (the reader failed: {str(detail)[:80]}) — {_REEXPORT}", kind="unparseable"
+        )
 
     def close(self) -> None:
         """Stop every worker; idempotent. A parse still running finishes and its worker is stopped after."""

@@ -18,21 +18,34 @@ import re
 from collections import Counter
 from pathlib import PurePosixPath
 
+from app.adapters.boilerplate import is_boilerplate, remove_phrases
 from app.adapters.html_reader import DROP_TAGS, html_blocks
 from app.adapters.markdown_reader import markdown_blocks
 from app.adapters.markup import clean_inline, normalise_source, split_alert
 from app.adapters.office_reader import OFFICE_EXTENSIONS, ZIP_MAGIC, parse_office
-from graphs.errors import DocumentRejected
-from graphs.records import Block, ParsedDocument
-from graphs.text import CONTROL, INVISIBLE
+from core.errors import DocumentRejected
+from core.records import Block, BlockKind, ContentType, ParsedDocument
+from core.text import CONTROL, INVISIBLE
 
 log = logging.getLogger(__name__)
 
-SUPPORTED_EXTENSIONS = {".pdf": "pdf", ".html": "html", ".htm": "html", ".md": "markdown",
-                        ".markdown": "markdown", ".mdx": "markdown", ".txt": "text", ".text": "text",
-                        ".rst": "rst", ".rest": "rst", **OFFICE_EXTENSIONS}
-SUPPORTED_HUMAN = ("PDF, Word (.docx), PowerPoint (.pptx), Excel (.xlsx), HTML, Markdown (.md, .mdx), "
-                   "reStructuredText (.rst) or plain text (.txt)")
+SUPPORTED_EXTENSIONS: dict[str, ContentType] = {
+    ".pdf": "pdf",
+    ".html": "html",
+    ".htm": "html",
+    ".md": "markdown",
+    ".markdown": "markdown",
+    ".mdx": "markdown",
+    ".txt": "text",
+    ".text": "text",
+    ".rst": "rst",
+    ".rest": "rst",
+    **OFFICE_EXTENSIONS,
+}
+SUPPORTED_HUMAN = (
+    "PDF, Word (.docx), PowerPoint (.pptx), Excel (.xlsx), HTML, Markdown (.md, .mdx), "
+    "reStructuredText (.rst) or plain text (.txt)"
+)
 MAX_PDF_PAGES = 2000
 MAX_TEXT_CHARS = 5_000_000  # ~2,500 pages of prose; more is not one help-desk article
 MAX_STREAM_BYTES = 32 * 1024 * 1024  # one PDF stream, once decompressed
@@ -43,67 +56,85 @@ def _filename(name: str) -> str:
     return PurePosixPath(name).name or name
 
 
-_BOMS = ((b"\xff\xfe\x00\x00", "utf-32-le"), (b"\x00\x00\xfe\xff", "utf-32-be"), (b"\xff\xfe", "utf-16-le"),
-         (b"\xfe\xff", "utf-16-be"))
+_BOMS = (
+    (b"\xff\xfe\x00\x00", "utf-32-le"),
+    (b"\x00\x00\xfe\xff", "utf-32-be"),
+    (b"\xff\xfe", "utf-16-le"),
+    (b"\xfe\xff", "utf-16-be"),
+)
 
 
 def decode_text(data: bytes, name: str) -> str:
     for bom, encoding in _BOMS:  # what Windows Notepad saves as "Unicode": UTF-16 with a byte-order mark
         if data.startswith(bom):
             try:
-                text = data[len(bom):].decode(encoding)
+                text = data[len(bom) :].decode(encoding)
             except UnicodeDecodeError:
-                raise DocumentRejected(f"{_filename(name)} starts like {encoding.upper()} text but is not valid "
-                                       f"{encoding.upper()}. Save it as UTF-8 and upload again.",
-                                       kind="unsupported_type") from None
+                raise DocumentRejected(
+                    f"{_filename(name)} starts like {encoding.upper()} text but is not valid "
+                    f"{encoding.upper()}. Save it as UTF-8 and upload again.",
+                    kind="unsupported_type",
+                ) from None
             if "\x00" in text:
                 break  # a binary file that happens to start with those bytes
             return text
     if b"\x00" in data[:8192]:
-        raise DocumentRejected(f"{_filename(name)} looks like a binary file, not text. "
-                               f"Upload {SUPPORTED_HUMAN}.", kind="unsupported_type")
+        raise DocumentRejected(
+            f"{_filename(name)} looks like a binary file, not text. Upload {SUPPORTED_HUMAN}.", kind="unsupported_type"
+        )
     for encoding in ("utf-8-sig", "cp1252"):
         try:
             return data.decode(encoding)
         except UnicodeDecodeError:
             continue
-    raise DocumentRejected(f"{_filename(name)} is not valid UTF-8 text. Save it as UTF-8 and upload again.",
-                           kind="unsupported_type")
+    raise DocumentRejected(
+        f"{_filename(name)} is not valid UTF-8 text. Save it as UTF-8 and upload again.", kind="unsupported_type"
+    )
 
 
 # AsciiDoc is refused on purpose: the Python AsciiDoc processor on PyPI (asciidoc-py) runs shell commands a
 # document asks for ({sys:…}, sys::[], filters) unless in safe mode, and its safe mode stops on its own
 # backends; Asciidoctor is Ruby. Converting to HTML or Markdown first keeps that out of the service.
 ASCIIDOC_EXTENSIONS = (".adoc", ".asciidoc", ".asc")
-ASCIIDOC_REFUSAL = ("{filename}: AsciiDoc is not read by deskmate yet. Convert it first — `asciidoctor {filename}` "
-                    "(HTML) or `asciidoctor -b docbook {filename} -o - | pandoc -f docbook -t gfm` (Markdown) — "
-                    "and upload the result.")
+ASCIIDOC_REFUSAL = (
+    "{filename}: AsciiDoc is not read by deskmate yet. Convert it first — `asciidoctor {filename}` "
+    "(HTML) or `asciidoctor -b docbook {filename} -o - | pandoc -f docbook -t gfm` (Markdown) — "
+    "and upload the result."
+)
 
 
-def sniff_type(name: str, data: bytes) -> str:
+def sniff_type(name: str, data: bytes) -> ContentType:
     """The content type this upload really is, checked against its extension."""
     filename = _filename(name)
     ext = PurePosixPath(filename.lower()).suffix
     if ext in ASCIIDOC_EXTENSIONS:
         raise DocumentRejected(ASCIIDOC_REFUSAL.format(filename=filename), kind="unsupported_type")
     if ext not in SUPPORTED_EXTENSIONS:
-        raise DocumentRejected(f"{filename}: files of type '{ext or 'without extension'}' are not supported. "
-                               f"Upload {SUPPORTED_HUMAN}.", kind="unsupported_type")
+        raise DocumentRejected(
+            f"{filename}: files of type '{ext or 'without extension'}' are not supported. Upload {SUPPORTED_HUMAN}.",
+            kind="unsupported_type",
+        )
     claimed = SUPPORTED_EXTENSIONS[ext]
     if claimed in OFFICE_EXTENSIONS.values():
         return claimed  # the package itself is checked (type, macros, bombs) before any library opens it
     if data.startswith(ZIP_MAGIC):
-        raise DocumentRejected(f"{filename} is a ZIP package (an Office file or an archive), not {claimed} text. "
-                               f"Upload {SUPPORTED_HUMAN}; archives are not unpacked.", kind="unsupported_type")
+        raise DocumentRejected(
+            f"{filename} is a ZIP package (an Office file or an archive), not {claimed} text. "
+            f"Upload {SUPPORTED_HUMAN}; archives are not unpacked.",
+            kind="unsupported_type",
+        )
     is_pdf = data[:1024].lstrip().startswith(b"%PDF-") or b"%PDF-" in data[:1024]
     if claimed == "pdf":
         if not is_pdf:
-            raise DocumentRejected(f"{filename} is named .pdf but its content is not a PDF "
-                                   "(it does not start with %PDF-).", kind="unsupported_type")
+            raise DocumentRejected(
+                f"{filename} is named .pdf but its content is not a PDF (it does not start with %PDF-).",
+                kind="unsupported_type",
+            )
         return "pdf"
     if is_pdf:
-        raise DocumentRejected(f"{filename} contains a PDF; rename it to .pdf and upload again.",
-                               kind="unsupported_type")
+        raise DocumentRejected(
+            f"{filename} contains a PDF; rename it to .pdf and upload again.", kind="unsupported_type"
+        )
     text = decode_text(data, name)  # raises for binary content posing as text
     if claimed == "html" and not _HTML_SNIFF.search(text[:65536].encode("utf-8", "replace")):
         raise DocumentRejected(f"{filename} is named .html but contains no HTML markup.", kind="unsupported_type")
@@ -115,11 +146,27 @@ def sniff_type(name: str, data: bytes) -> str:
 # text and PDFs that contain it. Harmless angle brackets stay (`<username>`, `<BROADCAST,UP>`); what
 # goes: elements that run or load something, any tag carrying attributes (event handlers, hrefs),
 # comments, and script-scheme URLs.
-_RUNNABLE = ("script|style|iframe|frame|frameset|object|embed|applet|svg|math|template|noscript|noembed|noframes|"
-             "xmp|plaintext|textarea|base|meta|form|portal|marquee|bgsound|isindex|param")
+_RUNNABLE = (
+    "script|style|iframe|frame|frameset|object|embed|applet|svg|math|template|noscript|noembed|noframes|"
+    "xmp|plaintext|textarea|base|meta|form|portal|marquee|bgsound|isindex|param"
+)
 _LOADERS = "img|image|video|audio|source|track|input|link|a|area|body|button|select|option|details"
-_WITH_CONTENT = ("script", "style", "iframe", "template", "svg", "math", "object", "textarea", "xmp", "noembed",
-                 "noframes", "noscript", "applet", "select")
+_WITH_CONTENT = (
+    "script",
+    "style",
+    "iframe",
+    "template",
+    "svg",
+    "math",
+    "object",
+    "textarea",
+    "xmp",
+    "noembed",
+    "noframes",
+    "noscript",
+    "applet",
+    "select",
+)
 # every pattern below runs in time linear in the text (bounded or non-overlapping repeats): hostile
 # input must not turn the sanitiser itself into the slow part
 _OPENER = re.compile(rf"<\s*({'|'.join(_WITH_CONTENT)})\b[^>]{{0,1024}}>", re.I)
@@ -130,8 +177,11 @@ _TAG_WITH_ATTRIBUTES = re.compile(r"<\s*/?\s*[a-zA-Z][\w:.-]*\s[^<>=]*=[^<>]*(?:
 _RUNNABLE_LEFTOVER = re.compile(rf"<(?=\s*/?\s*(?:{_RUNNABLE})\b)", re.I)
 _DANGLING_OPENER = re.compile(rf"<(?=\s*/?\s*(?:{_LOADERS})\b[^<>]*$)", re.I)
 _COMMENT = re.compile(r"<!--.*?(?:-->|$)|<!\[CDATA\[.*?(?:\]\]>|$)", re.S)
-_SCRIPT_URL = re.compile(r"\b(?:javascript|vbscript|livescript|mocha)\s*:(?=\S)[^\s<>\"'\]]*"
-                         r"|\bdata\s*:\s*(?:text/html|application/|image/svg)[^\s<>\"')\]]*", re.I)
+_SCRIPT_URL = re.compile(
+    r"\b(?:javascript|vbscript|livescript|mocha)\s*:(?=\S)[^\s<>\"'\]]*"
+    r"|\bdata\s*:\s*(?:text/html|application/|image/svg)[^\s<>\"')\]]*",
+    re.I,
+)
 
 
 def remove_runnable_elements(text: str) -> str:
@@ -145,7 +195,7 @@ def remove_runnable_elements(text: str) -> str:
         if opener.start() < position:
             continue
         element = opener.group(1).lower()
-        out.append(text[position:opener.start()])
+        out.append(text[position : opener.start()])
         closer = None if element in unclosed else re.compile(rf"<\s*/\s*{element}\s*>", re.I).search(text, opener.end())
         if closer is None:
             unclosed.add(element)
@@ -184,6 +234,8 @@ def sanitise_document(document: ParsedDocument) -> ParsedDocument:
         text = strip_executable(block.text)
         if block.kind != "code":
             text = re.sub(r"[ \t]{2,}", " ", text).strip()
+        if block.kind in ("paragraph", "list_item"):  # a page's furniture is not its content
+            text = "" if is_boilerplate(text) else remove_phrases(text)
         if text.strip():
             # a bullet indented by 200 spaces is still a bullet: nesting beyond MAX_LIST_LEVEL reads as that level
             blocks.append(Block(block.kind, text, min(block.level, MAX_LIST_LEVEL), block.ordered, block.in_list))
@@ -239,7 +291,7 @@ def render_plain_text(document: ParsedDocument) -> str:
 _MD_HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
 _ORDERED = re.compile(r"^(\s*)(\d+)[.)]\s+(.*)$")
 _BULLET = re.compile(r"^(\s*)[-*+•]\s+(.*)$")
-_TABLE_RULE = re.compile(r"^\s*\|?\s*:?-{3,}")
+_TABLE_RULE = re.compile(r"^\s*(?:\|\s*)?:?-{3,}")  # (one repeat per run of spaces: linear)
 _UNDERLINE = re.compile(r"^\s*(=+|-+)\s*$")
 _QUOTE_MARKERS = re.compile(r"^[ \t]{0,3}(?:>[ \t]?)+")
 _FENCE = re.compile(r"^(\s*)(`{3,}|~{3,})")
@@ -263,7 +315,7 @@ def parse_text_lines(lines: list[str], *, underlined_headings: bool) -> list[Blo
     code: list[str] = []
     after_blank = False
 
-    def add(kind: str, text: str, level: int = 0, ordered: bool = False, under: int | None = None) -> None:
+    def add(kind: BlockKind, text: str, level: int = 0, ordered: bool = False, under: int | None = None) -> None:
         if not text.strip():
             return
         if pending_label[0]:
@@ -301,14 +353,14 @@ def parse_text_lines(lines: list[str], *, underlined_headings: bool) -> list[Blo
         if fence is not None:
             marker, indent, under = fence
             if line.strip().startswith(marker) and set(line.strip()) == {marker[0]}:
-                add("code", "\n".join(c[min(indent, _indent(c)):] for c in code).strip("\n"), under=under)
+                add("code", "\n".join(c[min(indent, _indent(c)) :] for c in code).strip("\n"), under=under)
                 code.clear()
                 fence = None
             else:
                 code.append(line)
             i += 1
             continue
-        if (opened := _FENCE.match(line)):
+        if opened := _FENCE.match(line):
             flush_paragraph()
             indent = len(opened.group(1))
             fence = (opened.group(2), indent, item_level if indent >= 2 and item_level is not None else None)
@@ -316,8 +368,7 @@ def parse_text_lines(lines: list[str], *, underlined_headings: bool) -> list[Blo
             continue
         nxt = lines[i + 1].rstrip() if i + 1 < len(lines) else ""
         indented = _indent(line) >= 2 and item_level is not None
-        if underlined_headings and line.strip() and _UNDERLINE.match(nxt) and not _BULLET.match(line) \
-                and not paragraph:
+        if underlined_headings and line.strip() and _UNDERLINE.match(nxt) and not _BULLET.match(line) and not paragraph:
             add("heading", clean_inline(line), level=1 if nxt.strip().startswith("=") else 2)
             item_level = None
             i += 2
@@ -327,11 +378,11 @@ def parse_text_lines(lines: list[str], *, underlined_headings: bool) -> list[Blo
             flush_paragraph()
             add("heading", clean_inline(heading.group(2)), level=len(heading.group(1)))
             item_level = None
-        elif (ordered := _ORDERED.match(line)):
+        elif ordered := _ORDERED.match(line):
             flush_paragraph()
             item_level = len(ordered.group(1)) // 2
             add("list_item", clean_inline(ordered.group(3)), level=item_level, ordered=True)
-        elif (bullet := _BULLET.match(line)):
+        elif bullet := _BULLET.match(line):
             flush_paragraph()
             item_level = len(bullet.group(1)) // 2
             add("list_item", clean_inline(bullet.group(2)), level=item_level)
@@ -391,8 +442,7 @@ def parse_markdown(name: str, data: bytes) -> ParsedDocument:
         blocks = parse_text_lines(text.splitlines(), underlined_headings=True)
     else:
         blocks = markdown_blocks(text)
-    return ParsedDocument(title=_title_from(blocks, name, front_matter_title), content_type="markdown",
-                          blocks=blocks)
+    return ParsedDocument(title=_title_from(blocks, name, front_matter_title), content_type="markdown", blocks=blocks)
 
 
 def parse_text(name: str, data: bytes) -> ParsedDocument:
@@ -438,17 +488,27 @@ def parse_rst(name: str, data: bytes) -> ParsedDocument:
 def _pypdf_limits(max_stream_bytes: int) -> dict:
     """pypdf's own decompression and structure limits, tightened for untrusted uploads."""
     return dict(
-        maximum_declared_stream_length=max_stream_bytes, zlib_maximum_output_length=max_stream_bytes,
-        lzw_maximum_output_length=max_stream_bytes, run_length_maximum_output_length=max_stream_bytes,
-        brotli_maximum_output_length=max_stream_bytes, array_based_stream_maximum_output_length=max_stream_bytes,
-        jbig2_maximum_output_length=max_stream_bytes, image_maximum_buffer_size=max_stream_bytes,
+        maximum_declared_stream_length=max_stream_bytes,
+        zlib_maximum_output_length=max_stream_bytes,
+        lzw_maximum_output_length=max_stream_bytes,
+        run_length_maximum_output_length=max_stream_bytes,
+        brotli_maximum_output_length=max_stream_bytes,
+        array_based_stream_maximum_output_length=max_stream_bytes,
+        jbig2_maximum_output_length=max_stream_bytes,
+        image_maximum_buffer_size=max_stream_bytes,
         zlib_maximum_recovery_input_length=1_000_000,  # byte-by-byte recovery of broken deflate data is slow
         jbig2dec_binary=None,  # never start an external program because of an upload
     )
 
 
-def parse_pdf(name: str, data: bytes, *, max_pages: int = MAX_PDF_PAGES, max_text_chars: int = MAX_TEXT_CHARS,
-              max_stream_bytes: int = MAX_STREAM_BYTES) -> ParsedDocument:
+def parse_pdf(
+    name: str,
+    data: bytes,
+    *,
+    max_pages: int = MAX_PDF_PAGES,
+    max_text_chars: int = MAX_TEXT_CHARS,
+    max_stream_bytes: int = MAX_STREAM_BYTES,
+) -> ParsedDocument:
     from pypdf import PdfReader, apply_configuration
     from pypdf.errors import DependencyError, FileNotDecryptedError, LimitReachedError, PdfReadError
 
@@ -461,9 +521,11 @@ def parse_pdf(name: str, data: bytes, *, max_pages: int = MAX_PDF_PAGES, max_tex
                 raise FileNotDecryptedError("a password is needed")
             page_count = len(reader.pages)
             if page_count > max_pages:
-                raise DocumentRejected(f"{filename} has {page_count:,} pages; deskmate indexes at most {max_pages:,} "
-                                       "pages per PDF. Split it into smaller files and upload those.",
-                                       kind="too_large")
+                raise DocumentRejected(
+                    f"{filename} has {page_count:,} pages; deskmate indexes at most {max_pages:,} "
+                    "pages per PDF. Split it into smaller files and upload those.",
+                    kind="too_large",
+                )
             lines: list[tuple[str, float]] = []
             text_chars = 0
             for page in reader.pages:
@@ -479,26 +541,47 @@ def parse_pdf(name: str, data: bytes, *, max_pages: int = MAX_PDF_PAGES, max_tex
             raise DocumentRejected(
                 f"{filename} expands to more data than deskmate reads from one PDF (over "
                 f"{max_stream_bytes // (1024 * 1024)} MB in a single stream once decompressed, or too many objects); "
-                f"it may be damaged or a decompression bomb. {reexport}", kind="unparseable") from exc
+                f"it may be damaged or a decompression bomb. {reexport}",
+                kind="unparseable",
+            ) from exc
         except (FileNotDecryptedError, DependencyError) as exc:
-            raise DocumentRejected(f"{filename} is password-protected or encrypted; upload an unprotected copy.",
-                                   kind="unparseable") from exc
+            raise DocumentRejected(
+                f"{filename} is password-protected or encrypted; upload an unprotected copy.", kind="unparseable"
+            ) from exc
         except PdfReadError as exc:  # pypdf's own messages describe the damage ("startxref not found")
-            raise DocumentRejected(f"{filename} could not be read as a PDF ({str(exc)[:200]}). {reexport}",
-                                   kind="unparseable") from exc
-        except (ValueError, KeyError, TypeError, AttributeError, IndexError, RecursionError, ZeroDivisionError,
-                OSError, NotImplementedError, AssertionError, LookupError, ArithmeticError) as exc:
+            raise DocumentRejected(
+                f"{filename} could not be read as a PDF ({str(exc)[:200]}). {reexport}", kind="unparseable"
+            ) from exc
+        except (
+            ValueError,
+            KeyError,
+            TypeError,
+            AttributeError,
+            IndexError,
+            RecursionError,
+            ZeroDivisionError,
+            OSError,
+            NotImplementedError,
+            AssertionError,
+            LookupError,
+            ArithmeticError,
+        ) as exc:
             log.info("pdf %s unreadable: %s: %s", filename, type(exc).__name__, exc)
-            raise DocumentRejected(f"{filename} could not be read as a PDF: its internal structure is damaged "
-                                   f"({type(exc).__name__}). {reexport}", kind="unparseable") from exc
+            raise DocumentRejected(
+                f"{filename} could not be read as a PDF: its internal structure is damaged "
+                f"({type(exc).__name__}). {reexport}",
+                kind="unparseable",
+            ) from exc
     blocks = _pdf_blocks(lines)
     title = next((b.text for b in blocks if b.kind == "heading"), "") or meta_title or _title_from([], name)
     return ParsedDocument(title=title, content_type="pdf", blocks=blocks)
 
 
 def _too_much_text(filename: str, limit: int) -> str:
-    return (f"{filename} holds more than {limit:,} characters of text, more than deskmate indexes as one "
-            "document. Split it into smaller files and upload those.")
+    return (
+        f"{filename} holds more than {limit:,} characters of text, more than deskmate indexes as one "
+        "document. Split it into smaller files and upload those."
+    )
 
 
 def _pdf_meta_title(reader) -> str:
@@ -560,14 +643,18 @@ def _pdf_blocks(lines: list[tuple[str, float]]) -> list[Block]:
                 blocks[-1] = Block("heading", f"{blocks[-1].text} {text}", level=level)  # wrapped heading
             else:
                 blocks.append(Block("heading", text, level=level))
-        elif (ordered := _ORDERED.match(text)):
+        elif ordered := _ORDERED.match(text):
             flush()
             blocks.append(Block("list_item", ordered.group(3).strip(), ordered=True))
-        elif (bullet := _BULLET.match(text)):
+        elif bullet := _BULLET.match(text):
             flush()
             blocks.append(Block("list_item", bullet.group(2).strip()))
-        elif blocks and blocks[-1].kind == "list_item" and not paragraph and (
-                not text[:1].isupper() or not blocks[-1].text.rstrip().endswith((".", "!", "?", ":", ")"))):
+        elif (
+            blocks
+            and blocks[-1].kind == "list_item"
+            and not paragraph
+            and (not text[:1].isupper() or not blocks[-1].text.rstrip().endswith((".", "!", "?", ":", ")")))
+        ):
             last = blocks.pop()  # a wrapped step: the previous line did not end its sentence
             blocks.append(Block("list_item", f"{last.text} {text}", last.level, last.ordered))
         else:
@@ -581,8 +668,13 @@ def _pdf_blocks(lines: list[tuple[str, float]]) -> list[Block]:
 class FileParser:
     """Dispatches on the sniffed content type, bounds the result and sanitises it. Stateless; safe to share."""
 
-    def __init__(self, *, max_pages: int = MAX_PDF_PAGES, max_text_chars: int = MAX_TEXT_CHARS,
-                 max_stream_bytes: int = MAX_STREAM_BYTES) -> None:
+    def __init__(
+        self,
+        *,
+        max_pages: int = MAX_PDF_PAGES,
+        max_text_chars: int = MAX_TEXT_CHARS,
+        max_stream_bytes: int = MAX_STREAM_BYTES,
+    ) -> None:
         self.max_pages = max_pages
         self.max_text_chars = max_text_chars
         self.max_stream_bytes = max_stream_bytes
@@ -592,8 +684,13 @@ class FileParser:
             raise DocumentRejected(f"{_filename(name)} is empty.", kind="empty")
         kind = sniff_type(name, data)
         if kind == "pdf":
-            document = parse_pdf(name, data, max_pages=self.max_pages, max_text_chars=self.max_text_chars,
-                                 max_stream_bytes=self.max_stream_bytes)
+            document = parse_pdf(
+                name,
+                data,
+                max_pages=self.max_pages,
+                max_text_chars=self.max_text_chars,
+                max_stream_bytes=self.max_stream_bytes,
+            )
         elif kind in OFFICE_EXTENSIONS.values():
             office = parse_office(name, data, kind)
             # a workbook's headings are its sheet names: its file name says more about it
@@ -601,12 +698,16 @@ class FileParser:
             document = ParsedDocument(title=office.title or fallback, content_type=kind, blocks=office.blocks)
         else:
             try:
-                document = {"html": parse_html, "markdown": parse_markdown, "text": parse_text,
-                            "rst": parse_rst}[kind](name, data)
+                document = {"html": parse_html, "markdown": parse_markdown, "text": parse_text, "rst": parse_rst}[kind](
+                    name, data
+                )
             except RecursionError:
-                raise DocumentRejected(f"{_filename(name)} is nested too deeply to read (thousands of elements "
-                                       "inside each other). Save it again from its editor, or as plain text, "
-                                       "and upload that.", kind="unparseable") from None
+                raise DocumentRejected(
+                    f"{_filename(name)} is nested too deeply to read (thousands of elements "
+                    "inside each other). Save it again from its editor, or as plain text, "
+                    "and upload that.",
+                    kind="unparseable",
+                ) from None
         if document.text_length() > self.max_text_chars:
             raise DocumentRejected(_too_much_text(_filename(name), self.max_text_chars), kind="too_large")
         return sanitise_document(document)

@@ -17,12 +17,14 @@ import logging
 
 from app.adapters.redaction.chat_rules import find_secrets
 from app.adapters.redaction.engine import PolicyRedactor, RedactionEngine
-from app.adapters.redaction.policy import DESTINATIONS, RedactionPolicy, build_engine, build_redactors
 from app.adapters.redaction.pii import email_addresses
+from app.adapters.redaction.policy import DESTINATIONS, RedactionPolicy, build_engine, build_redactors
 from app.adapters.redaction.spans import Span
-from graphs.ports import Redactor
+from core.ports import Redactor
 
 log = logging.getLogger(__name__)
+
+
 class _EmailPattern:
     kinds = frozenset({"EMAIL"})
 
@@ -37,19 +39,29 @@ class PatternRedactor(PolicyRedactor):
         super().__init__(RedactionEngine([find_secrets], [_EmailPattern()]), {"EMAIL"}, destination="pattern")
 
 
-def redactors_from_settings(settings, override: Redactor | None = None, *,
-                            in_use: tuple[str, ...] = DESTINATIONS) -> dict[str, Redactor]:
+def redactors_from_settings(
+    settings, override: Redactor | None = None, *, in_use: tuple[str, ...] = DESTINATIONS
+) -> dict[str, Redactor]:
     """One redactor per destination from the settings' policy, sharing one engine (built once: the
-    names model takes seconds, and is loaded only when a destination `in_use` removes names).
-    `override` (tests) is used for every destination."""
+    names model takes seconds, and is loaded only when a destination `in_use` removes names, on a thread of
+    its own: the first text that needs it waits for it). `override` (tests) is used for every destination."""
     if override is not None:
         return {d: override for d in (*DESTINATIONS, "documents")}
     policy = RedactionPolicy.from_settings(settings)
-    engine = build_engine(policy, max_chars=settings.redact_max_chars, names_model=settings.names_model,
-                          destinations=in_use)
-    log.info("redaction policy: %s", "; ".join(
-        f"{d} removes secrets{', ' + ', '.join(sorted(policy.kinds_for(d))) if policy.kinds_for(d) else ''}"
-        for d in DESTINATIONS))
+    engine = build_engine(
+        policy,
+        max_chars=settings.redaction.redact_max_chars,
+        names_model=settings.redaction.names_model,
+        destinations=in_use,
+        load_names_in_background=True,
+    )
+    log.info(
+        "redaction policy: %s",
+        "; ".join(
+            f"{d} removes secrets{', ' + ', '.join(sorted(policy.kinds_for(d))) if policy.kinds_for(d) else ''}"
+            for d in DESTINATIONS
+        ),
+    )
     return build_redactors(policy, engine)
 
 

@@ -16,19 +16,67 @@ from app.adapters.markup_rules import note_label
 
 _DIRECTIVE = re.compile(r"^[ \t]*\.\.[ \t]+([A-Za-z][\w:.+-]{0,60})::", re.M)
 _ROLE = re.compile(r":([A-Za-z][\w:.+-]{0,60}):`")
-_EXPLICIT_TARGET = re.compile(r"^(.*?)\s*<[^<>]*>$", re.S)
+# the title before a role's `<target>`; its trailing spaces are stripped in code (a lazy title followed by `\s*`
+# is quadratic on a long run of spaces)
+_EXPLICIT_TARGET = re.compile(r"^(.*)<[^<>]*>$", re.S)
 # directives that only pull in files, build navigation or render nothing a reader needs
-_DROPPED = {"toctree", "literalinclude", "autosummary", "automodule", "autoclass", "autofunction", "index",
-            "highlight", "currentmodule", "module", "sectionauthor", "codeauthor", "only", "ifconfig", "spelling"}
+_DROPPED = {
+    "toctree",
+    "literalinclude",
+    "autosummary",
+    "automodule",
+    "autoclass",
+    "autofunction",
+    "index",
+    "highlight",
+    "currentmodule",
+    "module",
+    "sectionauthor",
+    "codeauthor",
+    "only",
+    "ifconfig",
+    "spelling",
+}
 # their argument is a tab or panel label: a line of its own, then the content
-_LABELLED = {"tab", "group-tab", "code-tab", "tab-item", "dropdown", "card", "tabs", "tab-set", "grid",
-             "grid-item", "grid-item-card", "container", "versionadded", "versionchanged", "deprecated",
-             "glossary", "hlist", "centered", "rubric"}
-_SETTINGS = {"file_insertion_enabled": False, "raw_enabled": False, "report_level": 5, "halt_level": 5,
-             "warning_stream": False, "_disable_config": True, "input_encoding": "unicode",
-             "output_encoding": "unicode", "embed_stylesheet": False, "stylesheet_path": "", "syntax_highlight": "none",
-             "doctitle_xform": True, "sectsubtitle_xform": False, "character_level_inline_markup": False,
-             "traceback": True, "math_output": "html"}
+_LABELLED = {
+    "tab",
+    "group-tab",
+    "code-tab",
+    "tab-item",
+    "dropdown",
+    "card",
+    "tabs",
+    "tab-set",
+    "grid",
+    "grid-item",
+    "grid-item-card",
+    "container",
+    "versionadded",
+    "versionchanged",
+    "deprecated",
+    "glossary",
+    "hlist",
+    "centered",
+    "rubric",
+}
+_SETTINGS = {
+    "file_insertion_enabled": False,
+    "raw_enabled": False,
+    "report_level": 5,
+    "halt_level": 5,
+    "warning_stream": False,
+    "_disable_config": True,
+    "input_encoding": "unicode",
+    "output_encoding": "unicode",
+    "embed_stylesheet": False,
+    "stylesheet_path": "",
+    "syntax_highlight": "none",
+    "doctitle_xform": True,
+    "sectsubtitle_xform": False,
+    "character_level_inline_markup": False,
+    "traceback": True,
+    "math_output": "html",
+}
 MAX_NESTING = 32
 
 
@@ -36,7 +84,8 @@ def _generic_role(name, rawtext, text, lineno, inliner, options=None, content=No
     from docutils import nodes
 
     target = _EXPLICIT_TARGET.match(text)  # :ref:`Reset a password <reset-password>` shows its title
-    return [nodes.Text(target.group(1) if target and target.group(1) else text.lstrip("~!"))], []
+    title = target.group(1).rstrip() if target else ""
+    return [nodes.Text(title or text.lstrip("~!"))], []
 
 
 def _generic_directive():
@@ -56,7 +105,7 @@ def _generic_directive():
             if name in _DROPPED or self.state.memo.section_level > MAX_NESTING:
                 return []
             container = nodes.container()
-            label = (self.arguments[0].strip() if self.arguments else "")
+            label = self.arguments[0].strip() if self.arguments else ""
             if name in ("versionadded", "versionchanged", "deprecated"):
                 label = f"{note_label(name.replace('version', 'version '))} {label}".strip()
             elif name not in _LABELLED:
@@ -77,8 +126,7 @@ def _register_unknown(text: str) -> None:
 
     generic = None
     for name in set(_DIRECTIVE.findall(text)):
-        known = name in directives._directives or name in directives._directive_registry or \
-            name in en.directives
+        known = name in directives._directives or name in directives._directive_registry or name in en.directives
         if not known:
             generic = generic or _generic_directive()
             directives.register_directive(name, generic)

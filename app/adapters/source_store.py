@@ -7,8 +7,9 @@ environment variables that hold them.
 
 from __future__ import annotations
 
+import builtins
 import json
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import delete, func, select, update
@@ -21,7 +22,7 @@ BUSY = ("queued", "syncing")  # a sync of the source is waiting or running: no s
 
 
 def utc_now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+    return datetime.now(UTC).isoformat(timespec="seconds")
 
 
 class SourceStore:
@@ -39,8 +40,15 @@ class SourceStore:
 
     def add(self, record: dict[str, Any]) -> bool:
         """Insert a source; False when one with the same id exists."""
-        values = {**record, "status": "never", "cursor": None, "last_sync_at": None, "last_error": None,
-                  "last_counts": {}, "created_at": utc_now()}
+        values = {
+            **record,
+            "status": "never",
+            "cursor": None,
+            "last_sync_at": None,
+            "last_error": None,
+            "last_counts": {},
+            "created_at": utc_now(),
+        }
         for name in _JSON_FIELDS:
             values[name] = json.dumps(values[name], sort_keys=True)
         with self._db.begin() as conn:
@@ -54,7 +62,7 @@ class SourceStore:
     def list(self) -> list[dict[str, Any]]:
         with self._db.connect() as conn:
             rows = conn.execute(select(sources).order_by(sources.c.created_at, sources.c.id)).all()
-        return [self._row(r) for r in rows]
+        return [row for r in rows if (row := self._row(r)) is not None]
 
     def update(self, source_id: str, **fields: Any) -> None:
         for name in _JSON_FIELDS:
@@ -70,8 +78,9 @@ class SourceStore:
         not start the same due sync again."""
         claim = update(sources).where(sources.c.id == source_id, sources.c.status.not_in(BUSY))
         if last_sync_at is not False:
-            claim = claim.where(sources.c.last_sync_at.is_(None) if last_sync_at is None
-                                else sources.c.last_sync_at == last_sync_at)
+            claim = claim.where(
+                sources.c.last_sync_at.is_(None) if last_sync_at is None else sources.c.last_sync_at == last_sync_at
+            )
         with self._db.begin() as conn:
             return conn.execute(claim.values(status="queued").returning(sources.c.id)).first() is not None
 
@@ -80,17 +89,29 @@ class SourceStore:
         was cancelled): the source leaves queued/syncing for `error`, so it shows why and can be synced again.
         A source no longer busy (the sync recorded its own end) is left alone; False then."""
         with self._db.begin() as conn:
-            return conn.execute(update(sources).where(sources.c.id == source_id, sources.c.status.in_(BUSY))
-                                .values(status="error", last_sync_at=utc_now(), last_error=error)).rowcount == 1
+            return (
+                conn.execute(
+                    update(sources)
+                    .where(sources.c.id == source_id, sources.c.status.in_(BUSY))
+                    .values(status="error", last_sync_at=utc_now(), last_error=error)
+                ).rowcount
+                == 1
+            )
 
     def reset_interrupted(self) -> int:
         """Syncs left queued or running by a process that stopped are marked failed, so they can start again.
         Only for the embedded store, which one process owns: on a shared database another replica may be
         running them."""
         with self._db.begin() as conn:
-            return conn.execute(update(sources).where(sources.c.status.in_(BUSY)).values(
-                status="error", last_error="The sync was interrupted when deskmate stopped; it runs again at its "
-                                           "next schedule, or press Sync.")).rowcount
+            return conn.execute(
+                update(sources)
+                .where(sources.c.status.in_(BUSY))
+                .values(
+                    status="error",
+                    last_error="The sync was interrupted when deskmate stopped; it runs again at its "
+                    "next schedule, or press Sync.",
+                )
+            ).rowcount
 
     def remove(self, source_id: str) -> None:
         with self._db.begin() as conn:
@@ -105,11 +126,23 @@ class SourceStore:
 
     def document_count(self, source_id: str) -> int:
         with self._db.connect() as conn:
-            return int(conn.execute(select(func.count()).select_from(source_documents)
-                                    .where(source_documents.c.source_id == source_id)).scalar())
+            return int(
+                conn.execute(
+                    select(func.count()).select_from(source_documents).where(source_documents.c.source_id == source_id)
+                ).scalar_one()
+            )
 
-    def put_document(self, source_id: str, external_id: str, *, doc_id: str, url: str, version: str,
-                     audience: list[str], title: str) -> None:
+    def put_document(
+        self,
+        source_id: str,
+        external_id: str,
+        *,
+        doc_id: str,
+        url: str,
+        version: str,
+        audience: builtins.list[str] | None,
+        title: str,
+    ) -> None:
         values = {"doc_id": doc_id, "url": url, "version": version, "audience": json.dumps(audience), "title": title}
         statement = self._db.insert(source_documents).values(source_id=source_id, external_id=external_id, **values)
         with self._db.begin() as conn:
@@ -117,8 +150,11 @@ class SourceStore:
 
     def drop_document(self, source_id: str, external_id: str) -> None:
         with self._db.begin() as conn:
-            conn.execute(delete(source_documents).where(source_documents.c.source_id == source_id,
-                                                        source_documents.c.external_id == external_id))
+            conn.execute(
+                delete(source_documents).where(
+                    source_documents.c.source_id == source_id, source_documents.c.external_id == external_id
+                )
+            )
 
     def close(self) -> None:
         """The database belongs to the app (Resources closes it)."""

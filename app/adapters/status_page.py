@@ -14,7 +14,7 @@ import threading
 import time
 import uuid
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Callable
 from urllib.parse import urlsplit
 
@@ -23,12 +23,11 @@ import httpx
 from app.adapters.bounded_http import BodyTooLarge, read_bounded
 from app.adapters.tracing import NullTracer, run_config
 from app.settings import Settings
-from graphs.errors import StatusUnavailable
-from graphs.records import StatusReport
-from graphs.ports import StatusChecker, StatusSource
-from graphs.state_status import StatusContext
-from graphs.status import build_status_graph
-from nodes.status import UNREADABLE, unavailable_report
+from core.errors import StatusUnavailable
+from core.ports import StatusChecker, StatusSource
+from core.records import StatusReport
+from core.status import UNREADABLE, unavailable_report
+from graphs.status import StatusContext, build_status_graph
 
 log = logging.getLogger(__name__)
 
@@ -45,7 +44,7 @@ def status_urls(url: str) -> tuple[str, str]:
     root = f"{parts.scheme}://{parts.netloc}"
     path = parts.path.rstrip("/")
     if "/api/v2" in path:
-        page = root + path[:path.index("/api/v2")]
+        page = root + path[: path.index("/api/v2")]
         return page, (url if path.endswith(".json") else page + SUMMARY_PATH)
     if path.endswith(".json"):
         return root, url
@@ -55,8 +54,14 @@ def status_urls(url: str) -> tuple[str, str]:
 class StatuspageSource:
     """StatusSource over HTTP: GET the summary, bounded in time and size."""
 
-    def __init__(self, url: str, *, timeout_s: float = 3.0, max_bytes: int = MAX_SUMMARY_BYTES,
-                 transport: httpx.BaseTransport | None = None) -> None:
+    def __init__(
+        self,
+        url: str,
+        *,
+        timeout_s: float = 3.0,
+        max_bytes: int = MAX_SUMMARY_BYTES,
+        transport: httpx.BaseTransport | None = None,
+    ) -> None:
         self.page_url, self.summary_url = status_urls(url)
         self._timeout_s = timeout_s
         self._max_bytes = max_bytes
@@ -81,13 +86,20 @@ class StatuspageSource:
 
     def _download(self) -> tuple[bytes, str]:
         deadline = time.monotonic() + self._timeout_s
-        with httpx.Client(timeout=self._timeout_s, follow_redirects=True, max_redirects=3,
-                          transport=self._transport,
-                          headers={"accept": "application/json", "user-agent": "deskmate-status-check"}) as client:
+        with httpx.Client(
+            timeout=self._timeout_s,
+            follow_redirects=True,
+            max_redirects=3,
+            transport=self._transport,
+            headers={"accept": "application/json", "user-agent": "deskmate-status-check"},
+        ) as client:
             with client.stream("GET", self.summary_url) as response:
                 if response.status_code != 200:
-                    hint = (" — is DESKMATE_STATUS_PAGE_URL the address of a Statuspage page?"
-                            if response.status_code == 404 else "")
+                    hint = (
+                        " — is DESKMATE_STATUS_PAGE_URL the address of a Statuspage page?"
+                        if response.status_code == 404
+                        else ""
+                    )
                     raise StatusUnavailable(f"the status page answered HTTP {response.status_code}{hint}")
                 try:
                     body = read_bounded(response, max_bytes=self._max_bytes, deadline=deadline)
@@ -96,7 +108,7 @@ class StatuspageSource:
                 return body, response.headers.get("content-type", "")
 
     def _too_large(self) -> StatusUnavailable:
-        limit = (f"{self._max_bytes / 2**20:g} MB" if self._max_bytes >= 2**20 else f"{self._max_bytes // 1024} KB")
+        limit = f"{self._max_bytes / 2**20:g} MB" if self._max_bytes >= 2**20 else f"{self._max_bytes // 1024} KB"
         return StatusUnavailable(f"the status page sent more than {limit}, which is not a Statuspage summary")
 
     def _decode(self, body: bytes, content_type: str) -> dict:
@@ -125,8 +137,16 @@ class CachedStatusChecker:
     on every message.
     """
 
-    def __init__(self, graph, source: StatusSource, ttl_s: float, clock: Callable[[], float] = time.monotonic,
-                 *, failure_ttl_s: float = FAILURE_TTL_S, tracer=None) -> None:
+    def __init__(
+        self,
+        graph,
+        source: StatusSource,
+        ttl_s: float,
+        clock: Callable[[], float] = time.monotonic,
+        *,
+        failure_ttl_s: float = FAILURE_TTL_S,
+        tracer=None,
+    ) -> None:
         self._graph = graph
         self._source = source
         self._ttl_s = ttl_s
@@ -140,7 +160,7 @@ class CachedStatusChecker:
         cached = self._cached
         if cached and self._clock() < cached.expires_at:
             return cached.report
-        if not self._lock.acquire(blocking=cached is None):
+        if not self._lock.acquire(blocking=cached is None) and cached is not None:
             return cached.report  # someone else is refreshing: a slightly old report beats waiting
         try:
             cached = self._cached
@@ -157,8 +177,9 @@ class CachedStatusChecker:
         trace_id = uuid.uuid4().hex
         config = run_config(tracer=self._tracer, trace_id=trace_id, run_name="status", tags=["status"])
         try:
-            out = self._graph.invoke({"page_url": self._source.page_url}, config,
-                                     context=StatusContext(source=self._source))
+            out = self._graph.invoke(
+                {"page_url": self._source.page_url}, config, context=StatusContext(source=self._source)
+            )
             return out["report"]
         except Exception as exc:  # the contract is "never raises": a bug here must not break a chat turn
             log.exception("status check failed unexpectedly")
@@ -174,12 +195,12 @@ class UnconfiguredStatusChecker:
 
 
 def _now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+    return datetime.now(UTC).isoformat(timespec="seconds")
 
 
 def build_status_checker(settings: Settings, tracer=None) -> StatusChecker:
-    if not settings.status_page_url:
+    if not settings.integrations.status_page_url:
         return UnconfiguredStatusChecker()
-    source = StatuspageSource(settings.status_page_url, timeout_s=settings.status_timeout_s)
-    log.info("status page: %s (checked at most every %g s)", source.summary_url, settings.status_ttl_s)
-    return CachedStatusChecker(build_status_graph(), source, settings.status_ttl_s, tracer=tracer)
+    source = StatuspageSource(settings.integrations.status_page_url, timeout_s=settings.integrations.status_timeout_s)
+    log.info("status page: %s (checked at most every %g s)", source.summary_url, settings.integrations.status_ttl_s)
+    return CachedStatusChecker(build_status_graph(), source, settings.integrations.status_ttl_s, tracer=tracer)

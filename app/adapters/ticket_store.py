@@ -9,11 +9,12 @@ nothing else about the user reaches it.
 
 from __future__ import annotations
 
+import builtins
 import json
 import logging
 import secrets
 from contextlib import contextmanager
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -23,9 +24,8 @@ from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 
 from app.storage import Database, DatabaseUnavailable
 from app.storage.schema import ticket_comments, tickets
-
-from graphs.errors import TicketStoreError
-from graphs.records import Ticket, TicketDraft
+from core.errors import TicketStoreError
+from core.records import Ticket, TicketDraft
 
 log = logging.getLogger(__name__)
 
@@ -40,7 +40,7 @@ _JIRA_FIELDS = ("jira_key", "jira_url", "jira_error", "jira_status")
 
 
 def utc_now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def new_ticket_id() -> str:
@@ -50,7 +50,7 @@ def new_ticket_id() -> str:
 def normalise_ticket_id(text: str) -> str | None:
     """'dm-1a2b3c' → 'DM-1A2B3C'; None when it cannot be a deskmate ticket id."""
     candidate = text.strip().upper()
-    body = candidate[len(ID_PREFIX):]
+    body = candidate[len(ID_PREFIX) :]
     if not candidate.startswith(ID_PREFIX) or len(body) != ID_LENGTH or any(c not in ID_ALPHABET for c in body):
         return None
     return candidate
@@ -71,12 +71,18 @@ class TicketStore:
         """Store a new open ticket under a fresh, unused id."""
         now = utc_now()
         row = {
-            "status": "open", "session_id": session_id, "user_id": user_id,
-            "summary": draft["summary"], "description": draft["description"], "priority": draft["priority"],
-            "topic": draft["topic"], "os": draft["os"],
+            "status": "open",
+            "session_id": session_id,
+            "user_id": user_id,
+            "summary": draft["summary"],
+            "description": draft["description"],
+            "priority": draft["priority"],
+            "topic": draft["topic"],
+            "os": draft["os"],
             "steps_tried": json.dumps(list(draft["steps_tried"]), ensure_ascii=False),
             "conversation": json.dumps(list(draft["conversation"]), ensure_ascii=False),
-            "created_at": now, "updated_at": now,
+            "created_at": now,
+            "updated_at": now,
         }
         for _ in range(_ID_ATTEMPTS):
             ticket_id = new_ticket_id()
@@ -102,8 +108,9 @@ class TicketStore:
                 now = utc_now()
                 conn.execute(update(tickets).where(tickets.c.id == ticket_id).values(status="closed", updated_at=now))
                 if comment.strip():
-                    conn.execute(ticket_comments.insert().values(ticket_id=ticket_id, body=comment.strip(),
-                                                                 created_at=now))
+                    conn.execute(
+                        ticket_comments.insert().values(ticket_id=ticket_id, body=comment.strip(), created_at=now)
+                    )
         return self.get(ticket_id)
 
     def add_comment(self, ticket_id: str, body: str) -> bool:
@@ -130,19 +137,27 @@ class TicketStore:
         rows = self._select([tickets.c.id == ticket_id], limit=1)
         return rows[0] if rows else None
 
-    def list(self, *, user_id: str | None = None, session_id: str | None = None, status: str | None = None,
-             limit: int = MAX_LISTED) -> list[Ticket]:
+    def list(
+        self,
+        *,
+        user_id: str | None = None,
+        session_id: str | None = None,
+        status: str | None = None,
+        limit: int = MAX_LISTED,
+    ) -> list[Ticket]:
         """Tickets matching every given filter, newest first (at most `limit`, capped at MAX_LISTED)."""
-        clauses = [tickets.c[column] == value
-                   for column, value in (("user_id", user_id), ("session_id", session_id), ("status", status))
-                   if value is not None]
+        clauses = [
+            tickets.c[column] == value
+            for column, value in (("user_id", user_id), ("session_id", session_id), ("status", status))
+            if value is not None
+        ]
         return self._select(clauses, limit=max(1, min(limit, MAX_LISTED)))
 
     def close_connection(self) -> None:
         self.db.close()
 
     # --- internals ------------------------------------------------------------------------
-    def _select(self, clauses: list, *, limit: int) -> list[Ticket]:
+    def _select(self, clauses: builtins.list, *, limit: int) -> builtins.list[Ticket]:
         query = select(tickets).where(*clauses).order_by(tickets.c.created_at.desc(), tickets.c.id.desc()).limit(limit)
         try:
             with self.db.connect() as conn:
@@ -150,8 +165,10 @@ class TicketStore:
                 comments: dict[str, list[str]] = {row["id"]: [] for row in rows}
                 if rows:
                     for ticket_id, body in conn.execute(
-                            select(ticket_comments.c.ticket_id, ticket_comments.c.body)
-                            .where(ticket_comments.c.ticket_id.in_(list(comments))).order_by(ticket_comments.c.id)):
+                        select(ticket_comments.c.ticket_id, ticket_comments.c.body)
+                        .where(ticket_comments.c.ticket_id.in_(list(comments)))
+                        .order_by(ticket_comments.c.id)
+                    ):
                         comments[ticket_id].append(body)
         except (SQLAlchemyError, DatabaseUnavailable) as exc:
             raise TicketStoreError(f"The ticket store ({self.path}) cannot be read: {exc}") from exc

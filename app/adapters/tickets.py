@@ -8,15 +8,15 @@ and the caller still gets the local ticket. Only a failing local store is a real
 from __future__ import annotations
 
 import logging
-import re
 from typing import Iterable
 
 from app.adapters.jira import PRIORITY_LEVELS, JiraClient, JiraIssue
 from app.adapters.ticket_store import TicketStore
-from app.storage import Database
 from app.settings import Settings
-from graphs.errors import JiraError
-from graphs.records import Ticket, TicketDraft
+from app.storage import Database
+from core.errors import JiraError
+from core.records import Ticket, TicketDraft
+from core.text import COMPLAINT_WORDS, CONVERSATION_WORDS, STOP_WORDS, topic_terms
 
 log = logging.getLogger(__name__)
 
@@ -27,33 +27,17 @@ MAX_STORED_MESSAGES = 100  # drafts carry the bounded session history; this only
 MAX_STORED_STEPS = 20
 MAX_FIELD_CHARS = 8_000
 
-# the user id the chat runs under when nobody is signed in (nodes/ticket_ops.py: ANONYMOUS); it names no
+# the user id the chat runs under when nobody is signed in (nodes/support/ticket_ops.py: ANONYMOUS); it names no
 # one, so it never groups tickets of different people
 ANONYMOUS_USER_IDS = frozenset({"", "anonymous"})
 
-_WORD = re.compile(r"[a-z0-9]+")
-# words that say "something is wrong" or glue a sentence together, but not *what* is wrong
-_NOT_TOPICAL = frozenset("""
-a an and any are as at be been but by can cannot cant could did do does doesnt dont for from get got has have
-how i im in into is isnt it its me my no not of on or our please so still that the their there this to too
-up us was wasnt we were what when where which while why will with won wont would you your
-again anymore broken error errors fail failed failing fails help issue issues keep keeps need problem problems
-trouble work worked working works right now today anything something
-""".split())
-
-
-def _stem(word: str) -> str:
-    """A deliberately tiny stemmer: 'connecting', 'connection', 'connects' → 'connect'."""
-    for suffix in ("ations", "ation", "ings", "ing", "ions", "ion", "ed", "es", "s"):
-        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
-            return word[: -len(suffix)]
-    return word
+# words that glue a sentence together or say "something is wrong", but not *what* is wrong
+_NOT_TOPICAL = STOP_WORDS | CONVERSATION_WORDS | COMPLAINT_WORDS
 
 
 def topic_words(text: str) -> frozenset[str]:
-    """The content words of a topic, normalised for comparison."""
-    words = (w for w in _WORD.findall(text.lower().replace("'", "")) if w not in _NOT_TOPICAL)
-    return frozenset(stem for stem in map(_stem, words) if stem not in _NOT_TOPICAL and len(stem) > 1)
+    """The content words of a topic, stemmed for comparison ('connecting', 'connection' → 'connect')."""
+    return topic_terms(text, _NOT_TOPICAL)
 
 
 def is_anonymous(user_id: str) -> bool:
@@ -67,7 +51,7 @@ def topic_similarity(first: str, second: str) -> float:
 
 
 class TicketService:
-    """Implements graphs.ports.TicketDesk over a TicketStore and an optional JiraClient."""
+    """Implements core.ports.TicketDesk over a TicketStore and an optional JiraClient."""
 
     def __init__(self, store: TicketStore, jira: JiraClient | None = None) -> None:
         self.store = store
@@ -130,8 +114,9 @@ class TicketService:
         return self._set_jira(ticket, jira_status=status, jira_error=None)
 
     # --- reading --------------------------------------------------------------------------
-    def list_for(self, *, user_id: str | None = None, session_id: str | None = None,
-                 status: str | None = None, limit: int = 100) -> list[Ticket]:
+    def list_for(
+        self, *, user_id: str | None = None, session_id: str | None = None, status: str | None = None, limit: int = 100
+    ) -> list[Ticket]:
         """Local tickets of this user and/or session, newest first, with their Jira status when linked."""
         user_id = None if user_id is None or is_anonymous(user_id) else user_id
         if user_id is None and session_id is None:
@@ -167,8 +152,9 @@ class TicketService:
     def _merge(self, ticket: Ticket, issue: JiraIssue) -> Ticket:
         # IT resolving the issue in Jira closes it here too; a local close is never undone by Jira
         if issue.is_done and ticket["status"] == "open":
-            ticket = self.store.close(ticket["id"], f"Resolved in Jira: {issue.key} is {issue.status or 'done'}.") \
-                or ticket
+            ticket = (
+                self.store.close(ticket["id"], f"Resolved in Jira: {issue.key} is {issue.status or 'done'}.") or ticket
+            )
             log.info("ticket %s closed: %s is done in Jira", ticket["id"], issue.key)
         if issue.status and issue.status != ticket["jira_status"]:
             return self._set_jira(ticket, jira_status=issue.status)
@@ -189,10 +175,14 @@ def _checked(draft: TicketDraft) -> TicketDraft:
         priority=priority if priority in PRIORITY_LEVELS else "medium",
         topic=_text(draft.get("topic"))[:200],
         os=_text(draft.get("os"))[:20],
-        steps_tried=[{"step": _text(s.get("step")), "outcome": _text(s.get("outcome"))[:20]}
-                     for s in _dicts(draft.get("steps_tried"))[:MAX_STORED_STEPS]],
-        conversation=[{"role": _text(m.get("role"))[:20], "content": _text(m.get("content"))}
-                      for m in _dicts(draft.get("conversation"))[-MAX_STORED_MESSAGES:]],
+        steps_tried=[
+            {"step": _text(s.get("step")), "outcome": _text(s.get("outcome"))[:20]}
+            for s in _dicts(draft.get("steps_tried"))[:MAX_STORED_STEPS]
+        ],
+        conversation=[
+            {"role": _text(m.get("role"))[:20], "content": _text(m.get("content"))}
+            for m in _dicts(draft.get("conversation"))[-MAX_STORED_MESSAGES:]
+        ],
     )
 
 
@@ -207,12 +197,28 @@ def _dicts(items: Iterable | None) -> list[dict]:
 def build_ticket_desk(settings: Settings, database: Database | None = None) -> TicketService:
     """The local store (the relational store; without one, its own SQLite file in the data dir), plus Jira
     when JIRA_URL, JIRA_PROJECT_KEY and JIRA_TOKEN are set."""
-    store = TicketStore(database if database is not None else settings.tickets_db)
+    store = TicketStore(database if database is not None else settings.storage.tickets_db)
     jira = None
-    if settings.jira_enabled:
-        jira = JiraClient(settings.jira_url, settings.jira_project_key, settings.jira_token.get_secret_value(),
-                          email=settings.jira_email, issue_type=settings.jira_issue_type,
-                          timeout_s=settings.jira_timeout_s, priority_names=settings.jira_priority_names)
-    log.info("tickets: %s, Jira %s", store.path, f"{settings.jira_url} ({settings.jira_project_key})"
-             if jira else "off (local store only)")
+    url, project_key, token = (
+        settings.integrations.jira_url,
+        settings.integrations.jira_project_key,
+        settings.integrations.jira_token,
+    )
+    if url and project_key and token:  # settings.integrations.jira_enabled, with each value narrowed
+        jira = JiraClient(
+            url,
+            project_key,
+            token.get_secret_value(),
+            email=settings.integrations.jira_email,
+            issue_type=settings.integrations.jira_issue_type,
+            timeout_s=settings.integrations.jira_timeout_s,
+            priority_names=settings.integrations.jira_priority_names,
+        )
+    log.info(
+        "tickets: %s, Jira %s",
+        store.path,
+        f"{settings.integrations.jira_url} ({settings.integrations.jira_project_key})"
+        if jira
+        else "off (local store only)",
+    )
     return TicketService(store, jira)

@@ -25,22 +25,24 @@ import base64
 import json
 import logging
 import queue
+import re
 import threading
 import time
 import zlib
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from langchain_core.callbacks import BaseCallbackHandler
 from sqlalchemy import delete, func, select
-from sqlalchemy.engine import Connection
+from sqlalchemy.engine import Connection, RowMapping
 
 from app.storage import Database
 from app.storage.database import reclaim_sqlite
 from app.storage.schema import run_feedback, runs
-from graphs.ports import Redactor
+from core.ports import Redactor
+from graphs.support import flat_values
 
 log = logging.getLogger(__name__)
 
@@ -53,21 +55,101 @@ PRUNE_EVERY_S = 600.0
 # server overshoots DESKMATE_TRACE_MAX_MB by about this share, not by ten minutes of traffic
 PRUNE_AFTER_SHARE = 0.1
 # stage of the /chat `timings` each support-graph node counts towards (the per-stage latency the reply reports)
-STAGES = {"embed_query": "embedding_ms", "retrieve": "retrieval_ms", "decide": "decision_ms",
-          "check_status": "decision_ms", "answer": "generation_ms", "clarify": "generation_ms",
-          "troubleshoot": "generation_ms", "ticket": "generation_ms", "search_tickets": "generation_ms",
-          "use_integration": "generation_ms", "converse": "generation_ms", "translate": "generation_ms",
-          "localize": "generation_ms"}
+STAGES = {
+    "embed_query": "embedding_ms",
+    "retrieve": "retrieval_ms",
+    "decide": "decision_ms",
+    "check_status": "decision_ms",
+    "answer": "generation_ms",
+    "clarify": "generation_ms",
+    "troubleshoot": "generation_ms",
+    "ticket": "generation_ms",
+    "search_tickets": "generation_ms",
+    "use_integration": "generation_ms",
+    "converse": "generation_ms",
+    "translate": "generation_ms",
+    "localize": "generation_ms",
+}
 ARTICLE_KEYS = ("title", "source", "score", "answerable", "confidence")
-CANDIDATE_KEYS = ("chunk_id", "doc_id", "title", "source", "section", "os", "score", "dense_score",
-                  "lexical_score", "rerank_score", "feedback_multiplier", "origin", "role")
+CANDIDATE_KEYS = (
+    "chunk_id",
+    "doc_id",
+    "title",
+    "source",
+    "section",
+    "os",
+    "score",
+    "dense_score",
+    "lexical_score",
+    "rerank_score",
+    "feedback_multiplier",
+    "origin",
+    "role",
+    "reader",
+)
 # values under these keys come from indexed documents: the `documents` policy (secrets) applies, not the
 # trace policy, whose names model misreads titles such as "Can't Connect, Login Failed" as a person
 DOCUMENT_KEYS = frozenset({"title", "section", "source"})
-# values under these keys are ids and enums the system made, never user text: not worth the redactor's time
-_SYSTEM_KEYS = frozenset({"chunk_id", "doc_id", "trace_id", "action", "intent", "decided_by", "origin", "os", "user_os",
-                          "status", "small_talk", "dialogue_act", "language", "reply_kind", "ticket_event", "content_hash", "version", "graph",
-                          "content_type", "name", "node", "role", "started_at", "model", "rating"})
+# The provenance of a record's strings, by the key they sit under. Only text that came from a person (the
+# message, queries built from it, the conversation) or from a document (titles, sections, sources, answers quoting
+# them) can hold personal data or secrets, so only that goes through a redactor; what the system made by
+# construction is written as it is:
+# - ids and enums: these keys, and keys ending in one of _SYSTEM_SUFFIXES (chunk_id, input_keys, response_mode …);
+# - placeholders `shape` wrote for what it left out ("<384 floats>", "<12 bytes>");
+# - per-turn lists that `_by_ref` turned into ids (retrieved_chunks, articles: their dict entries keep their keys).
+# A key that is none of these is redacted: a new field is safe before anyone classifies it.
+_SYSTEM_KEYS = frozenset(
+    {
+        "chunk_id",
+        "doc_id",
+        "trace_id",
+        "action",
+        "intent",
+        "decided_by",
+        "origin",
+        "os",
+        "user_os",
+        "status",
+        "small_talk",
+        "dialogue_act",
+        "language",
+        "reply_kind",
+        "ticket_event",
+        "content_hash",
+        "version",
+        "graph",
+        "content_type",
+        "name",
+        "node",
+        "role",
+        "reader",
+        "started_at",
+        "model",
+        "rating",
+        "path",
+        "tags",
+        "llm",
+        "collection",
+        "selected_collections",
+        "rag_result",
+        "retrieved_chunks",
+        "articles",
+        "answer_path",
+        "fusion",
+    }
+)
+_SYSTEM_SUFFIXES = ("_id", "_ids", "_keys", "_ms", "_at", "_ts", "_type", "_mode", "_kind", "_kinds", "_count")
+# ids a client chose (a session id it sent, a user id from its identity headers, often an email address): a
+# person's, so redacted whatever their suffix says
+_CLIENT_IDS = frozenset({"user_id", "session_id"})
+_PLACEHOLDER = re.compile(r"<\d+ (?:floats|bytes)>")
+
+
+def made_by_the_system(key: str, value: str) -> bool:
+    """True for a string no person or document wrote (see _SYSTEM_KEYS): it skips the redactor."""
+    if key in _CLIENT_IDS:
+        return False
+    return key in _SYSTEM_KEYS or key.endswith(_SYSTEM_SUFFIXES) or _PLACEHOLDER.fullmatch(value) is not None
 
 
 # rows written before the binary column: the text column holds this prefix and the base85 of the
@@ -137,18 +219,29 @@ def unpack_record(stored: str | bytes) -> str:
         if not stored.startswith(_BINARY):
             raise ValueError("a trace record in an unknown format")
         unpacker = zlib.decompressobj(zdict=_BINARY_ZDICT)
-        return (unpacker.decompress(stored[len(_BINARY):]) + unpacker.flush()).decode("utf-8")
+        return (unpacker.decompress(stored[len(_BINARY) :]) + unpacker.flush()).decode("utf-8")
     if stored.startswith(_PACKED):
         unpacker = zlib.decompressobj(zdict=_ZDICT)
-        return (unpacker.decompress(base64.b85decode(stored[len(_PACKED):])) + unpacker.flush()).decode("utf-8")
+        return (unpacker.decompress(base64.b85decode(stored[len(_PACKED) :])) + unpacker.flush()).decode("utf-8")
     return stored
 
 
 # --- the slim record: what is stored of it, and the whole record rebuilt on reading ----------------------
 # record fields the row's own columns hold (the trace store writes them from the record, `_restore` reads
 # them back): the record need not repeat them
-_COLUMN_FIELDS = ("trace_id", "graph", "status", "session_id", "user_id", "action", "intent", "duration_ms",
-                  "started_ts", "started_at", "path")
+_COLUMN_FIELDS = (
+    "trace_id",
+    "graph",
+    "status",
+    "session_id",
+    "user_id",
+    "action",
+    "intent",
+    "duration_ms",
+    "started_ts",
+    "started_at",
+    "path",
+)
 
 
 def _keys_of(output: Any) -> list[str]:
@@ -161,14 +254,23 @@ def _span(node: dict) -> float | None:
 
 
 def _decisions_of(nodes: list[dict]) -> list[dict]:
-    return [{"action": n["output"].get("action"), "reasoning": n["output"].get("decision_reasoning"),
-             "decided_by": n["output"].get("decided_by")}
-            for n in nodes if n.get("name") == "decide" and isinstance(n.get("output"), dict)]
+    return [
+        {
+            "action": n["output"].get("action"),
+            "reasoning": n["output"].get("decision_reasoning"),
+            "decided_by": n["output"].get("decided_by"),
+        }
+        for n in nodes
+        if n.get("name") == "decide" and isinstance(n.get("output"), dict)
+    ]
 
 
 def _fallbacks_of(nodes: list[dict]) -> list[dict]:
-    return [{"node": n["name"], "notice": n["output"]["fallback_notice"]}
-            for n in nodes if isinstance(n.get("output"), dict) and n["output"].get("fallback_notice")]
+    return [
+        {"node": n["name"], "notice": n["output"]["fallback_notice"]}
+        for n in nodes
+        if isinstance(n.get("output"), dict) and n["output"].get("fallback_notice")
+    ]
 
 
 # record fields the node list gives back exactly (each is left out only when it does: `_slim` checks)
@@ -181,7 +283,8 @@ def _slim(record: dict) -> dict:
     before, and the decisions and fallbacks (the node outputs hold them). Every part is left out only when
     its rebuilt value equals it, so a record reads back as it was written."""
     slim = {k: v for k, v in record.items() if k not in _COLUMN_FIELDS}
-    nodes, before = [], []
+    nodes: list[dict] = []
+    before: list[str] = []  # the previous node's input keys
     for node in record.get("nodes") or []:
         node = dict(node)
         if node.get("output_keys") == _keys_of(node.get("output")):
@@ -208,9 +311,10 @@ def _slim(record: dict) -> dict:
 _NODE_FIELDS = ("seq", "name", "start_ms", "end_ms", "duration_ms", "input_keys", "output_keys", "output", "error")
 
 
-def _restore(slim: dict, row: dict) -> dict:
+def _restore(slim: dict, row: RowMapping) -> dict:
     """The whole record from its slim form (`_slim`) and the row it came from."""
-    nodes, before = [], []
+    nodes: list[dict] = []
+    before: list[str] = []  # the previous node's input keys
     for node in slim.get("nodes") or []:
         node = dict(node)
         if "input_keys" not in node:
@@ -222,11 +326,19 @@ def _restore(slim: dict, row: dict) -> dict:
             node["duration_ms"] = _span(node)
         nodes.append({k: node[k] for k in _NODE_FIELDS if k in node} | node)  # the fields in their usual order
     started = row["started_at"]
-    record = {"trace_id": row["trace_id"], "graph": row["graph"], "status": row["status"],
-              "session_id": row["session_id"], "user_id": row["user_id"], "tags": slim.get("tags", []),
-              "started_ts": started,
-              "started_at": datetime.fromtimestamp(started, timezone.utc).isoformat(timespec="milliseconds"),
-              "duration_ms": row["duration_ms"], "action": row["action"], "intent": row["intent"]}
+    record = {
+        "trace_id": row["trace_id"],
+        "graph": row["graph"],
+        "status": row["status"],
+        "session_id": row["session_id"],
+        "user_id": row["user_id"],
+        "tags": slim.get("tags", []),
+        "started_ts": started,
+        "started_at": datetime.fromtimestamp(started, UTC).isoformat(timespec="milliseconds"),
+        "duration_ms": row["duration_ms"],
+        "action": row["action"],
+        "intent": row["intent"],
+    }
     record |= {k: v for k, v in slim.items() if k != "nodes"}
     record["path"] = json.loads(row["path"] or "[]")
     record["nodes"] = nodes
@@ -237,8 +349,12 @@ def _restore(slim: dict, row: dict) -> dict:
 
 def _by_ref(outputs: dict) -> dict:
     """A node's (or the run's) output with the chunk and article lists cut to their ids."""
-    return {k: [item.get(_BY_REF[k]) for item in v[:MAX_ITEMS] if isinstance(item, dict)]
-            if k in _BY_REF and isinstance(v, list) else v for k, v in outputs.items()}
+    return {
+        k: [item.get(_BY_REF[k]) for item in v[:MAX_ITEMS] if isinstance(item, dict)]
+        if k in _BY_REF and isinstance(v, list)
+        else v
+        for k, v in outputs.items()
+    }
 
 
 # --- shaping: a bounded, JSON-safe copy of a value (request thread; no redaction yet) -------------------
@@ -246,7 +362,7 @@ def _cut(text: str) -> str:
     if len(text) <= MAX_VALUE_CHARS:
         return text
     cut = text.rfind(" ", 0, MAX_VALUE_CHARS)
-    return text[:cut if cut > MAX_VALUE_CHARS // 2 else MAX_VALUE_CHARS] + f"… [{len(text)} chars]"
+    return text[: cut if cut > MAX_VALUE_CHARS // 2 else MAX_VALUE_CHARS] + f"… [{len(text)} chars]"
 
 
 def shape(value: Any, depth: int = 0, key: str = "") -> Any:
@@ -265,7 +381,7 @@ def shape(value: Any, depth: int = 0, key: str = "") -> Any:
         if key == "retrieved_chunks" or (depth and "chunk_id" in value and "text" in value):
             return {k: shape(value[k], depth + 1, k) for k in CANDIDATE_KEYS if k in value}
         items = list(value.items())
-        shaped = {str(k): shape(v, depth + 1, str(k)) for k, v in items[:MAX_ITEMS * 2]}
+        shaped = {str(k): shape(v, depth + 1, str(k)) for k, v in items[: MAX_ITEMS * 2]}
         if len(items) > MAX_ITEMS * 2:
             shaped["…"] = f"{len(items) - MAX_ITEMS * 2} more keys"
         return shaped
@@ -273,23 +389,27 @@ def shape(value: Any, depth: int = 0, key: str = "") -> Any:
         items = list(value)
         if len(items) > 8 and all(isinstance(v, float) for v in items[:8]):
             return f"<{len(items)} floats>"  # an embedding
-        shaped = [shape(v, depth + 1, key) for v in items[:MAX_ITEMS]]
+        shaped_items = [shape(v, depth + 1, key) for v in items[:MAX_ITEMS]]
         if len(items) > MAX_ITEMS:
-            shaped.append(f"… {len(items) - MAX_ITEMS} more")
-        return shaped
+            shaped_items.append(f"… {len(items) - MAX_ITEMS} more")
+        return shaped_items
     if hasattr(value, "type") and hasattr(value, "content"):  # a LangChain message
         return {"role": str(value.type), "content": shape(value.content, depth + 1)}
     return _cut(f"<{type(value).__name__}>")
 
 
-def redact_value(value: Any, redactor: Redactor, memo: dict | None = None, key: str = "",
-                 documents: Redactor | None = None) -> Any:
+def redact_value(
+    value: Any, redactor: Redactor, memo: dict | None = None, key: str = "", documents: Redactor | None = None
+) -> Any:
     """Every string through the trace redactor, each distinct one once per record (one call per string:
     the redaction engine caches what repeats between records, such as titles and system messages);
-    document titles, sections and sources through the `documents` redactor when one is given."""
-    memo = {} if memo is None else memo
+    document titles, sections and sources through the `documents` redactor when one is given. Called without
+    a `memo`, the record's strings are first redacted together (`redact_all`: one names-model batch)."""
+    if memo is None:
+        memo = {}
+        redact_all([value], redactor, memo, documents)
     if isinstance(value, str):
-        if key in _SYSTEM_KEYS or not value.strip():
+        if not value.strip() or made_by_the_system(key, value):
             return value
         use = documents if documents is not None and key in DOCUMENT_KEYS else redactor
         memo_key = (use is redactor, value)
@@ -301,6 +421,36 @@ def redact_value(value: Any, redactor: Redactor, memo: dict | None = None, key: 
     if isinstance(value, list):
         return [redact_value(v, redactor, memo, key, documents) for v in value]
     return value
+
+
+def redact_all(values: Iterable[Any], redactor: Redactor, memo: dict, documents: Redactor | None = None) -> None:
+    """Fill `memo` (as `redact_value` keys it) with the redacted form of every string of `values` that needs
+    one, each redactor called once for all of them when it can take a batch (`redact_many`): the names model
+    then reads the person's texts of a whole batch of records in one pass instead of one text at a time."""
+    wanted: dict[bool, dict[str, None]] = {True: {}, False: {}}
+
+    def collect(value: Any, key: str) -> None:
+        if isinstance(value, str):
+            if value.strip() and not made_by_the_system(key, value):
+                is_trace = documents is None or key not in DOCUMENT_KEYS
+                if (is_trace, value) not in memo:
+                    wanted[is_trace][value] = None
+        elif isinstance(value, dict):
+            for k, v in value.items():
+                collect(v, k)
+        elif isinstance(value, list):
+            for v in value:
+                collect(v, key)
+
+    for value in values:
+        collect(value, "")
+    for is_trace, use in ((True, redactor), (False, documents)):
+        many = getattr(use, "redact_many", None)
+        texts = list(wanted[is_trace])
+        if many is None or not texts:
+            continue  # redact_value calls `redact` text by text
+        for text, redacted in zip(texts, many(texts), strict=True):
+            memo[(is_trace, text)] = redacted.text
 
 
 # --- the callback handler: one per graph run ---------------------------------------------------------
@@ -340,14 +490,20 @@ def _ms(seconds: float) -> float:
 def _token_usage(response) -> dict:
     usage = (getattr(response, "llm_output", None) or {}).get("token_usage") or {}
     if usage:
-        return {"prompt_tokens": usage.get("prompt_tokens"), "completion_tokens": usage.get("completion_tokens"),
-                "total_tokens": usage.get("total_tokens")}
+        return {
+            "prompt_tokens": usage.get("prompt_tokens"),
+            "completion_tokens": usage.get("completion_tokens"),
+            "total_tokens": usage.get("total_tokens"),
+        }
     for generations in getattr(response, "generations", None) or []:
         for generation in generations:
             meta = getattr(getattr(generation, "message", None), "usage_metadata", None)
             if meta:
-                return {"prompt_tokens": meta.get("input_tokens"), "completion_tokens": meta.get("output_tokens"),
-                        "total_tokens": meta.get("total_tokens")}
+                return {
+                    "prompt_tokens": meta.get("input_tokens"),
+                    "completion_tokens": meta.get("output_tokens"),
+                    "total_tokens": meta.get("total_tokens"),
+                }
     return {}
 
 
@@ -378,14 +534,16 @@ class RunRecorder(BaseCallbackHandler):
     # -- LangChain callbacks --------------------------------------------------------------------------
     def on_chain_start(self, serialized, inputs, *, run_id, parent_run_id=None, tags=None, metadata=None, **kwargs):
         now = time.perf_counter()
+        inputs = flat_values(inputs)  # a support run's turn record read flat, as records have always been kept
         with self._lock:
             if parent_run_id is None and self._root is None:
                 self._root, self._t0, self._wall = run_id, now, time.time()
                 self._graph = kwargs.get("name") or "graph"
                 self._meta = dict(metadata or {})
                 # a run's input repeats every per-turn key, mostly reset to empty: keep what carries something
-                self._input = shape({k: v for k, v in inputs.items() if not _empty(v)}
-                                    if isinstance(inputs, dict) else inputs)
+                self._input = shape(
+                    {k: v for k, v in inputs.items() if not _empty(v)} if isinstance(inputs, dict) else inputs
+                )
                 return
             self._parents[run_id] = parent_run_id
             node = (metadata or {}).get("langgraph_node")
@@ -395,6 +553,7 @@ class RunRecorder(BaseCallbackHandler):
 
     def on_chain_end(self, outputs, *, run_id, parent_run_id=None, **kwargs):
         now = time.perf_counter()
+        outputs = flat_values(outputs)
         with self._lock:
             if run_id == self._root:
                 self._finish("ok", outputs, now)
@@ -489,29 +648,64 @@ class RunRecorder(BaseCallbackHandler):
         output = outputs if isinstance(outputs, dict) else {}
         errors = list(self._errors) + ([{"node": "", "error": error}] if error else [])
         self.record = {
-            "trace_id": self.trace_id, "graph": self._graph, "status": status,
-            "session_id": self._meta.get("langfuse_session_id"), "user_id": self._meta.get("langfuse_user_id"),
-            "tags": list(self._meta.get("langfuse_tags") or []), "started_ts": self._wall,
-            "started_at": datetime.fromtimestamp(self._wall, timezone.utc).isoformat(timespec="milliseconds"),
-            "duration_ms": _ms(total), "action": output.get("action"), "intent": output.get("intent"),
-            "input": self._input, "output": shape(_by_ref(output)),
+            "trace_id": self.trace_id,
+            "graph": self._graph,
+            "status": status,
+            "session_id": self._meta.get("langfuse_session_id"),
+            "user_id": self._meta.get("langfuse_user_id"),
+            "tags": list(self._meta.get("langfuse_tags") or []),
+            "started_ts": self._wall,
+            "started_at": datetime.fromtimestamp(self._wall, UTC).isoformat(timespec="milliseconds"),
+            "duration_ms": _ms(total),
+            "action": output.get("action"),
+            "intent": output.get("intent"),
+            "input": self._input,
+            "output": shape(_by_ref(output)),
             "path": [n.name for n in nodes],
-            "nodes": [{"seq": n.seq, "name": n.name, "start_ms": _ms(n.start),
-                       "end_ms": _ms(n.end) if n.end is not None else None,
-                       # end - start as shown, so it can be left out of the stored record (`_slim`)
-                       "duration_ms": round(_ms(n.end) - _ms(n.start), 2) if n.end is not None else None,
-                       "input_keys": n.input_keys, "output_keys": n.output_keys, "output": n.output,
-                       "error": n.error} for n in nodes],
-            "decisions": [{"action": n.raw_output.get("action"), "reasoning": n.raw_output.get("decision_reasoning"),
-                           "decided_by": n.raw_output.get("decided_by")} for n in nodes if n.name == "decide"],
+            "nodes": [
+                {
+                    "seq": n.seq,
+                    "name": n.name,
+                    "start_ms": _ms(n.start),
+                    "end_ms": _ms(n.end) if n.end is not None else None,
+                    # end - start as shown, so it can be left out of the stored record (`_slim`)
+                    "duration_ms": round(_ms(n.end) - _ms(n.start), 2) if n.end is not None else None,
+                    "input_keys": n.input_keys,
+                    "output_keys": n.output_keys,
+                    "output": n.output,
+                    "error": n.error,
+                }
+                for n in nodes
+            ],
+            "decisions": [
+                {
+                    "action": n.raw_output.get("action"),
+                    "reasoning": n.raw_output.get("decision_reasoning"),
+                    "decided_by": n.raw_output.get("decided_by"),
+                }
+                for n in nodes
+                if n.name == "decide"
+            ],
             "retrieval": _retrievals(nodes),
-            "llm_calls": [{"node": c.node, "model": c.model, "start_ms": _ms(c.start),
-                           "duration_ms": _ms(c.end - c.start) if c.end is not None else None,
-                           "prompt_tokens": c.prompt_tokens, "completion_tokens": c.completion_tokens,
-                           "total_tokens": c.total_tokens, "error": c.error} for c in self._llm.values()],
+            "llm_calls": [
+                {
+                    "node": c.node,
+                    "model": c.model,
+                    "start_ms": _ms(c.start),
+                    "duration_ms": _ms(c.end - c.start) if c.end is not None else None,
+                    "prompt_tokens": c.prompt_tokens,
+                    "completion_tokens": c.completion_tokens,
+                    "total_tokens": c.total_tokens,
+                    "error": c.error,
+                }
+                for c in self._llm.values()
+            ],
             "errors": errors,
-            "fallbacks": [{"node": n.name, "notice": n.raw_output["fallback_notice"]}
-                          for n in nodes if n.raw_output.get("fallback_notice")],
+            "fallbacks": [
+                {"node": n.name, "notice": n.raw_output["fallback_notice"]}
+                for n in nodes
+                if n.raw_output.get("fallback_notice")
+            ],
             "timings": self.timings,
         }
         for node in nodes:
@@ -521,19 +715,27 @@ class RunRecorder(BaseCallbackHandler):
 
 
 def _retrievals(nodes: list[_NodeRun]) -> list[dict]:
-    searches, query = [], ""
+    searches: list[dict] = []
+    query = ""
     for node in nodes:
         if node.name == "embed_query":
             query = node.raw_output.get("search_query", query)
         elif node.name == "retrieve":
             chunks = node.raw_output.get("retrieved_chunks") or []
-            searches.append({"search": node.raw_output.get("search_count", len(searches) + 1), "query": shape(query),
-                             "candidates": [shape(c, 1, "retrieved_chunks") for c in chunks[:MAX_ITEMS]],
-                             # the articles behind them, each with its calibrated confidence (the best one decides)
-                             "articles": [{k: shape(a.get(k)) for k in ARTICLE_KEYS}
-                                          for a in (node.raw_output.get("articles") or [])[:MAX_ITEMS]],
-                             "confidence": node.raw_output.get("confidence"),
-                             "question_type": node.raw_output.get("question_type")})
+            searches.append(
+                {
+                    "search": node.raw_output.get("search_count", len(searches) + 1),
+                    "query": shape(query),
+                    "candidates": [shape(c, 1, "retrieved_chunks") for c in chunks[:MAX_ITEMS]],
+                    # the articles behind them, each with its calibrated confidence (the best one decides)
+                    "articles": [
+                        {k: shape(a.get(k)) for k in ARTICLE_KEYS}
+                        for a in (node.raw_output.get("articles") or [])[:MAX_ITEMS]
+                    ],
+                    "confidence": node.raw_output.get("confidence"),
+                    "question_type": node.raw_output.get("question_type"),
+                }
+            )
     return searches
 
 
@@ -547,7 +749,9 @@ _STOP = object()
 
 
 def _summary(record: dict) -> str:
-    given = record.get("input") if isinstance(record.get("input"), dict) else {}
+    given = record.get("input")
+    if not isinstance(given, dict):
+        given = {}
     text = given.get("query") or given.get("source") or given.get("page_url") or ""
     return str(text)[:160]
 
@@ -555,9 +759,18 @@ def _summary(record: dict) -> str:
 class TraceStore:
     """Trace store with one writer thread; reads take a pooled connection of their own."""
 
-    def __init__(self, db: Database | Path | str, *, redactor: Redactor, document_redactor: Redactor | None = None,
-                 retention_days: float = 14.0, max_runs: int = 20_000, max_bytes: int | None = None,
-                 max_pending: int = MAX_PENDING, clock: Callable[[], float] = time.time) -> None:
+    def __init__(
+        self,
+        db: Database | Path | str,
+        *,
+        redactor: Redactor,
+        document_redactor: Redactor | None = None,
+        retention_days: float = 14.0,
+        max_runs: int = 20_000,
+        max_bytes: int | None = None,
+        max_pending: int = MAX_PENDING,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
         self._owns_db = not isinstance(db, Database)
         self.path = None if isinstance(db, Database) else Path(db)
         self.db = db if isinstance(db, Database) else Database.open(f"sqlite:///{Path(db).resolve()}")
@@ -593,8 +806,12 @@ class TraceStore:
                 self._pending -= 1
                 self.dropped += 1
                 self._idle.notify_all()
-            log.warning("trace store is behind (%d waiting): dropped a %s record (%d dropped so far)",
-                        self._queue.qsize(), item[0], self.dropped)
+            log.warning(
+                "trace store is behind (%d waiting): dropped a %s record (%d dropped so far)",
+                self._queue.qsize(),
+                item[0],
+                self.dropped,
+            )
 
     def flush(self, timeout: float = 2.0) -> bool:
         """Wait (at most `timeout` s) until everything submitted so far is written."""
@@ -638,8 +855,9 @@ class TraceStore:
                 if self._owns_db:
                     self.db.close()
                 return
-            if self._clock() - self._last_prune > PRUNE_EVERY_S or \
-                    (self._max_bytes and self._written > self._max_bytes * PRUNE_AFTER_SHARE):
+            if self._clock() - self._last_prune > PRUNE_EVERY_S or (
+                self._max_bytes and self._written > self._max_bytes * PRUNE_AFTER_SHARE
+            ):
                 try:
                     self.prune()
                 except Exception:
@@ -648,28 +866,50 @@ class TraceStore:
     def _write(self, batch: Iterable) -> int:
         """Write the batch in one transaction; returns the record bytes written."""
         rows, ratings = [], []
+        batch = list(batch)
+        memo: dict = {}  # the batch's strings, redacted together (one names-model pass)
+        redact_all([payload for kind, payload in batch if kind == "run"], self._redactor, memo, self._document_redactor)
         for kind, payload in batch:
             if kind == "run":
-                record = redact_value(payload, self._redactor, documents=self._document_redactor)
-                rows.append({"trace_id": record["trace_id"], "graph": record["graph"],
-                             "session_id": record.get("session_id"), "user_id": record.get("user_id"),
-                             "action": record.get("action"), "intent": record.get("intent"),
-                             "status": record["status"], "started_at": record["started_ts"],
-                             "duration_ms": record.get("duration_ms"), "summary": _summary(record),
-                             "path": json.dumps(record.get("path") or [], default=str),
-                             "record": "", "packed": pack_record(record)})
+                record = redact_value(payload, self._redactor, memo, documents=self._document_redactor)
+                rows.append(
+                    {
+                        "trace_id": record["trace_id"],
+                        "graph": record["graph"],
+                        "session_id": record.get("session_id"),
+                        "user_id": record.get("user_id"),
+                        "action": record.get("action"),
+                        "intent": record.get("intent"),
+                        "status": record["status"],
+                        "started_at": record["started_ts"],
+                        "duration_ms": record.get("duration_ms"),
+                        "summary": _summary(record),
+                        "path": json.dumps(record.get("path") or [], default=str),
+                        "record": "",
+                        "packed": pack_record(record),
+                    }
+                )
             else:
                 trace_id, rating, reason = payload
-                ratings.append({"trace_id": trace_id, "rating": rating,
-                                "reason": self._redactor.redact(reason).text if reason else None, "at": self._clock()})
+                ratings.append(
+                    {
+                        "trace_id": trace_id,
+                        "rating": rating,
+                        "reason": self._redactor.redact(reason).text if reason else None,
+                        "at": self._clock(),
+                    }
+                )
         with self.db.begin() as conn:
             for table, key, values in ((runs, runs.c.trace_id, rows), (run_feedback, run_feedback.c.trace_id, ratings)):
                 if values:
                     statement = self.db.insert(table)
-                    conn.execute(statement.on_conflict_do_update(
-                        index_elements=[key],
-                        set_={c.name: statement.excluded[c.name] for c in table.columns if not c.primary_key}),
-                        values)
+                    conn.execute(
+                        statement.on_conflict_do_update(
+                            index_elements=[key],
+                            set_={c.name: statement.excluded[c.name] for c in table.columns if not c.primary_key},
+                        ),
+                        values,
+                    )
         return sum(len(row["packed"]) for row in rows)
 
     def prune(self, db: Connection | None = None) -> int:
@@ -678,12 +918,16 @@ class TraceStore:
         with self.db.begin() as conn:
             removed = conn.execute(delete(runs).where(runs.c.started_at < cutoff)).rowcount
             # the row cap: everything older than the max_runs-th newest run
-            edge = conn.execute(select(runs.c.started_at).order_by(runs.c.started_at.desc())
-                                .offset(self._max_runs).limit(1)).scalar()
+            edge = conn.execute(
+                select(runs.c.started_at).order_by(runs.c.started_at.desc()).offset(self._max_runs).limit(1)
+            ).scalar()
             if edge is not None:
                 removed += conn.execute(delete(runs).where(runs.c.started_at <= edge)).rowcount
-            conn.execute(delete(run_feedback).where(run_feedback.c.at < cutoff,
-                                                    run_feedback.c.trace_id.not_in(select(runs.c.trace_id))))
+            conn.execute(
+                delete(run_feedback).where(
+                    run_feedback.c.at < cutoff, run_feedback.c.trace_id.not_in(select(runs.c.trace_id))
+                )
+            )
         removed += self._prune_to_size()
         self._last_prune = self._clock()
         self._written = 0
@@ -711,21 +955,37 @@ class TraceStore:
 
     def _bytes_used(self, conn: Connection) -> int:
         if self.db.is_postgres:
-            return int(conn.exec_driver_sql("SELECT pg_total_relation_size('runs') + "
-                                            "pg_total_relation_size('run_feedback')").scalar() or 0)
+            return int(
+                conn.exec_driver_sql(
+                    "SELECT pg_total_relation_size('runs') + pg_total_relation_size('run_feedback')"
+                ).scalar()
+                or 0
+            )
         if self._owns_db:  # a trace file of its own: the trace tables' pages, as the disk sees them
             return self.trace_table_bytes(conn.connection.dbapi_connection)
         # the embedded file is shared with tickets and votes: count the trace rows' own bytes
-        return int(conn.execute(select(func.coalesce(func.sum(func.length(runs.c.record) + func.coalesce(
-            func.length(runs.c.packed), 0)), 0))).scalar() or 0)
+        return int(
+            conn.execute(
+                select(
+                    func.coalesce(
+                        func.sum(func.length(runs.c.record) + func.coalesce(func.length(runs.c.packed), 0)), 0
+                    )
+                )
+            ).scalar()
+            or 0
+        )
 
     @staticmethod
     def trace_table_bytes(db) -> int:
         """Bytes of the pages the trace tables and their indexes hold (the file's other tables, even empty,
         take pages of their own that no pruning of traces can give back)."""
         try:
-            return int(db.execute("SELECT COALESCE(SUM(pgsize), 0) FROM dbstat WHERE name IN (SELECT name FROM "
-                                  "sqlite_master WHERE tbl_name IN ('runs', 'run_feedback'))").fetchone()[0])
+            return int(
+                db.execute(
+                    "SELECT COALESCE(SUM(pgsize), 0) FROM dbstat WHERE name IN (SELECT name FROM "
+                    "sqlite_master WHERE tbl_name IN ('runs', 'run_feedback'))"
+                ).fetchone()[0]
+            )
         except Exception:  # an SQLite built without the dbstat table: the whole file's pages in use
             return TraceStore.bytes_in_use(db)
 
@@ -749,33 +1009,76 @@ class TraceStore:
             reclaim_sqlite(conn.connection.dbapi_connection, vacuum=vacuum)
 
     # -- readers -----------------------------------------------------------------------------------------
-    def list(self, *, session_id: str | None = None, action: str | None = None, graph: str | None = None,
-             since: float | None = None, until: float | None = None, user_id: str | None = None,
-             limit: int = 50) -> list[dict]:
+    def list(
+        self,
+        *,
+        session_id: str | None = None,
+        action: str | None = None,
+        graph: str | None = None,
+        since: float | None = None,
+        until: float | None = None,
+        user_id: str | None = None,
+        limit: int = 50,
+    ) -> list[dict]:
         """Run summaries, newest first (`user_id`: only that caller's runs)."""
-        where = [runs.c[column] == value for column, value in (
-            ("session_id", session_id), ("action", action), ("graph", graph), ("user_id", user_id)) if value]
+        where = [
+            runs.c[column] == value
+            for column, value in (
+                ("session_id", session_id),
+                ("action", action),
+                ("graph", graph),
+                ("user_id", user_id),
+            )
+            if value
+        ]
         if since is not None:
             where.append(runs.c.started_at >= since)
         if until is not None:
             where.append(runs.c.started_at < until)
-        query = (select(runs.c.trace_id, runs.c.graph, runs.c.session_id, runs.c.action, runs.c.intent, runs.c.status,
-                        runs.c.started_at, runs.c.duration_ms, runs.c.summary, runs.c.path, run_feedback.c.rating)
-                 .select_from(runs.outerjoin(run_feedback, run_feedback.c.trace_id == runs.c.trace_id))
-                 .where(*where).order_by(runs.c.started_at.desc()).limit(limit))
+        query = (
+            select(
+                runs.c.trace_id,
+                runs.c.graph,
+                runs.c.session_id,
+                runs.c.action,
+                runs.c.intent,
+                runs.c.status,
+                runs.c.started_at,
+                runs.c.duration_ms,
+                runs.c.summary,
+                runs.c.path,
+                run_feedback.c.rating,
+            )
+            .select_from(runs.outerjoin(run_feedback, run_feedback.c.trace_id == runs.c.trace_id))
+            .where(*where)
+            .order_by(runs.c.started_at.desc())
+            .limit(limit)
+        )
         with self.db.connect() as conn:
             rows = conn.execute(query).mappings().all()
-        return [{"trace_id": r["trace_id"], "graph": r["graph"], "session_id": r["session_id"],
-                 "action": r["action"], "intent": r["intent"], "status": r["status"],
-                 "started_at": datetime.fromtimestamp(r["started_at"], timezone.utc).isoformat(timespec="milliseconds"),
-                 "duration_ms": r["duration_ms"], "summary": r["summary"], "path": json.loads(r["path"] or "[]"),
-                 "feedback": r["rating"]} for r in rows]
+        return [
+            {
+                "trace_id": r["trace_id"],
+                "graph": r["graph"],
+                "session_id": r["session_id"],
+                "action": r["action"],
+                "intent": r["intent"],
+                "status": r["status"],
+                "started_at": datetime.fromtimestamp(r["started_at"], UTC).isoformat(timespec="milliseconds"),
+                "duration_ms": r["duration_ms"],
+                "summary": r["summary"],
+                "path": json.loads(r["path"] or "[]"),
+                "feedback": r["rating"],
+            }
+            for r in rows
+        ]
 
     def get(self, trace_id: str) -> dict | None:
         with self.db.connect() as conn:
             row = conn.execute(select(runs).where(runs.c.trace_id == trace_id)).mappings().first()
-            vote = conn.execute(select(run_feedback.c.rating, run_feedback.c.reason)
-                                .where(run_feedback.c.trace_id == trace_id)).first()
+            vote = conn.execute(
+                select(run_feedback.c.rating, run_feedback.c.reason).where(run_feedback.c.trace_id == trace_id)
+            ).first()
         if row is None:
             return None
         if row["packed"] is not None:  # the slim record, completed from the row

@@ -12,7 +12,8 @@ import logging
 from typing import Any
 
 from app.settings import Settings
-from graphs.ports import Redactor
+from core.ports import Redactor
+from graphs.support import flat_values
 
 log = logging.getLogger(__name__)
 MAX_TRACED_CHARS = 4000
@@ -23,7 +24,7 @@ def _shortened(text: str) -> str:
     if len(text) <= MAX_TRACED_CHARS:
         return text
     cut = max(text.rfind(" ", 0, MAX_TRACED_CHARS), text.rfind("\n", 0, MAX_TRACED_CHARS))
-    return text[:cut if cut > MAX_TRACED_CHARS // 2 else MAX_TRACED_CHARS] + f"… [{len(text)} chars]"
+    return text[: cut if cut > MAX_TRACED_CHARS // 2 else MAX_TRACED_CHARS] + f"… [{len(text)} chars]"
 
 
 def make_mask(redactor: Redactor):
@@ -59,8 +60,10 @@ def outcome_tags(outputs: Any) -> list[str]:
     """Tags that say what a run did: the action taken and the intent (support), the result (indexing)."""
     if not isinstance(outputs, dict):
         return []
-    tags = [f"{key}:{outputs[key]}" for key in ("action", "intent") if isinstance(outputs.get(key), str)
-            and outputs[key]]
+    outputs = flat_values(outputs)  # a support run: the action and intent are in its turn record
+    tags = [
+        f"{key}:{outputs[key]}" for key in ("action", "intent") if isinstance(outputs.get(key), str) and outputs[key]
+    ]
     if outputs.get("ticket_event"):
         tags.append(f"ticket:{outputs['ticket_event']}")
     if isinstance(outputs.get("status"), str):
@@ -83,7 +86,12 @@ def _outcome_tagging_class():
     from langfuse.langchain import CallbackHandler
 
     class OutcomeTaggingHandler(CallbackHandler):
+        # a support run's state is read flat (the turn record's keys beside the session's), as its traces always were
+        def on_chain_start(self, serialized, inputs, **kw):
+            return super().on_chain_start(serialized, flat_values(inputs), **kw)
+
         def on_chain_end(self, outputs, *, run_id, parent_run_id=None, **kw):
+            outputs = flat_values(outputs)
             if parent_run_id is None:
                 try:
                     span = self._runs.get(run_id)
@@ -118,12 +126,14 @@ class LangfuseTracer:
     def __init__(self, settings: Settings, redactor: Redactor) -> None:
         from langfuse import Langfuse
 
-        self._public_key = settings.langfuse_public_key
+        self._public_key = settings.tracing.langfuse_public_key
         self._redactor = redactor  # score comments do not pass the SDK's mask
+        secret_key = settings.tracing.langfuse_secret_key
+        assert secret_key is not None  # built only when langfuse_enabled (both keys set)
         self._client = Langfuse(
-            public_key=settings.langfuse_public_key,
-            secret_key=settings.langfuse_secret_key.get_secret_value(),
-            base_url=settings.langfuse_host,
+            public_key=settings.tracing.langfuse_public_key,
+            secret_key=secret_key.get_secret_value(),
+            base_url=settings.tracing.langfuse_host,
             mask=make_mask(redactor),
             timeout=5,
             flush_interval=2.0,
@@ -135,9 +145,13 @@ class LangfuseTracer:
     def score_feedback(self, trace_id: str, rating: str, reason: str | None = None) -> None:
         """A user's thumbs up/down as a BOOLEAN score `user_feedback` on the trace; the reason as its comment."""
         try:
-            self._client.create_score(name="user_feedback", value=1 if rating == "up" else 0, data_type="BOOLEAN",
-                                      trace_id=trace_id,
-                                      comment=self._redactor.redact(reason).text if reason else None)
+            self._client.create_score(
+                name="user_feedback",
+                value=1 if rating == "up" else 0,
+                data_type="BOOLEAN",
+                trace_id=trace_id,
+                comment=self._redactor.redact(reason).text if reason else None,
+            )
         except Exception as exc:  # the vote is stored locally either way
             log.warning("could not send feedback for trace %s to Langfuse: %s", trace_id, exc)
 
@@ -155,19 +169,29 @@ class LangfuseTracer:
 
 
 def build_tracer(settings: Settings, redactor: Redactor) -> NullTracer | LangfuseTracer:
-    if not settings.langfuse_enabled:
+    if not settings.tracing.langfuse_enabled:
         return NullTracer()
     try:
         return LangfuseTracer(settings, redactor)
     except Exception as exc:  # a misconfigured Langfuse must not keep the service from starting
-        log.error("Langfuse tracing is off: the client could not be created (%s: %s); check LANGFUSE_HOST "
-                  "and the keys", type(exc).__name__, exc)
+        log.error(
+            "Langfuse tracing is off: the client could not be created (%s: %s); check LANGFUSE_HOST and the keys",
+            type(exc).__name__,
+            exc,
+        )
         return NullTracer()
 
 
-def run_config(*, tracer, trace_id: str, run_name: str, session_id: str | None = None,
-               user_id: str | None = None, groups: frozenset[str] | None = None,
-               tags: list[str] | None = None) -> dict:
+def run_config(
+    *,
+    tracer,
+    trace_id: str,
+    run_name: str,
+    session_id: str | None = None,
+    user_id: str | None = None,
+    groups: frozenset[str] | None = None,
+    tags: list[str] | None = None,
+) -> dict:
     """RunnableConfig for one graph run: thread id for memory, Langfuse callbacks and attributes."""
     metadata: dict[str, Any] = {"deskmate_trace_id": trace_id}
     if session_id:
@@ -179,6 +203,9 @@ def run_config(*, tracer, trace_id: str, run_name: str, session_id: str | None =
     config: dict[str, Any] = {"callbacks": tracer.callbacks(trace_id), "metadata": metadata, "run_name": run_name}
     if session_id:
         # identity travels in the run's config, where nodes read it; never in the prompt or from the model
-        config["configurable"] = {"thread_id": session_id, "user_id": user_id or "anonymous",
-                                  "groups": sorted(groups or ())}
+        config["configurable"] = {
+            "thread_id": session_id,
+            "user_id": user_id or "anonymous",
+            "groups": sorted(groups or ()),
+        }
     return config

@@ -12,20 +12,19 @@ import contextlib
 import logging
 import threading
 import time
-from typing import Any, Callable, ContextManager, Iterable, Iterator, Mapping, Sequence
+from typing import Any, Callable, ContextManager, Iterable, Iterator, Mapping, Sequence, cast
 
 import httpx  # what chromadb's HttpClient speaks: its transport errors mean the server is unreachable
 
 from app.adapters.write_deadline import WriteDeadline, WriteTimedOut
-
-from graphs.errors import IndexUnavailable
-from graphs.filters import AUDIENCE_FIELD, CHUNK_LIST_FIELDS, RESTRICTED_FIELD
-from graphs.records import ChunkRecord, DocumentInfo, RetrievedChunk
+from core.errors import IndexUnavailable
+from core.filters import AUDIENCE_FIELD, CHUNK_LIST_FIELDS, RESTRICTED_FIELD
+from core.records import ChunkRecord, DocumentInfo, RetrievedChunk
 
 log = logging.getLogger(__name__)
 _MANIFEST_VECTOR = [1.0]  # Chroma insists on an embedding; the manifest is never searched
 _CHUNK_META = ("doc_id", "version", "title", "source", "section", "os", "chunk_index", "content_hash")
-_OPTIONAL_META = ("role",)  # absent from chunks indexed by older versions
+_OPTIONAL_META = ("role", "reader")  # absent from chunks indexed by older versions
 MANIFEST_TTL_S = 2.0  # other replicas' writes become visible within this time
 OVERFETCH = 2
 _PAGE = 1000
@@ -33,27 +32,40 @@ _SWEEP_CLAUSES = 100  # documents whose older versions one delete sweeps
 
 
 def _optional_meta(chunk: ChunkRecord) -> dict[str, Any]:
-    return {k: chunk[k] for k in _OPTIONAL_META if chunk.get(k)}
+    fields: Mapping[str, Any] = chunk  # read by the key names in _OPTIONAL_META, not literal keys
+    return {k: fields[k] for k in _OPTIONAL_META if fields.get(k)}
 
 
 def chunk_metadata(chunk: ChunkRecord) -> dict[str, Any]:
     """Chroma metadata of a chunk: the fixed fields plus the document context lists it carries
     (Chroma stores string lists and filters them with `$contains`). An empty list is written as None:
     Chroma's upsert merges metadata, and None is how a field the same chunk had before is removed."""
-    meta = {k: chunk[k] for k in _CHUNK_META} | _optional_meta(chunk)
-    meta.update({f: list(chunk[f]) if chunk.get(f) else None for f in CHUNK_LIST_FIELDS})
+    fields: Mapping[str, Any] = chunk  # read by the key names in _CHUNK_META and CHUNK_LIST_FIELDS
+    meta = {k: fields[k] for k in _CHUNK_META} | _optional_meta(chunk)
+    meta.update({f: list(fields[f]) if fields.get(f) else None for f in CHUNK_LIST_FIELDS})
     meta[RESTRICTED_FIELD] = bool(chunk.get(AUDIENCE_FIELD))  # filtered on by access_where
     return meta
+
+
+ENCODER_KEY = "encoder"
+LEGACY_ENCODER = "torch"  # what wrote every collection before the encoder was recorded
+
+
+def embedded_text(meta: Mapping[str, Any], text: str) -> str:
+    """What indexing embedded for a stored chunk: its heading prefix (title > section path) and its body
+    (nodes/indexing/chunking.py, `embed_text`)."""
+    prefix = f"{meta['title']} > {meta['section']}" if meta.get("section") else meta["title"]
+    return f"{prefix}\n{text}"
 
 
 def manifest_metadata(info: DocumentInfo) -> dict[str, Any]:
     """The document record; every optional field is written, None when absent, so re-uploading a document
     without an audience or context really removes the old one (upsert would otherwise keep it)."""
-    return {k: (None if info.get(k) in (None, []) else info[k]) for k in DocumentInfo.__annotations__}
+    fields: Mapping[str, Any] = info  # read by every key DocumentInfo declares, not literal keys
+    return {k: (None if fields.get(k) in (None, []) else fields[k]) for k in DocumentInfo.__annotations__}
 
 
-def make_client(mode: str, *, path: str | None = None, host: str = "127.0.0.1", port: int = 8001,
-                ssl: bool = False):
+def make_client(mode: str, *, path: str | None = None, host: str = "127.0.0.1", port: int = 8001, ssl: bool = False):
     import chromadb
     from chromadb.config import Settings as ChromaSettings
 
@@ -61,25 +73,36 @@ def make_client(mode: str, *, path: str | None = None, host: str = "127.0.0.1", 
     try:
         if mode == "server":
             return chromadb.HttpClient(host=host, port=port, ssl=ssl, settings=chroma_settings)
+        assert path is not None, "a persistent Chroma client needs its directory (app/resources.py passes chroma_dir)"
         return chromadb.PersistentClient(path=path, settings=chroma_settings)
     except Exception as exc:  # refused connection, bad path, incompatible server version …
         where = f"{'https' if ssl else 'http'}://{host}:{port}" if mode == "server" else path
         raise IndexUnavailable(f"cannot open Chroma collection store at {where}: {exc}") from exc
 
 
-def chunks_from_records(ids: Iterable[str], texts: Iterable[str], metadatas: Iterable[Mapping[str, Any]]
-                        ) -> list[ChunkRecord]:
+def chunks_from_records(
+    ids: Iterable[str], texts: Iterable[str], metadatas: Iterable[Mapping[str, Any]]
+) -> list[ChunkRecord]:
     """Chroma's stored chunks back as ChunkRecords (embed_text left empty: only the embedder reads it)."""
     chunks = []
     for chunk_id, text, meta in zip(ids, texts, metadatas):
-        record = ChunkRecord(chunk_id=chunk_id, doc_id=meta["doc_id"], version=meta["version"], title=meta["title"],
-                             source=meta["source"], section=meta["section"], os=meta["os"],
-                             chunk_index=int(meta["chunk_index"]), content_hash=meta.get("content_hash", ""),
-                             text=text, embed_text="")
-        record.update({k: meta[k] for k in _OPTIONAL_META if meta.get(k)})
-        for field in CHUNK_LIST_FIELDS:
-            if meta.get(field):
-                record[field] = list(meta[field])
+        record = ChunkRecord(
+            chunk_id=chunk_id,
+            doc_id=meta["doc_id"],
+            version=meta["version"],
+            title=meta["title"],
+            source=meta["source"],
+            section=meta["section"],
+            os=meta["os"],
+            chunk_index=int(meta["chunk_index"]),
+            content_hash=meta.get("content_hash", ""),
+            text=text,
+            embed_text="",
+        )
+        extra = {k: meta[k] for k in _OPTIONAL_META if meta.get(k)}
+        extra.update({f: list(meta[f]) for f in CHUNK_LIST_FIELDS if meta.get(f)})
+        # the optional keys present, named by _OPTIONAL_META and CHUNK_LIST_FIELDS: a dynamic set of ChunkRecord keys
+        record.update(cast(ChunkRecord, extra))
         if meta.get(RESTRICTED_FIELD):
             record[RESTRICTED_FIELD] = True
         chunks.append(record)
@@ -109,8 +132,14 @@ class _Reachable:
 
 
 class ChromaVectorIndex:
-    def __init__(self, client, collection: str = "deskmate_chunks", *, write_timeout_s: float | None = None,
-                 write_guard: Callable[[], ContextManager] | None = None) -> None:
+    def __init__(
+        self,
+        client,
+        collection: str = "deskmate_chunks",
+        *,
+        write_timeout_s: float | None = None,
+        write_guard: Callable[[], ContextManager] | None = None,
+    ) -> None:
         self._client = client
         # held around every write and the sweep, across processes (replicas and workers sharing a Chroma
         # server): a sweep must never see another process's chunks written but not yet switched to
@@ -118,10 +147,14 @@ class ChromaVectorIndex:
         # writes wait at most this long (a stuck upsert on a full disk must not take a request thread for good)
         self._deadline = WriteDeadline(write_timeout_s, "vector store") if write_timeout_s else None
         try:
-            self._chunks = _Reachable(client.get_or_create_collection(
-                collection, embedding_function=None, configuration={"hnsw": {"space": "cosine"}}))
-            self._manifest = _Reachable(client.get_or_create_collection(f"{collection}_documents",
-                                                                        embedding_function=None))
+            self._chunks = _Reachable(
+                client.get_or_create_collection(
+                    collection, embedding_function=None, configuration={"hnsw": {"space": "cosine"}}
+                )
+            )
+            self._manifest = _Reachable(
+                client.get_or_create_collection(f"{collection}_documents", embedding_function=None)
+            )
             self._batch = max(1, min(int(client.get_max_batch_size()), 1000))
         except Exception as exc:  # connection refused, bad host, incompatible server …
             raise IndexUnavailable(f"cannot open Chroma collection {collection!r}: {exc}") from exc
@@ -146,11 +179,12 @@ class ChromaVectorIndex:
 
     def get_document(self, doc_id: str) -> DocumentInfo | None:
         records = self._manifest.get(ids=[doc_id], include=["metadatas"])
-        return DocumentInfo(**records["metadatas"][0]) if records["ids"] else None
+        # the manifest record as manifest_metadata wrote it: DocumentInfo's keys, read back as a plain dict
+        return cast(DocumentInfo, dict(records["metadatas"][0])) if records["ids"] else None
 
     def list_documents(self) -> list[DocumentInfo]:
         records = self._manifest.get(include=["metadatas"])
-        docs = [DocumentInfo(**m) for m in records["metadatas"]]
+        docs = [cast(DocumentInfo, dict(m)) for m in records["metadatas"]]  # as in get_document
         return sorted(docs, key=lambda d: (d["source"], d["doc_id"]))
 
     # --- writes -----------------------------------------------------------------------------
@@ -162,12 +196,14 @@ class ChromaVectorIndex:
         except WriteTimedOut as exc:
             raise IndexUnavailable(f"{exc}; the change may still be applied once the store recovers") from exc
 
-    def replace_document(self, info: DocumentInfo, chunks: Sequence[ChunkRecord],
-                         embeddings: Sequence[Sequence[float]]) -> None:
+    def replace_document(
+        self, info: DocumentInfo, chunks: Sequence[ChunkRecord], embeddings: Sequence[Sequence[float]]
+    ) -> None:
         self.replace_documents([(info, chunks, embeddings)])
 
-    def replace_documents(self, batch: Sequence[tuple[DocumentInfo, Sequence[ChunkRecord],
-                                                      Sequence[Sequence[float]]]]) -> None:
+    def replace_documents(
+        self, batch: Sequence[tuple[DocumentInfo, Sequence[ChunkRecord], Sequence[Sequence[float]]]]
+    ) -> None:
         """Write every document's new chunks, then switch all their manifest records in one upsert, then
         sweep their older versions: three writes for the batch instead of three per document."""
         for info, chunks, embeddings in batch:
@@ -176,8 +212,7 @@ class ChromaVectorIndex:
         if batch:
             self._within_deadline(lambda: self._replace(batch))
 
-    def _replace(self, batch: Sequence[tuple[DocumentInfo, Sequence[ChunkRecord], Sequence[Sequence[float]]]]
-                 ) -> None:
+    def _replace(self, batch: Sequence[tuple[DocumentInfo, Sequence[ChunkRecord], Sequence[Sequence[float]]]]) -> None:
         chunks = [c for _, document_chunks, _ in batch for c in document_chunks]
         embeddings = [e for _, _, document_embeddings in batch for e in document_embeddings]
         infos = [info for info, _, _ in batch]
@@ -187,10 +222,10 @@ class ChromaVectorIndex:
 
     def _upsert(self, chunks: Sequence[ChunkRecord], embeddings: Sequence[Sequence[float]]) -> None:
         for start in range(0, len(chunks), self._batch):
-            part = chunks[start:start + self._batch]
+            part = chunks[start : start + self._batch]
             self._chunks.upsert(
                 ids=[c["chunk_id"] for c in part],
-                embeddings=[list(e) for e in embeddings[start:start + self._batch]],
+                embeddings=[list(e) for e in embeddings[start : start + self._batch]],
                 documents=[c["text"] for c in part],
                 metadatas=[chunk_metadata(c) for c in part],
             )
@@ -205,8 +240,9 @@ class ChromaVectorIndex:
         if chunks:
             self._within_deadline(lambda: self._upsert(chunks, embeddings))
 
-    def switch_document(self, info: DocumentInfo, chunks: Sequence[ChunkRecord],
-                        embeddings: Sequence[Sequence[float]]) -> None:
+    def switch_document(
+        self, info: DocumentInfo, chunks: Sequence[ChunkRecord], embeddings: Sequence[Sequence[float]]
+    ) -> None:
         """Make the staged version active in one manifest write, then sweep the older versions. Chunks that
         went missing since they were staged (another process's start-up sweep, or a concurrent upload of
         another version sweeping this one) are written again first: the switch never exposes a partial
@@ -215,26 +251,30 @@ class ChromaVectorIndex:
             raise ValueError(f"{info['doc_id']}: {len(chunks)} chunks but {len(embeddings)} embeddings")
         self._within_deadline(lambda: self._switch_staged(info, chunks, embeddings))
 
-    def _switch_staged(self, info: DocumentInfo, chunks: Sequence[ChunkRecord],
-                       embeddings: Sequence[Sequence[float]]) -> None:
+    def _switch_staged(
+        self, info: DocumentInfo, chunks: Sequence[ChunkRecord], embeddings: Sequence[Sequence[float]]
+    ) -> None:
         with self._write_lock, self._guard():
             present: set[str] = set()
             for start in range(0, len(chunks), self._batch):
-                ids = [c["chunk_id"] for c in chunks[start:start + self._batch]]
+                ids = [c["chunk_id"] for c in chunks[start : start + self._batch]]
                 present.update(self._chunks.get(ids=ids, include=[])["ids"])
             missing = [i for i, c in enumerate(chunks) if c["chunk_id"] not in present]
             if missing:
-                log.warning("%s: %d staged chunk(s) had gone before the switch; written again", info["doc_id"],
-                            len(missing))
+                log.warning(
+                    "%s: %d staged chunk(s) had gone before the switch; written again", info["doc_id"], len(missing)
+                )
                 self._upsert([chunks[i] for i in missing], [embeddings[i] for i in missing])
             self._switch([info])
 
     def discard_staged(self, doc_id: str, version: str) -> None:
         """Remove the staged chunks of a version that will not become active (its job was cancelled)."""
+
         def discard() -> None:
             with self._write_lock, self._guard():
                 if self._manifest_version(doc_id) != version:
                     self._chunks.delete(where={"$and": [{"doc_id": doc_id}, {"version": version}]})
+
         self._within_deadline(discard)
 
     def _manifest_version(self, doc_id: str) -> str | None:
@@ -244,14 +284,19 @@ class ChromaVectorIndex:
     def _switch(self, infos: Sequence[DocumentInfo]) -> None:
         """The switch: one manifest record per document, written together; then their older versions go."""
         for start in range(0, len(infos), self._batch):
-            part = infos[start:start + self._batch]
-            self._manifest.upsert(ids=[i["doc_id"] for i in part], embeddings=[_MANIFEST_VECTOR] * len(part),
-                                  documents=[i["source"] for i in part],
-                                  metadatas=[manifest_metadata(i) for i in part])
+            part = infos[start : start + self._batch]
+            self._manifest.upsert(
+                ids=[i["doc_id"] for i in part],
+                embeddings=[_MANIFEST_VECTOR] * len(part),
+                documents=[i["source"] for i in part],
+                metadatas=[manifest_metadata(i) for i in part],
+            )
         self._forget_manifest_cache()
         for start in range(0, len(infos), _SWEEP_CLAUSES):
-            older = [{"$and": [{"doc_id": i["doc_id"]}, {"version": {"$ne": i["version"]}}]}
-                     for i in infos[start:start + _SWEEP_CLAUSES]]
+            older = [
+                {"$and": [{"doc_id": i["doc_id"]}, {"version": {"$ne": i["version"]}}]}
+                for i in infos[start : start + _SWEEP_CLAUSES]
+            ]
             self._chunks.delete(where=older[0] if len(older) == 1 else {"$or": older})
 
     def delete_document(self, doc_id: str) -> bool:
@@ -287,32 +332,82 @@ class ChromaVectorIndex:
             offset += len(page["ids"])
         with self._write_lock:
             for start in range(0, len(stale), self._batch):
-                self._chunks.delete(ids=stale[start:start + self._batch])
-                removed += len(stale[start:start + self._batch])
+                self._chunks.delete(ids=stale[start : start + self._batch])
+                removed += len(stale[start : start + self._batch])
         if removed:
             log.info("reconcile: removed %d chunk(s) left over from interrupted indexing", removed)
         return removed
+
+    # --- the encoder its vectors came from ------------------------------------------------------
+    def recorded_encoder(self) -> str | None:
+        """The encoder every vector here came from (collection metadata); a collection with chunks written before
+        encoders were recorded holds the torch encoder's; None for an empty, unrecorded one."""
+        metadata = self._client.get_collection(self._chunks.name).metadata or {}
+        if metadata.get(ENCODER_KEY):
+            return str(metadata[ENCODER_KEY])
+        return LEGACY_ENCODER if self._chunks.count() else None
+
+    def record_encoder(self, encoder: str) -> None:
+        metadata = dict(self._client.get_collection(self._chunks.name).metadata or {})
+        self._chunks.modify(metadata=metadata | {ENCODER_KEY: encoder})
+
+    def reembed(
+        self,
+        embed_documents: Callable[[Sequence[str]], list[list[float]]],
+        progress: Callable[[int], None] | None = None,
+    ) -> int:
+        """Every chunk's vector computed again from its text (heading prefix + body, as indexing embeds it) and
+        written in place; the number of chunks. Other writers wait meanwhile (the write lock and guard)."""
+        done = 0
+        with self._write_lock, self._guard():
+            offset = 0
+            while True:
+                page = self._chunks.get(include=["documents", "metadatas"], limit=self._batch, offset=offset)
+                if not page["ids"]:
+                    break
+                texts = [embedded_text(m, t) for t, m in zip(page["documents"], page["metadatas"])]
+                self._chunks.update(ids=page["ids"], embeddings=[list(v) for v in embed_documents(texts)])
+                offset += len(page["ids"])
+                done += len(page["ids"])
+                if progress is not None:
+                    progress(done)
+        return done
 
     # --- reads ------------------------------------------------------------------------------
     def query(self, embedding: Sequence[float], k: int, where: dict[str, Any] | None = None) -> list[RetrievedChunk]:
         active = self._active_versions()
         if not active:
             return []
-        result = self._chunks.query(query_embeddings=[list(embedding)], n_results=k * OVERFETCH, where=where,
-                                    include=["documents", "metadatas", "distances"])
+        result = self._chunks.query(
+            query_embeddings=[list(embedding)],
+            n_results=k * OVERFETCH,
+            where=where,
+            include=["documents", "metadatas", "distances"],
+        )
         hits: list[RetrievedChunk] = []
-        for chunk_id, text, meta, distance in zip(result["ids"][0], result["documents"][0],
-                                                  result["metadatas"][0], result["distances"][0]):
+        for chunk_id, text, meta, distance in zip(
+            result["ids"][0], result["documents"][0], result["metadatas"][0], result["distances"][0]
+        ):
             if active.get(meta["doc_id"]) != meta["version"]:
                 continue  # an older or not-yet-active version
             hit = RetrievedChunk(
-                chunk_id=chunk_id, doc_id=meta["doc_id"], title=meta["title"], source=meta["source"],
-                section=meta["section"], os=meta["os"], chunk_index=int(meta["chunk_index"]),
-                text=text, score=round(1.0 - float(distance), 4),
+                chunk_id=chunk_id,
+                doc_id=meta["doc_id"],
+                title=meta["title"],
+                source=meta["source"],
+                section=meta["section"],
+                os=meta["os"],
+                chunk_index=int(meta["chunk_index"]),
+                text=text,
+                score=round(1.0 - float(distance), 4),
             )
-            hit.update(dense_score=hit["score"], origin="dense", content_hash=meta.get("content_hash", ""))
-            hit.update({k: meta[k] for k in _OPTIONAL_META if meta.get(k)})
-            hit.update({f: list(meta[f]) for f in CHUNK_LIST_FIELDS if meta.get(f)})
+            hit["dense_score"] = hit["score"]
+            hit["origin"] = "dense"
+            hit["content_hash"] = meta.get("content_hash", "")
+            extra = {k: meta[k] for k in _OPTIONAL_META if meta.get(k)}
+            extra.update({f: list(meta[f]) for f in CHUNK_LIST_FIELDS if meta.get(f)})
+            # the optional keys present, named by _OPTIONAL_META and CHUNK_LIST_FIELDS: a dynamic set of RetrievedChunk keys
+            hit.update(cast(RetrievedChunk, extra))
             hits.append(hit)
             if len(hits) == k:
                 break

@@ -56,6 +56,9 @@ class WriteDeadline:
             return future.result(timeout=self.timeout_s)
         except FutureTimeout:
             if not future.cancel():
-                log.error("%s: a write has run for over %g s and is abandoned by its caller (a full or stalled "
-                          "disk?)", self.name, self.timeout_s)
+                log.error(
+                    "%s: a write has run for over %g s and is abandoned by its caller (a full or stalled disk?)",
+                    self.name,
+                    self.timeout_s,
+                )
             raise WriteTimedOut(f"the {self.name} did not finish a write within {self.timeout_s:g} s") from None

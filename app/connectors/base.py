@@ -20,6 +20,11 @@ class ConnectorError(Exception):
         self.status = status
 
 
+class ResponseTooLarge(ConnectorError):
+    """One response was larger than its cap: the download stopped there. A document that is too large is skipped
+    with this reason recorded; the sync goes on with the others."""
+
+
 class ConnectorAuthError(ConnectorError):
     """The source rejected the credentials (401/403): syncing again will not help until they are fixed."""
 
@@ -90,5 +95,5 @@ class Connector(ABC):
         document; connectors whose API has a cheap permissions call implement it."""
         return None
 
-    def close(self) -> None:
+    def close(self) -> None:  # noqa: B027 (a hook: most connectors hold nothing to release)
         """Release network resources."""

@@ -27,12 +27,16 @@ from __future__ import annotations
 
 import html
 import re
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from app.adapters.markup_rules import image_text
 from app.connectors.base import ChangeSet, Connector, ConnectorError, DocumentRef, RemoteDocument, Unreadable
 from app.connectors.http import SourceHttp
+
+if TYPE_CHECKING:
+    from bs4 import Tag
 
 PAGE_LIMIT = 100  # Confluence's own maximum for v2 lists is 250; 100 keeps each response small
 MAX_PAGES_PER_SPACE = 50_000
@@ -44,8 +48,14 @@ CQL_TIME = "%Y/%m/%d %H:%M"
 class ConfluenceConnector(Connector):
     kind = "confluence"
 
-    def __init__(self, http: SourceHttp, *, space_keys: list[str], group_map: dict[str, str] | None = None,
-                 edition: str = "cloud") -> None:
+    def __init__(
+        self,
+        http: SourceHttp,
+        *,
+        space_keys: list[str],
+        group_map: dict[str, str] | None = None,
+        edition: str = "cloud",
+    ) -> None:
         if not space_keys:
             raise ConnectorError("A Confluence source needs at least one space key to sync.")
         if edition not in EDITIONS:
@@ -62,13 +72,19 @@ class ConfluenceConnector(Connector):
     # --- listing ------------------------------------------------------------------------------
     def _spaces(self) -> dict[str, str]:
         if self._space_ids is None:
-            body = self.http.json(f"{self._wiki}/api/v2/spaces", params={"keys": ",".join(self.space_keys),
-                                                                          "limit": PAGE_LIMIT})
-            found = {s.get("key"): str(s.get("id")) for s in body.get("results", []) if isinstance(s, dict)}
+            body = self.http.json(
+                f"{self._wiki}/api/v2/spaces", params={"keys": ",".join(self.space_keys), "limit": PAGE_LIMIT}
+            )
+            found = {
+                s["key"]: str(s.get("id"))
+                for s in body.get("results", [])
+                if isinstance(s, dict) and isinstance(s.get("key"), str)
+            }
             missing = [k for k in self.space_keys if k not in found]
             if missing:
-                raise ConnectorError(f"Confluence has no space with key {', '.join(missing)} visible to these "
-                                     "credentials.")
+                raise ConnectorError(
+                    f"Confluence has no space with key {', '.join(missing)} visible to these credentials."
+                )
             self._space_ids = found
         return self._space_ids
 
@@ -91,8 +107,13 @@ class ConfluenceConnector(Connector):
             if self.http.get(f"/rest/api/space/{key}", accept_statuses=(404,)).status_code == 404:
                 raise ConnectorError(f"Confluence has no space with key {key} visible to these credentials.")
             url: str | None = "/rest/api/content"
-            params: dict | None = {"spaceKey": key, "type": "page", "status": "current", "limit": PAGE_LIMIT,
-                                   "expand": "version"}
+            params: dict | None = {
+                "spaceKey": key,
+                "type": "page",
+                "status": "current",
+                "limit": PAGE_LIMIT,
+                "expand": "version",
+            }
             while url and len(pages) < MAX_PAGES_PER_SPACE:
                 body = self.http.json(url, params=params)
                 pages.extend(p for p in body.get("results", []) if isinstance(p, dict))
@@ -105,14 +126,16 @@ class ConfluenceConnector(Connector):
         if not nxt:
             return None
         if self._wiki == "" and nxt.startswith("/wiki/"):
-            nxt = nxt[len("/wiki"):]  # the base URL already ends in /wiki
+            nxt = nxt[len("/wiki") :]  # the base URL already ends in /wiki
         return nxt
 
     def list_changed(self, cursor: str | None) -> ChangeSet:
-        started = datetime.now(timezone.utc)
+        started = datetime.now(UTC)
         if not cursor:
-            refs = [DocumentRef(str(p["id"]), str((p.get("version") or {}).get("number", "")), p.get("title", ""))
-                    for p in self._current_pages()]
+            refs = [
+                DocumentRef(str(p["id"]), str((p.get("version") or {}).get("number", "")), p.get("title", ""))
+                for p in self._current_pages()
+            ]
         else:
             refs = self._changed_since(cursor)
         return ChangeSet(changed=refs, cursor=started.isoformat(timespec="seconds"))
@@ -128,8 +151,11 @@ class ConfluenceConnector(Connector):
             body = self.http.json(url, params=params)
             for item in body.get("results", []):
                 if isinstance(item, dict) and item.get("type", "page") == "page":
-                    refs.append(DocumentRef(str(item["id"]), str((item.get("version") or {}).get("number", "")),
-                                            item.get("title", "")))
+                    refs.append(
+                        DocumentRef(
+                            str(item["id"]), str((item.get("version") or {}).get("number", "")), item.get("title", "")
+                        )
+                    )
             url, params = self._next_v1(body), None
         return refs
 
@@ -146,8 +172,9 @@ class ConfluenceConnector(Connector):
     # --- one page -----------------------------------------------------------------------------
     def fetch(self, ref: DocumentRef) -> RemoteDocument:
         if self.data_center:
-            page = self.http.json(f"/rest/api/content/{ref.external_id}",
-                                  params={"expand": "body.storage,version,ancestors"})
+            page = self.http.json(
+                f"/rest/api/content/{ref.external_id}", params={"expand": "body.storage,version,ancestors"}
+            )
             ancestors = [str(a["id"]) for a in page.get("ancestors") or [] if isinstance(a, dict) and a.get("id")]
         else:
             page = self.http.json(f"{self._wiki}/api/v2/pages/{ref.external_id}", params={"body-format": "storage"})
@@ -156,9 +183,15 @@ class ConfluenceConnector(Connector):
         title = page.get("title") or ref.title or f"Page {ref.external_id}"
         body = storage_to_html(title, storage)
         version = str((page.get("version") or {}).get("number", ref.version))
-        return RemoteDocument(external_id=ref.external_id, version=version, title=title,
-                              url=self.page_url(ref.external_id), filename=f"confluence-{ref.external_id}.html",
-                              data=body.encode("utf-8"), permissions=self._permissions(ref.external_id, ancestors))
+        return RemoteDocument(
+            external_id=ref.external_id,
+            version=version,
+            title=title,
+            url=self.page_url(ref.external_id),
+            filename=f"confluence-{ref.external_id}.html",
+            data=body.encode("utf-8"),
+            permissions=self._permissions(ref.external_id, ancestors),
+        )
 
     def page_url(self, page_id: str) -> str:
         """A link that survives renames and moves: viewpage.action by page id (Cloud and Data Center)."""
@@ -170,8 +203,12 @@ class ConfluenceConnector(Connector):
             page = self.http.json(f"/rest/api/content/{page_id}", params={"expand": "ancestors"})
             found = page.get("ancestors") or []
         else:
-            found = self.http.json(f"{self._wiki}/api/v2/pages/{page_id}/ancestors",
-                                   params={"limit": MAX_ANCESTORS}).get("results") or []
+            found = (
+                self.http.json(f"{self._wiki}/api/v2/pages/{page_id}/ancestors", params={"limit": MAX_ANCESTORS}).get(
+                    "results"
+                )
+                or []
+            )
         return [str(a["id"]) for a in found if isinstance(a, dict) and a.get("id")][:MAX_ANCESTORS]
 
     def _permissions(self, page_id: str, ancestors: list[str] | None = None) -> dict:
@@ -183,13 +220,21 @@ class ConfluenceConnector(Connector):
     def _read_restrictions(self, page_id: str) -> dict:
         if page_id in self._restrictions:  # ancestors are shared by many pages of a sync
             return self._restrictions[page_id]
-        body = self.http.json(f"{self._wiki}/rest/api/content/{page_id}/restriction/byOperation/read",
-                              params={"expand": "restrictions.user,restrictions.group"})
+        body = self.http.json(
+            f"{self._wiki}/rest/api/content/{page_id}/restriction/byOperation/read",
+            params={"expand": "restrictions.user,restrictions.group"},
+        )
         restrictions = body.get("restrictions") or {}
-        groups = [g.get("name") for g in ((restrictions.get("group") or {}).get("results") or [])
-                  if isinstance(g, dict) and g.get("name")]
-        users = [u.get("accountId") or u.get("username") for u in ((restrictions.get("user") or {}).get("results") or [])
-                 if isinstance(u, dict) and (u.get("accountId") or u.get("username"))]
+        groups = [
+            g.get("name")
+            for g in ((restrictions.get("group") or {}).get("results") or [])
+            if isinstance(g, dict) and g.get("name")
+        ]
+        users = [
+            u.get("accountId") or u.get("username")
+            for u in ((restrictions.get("user") or {}).get("results") or [])
+            if isinstance(u, dict) and (u.get("accountId") or u.get("username"))
+        ]
         self._restrictions[page_id] = {"groups": sorted(groups), "users": sorted(users)}
         return self._restrictions[page_id]
 
@@ -205,8 +250,9 @@ class ConfluenceConnector(Connector):
         if allowed is None:
             return []  # restricted nowhere: everyone
         if not allowed:
-            raise Unreadable("its read restrictions (on it and on pages above it) leave no group or user allowed "
-                             "at every level")
+            raise Unreadable(
+                "its read restrictions (on it and on pages above it) leave no group or user allowed at every level"
+            )
         return sorted(allowed)
 
     def current_audience(self, external_id: str) -> list[str] | None:
@@ -217,10 +263,39 @@ class ConfluenceConnector(Connector):
 
 
 # --- storage format → HTML ------------------------------------------------------------------------
-_PANEL_LABELS = {"info": "Info", "note": "Note", "warning": "Warning", "tip": "Tip", "panel": "", "success": "Success",
-                 "error": "Error"}
-_DROPPED_MACROS = {"toc", "children", "pagetree", "recently-updated", "contentbylabel", "livesearch", "attachments",
-                   "jira", "include", "excerpt-include", "roadmap", "status-list", "anchor", "space-details"}
+_PANEL_LABELS = {
+    "info": "Info",
+    "note": "Note",
+    "warning": "Warning",
+    "tip": "Tip",
+    "panel": "",
+    "success": "Success",
+    "error": "Error",
+}
+_DROPPED_MACROS = {
+    "toc",
+    "children",
+    "pagetree",
+    "recently-updated",
+    "contentbylabel",
+    "livesearch",
+    "attachments",
+    "jira",
+    "include",
+    "excerpt-include",
+    "roadmap",
+    "status-list",
+    "anchor",
+    "space-details",
+}
+
+
+def _attribute(tag: Tag, name: str) -> str:
+    """A tag's attribute as text ('' when absent); a multi-valued one (like class) joined by spaces."""
+    value = tag.get(name)
+    if value is None:
+        return ""
+    return value if isinstance(value, str) else " ".join(value)
 
 
 def storage_to_html(title: str, storage: str) -> str:
@@ -229,7 +304,7 @@ def storage_to_html(title: str, storage: str) -> str:
 
     soup = BeautifulSoup(storage, "html.parser")
     for macro in reversed(soup.find_all(["ac:structured-macro", "ac:macro"])):
-        name = (macro.get("ac:name") or "").lower()
+        name = _attribute(macro, "ac:name").lower()
         if name in _DROPPED_MACROS:
             macro.decompose()
         elif name in ("code", "noformat"):
@@ -263,7 +338,7 @@ def storage_to_html(title: str, storage: str) -> str:
             else:
                 macro.decompose()
     for image in soup.find_all("ac:image"):  # a picture leaves its alt text, when that says something
-        alt = image_text(image.get("ac:alt") or image.get("ac:title") or "")
+        alt = image_text(_attribute(image, "ac:alt") or _attribute(image, "ac:title"))
         if alt:
             image.replace_with(alt)
         else:
@@ -271,7 +346,7 @@ def storage_to_html(title: str, storage: str) -> str:
     for link in soup.find_all("ac:link"):
         body = link.find(["ac:plain-text-link-body", "ac:link-body"])
         page = link.find("ri:page")
-        text = body.get_text() if body else (page.get("ri:content-title", "") if page else "")
+        text = body.get_text() if body else (_attribute(page, "ri:content-title") if page else "")
         link.replace_with(text)
     for task in soup.find_all("ac:task"):
         body = task.find("ac:task-body")
@@ -282,5 +357,7 @@ def storage_to_html(title: str, storage: str) -> str:
         task_list.name = "ul"
     for leftover in soup.find_all(re.compile(r"^(ac|ri):")):
         leftover.unwrap()
-    return (f"<!DOCTYPE html><html><head><title>{html.escape(title)}</title></head><body>"
-            f"<h1>{html.escape(title)}</h1>{soup}</body></html>")
+    return (
+        f"<!DOCTYPE html><html><head><title>{html.escape(title)}</title></head><body>"
+        f"<h1>{html.escape(title)}</h1>{soup}</body></html>"
+    )

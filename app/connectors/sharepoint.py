@@ -41,20 +41,32 @@ class GraphToken(httpx.Auth):
 
     def _renew(self) -> str:
         try:
-            response = httpx.post(self.token_url, timeout=self.timeout_s, data={
-                "client_id": self.client_id, "client_secret": self._secret, "grant_type": "client_credentials",
-                "scope": "https://graph.microsoft.com/.default"})
+            response = httpx.post(
+                self.token_url,
+                timeout=self.timeout_s,
+                data={
+                    "client_id": self.client_id,
+                    "client_secret": self._secret,
+                    "grant_type": "client_credentials",
+                    "scope": "https://graph.microsoft.com/.default",
+                },
+            )
         except httpx.HTTPError as exc:
-            raise ConnectorError(f"The Microsoft identity platform could not be reached ({type(exc).__name__}).") from exc
+            raise ConnectorError(
+                f"The Microsoft identity platform could not be reached ({type(exc).__name__})."
+            ) from exc
         if response.status_code != 200:
             code = ""
             try:
                 code = response.json().get("error", "")
             except ValueError:
                 pass
-            raise ConnectorAuthError(f"Microsoft refused the app's client credentials (HTTP {response.status_code}"
-                                     f"{', ' + code if code else ''}); check the client id and secret variables "
-                                     "and the app's Sites.Read.All permission.", status=response.status_code)
+            raise ConnectorAuthError(
+                f"Microsoft refused the app's client credentials (HTTP {response.status_code}"
+                f"{', ' + code if code else ''}); check the client id and secret variables "
+                "and the app's Sites.Read.All permission.",
+                status=response.status_code,
+            )
         body = response.json()
         self._token = body["access_token"]
         self._expires = time.monotonic() + float(body.get("expires_in", 3600)) - 60
@@ -70,11 +82,19 @@ class GraphToken(httpx.Auth):
 class SharePointConnector(Connector):
     kind = "sharepoint"
 
-    def __init__(self, http: SourceHttp, *, site: str, library: str = "Documents",
-                 group_map: dict[str, str] | None = None, download: httpx.Client | None = None) -> None:
+    def __init__(
+        self,
+        http: SourceHttp,
+        *,
+        site: str,
+        library: str = "Documents",
+        group_map: dict[str, str] | None = None,
+        download: httpx.Client | None = None,
+    ) -> None:
         if ":/" not in site and "," not in site:
-            raise ConnectorError("A SharePoint source's site is '<host>:/sites/<name>' "
-                                 "(e.g. contoso.sharepoint.com:/sites/IT).")
+            raise ConnectorError(
+                "A SharePoint source's site is '<host>:/sites/<name>' (e.g. contoso.sharepoint.com:/sites/IT)."
+            )
         self.http, self.site, self.library = http, site, library
         self.group_map = {k.lower(): v for k, v in (group_map or {}).items()}
         self._download = download or httpx.Client(timeout=60.0, follow_redirects=False)
@@ -112,8 +132,11 @@ class SharePointConnector(Connector):
             url, delta_link = body.get("@odata.nextLink"), body.get("@odata.deltaLink") or delta_link
         if delta_link is None:
             raise ConnectorError("Microsoft Graph ended a delta query without a deltaLink; the next sync starts over.")
-        refs = [DocumentRef(i["id"], f"{i.get('cTag') or i.get('eTag')}|{i.get('webUrl', '')}", i.get("name", ""))
-                for i in self._items.values() if int(i.get("size") or 0) <= MAX_FILE_BYTES]
+        refs = [
+            DocumentRef(i["id"], f"{i.get('cTag') or i.get('eTag')}|{i.get('webUrl', '')}", i.get("name", ""))
+            for i in self._items.values()
+            if int(i.get("size") or 0) <= MAX_FILE_BYTES
+        ]
         return ChangeSet(changed=refs, cursor=delta_link)
 
     def list_deleted(self, known: set[str]) -> set[str]:
@@ -126,14 +149,22 @@ class SharePointConnector(Connector):
         if response.status_code == 302:
             location = response.headers.get("location", "")
             if urlsplit(location).scheme not in ("https", "http"):
-                raise ConnectorError(f"Microsoft Graph redirected the download of {item.get('name')} to an unusable URL.")
+                raise ConnectorError(
+                    f"Microsoft Graph redirected the download of {item.get('name')} to an unusable URL."
+                )
             response = self._download.get(location)  # pre-authenticated: the bearer token is not sent there
             if response.status_code != 200:
                 raise ConnectorError(f"Downloading {item.get('name')} failed (HTTP {response.status_code}).")
         data = response.content
-        return RemoteDocument(external_id=ref.external_id, version=ref.version, title=item.get("name", ""),
-                              url=item.get("webUrl") or "", filename=item.get("name") or f"{ref.external_id}.bin",
-                              data=data, permissions={"grants": self._grants(ref.external_id)})
+        return RemoteDocument(
+            external_id=ref.external_id,
+            version=ref.version,
+            title=item.get("name", ""),
+            url=item.get("webUrl") or "",
+            filename=item.get("name") or f"{ref.external_id}.bin",
+            data=data,
+            permissions={"grants": self._grants(ref.external_id)},
+        )
 
     def _grants(self, item_id: str) -> list[str]:
         body = self.http.json(f"/v1.0/drives/{self._drive_id()}/items/{item_id}/permissions")

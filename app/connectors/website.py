@@ -17,7 +17,7 @@ from collections import deque
 from urllib.parse import urldefrag, urljoin, urlsplit
 from urllib.robotparser import RobotFileParser
 
-from app.connectors.base import ChangeSet, Connector, ConnectorError, DocumentRef, RemoteDocument
+from app.connectors.base import ChangeSet, Connector, ConnectorError, DocumentRef, RemoteDocument, ResponseTooLarge
 from app.connectors.http import SourceHttp
 
 log = logging.getLogger(__name__)
@@ -28,8 +28,11 @@ DEFAULT_MAX_DEPTH = 2
 MAX_PAGES_CAP = 5_000
 MAX_LINKS_PER_PAGE = 300
 MAX_PAGE_BYTES = 5 * 1024 * 1024
-_SKIP_EXTENSIONS = re.compile(r"\.(?:png|jpe?g|gif|svg|webp|ico|css|js|json|xml|zip|gz|tar|exe|dmg|msi|mp4|mp3|"
-                              r"woff2?|ttf|pdf|docx?|xlsx?|pptx?)$", re.I)
+_SKIP_EXTENSIONS = re.compile(
+    r"\.(?:png|jpe?g|gif|svg|webp|ico|css|js|json|xml|zip|gz|tar|exe|dmg|msi|mp4|mp3|"
+    r"woff2?|ttf|pdf|docx?|xlsx?|pptx?)$",
+    re.I,
+)
 
 
 def _normalise(url: str) -> str:
@@ -42,8 +45,15 @@ def _normalise(url: str) -> str:
 class WebsiteConnector(Connector):
     kind = "website"
 
-    def __init__(self, http: SourceHttp, *, start_urls: list[str], sitemaps: list[str] | None = None,
-                 max_pages: int = DEFAULT_MAX_PAGES, max_depth: int = DEFAULT_MAX_DEPTH) -> None:
+    def __init__(
+        self,
+        http: SourceHttp,
+        *,
+        start_urls: list[str],
+        sitemaps: list[str] | None = None,
+        max_pages: int = DEFAULT_MAX_PAGES,
+        max_depth: int = DEFAULT_MAX_DEPTH,
+    ) -> None:
         if not start_urls and not sitemaps:
             raise ConnectorError("A website source needs at least one start URL or sitemap.")
         self.http = http
@@ -54,23 +64,30 @@ class WebsiteConnector(Connector):
         self.sites = {urlsplit(u).netloc for u in self.start_urls + self.sitemaps}
         self._robots: dict[str, RobotFileParser] = {}
         self._bodies: dict[str, tuple[bytes, str]] = {}  # url → (main content as Markdown, title), this sync
+        self._too_large: dict[str, str] = {}  # url → why its download was stopped, this sync
         self._reached: set[str] = set()
 
     # --- rules ---------------------------------------------------------------------------------
     def _allowed(self, url: str) -> bool:
         parts = urlsplit(url)
-        if parts.scheme not in ("http", "https") or parts.netloc not in self.sites or _SKIP_EXTENSIONS.search(parts.path):
+        if (
+            parts.scheme not in ("http", "https")
+            or parts.netloc not in self.sites
+            or _SKIP_EXTENSIONS.search(parts.path)
+        ):
             return False
         origin = f"{parts.scheme}://{parts.netloc}"
         if origin not in self._robots:
             robots = RobotFileParser()
             response = self.http.get(f"{origin}/robots.txt", accept_statuses=(401, 403, 404, 410))
             if response.status_code in (401, 403):
-                robots.disallow_all = True  # as Google does: a site that forbids robots.txt forbids crawling
+                # as Google does: a site that forbids robots.txt forbids crawling. (typeshed leaves out
+                # RobotFileParser's own allow_all / disallow_all switches, hence the ignores.)
+                robots.disallow_all = True  # type: ignore[attr-defined]
             elif response.status_code < 400:
                 robots.parse(response.text.splitlines())
             else:
-                robots.allow_all = True
+                robots.allow_all = True  # type: ignore[attr-defined]
             self._robots[origin] = robots
         return self._robots[origin].can_fetch(USER_AGENT, url)
 
@@ -107,7 +124,7 @@ class WebsiteConnector(Connector):
             if response.status_code >= 400:
                 raise ConnectorError(f"The sitemap {sitemap} answered HTTP {response.status_code}.")
             urls += [_normalise(u) for u in re.findall(r"<loc>\s*([^<\s]+)\s*</loc>", response.text)]
-        return urls[:self.max_pages * 2]
+        return urls[: self.max_pages * 2]
 
     def _visit(self, url: str, known: dict | None) -> dict | None:
         headers = {}
@@ -115,36 +132,67 @@ class WebsiteConnector(Connector):
             headers["If-None-Match"] = known["etag"]
         if known and known.get("last_modified"):
             headers["If-Modified-Since"] = known["last_modified"]
-        response = self.http.get(url, headers=headers, accept_statuses=(304, 401, 403, 404, 410, 451))
+        try:
+            response = self.http.get(
+                url, headers=headers, accept_statuses=(304, 401, 403, 404, 410, 451), max_bytes=MAX_PAGE_BYTES
+            )
+        except ResponseTooLarge as exc:  # listed, so the sync records why it was skipped (fetch raises it)
+            log.info("skipped %s: %s", url, exc.reason)
+            self._too_large[url] = exc.reason
+            return {
+                "version": "too-large",
+                "etag": None,
+                "last_modified": None,
+                "links": [],
+                "title": "",
+                "content": True,
+            }
         if 300 <= response.status_code < 400 and response.status_code != 304:
             target = response.headers.get("location")
             links = [_normalise(urljoin(url, target))] if target else []
-            return {"version": "", "etag": None, "last_modified": None, "links": links, "title": "", "content": False,
-                    "content_seen": False}  # followed as a link: same-site rules and robots.txt apply to it
+            return {
+                "version": "",
+                "etag": None,
+                "last_modified": None,
+                "links": links,
+                "title": "",
+                "content": False,
+                "content_seen": False,
+            }  # followed as a link: same-site rules and robots.txt apply to it
         if response.status_code == 304 and known:
             return {**known, "content": known.get("content_seen", True)}
         if response.status_code >= 300 or "html" not in response.headers.get("content-type", "html").lower():
             return None
-        if len(response.content) > MAX_PAGE_BYTES:
-            log.info("skipped %s: larger than %d bytes", url, MAX_PAGE_BYTES)
-            return None
         markdown, title = extract_main_content(response.text)
         links = page_links(url, response.text)[:MAX_LINKS_PER_PAGE]
         version = response.headers.get("etag") or hashlib.sha256(markdown.encode()).hexdigest()[:16]
-        entry = {"version": version, "etag": response.headers.get("etag"),
-                 "last_modified": response.headers.get("last-modified"), "links": links, "title": title}
+        entry = {
+            "version": version,
+            "etag": response.headers.get("etag"),
+            "last_modified": response.headers.get("last-modified"),
+            "links": links,
+            "title": title,
+        }
         entry["content_seen"] = bool(markdown.strip())
         if entry["content_seen"]:
             self._bodies[url] = (markdown.encode("utf-8"), title)
         return {**entry, "content": entry["content_seen"]}
 
     def fetch(self, ref: DocumentRef) -> RemoteDocument:
-        if ref.external_id not in self._bodies:  # asked outside a crawl (a permission re-check): read it now
-            self._visit(ref.external_id, None)
+        if ref.external_id not in self._bodies and ref.external_id not in self._too_large:
+            self._visit(ref.external_id, None)  # asked outside a crawl (a permission re-check): read it now
+        if ref.external_id in self._too_large:
+            raise ResponseTooLarge(self._too_large[ref.external_id])
         body, title = self._bodies.get(ref.external_id, (b"", ref.title))
         name = hashlib.sha256(ref.external_id.encode()).hexdigest()[:12]
-        return RemoteDocument(external_id=ref.external_id, version=ref.version, title=title or ref.external_id,
-                              url=ref.external_id, filename=f"web-{name}.md", data=body)
+        return RemoteDocument(
+            external_id=ref.external_id,
+            version=ref.version,
+            title=title or ref.external_id,
+            url=ref.external_id,
+            filename=f"web-{name}.md",
+            data=body,
+        )
 
     def list_deleted(self, known: set[str]) -> set[str]:
         return {url for url in known if url not in self._reached}
@@ -164,7 +212,10 @@ def page_links(base: str, html: str) -> list[str]:
     for anchor in soup.find_all("a", href=True):
         if "nofollow" in (anchor.get("rel") or []):
             continue
-        url = _normalise(urljoin(base, anchor["href"]))
+        href = anchor["href"]
+        if not isinstance(href, str):  # href is a single-valued attribute: always text
+            continue
+        url = _normalise(urljoin(base, href))
         if url.startswith(("http://", "https://")) and url not in links:
             links.append(url)
     return links
@@ -174,9 +225,19 @@ def extract_main_content(html: str) -> tuple[str, str]:
     """(the page's main content as Markdown — navigation, footers and cookie banners left out —, its title)."""
     import trafilatura
 
-    markdown = trafilatura.extract(html, output_format="markdown", include_formatting=True, include_tables=True,
-                                   include_links=False, include_images=False, include_comments=False,
-                                   favor_recall=True) or ""
+    markdown = (
+        trafilatura.extract(
+            html,
+            output_format="markdown",
+            include_formatting=True,
+            include_tables=True,
+            include_links=False,
+            include_images=False,
+            include_comments=False,
+            favor_recall=True,
+        )
+        or ""
+    )
     metadata = trafilatura.extract_metadata(html)
     title = (metadata.title if metadata is not None and metadata.title else "") or ""
     if title and not markdown.lstrip().startswith("# "):

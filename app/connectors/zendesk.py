@@ -23,8 +23,9 @@ MAX_PAGES = 10_000
 class ZendeskConnector(Connector):
     kind = "zendesk"
 
-    def __init__(self, http: SourceHttp, *, section_ids: list[str] | None = None,
-                 group_map: dict[str, str] | None = None) -> None:
+    def __init__(
+        self, http: SourceHttp, *, section_ids: list[str] | None = None, group_map: dict[str, str] | None = None
+    ) -> None:
         self.http = http
         self.section_ids = {str(s) for s in (section_ids or [])}
         self.group_map = {k.lower(): v for k, v in (group_map or {}).items()}
@@ -38,14 +39,16 @@ class ZendeskConnector(Connector):
         for _ in range(MAX_PAGES):
             body = self.http.json(url, params=params)
             yield body, [a for a in body.get(key, []) if isinstance(a, dict) and "id" in a]
-            url, params = body.get("next_page"), None
-            if not url:
+            next_page = body.get("next_page")
+            if not next_page:
                 return
+            url, params = str(next_page), None
 
     def list_changed(self, cursor: str | None) -> ChangeSet:
         end_time = cursor or "0"
-        for body, articles in self._pages("/api/v2/help_center/incremental/articles",
-                                          {"start_time": cursor or "0"}, "articles"):
+        for body, articles in self._pages(
+            "/api/v2/help_center/incremental/articles", {"start_time": cursor or "0"}, "articles"
+        ):
             for article in articles:
                 if self._in_scope(article):
                     self._articles[str(article["id"])] = article
@@ -66,12 +69,19 @@ class ZendeskConnector(Connector):
             if not isinstance(article, dict):
                 raise ConnectorError(f"Zendesk answered no article for {ref.external_id}.")
         title = article.get("title") or ref.title
-        page = (f"<!DOCTYPE html><html><head><title>{html.escape(title)}</title></head><body>"
-                f"<h1>{html.escape(title)}</h1>{article.get('body') or ''}</body></html>")
-        return RemoteDocument(external_id=ref.external_id, version=str(article.get("updated_at", ref.version)),
-                              title=title, url=article.get("html_url") or "",
-                              filename=f"zendesk-{ref.external_id}.html", data=page.encode("utf-8"),
-                              permissions={"user_segment_id": article.get("user_segment_id")})
+        page = (
+            f"<!DOCTYPE html><html><head><title>{html.escape(title)}</title></head><body>"
+            f"<h1>{html.escape(title)}</h1>{article.get('body') or ''}</body></html>"
+        )
+        return RemoteDocument(
+            external_id=ref.external_id,
+            version=str(article.get("updated_at", ref.version)),
+            title=title,
+            url=article.get("html_url") or "",
+            filename=f"zendesk-{ref.external_id}.html",
+            data=page.encode("utf-8"),
+            permissions={"user_segment_id": article.get("user_segment_id")},
+        )
 
     def _segment_audience(self, segment_id) -> list[str]:
         if segment_id is None:
@@ -80,7 +90,8 @@ class ZendeskConnector(Connector):
         if key not in self._segments:
             segment = self.http.json(f"/api/v2/help_center/user_segments/{key}").get("user_segment") or {}
             everyone_signed_in = segment.get("user_type") == "signed_in_users" and not any(
-                segment.get(k) for k in ("group_ids", "organization_ids", "tags", "or_tags"))
+                segment.get(k) for k in ("group_ids", "organization_ids", "tags", "or_tags")
+            )
             name = str(segment.get("name") or f"segment {key}")
             self._segments[key] = [] if everyone_signed_in else [self.group_map.get(name.lower(), name).lower()]
         return self._segments[key]

@@ -32,8 +32,10 @@ def ready(request: Request):
     try:
         vector = _probe_vector(request, resources)
     except Exception as exc:  # the embedding model itself is broken: nothing can be searched
-        return JSONResponse(status_code=503, content={
-            "status": "unavailable", "detail": f"the embedding model did not answer a query: {exc}"})
+        return JSONResponse(
+            status_code=503,
+            content={"status": "unavailable", "detail": f"the embedding model did not answer a query: {exc}"},
+        )
     stores = probe_stores(resources, vector)
     failing = [name for name, probe in stores.items() if not probe["ok"]]
     disk = resources.disk.state() if resources.disk is not None else None
@@ -42,16 +44,23 @@ def ready(request: Request):
         report["disk"] = {"free_bytes": disk.free_bytes, "min_free_bytes": disk.floor_bytes, "ok": disk.ok}
     if failing:
         errors = "; ".join(f"{name}: {stores[name]['error']}" for name in failing)
-        return JSONResponse(status_code=503, content={
-            "status": "unavailable", **report, "detail": f"these stores did not answer a query: {errors}"})
+        return JSONResponse(
+            status_code=503,
+            content={"status": "unavailable", **report, "detail": f"these stores did not answer a query: {errors}"},
+        )
     if disk is not None and not disk.ok:
         report |= {"status": "degraded", "detail": f"writes are refused (507): {disk.reason}"}
     else:
         report["status"] = "ready"
-    return {**report, "documents": len(resources.index.list_documents()), "chunks": resources.index.count(),
-            "embedding_dimension": resources.embedder.dimension,
-            "llm": resources.llm.name if resources.llm else "none",
-            "tracing": "langfuse" if resources.tracer.enabled else "off",
-            # what the answer policy loaded (names only: never addresses or keys)
-            "config": resources.policy.source, "collections": [c.name for c in resources.policy.collections],
-            "integrations": [i.name for i in resources.policy.integrations]}
+    return {
+        **report,
+        "documents": len(resources.index.list_documents()),
+        "chunks": resources.index.count(),
+        "embedding_dimension": resources.embedder.dimension,
+        "llm": resources.llm.name if resources.llm else "none",
+        "tracing": "langfuse" if resources.tracer.enabled else "off",
+        # what the answer policy loaded (names only: never addresses or keys)
+        "config": resources.policy.source,
+        "collections": [c.name for c in resources.policy.collections],
+        "integrations": [i.name for i in resources.policy.integrations],
+    }

@@ -21,15 +21,18 @@ def _job(resources: Resources, job_id: str) -> dict:
             raise JobNotFound(job_id)
         return resources.jobs.get(job_id)
     except JobNotFound:
-        raise HTTPException(status_code=404, detail=f"No job with id '{job_id}'. GET /jobs lists the recent "
-                                                    "ones.") from None
+        raise HTTPException(
+            status_code=404, detail=f"No job with id '{job_id}'. GET /jobs lists the recent ones."
+        ) from None
 
 
 @router.get("/jobs", response_model=JobList)
-def list_jobs(limit: int = Query(50, ge=1, le=200),
-              state: str | None = Query(None, pattern="^(queued|running|done|failed|cancelled)$"),
-              kind: str | None = Query(None, pattern="^(index_upload|sync_source|sync_kb)$"),
-              resources: Resources = Depends(get_resources)) -> JobList:
+def list_jobs(
+    limit: int = Query(50, ge=1, le=200),
+    state: str | None = Query(None, pattern="^(queued|running|done|failed|cancelled)$"),
+    kind: str | None = Query(None, pattern="^(index_upload|sync_source|sync_kb)$"),
+    resources: Resources = Depends(get_resources),
+) -> JobList:
     """The most recent jobs first."""
     return JobList(jobs=[job_out(job) for job in resources.jobs.list(limit=limit, state=state, kind=kind)])
 
@@ -46,12 +49,18 @@ def cancel_job(job_id: str, resources: Resources = Depends(get_resources)) -> Jo
     document's previous version. A finished job cannot be cancelled (409)."""
     job = _job(resources, job_id)
     if job["state"] in ("done", "failed", "cancelled"):
-        raise HTTPException(status_code=409, detail=f"This job has already finished ({job['state']}); there is "
-                                                    "nothing to cancel. DELETE /documents/{id} removes a document.")
+        raise HTTPException(
+            status_code=409,
+            detail=f"This job has already finished ({job['state']}); there is "
+            "nothing to cancel. DELETE /documents/{id} removes a document.",
+        )
     job = resources.jobs.cancel(job_id)
     if job["state"] == "cancelled" and job["kind"] == "index_upload":  # never started: its file goes now
         forget_unused_original(resources, job["payload"])
-    if job["state"] == "cancelled" and job["kind"] == "sync_source" and resources.sources is not None:
-        resources.sources.update(job["payload"]["source_id"], status="error",  # a new sync may be started
-                                 last_error="The sync was cancelled before it started.")
+    if job["state"] == "cancelled" and job["kind"] == "sync_source":
+        resources.sources.update(
+            job["payload"]["source_id"],
+            status="error",  # a new sync may be started
+            last_error="The sync was cancelled before it started.",
+        )
     return job_out(job)

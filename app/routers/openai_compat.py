@@ -17,7 +17,7 @@ ticket …), with the same redaction, access control and tracing as POST /chat.
   was rejected and replaced), the final answer follows, marked as the replacement. The last chunk carries
   the full /chat envelope in `deskmate`.
 - System (and developer) messages carry the persona and directives (`RESPONSE_MODE: HYBRID`, a `<config>`
-  block …; nodes/directives.py): a bad RESPONSE_MODE is refused (422), a bad optional directive falls back
+  block …; nodes/support/directives.py): a bad RESPONSE_MODE is refused (422), a bad optional directive falls back
   to its default with a warning in `deskmate.directive_warnings`.
 """
 
@@ -28,21 +28,19 @@ import json
 import re
 import time
 import uuid
-from typing import Any, Literal
+from typing import Any, Literal, Sequence
 
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import JSONResponse, StreamingResponse
 from pydantic import BaseModel, Field
 from starlette.concurrency import run_in_threadpool
 
+from app.chat_service import InvalidMessage, TurnRequest
 from app.deps import current_caller, get_resources
-from app.errors import openai_error_body
 from app.identity import USER_HEADER, Caller, IdentityError, verify_user_token
+from app.openai_errors import openai_error_body
 from app.resources import Resources
-from app.routers.chat import envelope, steering_of
-from app.routers.feedback import remember_answer
 from app.routers.stream import handled_error, threaded_events
-from app.schemas import clean_message
 
 router = APIRouter(prefix="/v1", tags=["openai-compatible"])
 MODEL_ID = "deskmate"
@@ -81,19 +79,22 @@ def _text(content: str | list[dict[str, Any]] | None) -> str:
     return "\n".join(str(part.get("text", "")) for part in content or [] if part.get("type") in ("text", None))
 
 
-def fingerprint(user_id: str, messages: list[tuple[str, str]]) -> str:
+def fingerprint(user_id: str, messages: Sequence[tuple[str, str]]) -> str:
     """A history's identity: who, and what was said (system messages left out; whitespace normalised)."""
-    canonical = json.dumps([user_id, [(role, " ".join(text.split())) for role, text in messages
-                                      if role in ("user", "assistant")]], ensure_ascii=False)
+    canonical = json.dumps(
+        [user_id, [(role, " ".join(text.split())) for role, text in messages if role in ("user", "assistant")]],
+        ensure_ascii=False,
+    )
     return hashlib.sha256(canonical.encode()).hexdigest()
 
 
 def _caller(request: Request, body: CompletionRequest) -> Caller:
-    secret = request.app.state.settings.user_token_secret
+    secret = request.app.state.settings.security.user_token_secret
     if secret is not None and not request.headers.get(USER_HEADER) and body.user and _TOKEN_SHAPE.match(body.user):
         try:
-            return verify_user_token(body.user, secret.get_secret_value(),
-                                     max_ttl_s=request.app.state.settings.user_token_max_ttl_s)
+            return verify_user_token(
+                body.user, secret.get_secret_value(), max_ttl_s=request.app.state.settings.security.user_token_max_ttl_s
+            )
         except IdentityError as exc:
             raise _Refused(openai_error(401, str(exc), "invalid_request_error", "invalid_user", "user")) from None
     return current_caller(request)  # the header, or anonymous with sign-in off (HTTPException → 401)
@@ -110,77 +111,112 @@ def list_models() -> dict:
 
 
 @router.post("/chat/completions", response_model=None)
-async def chat_completions(body: CompletionRequest, request: Request,
-                           resources: Resources = Depends(get_resources)):
+async def chat_completions(body: CompletionRequest, request: Request, resources: Resources = Depends(get_resources)):
     if body.model != MODEL_ID:
-        return openai_error(404, f"The model '{body.model}' does not exist; this server offers '{MODEL_ID}' "
-                                 "(GET /v1/models).", "invalid_request_error", "model_not_found", "model")
+        return openai_error(
+            404,
+            f"The model '{body.model}' does not exist; this server offers '{MODEL_ID}' (GET /v1/models).",
+            "invalid_request_error",
+            "model_not_found",
+            "model",
+        )
     try:
         caller = _caller(request, body)
     except _Refused as refused:
         return refused.response
     history = [(m.role, _text(m.content)) for m in body.messages]
     if history[-1][0] != "user":
-        return openai_error(400, "The last message must be the user's: it is the turn deskmate answers.",
-                            "invalid_request_error", "invalid_messages", "messages")
-    message = clean_message(history[-1][1])
-    limit = resources.settings.max_message_chars
-    if not message or len(message) > limit:
-        return openai_error(400, "The last user message is empty." if not message else
-                            f"The last user message is {len(message):,} characters long; the limit is {limit:,}.",
-                            "invalid_request_error", "invalid_message", "messages")
+        return openai_error(
+            400,
+            "The last message must be the user's: it is the turn deskmate answers.",
+            "invalid_request_error",
+            "invalid_messages",
+            "messages",
+        )
+    try:
+        message = resources.chat.checked_message(history[-1][1])
+    except InvalidMessage as exc:
+        return openai_error(
+            400,
+            "The last user message is empty."
+            if not exc.length
+            else f"The last user message is {exc.length:,} characters long; the limit is {exc.limit:,}.",
+            "invalid_request_error",
+            "invalid_message",
+            "messages",
+        )
     explicit = body.conversation_id or request.headers.get(SESSION_HEADER)
     if explicit and not _SESSION_ID.match(explicit):
-        return openai_error(400, "conversation_id must be 1–128 letters, digits or ._:-", "invalid_request_error",
-                            "invalid_conversation_id", "conversation_id")
+        return openai_error(
+            400,
+            "conversation_id must be 1–128 letters, digits or ._:-",
+            "invalid_request_error",
+            "invalid_conversation_id",
+            "conversation_id",
+        )
     earlier = fingerprint(caller.user_id, history[:-1])
-    session_id = explicit or (await run_in_threadpool(resources.chat.session_for, earlier) if len(history) > 1
-                              else None)
+    session_id = explicit or (
+        await run_in_threadpool(resources.chat.session_for, earlier) if len(history) > 1 else None
+    )
 
     system = "\n".join(text for role, text in history if role in ("system", "developer"))
-    steering = steering_of(system, None, None)  # InvalidDirective → 422
+    asked = TurnRequest(message, session_id=session_id, user_id=caller.user_id, groups=caller.groups, system=system)
     created = int(time.time())
 
-    def remember(turn) -> None:  # after every turn, on the thread that ran it
-        remember_answer(resources, turn)
+    def remember(turn) -> None:  # after every turn, on the thread that ran it: this history continues its session
         resources.chat.remember_history(
-            fingerprint(caller.user_id, history + [("assistant", turn.output.get("answer", ""))]), turn.session_id)
+            fingerprint(caller.user_id, history + [("assistant", turn.output.get("answer", ""))]), turn.session_id
+        )
 
     if not body.stream:
-        turn = await run_in_threadpool(lambda: resources.chat.ask(
-            message, session_id=session_id, user_id=caller.user_id, groups=caller.groups,
-            search_filters=steering.filters, response_mode=steering.response_mode,
-            directives=steering.directives))  # SessionNotFound → 404
+        turn = await run_in_threadpool(resources.chat.ask, asked)  # InvalidDirective → 422, SessionNotFound → 404
         await run_in_threadpool(remember, turn)
-        reply = envelope(turn, warnings=steering.warnings)
+        reply = turn.envelope()
         prompt_words = sum(len(text.split()) for _, text in history)
         answer_words = len(reply.answer.split())
-        return JSONResponse(headers={SESSION_HEADER: turn.session_id}, content={
-            "id": f"chatcmpl-{turn.trace_id}", "object": "chat.completion", "created": created, "model": MODEL_ID,
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": reply.answer},
-                         "finish_reason": "stop", "logprobs": None}],
-            "usage": {"prompt_tokens": prompt_words, "completion_tokens": answer_words,
-                      "total_tokens": prompt_words + answer_words},  # words: deskmate has no one tokenizer
-            "deskmate": reply.model_dump(mode="json")})
+        return JSONResponse(
+            headers={SESSION_HEADER: turn.session_id},
+            content={
+                "id": f"chatcmpl-{turn.trace_id}",
+                "object": "chat.completion",
+                "created": created,
+                "model": MODEL_ID,
+                "choices": [
+                    {
+                        "index": 0,
+                        "message": {"role": "assistant", "content": reply.answer},
+                        "finish_reason": "stop",
+                        "logprobs": None,
+                    }
+                ],
+                "usage": {
+                    "prompt_tokens": prompt_words,
+                    "completion_tokens": answer_words,
+                    "total_tokens": prompt_words + answer_words,
+                },  # words: deskmate has no one tokenizer
+                "deskmate": reply.model_dump(mode="json"),
+            },
+        )
 
-    # streamed: the session is settled before the first byte (404 for another caller's conversation)
-    session_id = await run_in_threadpool(resources.chat.open_session, session_id, caller.user_id)
+    # streamed: the request is checked and the session settled before the first byte (422, 404)
+    prepared = await run_in_threadpool(resources.chat.start, asked)
     completion_id = f"chatcmpl-{uuid.uuid4().hex}"
 
     def chunk(delta: dict, finish: str | None = None, **more) -> str:
-        payload = {"id": completion_id, "object": "chat.completion.chunk", "created": created, "model": MODEL_ID,
-                   "choices": [{"index": 0, "delta": delta, "finish_reason": finish, "logprobs": None}], **more}
+        payload = {
+            "id": completion_id,
+            "object": "chat.completion.chunk",
+            "created": created,
+            "model": MODEL_ID,
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish, "logprobs": None}],
+            **more,
+        }
         return f"data: {json.dumps(payload, ensure_ascii=False)}\n\n"
-
-    def make_events():
-        return resources.chat.stream(message, session_id=session_id, user_id=caller.user_id, groups=caller.groups,
-                                     search_filters=steering.filters, response_mode=steering.response_mode,
-                                     directives=steering.directives)
 
     async def events():
         yield chunk({"role": "assistant", "content": ""})
         sent = ""  # what the client has been shown so far
-        turn_events = threaded_events(make_events, on_turn=remember)
+        turn_events = threaded_events(lambda: resources.chat.stream(prepared), on_turn=remember)
         try:
             async for item in turn_events:
                 if isinstance(item, Exception):
@@ -191,7 +227,7 @@ async def chat_completions(body: CompletionRequest, request: Request,
                     sent += data["text"]
                     yield chunk({"content": data["text"]})
                 elif kind == "turn":
-                    reply = envelope(data, warnings=steering.warnings)
+                    reply = data.envelope()
                     for piece in re.findall(r"\S*\s*", rest_of(reply.answer, sent)):
                         if piece:
                             yield chunk({"content": piece})
@@ -200,9 +236,11 @@ async def chat_completions(body: CompletionRequest, request: Request,
         finally:
             await turn_events.aclose()  # the client left: the graph stops before its next step
 
-    return StreamingResponse(events(), media_type="text/event-stream",
-                             headers={SESSION_HEADER: session_id, "Cache-Control": "no-cache",
-                                      "X-Accel-Buffering": "no"})
+    return StreamingResponse(
+        events(),
+        media_type="text/event-stream",
+        headers={SESSION_HEADER: prepared.session_id, "Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+    )
 
 
 REPLACED = "(deskmate replaced the reply above; this is its answer:)"
@@ -213,7 +251,7 @@ def rest_of(answer: str, sent: str) -> str:
     tokens showed (notices, citations); when the reply was replaced (citations rejected, the LLM failed,
     a second LLM pass), the stream cannot take text back, so the whole final answer follows, marked."""
     if answer.startswith(sent):
-        return answer[len(sent):]
+        return answer[len(sent) :]
     return f"\n\n{REPLACED}\n\n{answer}"
 
 

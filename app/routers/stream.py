@@ -20,7 +20,7 @@ import asyncio
 import json
 import logging
 import threading
-from typing import Any, AsyncIterator, Callable, Iterator
+from typing import Any, AsyncGenerator, Callable, Generator
 
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import StreamingResponse
@@ -29,8 +29,7 @@ from starlette.concurrency import run_in_threadpool
 from app.deps import current_caller, get_resources
 from app.identity import Caller
 from app.resources import Resources
-from app.routers.chat import checked_collections, checked_message, envelope, steering_of
-from app.routers.feedback import remember_answer
+from app.routers.chat import turn_request
 from app.schemas import ChatRequest
 
 log = logging.getLogger(__name__)
@@ -64,8 +63,9 @@ async def _error_event(request: Request, exc: Exception) -> bytes:
     return sse("error", {"detail": detail, "status": status})
 
 
-async def threaded_events(make_events: Callable[[], Iterator[tuple[str, Any]]], *,
-                          on_turn: Callable[[Any], None] | None = None) -> AsyncIterator[tuple[str, Any] | Exception]:
+async def threaded_events(
+    make_events: Callable[[], Generator[tuple[str, Any], None, None]], *, on_turn: Callable[[Any], None] | None = None
+) -> AsyncGenerator[tuple[str, Any] | Exception, None]:
     """ChatService.stream's events, run on a worker thread and handed to the event loop through a queue.
 
     A failure comes through as the exception (after which the stream ends). `on_turn` runs on the worker
@@ -107,28 +107,29 @@ async def threaded_events(make_events: Callable[[], Iterator[tuple[str, Any]]], 
         stop.set()  # normal end, client disconnect (cancellation) or server shutdown alike
 
 
-@router.post("/chat/stream", response_class=StreamingResponse,
-             responses={200: {"content": {"text/event-stream": {}},
-                              "description": "Server-Sent Events: start, node, token, sources, content_chunk, "
-                                             "then message_complete (or error)."}})
-async def chat_stream(body: ChatRequest, request: Request, caller: Caller = Depends(current_caller),
-                      resources: Resources = Depends(get_resources)) -> StreamingResponse:
+@router.post(
+    "/chat/stream",
+    response_class=StreamingResponse,
+    responses={
+        200: {
+            "content": {"text/event-stream": {}},
+            "description": "Server-Sent Events: start, node, token, sources, content_chunk, "
+            "then message_complete (or error).",
+        }
+    },
+)
+async def chat_stream(
+    body: ChatRequest,
+    request: Request,
+    caller: Caller = Depends(current_caller),
+    resources: Resources = Depends(get_resources),
+) -> StreamingResponse:
     """POST /chat, streamed: progress as each node finishes, LLM tokens as they arrive, then the envelope."""
-    message = checked_message(body, resources)  # 422 before any event is sent
-    collections = checked_collections(body, resources)
-    steering = steering_of(body.system, body.response_mode, body.filters)  # 422 for a bad RESPONSE_MODE
-    # 404 before any event too: another caller's conversation is not continued (new: a fresh id, owned now)
-    session_id = await run_in_threadpool(resources.chat.open_session, body.session_id, caller.user_id)
-
-    def make_events():
-        return resources.chat.stream(
-            message, session_id=session_id, user_os=body.user_os, user_id=caller.user_id, groups=caller.groups,
-            search_filters=steering.filters, collections=collections, response_mode=steering.response_mode,
-            directives=steering.directives)
+    # 422 (message, directives, collections) and 404 (another caller's conversation) before any event is sent
+    prepared = await run_in_threadpool(resources.chat.start, turn_request(body, caller))
 
     async def event_stream():
-        # remember_answer runs on the worker: so POST /feedback can credit the cited chunks
-        events = threaded_events(make_events, on_turn=lambda turn: remember_answer(resources, turn))
+        events = threaded_events(lambda: resources.chat.stream(prepared))
         try:
             async for item in events:
                 if isinstance(item, Exception):
@@ -136,8 +137,7 @@ async def chat_stream(body: ChatRequest, request: Request, caller: Caller = Depe
                     continue
                 kind, data = item
                 if kind == "turn":
-                    reply = envelope(data, debug=body.debug, warnings=steering.warnings)
-                    yield sse("message_complete", reply.model_dump(mode="json"))
+                    yield sse("message_complete", data.envelope().model_dump(mode="json"))
                 elif kind == "sources":
                     yield sse("sources", {"sources": data})
                 else:
@@ -145,5 +145,6 @@ async def chat_stream(body: ChatRequest, request: Request, caller: Caller = Depe
         finally:
             await events.aclose()  # at once, so the worker stops the graph before its next step
 
-    return StreamingResponse(event_stream(), media_type="text/event-stream",
-                             headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+    return StreamingResponse(
+        event_stream(), media_type="text/event-stream", headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+    )

@@ -29,10 +29,12 @@ class TicketOwner:
 
 
 def ticket_owner(
-    session_id: str | None = Query(None, pattern=_ID_PATTERN, description="The conversation's id (from /chat); "
-                                                                          "needed when sign-in is off."),
-    user_id: str | None = Query(None, pattern=_ID_PATTERN, description="Deprecated: the signed-in caller is "
-                                                                       "used; any other id is refused."),
+    session_id: str | None = Query(
+        None, pattern=_ID_PATTERN, description="The conversation's id (from /chat); needed when sign-in is off."
+    ),
+    user_id: str | None = Query(
+        None, pattern=_ID_PATTERN, description="Deprecated: the signed-in caller is used; any other id is refused."
+    ),
     caller: Caller = Depends(current_caller),
 ) -> TicketOwner:
     """Whose tickets to show: the signed-in caller's (optionally one conversation of theirs), or — sign-in
@@ -42,33 +44,42 @@ def ticket_owner(
             raise HTTPException(status_code=403, detail="You can list only your own tickets; leave out user_id.")
         return TicketOwner(user_id=caller.user_id, session_id=session_id or None)
     if user_id:
-        raise HTTPException(status_code=403, detail="Sign-in is off, so deskmate cannot tell whose user_id this "
-                                                    "is: list a conversation's tickets with ?session_id=<the id "
-                                                    "/chat returned> (admins: GET /admin/tickets).")
+        raise HTTPException(
+            status_code=403,
+            detail="Sign-in is off, so deskmate cannot tell whose user_id this "
+            "is: list a conversation's tickets with ?session_id=<the id "
+            "/chat returned> (admins: GET /admin/tickets).",
+        )
     if not session_id:
-        raise HTTPException(status_code=422, detail="Say whose tickets to list: add ?session_id=<the id /chat "
-                                                    "returned>.")
+        raise HTTPException(
+            status_code=422, detail="Say whose tickets to list: add ?session_id=<the id /chat returned>."
+        )
     return TicketOwner(user_id=None, session_id=session_id)
 
 
 @router.get("/tickets", response_model=TicketList)
-def list_tickets(owner: TicketOwner = Depends(ticket_owner),
-                 status: Literal["open", "closed"] | None = Query(None, description="Only open or only closed."),
-                 limit: int = Query(50, ge=1, le=200, description="Newest first, at most this many."),
-                 resources: Resources = Depends(get_resources)) -> TicketList:
+def list_tickets(
+    owner: TicketOwner = Depends(ticket_owner),
+    status: Literal["open", "closed"] | None = Query(None, description="Only open or only closed."),
+    limit: int = Query(50, ge=1, le=200, description="Newest first, at most this many."),
+    resources: Resources = Depends(get_resources),
+) -> TicketList:
     # a plain `def`: SQLite and the Jira call block, so this runs in the threadpool
-    tickets = resources.tickets.list_for(user_id=owner.user_id, session_id=owner.session_id, status=status,
-                                         limit=limit)
-    return TicketList(tickets=[TicketSummaryOut.model_validate(t) for t in tickets],
-                      jira_enabled=resources.tickets.jira_enabled)
+    tickets = resources.tickets.list_for(user_id=owner.user_id, session_id=owner.session_id, status=status, limit=limit)
+    return TicketList(
+        tickets=[TicketSummaryOut.model_validate(t) for t in tickets], jira_enabled=resources.tickets.jira_enabled
+    )
 
 
 @router.get("/tickets/{ticket_id}", response_model=TicketOut)
-def get_ticket(ticket_id: str = Path(..., max_length=64, description="A deskmate ticket id, e.g. DM-1A2B3C."),
-               session_id: str | None = Query(None, pattern=_ID_PATTERN, description="The conversation the "
-                                              "ticket was raised in (needed when sign-in is off)."),
-               caller: Caller | None = Depends(reader),
-               resources: Resources = Depends(get_resources)) -> TicketOut:
+def get_ticket(
+    ticket_id: str = Path(..., max_length=64, description="A deskmate ticket id, e.g. DM-1A2B3C."),
+    session_id: str | None = Query(
+        None, pattern=_ID_PATTERN, description="The conversation the ticket was raised in (needed when sign-in is off)."
+    ),
+    caller: Caller | None = Depends(reader),
+    resources: Resources = Depends(get_resources),
+) -> TicketOut:
     normalised = normalise_ticket_id(ticket_id)
     ticket = resources.tickets.get(normalised, refresh=True) if normalised else None
     if ticket is not None and caller is not None:
@@ -76,6 +87,9 @@ def get_ticket(ticket_id: str = Path(..., max_length=64, description="A deskmate
         if not mine:
             ticket = None  # someone else's ticket: as if it did not exist
     if ticket is None:
-        raise HTTPException(status_code=404, detail=f"No ticket '{ticket_id}'. Ticket ids look like DM-1A2B3C; "
-                                                    "GET /tickets?session_id=<your session> lists yours.")
+        raise HTTPException(
+            status_code=404,
+            detail=f"No ticket '{ticket_id}'. Ticket ids look like DM-1A2B3C; "
+            "GET /tickets?session_id=<your session> lists yours.",
+        )
     return TicketOut.model_validate(ticket)

@@ -22,26 +22,31 @@ from app.schemas import TicketList, TicketSummaryOut
 
 router = APIRouter(tags=["ui"])
 STATIC = Path(__file__).resolve().parent.parent / "ui" / "static"
-_MEDIA_TYPES = {".html": "text/html; charset=utf-8", ".js": "text/javascript; charset=utf-8",
-                ".css": "text/css; charset=utf-8", ".svg": "image/svg+xml"}
+_MEDIA_TYPES = {
+    ".html": "text/html; charset=utf-8",
+    ".js": "text/javascript; charset=utf-8",
+    ".css": "text/css; charset=utf-8",
+    ".svg": "image/svg+xml",
+}
 SECURITY_HEADERS = {
     "Content-Security-Policy": "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
-                               "connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; "
-                               "frame-ancestors 'none'",
+    "connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; "
+    "frame-ancestors 'none'",
     "X-Content-Type-Options": "nosniff",
     "Referrer-Policy": "no-referrer",
 }
 
 
 def _page(name: str) -> FileResponse:
-    return FileResponse(STATIC / name, media_type=_MEDIA_TYPES[".html"],
-                        headers=SECURITY_HEADERS | {"Cache-Control": "no-cache"})
+    return FileResponse(
+        STATIC / name, media_type=_MEDIA_TYPES[".html"], headers=SECURITY_HEADERS | {"Cache-Control": "no-cache"}
+    )
 
 
 def admin_page_access(request: Request) -> None:
     """The admin page itself holds no data: with an admin key configured it is served to anyone and asks
     for the key, which every admin call it makes then carries; without one, only this machine gets it."""
-    if request.app.state.settings.admin_key is None:
+    if request.app.state.settings.security.admin_key is None:
         require_admin(request)
 
 
@@ -65,9 +70,12 @@ def ui_settings(request: Request) -> dict:
     """What the chat page needs from the server's settings: the one message limit, and suggestions built from
     what is configured (the outage question only when a status page is)."""
     settings = request.app.state.settings
-    suggestions = list(SUGGESTIONS) + ([OUTAGE_SUGGESTION] if settings.status_page_url else [])
-    return {"max_message_chars": settings.max_message_chars, "status_page": bool(settings.status_page_url),
-            "suggestions": suggestions}
+    suggestions = list(SUGGESTIONS) + ([OUTAGE_SUGGESTION] if settings.integrations.status_page_url else [])
+    return {
+        "max_message_chars": settings.conversation.max_message_chars,
+        "status_page": bool(settings.integrations.status_page_url),
+        "suggestions": suggestions,
+    }
 
 
 @router.get("/view/{doc_id}", include_in_schema=False)
@@ -83,8 +91,9 @@ def static_file(name: str) -> FileResponse:
     # one flat folder, names checked against what is there: no way out of it
     if "/" in name or "\\" in name or name.startswith(".") or path.suffix not in _MEDIA_TYPES or not path.is_file():
         raise HTTPException(status_code=404, detail=f"No UI file {name!r}.")
-    return FileResponse(path, media_type=_MEDIA_TYPES[path.suffix],
-                        headers=SECURITY_HEADERS | {"Cache-Control": "no-cache"})
+    return FileResponse(
+        path, media_type=_MEDIA_TYPES[path.suffix], headers=SECURITY_HEADERS | {"Cache-Control": "no-cache"}
+    )
 
 
 @router.get("/docs", include_in_schema=False)
@@ -108,15 +117,19 @@ def swagger_file(name: str) -> FileResponse:
     if name not in _SWAGGER_FILES:
         raise HTTPException(status_code=404, detail=f"No API-docs file {name!r}.")
     path = _swagger_static() / name
-    return FileResponse(path, media_type=_MEDIA_TYPES[path.suffix],
-                        headers=SECURITY_HEADERS | {"Cache-Control": "max-age=86400"})
+    return FileResponse(
+        path, media_type=_MEDIA_TYPES[path.suffix], headers=SECURITY_HEADERS | {"Cache-Control": "max-age=86400"}
+    )
 
 
 @router.get("/admin/tickets", response_model=TicketList, tags=["tickets"], dependencies=[Depends(require_admin)])
-def all_tickets(status: Literal["open", "closed"] | None = Query(None, description="Only open or only closed."),
-                limit: int = Query(100, ge=1, le=200),
-                resources: Resources = Depends(get_resources)) -> TicketList:
+def all_tickets(
+    status: Literal["open", "closed"] | None = Query(None, description="Only open or only closed."),
+    limit: int = Query(100, ge=1, le=200),
+    resources: Resources = Depends(get_resources),
+) -> TicketList:
     """Every ticket, newest first (admins; statuses as last seen, Jira is not asked)."""
     tickets = resources.tickets.store.list(status=status, limit=limit)
-    return TicketList(tickets=[TicketSummaryOut.model_validate(t) for t in tickets],
-                      jira_enabled=resources.tickets.jira_enabled)
+    return TicketList(
+        tickets=[TicketSummaryOut.model_validate(t) for t in tickets], jira_enabled=resources.tickets.jira_enabled
+    )

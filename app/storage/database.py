@@ -53,23 +53,60 @@ class TurnsBusy(RuntimeError):
 
 def database_url_for(settings) -> str:
     """DESKMATE_DATABASE_URL, or the embedded SQLite file in the data dir."""
-    url = (getattr(settings, "database_url", None) or "").strip()
+    url = (settings.storage.database_url or "").strip()
     if url:
         return url
-    return f"sqlite:///{Path(settings.data_dir).resolve() / 'deskmate.sqlite'}"
+    return f"sqlite:///{Path(settings.storage.data_dir).resolve() / 'deskmate.sqlite'}"
 
 
 def engine_url(url: str) -> str:
     """postgresql:// and postgres:// mean psycopg 3 (SQLAlchemy's default Postgres driver is psycopg2)."""
     for prefix in ("postgresql://", "postgres://"):
         if url.startswith(prefix):
-            return "postgresql+psycopg://" + url[len(prefix):]
+            return "postgresql+psycopg://" + url[len(prefix) :]
     return url
 
 
 def libpq_url(url: str) -> str:
     """The URL psycopg itself accepts (the LangGraph Postgres saver connects without SQLAlchemy)."""
     return make_url(engine_url(url)).set(drivername="postgresql").render_as_string(hide_password=False)
+
+
+def saver_connection(url: str, *, read_only: bool = False, pool_size: int = 8):
+    """The one place deskmate opens a connection that is not SQLAlchemy's: LangGraph's checkpoint savers take
+    the driver's own (an `sqlite3.Connection`; a psycopg `ConnectionPool` on Postgres) and nothing else reads
+    or writes through it — deskmate's own statements on the checkpoint tables go through a `Database`.
+
+    SQLite: `url` is the checkpoint file's sqlite:/// URL; the file gets the embedded store's settings
+    (`_sqlite_pragmas`), or is opened read-only. Postgres: the saver's documented connection settings —
+    autocommit, no server-side prepared statements (they break behind PgBouncer), rows as dicts; `check` tests
+    a pooled connection before handing it out (like SQLAlchemy's pre-ping), so after a Postgres restart the
+    stale ones are replaced instead of failing one turn each. A turn waits at most `timeout` for a connection:
+    with the server down the pool cannot make one, and the turn is answered 503 after that long, not after a
+    longer hang (checkpoint reads and writes take milliseconds, so under load a free one comes far sooner)."""
+    parsed = make_url(engine_url(url))
+    if parsed.get_backend_name() == "sqlite":
+        import sqlite3
+
+        path = Path(parsed.database or "")
+        if read_only:
+            return sqlite3.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        conn = sqlite3.connect(str(path), check_same_thread=False, timeout=10)
+        _sqlite_pragmas(conn, None)
+        return conn
+    from psycopg.rows import dict_row
+    from psycopg_pool import ConnectionPool
+
+    return ConnectionPool(
+        libpq_url(url),
+        min_size=1,
+        max_size=pool_size,
+        open=True,
+        timeout=5,
+        check=ConnectionPool.check_connection,
+        kwargs={"autocommit": True, "prepare_threshold": None, "row_factory": dict_row, "connect_timeout": 5},
+    )
 
 
 def lock_key(name: str) -> int:
@@ -87,16 +124,26 @@ class Database:
         if self.dialect == "sqlite":
             if parsed.database and parsed.database != ":memory:":
                 Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
-            self.engine: Engine = create_engine(
-                self.url, connect_args={"check_same_thread": False, "timeout": 10})
+            self.engine: Engine = create_engine(self.url, connect_args={"check_same_thread": False, "timeout": 10})
             event.listen(self.engine, "connect", _sqlite_pragmas)
         elif self.dialect == "postgresql":
             connect_args = {"connect_timeout": max(1, int(connect_timeout_s))}
             self.engine = create_engine(
-                self.url, pool_size=pool_size, max_overflow=pool_size * 2, pool_pre_ping=True, pool_timeout=10,
-                connect_args=connect_args)
-            self._lock_engine = create_engine(self.url, pool_size=LOCK_SLOTS, max_overflow=0, pool_pre_ping=True,
-                                              pool_timeout=10, connect_args=connect_args)
+                self.url,
+                pool_size=pool_size,
+                max_overflow=pool_size * 2,
+                pool_pre_ping=True,
+                pool_timeout=10,
+                connect_args=connect_args,
+            )
+            self._lock_engine = create_engine(
+                self.url,
+                pool_size=LOCK_SLOTS,
+                max_overflow=0,
+                pool_pre_ping=True,
+                pool_timeout=10,
+                connect_args=connect_args,
+            )
             self._lock_slots = threading.BoundedSemaphore(LOCK_SLOTS)
         else:
             raise ValueError(f"DESKMATE_DATABASE_URL must be sqlite:///PATH or postgresql://…, not {parsed.drivername}")
@@ -104,7 +151,7 @@ class Database:
         self._local_guard = threading.Lock()
 
     @classmethod
-    def open(cls, url: str, *, migrate: bool = True) -> "Database":
+    def open(cls, url: str, *, migrate: bool = True) -> Database:
         """The database at `url`, its schema brought to the newest revision (unless `migrate` is False)."""
         db = cls(url)
         if migrate:
@@ -161,7 +208,9 @@ class Database:
         try:
             conn = (engine or self.engine).connect()
         except OperationalError as exc:
-            raise DatabaseUnavailable(f"The database ({self.describe()}) cannot be reached: {_first_line(exc)}") from exc
+            raise DatabaseUnavailable(
+                f"The database ({self.describe()}) cannot be reached: {_first_line(exc)}"
+            ) from exc
         try:
             yield conn
         except OperationalError as exc:
@@ -261,5 +310,34 @@ def _first_line(exc: BaseException) -> str:
     return str(getattr(exc, "orig", exc)).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
 
 
+# SQLSTATE classes of a server that is gone or not yet back: 08 connection exceptions, 57P01-57P03 (an admin
+# shutdown, a crash shutdown, "the database system is starting up / shutting down")
+_OUTAGE_SQLSTATES = ("08", "57P01", "57P02", "57P03")
+_OUTAGE_WORDS = ("connection", "shutting down", "starting up", "terminating", "server closed", "recovery mode")
+
+
+def is_database_outage(exc: BaseException) -> bool:
+    """True when `exc`, or an exception it was raised from, is a database server gone or not yet back (a
+    restart under a turn, "the database system is starting up"), whichever client raised it."""
+    import psycopg
+
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, DatabaseUnavailable | psycopg.OperationalError):
+            return True
+        if isinstance(current, OperationalError) and _connection_lost(current):
+            return True
+        current = current.__cause__ or current.__context__
+    return False
+
+
 def _connection_lost(exc: OperationalError) -> bool:
-    return bool(getattr(exc, "connection_invalidated", False)) or "connection" in str(exc).lower()
+    if getattr(exc, "connection_invalidated", False):
+        return True
+    sqlstate = str(getattr(getattr(exc, "orig", None), "sqlstate", "") or "")
+    if sqlstate.startswith(_OUTAGE_SQLSTATES):
+        return True
+    text = str(exc).lower()
+    return any(word in text for word in _OUTAGE_WORDS)

@@ -9,13 +9,18 @@ from __future__ import annotations
 
 import json
 import logging
-import sqlite3
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Iterator
 
-from sqlalchemy import func, select
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import Checkpoint
+from sqlalchemy import create_engine, func, inspect, select, text
+from sqlalchemy.engine import Connection
+from sqlalchemy.pool import NullPool
 
-from app.storage.database import Database
+from app.storage.database import Database, saver_connection
 from app.storage.schema import metadata
 
 log = logging.getLogger(__name__)
@@ -23,16 +28,33 @@ log = logging.getLogger(__name__)
 BATCH = 500
 # where each table lived in the one-file-per-store layout (the embedded layout has them all in deskmate.sqlite)
 LEGACY_FILES = {
-    "tickets": "tickets.sqlite", "ticket_comments": "tickets.sqlite",
-    "answers": "feedback.sqlite", "cited_chunks": "feedback.sqlite", "votes": "feedback.sqlite",
-    "runs": "traces.sqlite", "run_feedback": "traces.sqlite",
-    "session_owners": "sessions.sqlite", "conversation_aliases": "sessions.sqlite",
+    "tickets": "tickets.sqlite",
+    "ticket_comments": "tickets.sqlite",
+    "answers": "feedback.sqlite",
+    "cited_chunks": "feedback.sqlite",
+    "votes": "feedback.sqlite",
+    "runs": "traces.sqlite",
+    "run_feedback": "traces.sqlite",
+    "session_owners": "sessions.sqlite",
+    "conversation_aliases": "sessions.sqlite",
     "session_activity": "sessions.sqlite",
-    "sources": "sources.sqlite", "source_documents": "sources.sqlite",
+    "sources": "sources.sqlite",
+    "source_documents": "sources.sqlite",
 }
 SOURCE_TABLES = ("sources", "source_documents")
-COPY_ORDER = ("tickets", "ticket_comments", "cited_chunks", "answers", "votes", "runs", "run_feedback",
-              "session_owners", "conversation_aliases", "session_activity", *SOURCE_TABLES)
+COPY_ORDER = (
+    "tickets",
+    "ticket_comments",
+    "cited_chunks",
+    "answers",
+    "votes",
+    "runs",
+    "run_feedback",
+    "session_owners",
+    "conversation_aliases",
+    "session_activity",
+    *SOURCE_TABLES,
+)
 # before the compact feedback tables, an answer's citations were rows of `answer_chunks`
 FORMER_NAMES = {"cited_chunks": ("cited_chunks", "answer_chunks")}
 
@@ -56,30 +78,41 @@ def _source_for(data_dir: Path, table: str) -> Path | None:
     return None
 
 
+@contextmanager
+def _reading(path: Path) -> Iterator[Connection]:
+    """A read-only connection to an SQLite file (SQLAlchemy, like every store; the file is never written)."""
+    engine = create_engine(f"sqlite:///file:{path.resolve()}?mode=ro&uri=true", poolclass=NullPool)
+    try:
+        with engine.connect() as conn:
+            yield conn
+    finally:
+        engine.dispose()
+
+
 def _has_table(path: Path, table: str) -> bool:
-    with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as conn:
+    with _reading(path) as conn:
         return any(_table_in(conn, name) for name in FORMER_NAMES.get(table, (table,)))
 
 
-def _table_in(conn: sqlite3.Connection, table: str) -> bool:
-    return conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (table,)).fetchone() \
-        is not None
+def _table_in(conn: Connection, table: str) -> bool:
+    return inspect(conn).has_table(table)
 
 
-def _read_rows(conn: sqlite3.Connection, name: str) -> list[dict]:
+def _read_rows(conn: Connection, name: str) -> list[dict]:
     """The rows of `name` in a source file, in today's shape (citations rows of old become packed ids)."""
     from app.adapters.feedback import chunk_ref, pack_refs
 
     legacy = _table_in(conn, "answer_chunks")
     if name == "cited_chunks" and not _table_in(conn, "cited_chunks"):
         passages: dict[str, dict] = {}
-        for row in conn.execute("SELECT key, chunk_id, label, source FROM answer_chunks ORDER BY message_id, key"):
-            passages.setdefault(row["key"], {"id": chunk_ref(row["key"]), **dict(row)})
+        found = conn.execute(text("SELECT key, chunk_id, label, source FROM answer_chunks ORDER BY message_id, key"))
+        for passage in found.mappings():
+            passages.setdefault(passage["key"], {"id": chunk_ref(passage["key"]), **dict(passage)})
         return list(passages.values())
-    rows = [dict(row) for row in conn.execute(f'SELECT * FROM "{name}"')]  # noqa: S608 (a known name)
+    rows = [dict(row) for row in conn.execute(text(f'SELECT * FROM "{name}"')).mappings()]  # noqa: S608 (a known name)
     if name == "answers" and legacy and rows and "cited" not in rows[0]:
         keys: dict[str, list[str]] = {}
-        for message_id, key in conn.execute("SELECT message_id, key FROM answer_chunks ORDER BY message_id, key"):
+        for message_id, key in conn.execute(text("SELECT message_id, key FROM answer_chunks ORDER BY message_id, key")):
             keys.setdefault(message_id, []).append(key)
         for row in rows:
             row["cited"] = pack_refs([chunk_ref(key) for key in keys.get(row["message_id"], [])])
@@ -113,8 +146,7 @@ def import_legacy_files(data_dir: Path, target: Database, tables: tuple[str, ...
 
 def _copy_table(name: str, source: Path, target: Database) -> tuple[int, int]:
     table = metadata.tables[name]
-    with sqlite3.connect(f"file:{source}?mode=ro", uri=True) as conn:
-        conn.row_factory = sqlite3.Row
+    with _reading(source) as conn:
         rows = _read_rows(conn, name)
     wanted = {c.name for c in table.columns}
     for row in rows:
@@ -123,23 +155,27 @@ def _copy_table(name: str, source: Path, target: Database) -> tuple[int, int]:
         for extra in set(row) - wanted:
             row.pop(extra)
     with target.begin() as conn:
-        before = conn.execute(select(func.count()).select_from(table)).scalar()
+        before = conn.execute(select(func.count()).select_from(table)).scalar_one()
         for start in range(0, len(rows), BATCH):
-            conn.execute(target.insert(table).on_conflict_do_nothing(), rows[start:start + BATCH])
-        after = conn.execute(select(func.count()).select_from(table)).scalar()
+            conn.execute(target.insert(table).on_conflict_do_nothing(), rows[start : start + BATCH])
+        after = conn.execute(select(func.count()).select_from(table)).scalar_one()
     return len(rows), int(after - before)
 
 
-def _string_versions(checkpoint: dict) -> dict:
+def _string_versions(checkpoint: Checkpoint) -> Checkpoint:
     """The checkpoint with integer channel versions (the embedded store's) written the way the Postgres saver
     writes its own, so the conversation's next turn never compares the two kinds."""
-    def as_text(version):
+
+    def as_text(version: str | int | float) -> str | int | float:
         return f"{version:032}.{0.0:016}" if isinstance(version, int) else version
 
-    return {**checkpoint,
-            "channel_versions": {k: as_text(v) for k, v in checkpoint["channel_versions"].items()},
-            "versions_seen": {node: {k: as_text(v) for k, v in seen.items()}
-                              for node, seen in checkpoint.get("versions_seen", {}).items()}}
+    return {
+        **checkpoint,
+        "channel_versions": {k: as_text(v) for k, v in checkpoint["channel_versions"].items()},
+        "versions_seen": {
+            node: {k: as_text(v) for k, v in seen.items()} for node, seen in checkpoint.get("versions_seen", {}).items()
+        },
+    }
 
 
 def _copy_sessions(path: Path, sessions) -> tuple[int, int]:
@@ -149,13 +185,17 @@ def _copy_sessions(path: Path, sessions) -> tuple[int, int]:
 
     from app.adapters.memory import CompressedSerializer
 
-    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False)
+    with _reading(path) as reader:
+        threads = list(
+            reader.execute(text("SELECT DISTINCT thread_id FROM checkpoints WHERE checkpoint_ns = ''")).scalars()
+        )
+    # LangGraph's saver reads the checkpoints themselves, on a connection of its own
+    conn = saver_connection(f"sqlite:///{path.resolve()}", read_only=True)
     try:
         source = SqliteSaver(conn, serde=CompressedSerializer())  # reads the compressed and the stock rows
-        threads = [row[0] for row in conn.execute("SELECT DISTINCT thread_id FROM checkpoints WHERE checkpoint_ns = ''")]
         copied = 0
         for thread_id in threads:
-            config = {"configurable": {"thread_id": thread_id, "checkpoint_ns": ""}}
+            config: RunnableConfig = {"configurable": {"thread_id": thread_id, "checkpoint_ns": ""}}
             if sessions.exists(thread_id):
                 continue  # already there (a second run, or a session that moved on in the target)
             latest = source.get_tuple(config)

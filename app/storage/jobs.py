@@ -10,6 +10,7 @@ the job back in the queue to be run again from the start (content-hash versions 
 
 from __future__ import annotations
 
+import builtins
 import json
 import logging
 import os
@@ -45,8 +46,14 @@ def worker_name() -> str:
 class JobQueue:
     """Enqueue, claim, report progress, finish and cancel jobs."""
 
-    def __init__(self, database: Database, *, lease_s: float = 60.0, max_attempts: int = 3,
-                 on_given_up: Callable[[dict], None] | None = None) -> None:
+    def __init__(
+        self,
+        database: Database,
+        *,
+        lease_s: float = 60.0,
+        max_attempts: int = 3,
+        on_given_up: Callable[[dict], None] | None = None,
+    ) -> None:
         self.database = database
         self.lease_s = lease_s
         self.max_attempts = max_attempts
@@ -60,14 +67,29 @@ class JobQueue:
         if kind not in JOB_KINDS:
             raise ValueError(f"unknown job kind {kind!r}; known: {', '.join(JOB_KINDS)}")
         now = time.time()
-        row = {"id": uuid.uuid4().hex, "kind": kind, "state": "queued", "payload": json.dumps(payload),
-               "progress_done": 0, "progress_total": 0, "attempts": 0, "cancel_requested": 0, "created_at": now}
+        row = {
+            "id": uuid.uuid4().hex,
+            "kind": kind,
+            "state": "queued",
+            "payload": json.dumps(payload),
+            "progress_done": 0,
+            "progress_total": 0,
+            "attempts": 0,
+            "cancel_requested": 0,
+            "created_at": now,
+        }
         if worker is not None:
-            row.update(state="running", attempts=1, worker=worker, started_at=now, heartbeat_at=now,
-                       lease_until=now + self.lease_s)
+            row.update(
+                state="running",
+                attempts=1,
+                worker=worker,
+                started_at=now,
+                heartbeat_at=now,
+                lease_until=now + self.lease_s,
+            )
         with self.database.begin() as conn:
             conn.execute(jobs.insert().values(**row))
-        return self.get(row["id"])
+        return self.get(str(row["id"]))
 
     def get(self, job_id: str) -> dict:
         with self.database.connect() as conn:
@@ -86,24 +108,29 @@ class JobQueue:
         with self.database.connect() as conn:
             return [_job(row) for row in conn.execute(query).mappings()]
 
-    def active(self, kind: str) -> list[dict]:
+    def active(self, kind: str) -> builtins.list[dict]:
         """Queued or running jobs of one kind."""
         with self.database.connect() as conn:
-            rows = conn.execute(select(jobs).where(jobs.c.kind == kind, jobs.c.state.in_(("queued", "running")))
-                                .order_by(jobs.c.created_at)).mappings()
+            rows = conn.execute(
+                select(jobs)
+                .where(jobs.c.kind == kind, jobs.c.state.in_(("queued", "running")))
+                .order_by(jobs.c.created_at)
+            ).mappings()
             return [_job(row) for row in rows]
 
     def cancel(self, job_id: str) -> dict:
         """A queued job is cancelled now; a running one is asked to stop at its next chunk batch."""
         now = time.time()
         with self.database.begin() as conn:
-            conn.execute(update(jobs).where(jobs.c.id == job_id, jobs.c.state == "queued")
-                         .values(state="cancelled", finished_at=now, error="Cancelled before it started."))
-            conn.execute(update(jobs).where(jobs.c.id == job_id, jobs.c.state == "running")
-                         .values(cancel_requested=1))
+            conn.execute(
+                update(jobs)
+                .where(jobs.c.id == job_id, jobs.c.state == "queued")
+                .values(state="cancelled", finished_at=now, error="Cancelled before it started.")
+            )
+            conn.execute(update(jobs).where(jobs.c.id == job_id, jobs.c.state == "running").values(cancel_requested=1))
         return self.get(job_id)
 
-    def uploads_of(self, doc_id: str) -> list[dict]:
+    def uploads_of(self, doc_id: str) -> builtins.list[dict]:
         """Queued or running `index_upload` jobs of one document id (in any collection)."""
         return [job for job in self.active("index_upload") if job["payload"].get("doc_id") == doc_id]
 
@@ -112,21 +139,33 @@ class JobQueue:
         job now, a running one at its next chunk batch or before its switch; `reason` is its error either way."""
         now = time.time()
         with self.database.begin() as conn:
-            conn.execute(update(jobs).where(jobs.c.id == job_id, jobs.c.state == "queued")
-                         .values(state="cancelled", finished_at=now, error=reason))
-            conn.execute(update(jobs).where(jobs.c.id == job_id, jobs.c.state == "running")
-                         .values(cancel_requested=1, error=reason))
+            conn.execute(
+                update(jobs)
+                .where(jobs.c.id == job_id, jobs.c.state == "queued")
+                .values(state="cancelled", finished_at=now, error=reason)
+            )
+            conn.execute(
+                update(jobs)
+                .where(jobs.c.id == job_id, jobs.c.state == "running")
+                .values(cancel_requested=1, error=reason)
+            )
         return self.get(job_id)
 
     def supersede_finished(self, job_id: str, reason: str) -> bool:
         """A job that finished `done` just before it saw its cancellation, whose work was then undone (the
         document it indexed was deleted again): recorded as cancelled, with `reason`."""
         with self.database.begin() as conn:
-            return conn.execute(update(jobs).where(jobs.c.id == job_id, jobs.c.state == "done")
-                                .values(state="cancelled", error=reason, result=None)).rowcount == 1
+            return (
+                conn.execute(
+                    update(jobs)
+                    .where(jobs.c.id == job_id, jobs.c.state == "done")
+                    .values(state="cancelled", error=reason, result=None)
+                ).rowcount
+                == 1
+            )
 
     # --- workers --------------------------------------------------------------------------------------
-    def claim(self, worker: str, *, ids: list[str] | None = None) -> dict | None:
+    def claim(self, worker: str, *, ids: builtins.list[str] | None = None) -> dict | None:
         """Take the oldest queued job (of `ids`, when given) for `worker`; None when there is none."""
         self.requeue_expired()
         now = time.time()
@@ -140,10 +179,21 @@ class JobQueue:
             if job_id is None:
                 return None
             taken = conn.execute(
-                update(jobs).where(jobs.c.id == job_id, jobs.c.state == "queued")
-                .values(state="running", worker=worker, attempts=jobs.c.attempts + 1, started_at=now,
-                        heartbeat_at=now, lease_until=now + self.lease_s, progress_done=0, progress_total=0,
-                        error=None, error_kind=None)).rowcount
+                update(jobs)
+                .where(jobs.c.id == job_id, jobs.c.state == "queued")
+                .values(
+                    state="running",
+                    worker=worker,
+                    attempts=jobs.c.attempts + 1,
+                    started_at=now,
+                    heartbeat_at=now,
+                    lease_until=now + self.lease_s,
+                    progress_done=0,
+                    progress_total=0,
+                    error=None,
+                    error_kind=None,
+                )
+            ).rowcount
         return self.get(job_id) if taken == 1 else None
 
     def requeue_expired(self) -> int:
@@ -155,18 +205,37 @@ class JobQueue:
             if conn.execute(select(jobs.c.id).where(expired).limit(1)).first() is None:
                 return 0
         with self.database.begin() as conn:
-            failed = [row.id for row in conn.execute(
-                update(jobs).where(expired, jobs.c.attempts >= self.max_attempts)
-                .values(state="failed", finished_at=now, worker=None, error_kind="interrupted",
+            failed = [
+                row.id
+                for row in conn.execute(
+                    update(jobs)
+                    .where(expired, jobs.c.attempts >= self.max_attempts)
+                    .values(
+                        state="failed",
+                        finished_at=now,
+                        worker=None,
+                        error_kind="interrupted",
                         error=f"The worker running this job stopped {self.max_attempts} times (killed or out of "
-                              "memory?); it was not retried again. Check the worker's log, then upload or sync "
-                              "again.").returning(jobs.c.id))]
+                        "memory?); it was not retried again. Check the worker's log, then upload or sync "
+                        "again.",
+                    )
+                    .returning(jobs.c.id)
+                )
+            ]
             requeued = conn.execute(
-                update(jobs).where(expired, or_(jobs.c.cancel_requested == 0, jobs.c.cancel_requested.is_(None)))
-                .values(state="queued", worker=None, lease_until=None)).rowcount
-            cancelled = [row.id for row in conn.execute(
-                update(jobs).where(expired).values(state="cancelled", finished_at=now, worker=None,
-                                                   error="Cancelled while it ran.").returning(jobs.c.id))]
+                update(jobs)
+                .where(expired, or_(jobs.c.cancel_requested == 0, jobs.c.cancel_requested.is_(None)))
+                .values(state="queued", worker=None, lease_until=None)
+            ).rowcount
+            cancelled = [
+                row.id
+                for row in conn.execute(
+                    update(jobs)
+                    .where(expired)
+                    .values(state="cancelled", finished_at=now, worker=None, error="Cancelled while it ran.")
+                    .returning(jobs.c.id)
+                )
+            ]
         if self.on_given_up is not None:
             for job_id in failed + cancelled:
                 try:
@@ -186,28 +255,51 @@ class JobQueue:
         if total is not None:
             values["progress_total"] = total
         with self.database.begin() as conn:
-            held = conn.execute(update(jobs).where(jobs.c.id == job_id, jobs.c.worker == worker,
-                                                   jobs.c.state == "running").values(**values)).rowcount
+            held = conn.execute(
+                update(jobs)
+                .where(jobs.c.id == job_id, jobs.c.worker == worker, jobs.c.state == "running")
+                .values(**values)
+            ).rowcount
             if held != 1:
                 raise JobLost(job_id)
             return bool(conn.execute(select(jobs.c.cancel_requested).where(jobs.c.id == job_id)).scalar())
 
-    def finish(self, job_id: str, worker: str, state: str, *, result: dict | None = None,
-               error: str | None = None, error_kind: str | None = None) -> dict:
+    def finish(
+        self,
+        job_id: str,
+        worker: str,
+        state: str,
+        *,
+        result: dict | None = None,
+        error: str | None = None,
+        error_kind: str | None = None,
+    ) -> dict:
         """Record the outcome of a job this worker holds."""
         if state not in TERMINAL:
             raise ValueError(f"a job finishes done, failed or cancelled, not {state!r}")
         with self.database.begin() as conn:
-            conn.execute(update(jobs).where(jobs.c.id == job_id, jobs.c.worker == worker, jobs.c.state == "running")
-                         .values(state=state, finished_at=time.time(), lease_until=None, error=error,
-                                 error_kind=error_kind, result=json.dumps(result) if result is not None else None))
+            conn.execute(
+                update(jobs)
+                .where(jobs.c.id == job_id, jobs.c.worker == worker, jobs.c.state == "running")
+                .values(
+                    state=state,
+                    finished_at=time.time(),
+                    lease_until=None,
+                    error=error,
+                    error_kind=error_kind,
+                    result=json.dumps(result) if result is not None else None,
+                )
+            )
         return self.get(job_id)
 
     def release(self, job_id: str, worker: str) -> None:
         """Give a running job back to the queue untouched (the worker is stopping); it is not an attempt."""
         with self.database.begin() as conn:
-            conn.execute(update(jobs).where(jobs.c.id == job_id, jobs.c.worker == worker, jobs.c.state == "running")
-                         .values(state="queued", worker=None, lease_until=None, attempts=jobs.c.attempts - 1))
+            conn.execute(
+                update(jobs)
+                .where(jobs.c.id == job_id, jobs.c.worker == worker, jobs.c.state == "running")
+                .values(state="queued", worker=None, lease_until=None, attempts=jobs.c.attempts - 1)
+            )
 
     def wait(self, job_id: str, timeout_s: float, *, poll_s: float = 0.1) -> dict:
         """The job once it has finished, or as it is when `timeout_s` runs out."""

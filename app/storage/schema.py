@@ -8,14 +8,30 @@ traces and sessions), so a data dir copied from the per-file SQLite layout keeps
 
 from __future__ import annotations
 
-from sqlalchemy import (BigInteger, Boolean, CheckConstraint, Column, Float, ForeignKey, Index, Integer,
-                        LargeBinary, MetaData, String, Table, Text, UniqueConstraint)
+from sqlalchemy import (
+    BigInteger,
+    Boolean,
+    CheckConstraint,
+    Column,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    LargeBinary,
+    MetaData,
+    String,
+    Table,
+    Text,
+    UniqueConstraint,
+    text,
+)
 
 metadata = MetaData()
 
 # --- tickets (app/adapters/ticket_store.py) ---------------------------------------------------------------
 tickets = Table(
-    "tickets", metadata,
+    "tickets",
+    metadata,
     Column("id", String(16), primary_key=True),
     Column("status", String(8), nullable=False),
     Column("session_id", Text, nullable=False),
@@ -27,7 +43,10 @@ tickets = Table(
     Column("os", Text, nullable=False),
     Column("steps_tried", Text, nullable=False),  # JSON list of {step, outcome}
     Column("conversation", Text, nullable=False),  # JSON list of {role, content}, redacted
-    Column("jira_key", Text), Column("jira_url", Text), Column("jira_error", Text), Column("jira_status", Text),
+    Column("jira_key", Text),
+    Column("jira_url", Text),
+    Column("jira_error", Text),
+    Column("jira_status", Text),
     Column("created_at", String(32), nullable=False),  # UTC ISO 8601
     Column("updated_at", String(32), nullable=False),
     CheckConstraint("status IN ('open', 'closed')", name="tickets_status"),
@@ -35,7 +54,8 @@ tickets = Table(
     Index("tickets_by_user", "user_id", "status"),
 )
 ticket_comments = Table(
-    "ticket_comments", metadata,
+    "ticket_comments",
+    metadata,
     Column("id", Integer, primary_key=True, autoincrement=True),
     Column("ticket_id", String(16), ForeignKey("tickets.id", ondelete="CASCADE"), nullable=False),
     Column("body", Text, nullable=False),
@@ -45,7 +65,8 @@ ticket_comments = Table(
 
 # --- feedback (app/adapters/feedback.py) ------------------------------------------------------------------
 answers = Table(
-    "answers", metadata,
+    "answers",
+    metadata,
     Column("message_id", String(64), primary_key=True),
     Column("session_id", Text, nullable=False),
     Column("query", Text, nullable=False),  # the redacted question, embedded when the answer gets a vote
@@ -55,15 +76,17 @@ answers = Table(
 )
 # every passage an answer cited, once: what a vote credits and what the stats page names
 cited_chunks = Table(
-    "cited_chunks", metadata,
+    "cited_chunks",
+    metadata,
     Column("id", BigInteger, primary_key=True, autoincrement=False),  # a 64-bit content hash of `key`
-    Column("key", Text, nullable=False),  # nodes.retrieval.feedback_key: doc_id:content_hash
+    Column("key", Text, nullable=False),  # nodes.support.retrieval.feedback_key: doc_id:content_hash
     Column("chunk_id", Text, nullable=False),
     Column("label", Text, nullable=False),
     Column("source", Text, nullable=False),
 )
 votes = Table(
-    "votes", metadata,
+    "votes",
+    metadata,
     Column("message_id", String(64), ForeignKey("answers.message_id", ondelete="CASCADE"), primary_key=True),
     Column("rating", String(8), nullable=False),
     Column("reason", Text),
@@ -75,7 +98,8 @@ votes = Table(
 
 # --- traces (app/adapters/traces.py) ----------------------------------------------------------------------
 runs = Table(
-    "runs", metadata,
+    "runs",
+    metadata,
     Column("trace_id", String(64), primary_key=True),
     Column("graph", Text, nullable=False),
     Column("session_id", Text),
@@ -95,7 +119,8 @@ runs = Table(
     Index("runs_action", "action", "started_at"),
 )
 run_feedback = Table(
-    "run_feedback", metadata,
+    "run_feedback",
+    metadata,
     Column("trace_id", String(64), primary_key=True),
     Column("rating", Text, nullable=False),
     Column("reason", Text),
@@ -104,14 +129,16 @@ run_feedback = Table(
 
 # --- sessions (app/adapters/memory.py; the checkpoints themselves are the LangGraph saver's tables) -------
 session_owners = Table(
-    "session_owners", metadata,
+    "session_owners",
+    metadata,
     Column("thread_id", String(128), primary_key=True),
     Column("user_id", Text, nullable=False),
     Column("created_ts", Float, nullable=False),
 )
 # OpenAI-style clients resend the whole conversation each turn: its fingerprint → the session
 conversation_aliases = Table(
-    "conversation_aliases", metadata,
+    "conversation_aliases",
+    metadata,
     Column("fingerprint", String(128), primary_key=True),
     Column("thread_id", String(128), nullable=False),
     Column("created_ts", Float, nullable=False),
@@ -120,7 +147,8 @@ conversation_aliases = Table(
 )
 # when each session last had a turn: what idle expiry reads (LangGraph's tables carry no time)
 session_activity = Table(
-    "session_activity", metadata,
+    "session_activity",
+    metadata,
     Column("thread_id", String(128), primary_key=True),
     Column("last_ts", Float, nullable=False),
     Index("session_activity_by_time", "last_ts"),
@@ -128,7 +156,8 @@ session_activity = Table(
 
 # --- synced knowledge sources (app/adapters/source_store.py) ---------------------------------------------
 sources = Table(
-    "sources", metadata,
+    "sources",
+    metadata,
     Column("id", String(16), primary_key=True),  # content hash of (type, base_url, scope)
     Column("type", String(32), nullable=False),
     Column("name", Text, nullable=False),
@@ -145,7 +174,8 @@ sources = Table(
     Column("created_at", String(32), nullable=False),
 )
 source_documents = Table(
-    "source_documents", metadata,
+    "source_documents",
+    metadata,
     Column("source_id", String(16), ForeignKey("sources.id", ondelete="CASCADE"), primary_key=True),
     Column("external_id", Text, primary_key=True),  # a page id, a file id, a URL
     Column("doc_id", String(32), nullable=False),
@@ -159,13 +189,15 @@ source_documents = Table(
 # Derived from the vector store (re-synced from it at start-up), so never copied by migrate-from-sqlite.
 # `collection` is the Chroma collection the chunks belong to; `row_id` keys a chunk in the postings.
 lexical_documents = Table(
-    "lexical_documents", metadata,
+    "lexical_documents",
+    metadata,
     Column("collection", String(128), primary_key=True),
     Column("doc_id", Text, primary_key=True),
     Column("version", Text, nullable=False),  # the version held: written after the vector store's switch
 )
 lexical_chunks = Table(
-    "lexical_chunks", metadata,
+    "lexical_chunks",
+    metadata,
     Column("row_id", Integer, primary_key=True, autoincrement=True),
     Column("collection", String(128), nullable=False),
     Column("chunk_id", Text, nullable=False),
@@ -179,14 +211,16 @@ lexical_chunks = Table(
     Index("lexical_chunks_by_doc", "collection", "doc_id", "chunk_index"),
 )
 lexical_values = Table(  # context and audience list values, for `$contains` filters
-    "lexical_values", metadata,
+    "lexical_values",
+    metadata,
     Column("row_id", Integer, ForeignKey("lexical_chunks.row_id", ondelete="CASCADE"), primary_key=True),
     Column("field", String(32), primary_key=True),
     Column("value", String(128), primary_key=True),
     Index("lexical_values_by_value", "field", "value"),
 )
 lexical_postings = Table(
-    "lexical_postings", metadata,
+    "lexical_postings",
+    metadata,
     Column("collection", String(128), primary_key=True),
     Column("term", Text, primary_key=True),
     Column("row_id", Integer, ForeignKey("lexical_chunks.row_id", ondelete="CASCADE"), primary_key=True),
@@ -197,13 +231,15 @@ lexical_postings = Table(
     Index("lexical_postings_by_row", "row_id"),
 )
 lexical_terms = Table(  # document frequency per term, kept in step with the postings in the same transaction
-    "lexical_terms", metadata,
+    "lexical_terms",
+    metadata,
     Column("collection", String(128), primary_key=True),
     Column("term", Text, primary_key=True),
     Column("df", Integer, nullable=False),
 )
 lexical_stats = Table(  # chunk count and total length per collection (N and avgdl), kept in step likewise
-    "lexical_stats", metadata,
+    "lexical_stats",
+    metadata,
     Column("collection", String(128), primary_key=True),
     Column("chunks", Integer, nullable=False),
     Column("total_length", BigInteger, nullable=False),
@@ -213,7 +249,8 @@ lexical_stats = Table(  # chunk count and total length per collection (N and avg
 JOB_KINDS = ("index_upload", "sync_source", "sync_kb")
 JOB_STATES = ("queued", "running", "done", "failed", "cancelled")
 jobs = Table(
-    "jobs", metadata,
+    "jobs",
+    metadata,
     Column("id", String(32), primary_key=True),
     Column("kind", String(16), nullable=False),
     Column("state", String(16), nullable=False),
@@ -239,11 +276,114 @@ jobs = Table(
 # the uploaded files themselves, so any replica serves the download and any worker indexes them; a version is
 # stored before its job runs and the older versions go once the new one is the document's active version
 document_originals = Table(
-    "document_originals", metadata,
+    "document_originals",
+    metadata,
     Column("doc_id", String(16), primary_key=True),
     Column("version", String(16), primary_key=True),  # the content version the index will record
     Column("filename", Text, nullable=False),
     Column("data", LargeBinary, nullable=False),
     Column("size_bytes", Integer, nullable=False),
     Column("created_at", Float, nullable=False),
+)
+
+# --- insights (app/insights): one compact outcome record per chat turn, kept for its own retention ---------
+# Written beside the turn's trace (app/chat_service.py); what GET /admin/insights and `deskmate report` count.
+# No message text except `question`: the redacted question of an unanswered (or down-voted) turn, for the
+# knowledge-gap clusters, cleared after the trace retention. `day` and `hour` (UTC) are stored so the figures
+# group on plain integer columns, the same SQL on both engines.
+OUTCOMES = (
+    "answered",  # a cited answer
+    "walkthrough_step",  # a step of a walkthrough from an article
+    "resolved",  # the user said it works (a walkthrough ended resolved)
+    "abstained",  # searched, nothing good enough, no ticket offered
+    "ticket_offered",
+    "ticket_created",
+    "handoff",  # asked for a person
+    "out_of_scope",
+    "clarified",  # asked the user a question back
+    "conversation",  # greetings, thanks, ticket status, capabilities …
+)
+CHANNELS = ("web", "api", "cli", "slack", "teams")
+turn_outcomes = Table(
+    "turn_outcomes",
+    metadata,
+    Column("trace_id", String(64), primary_key=True),  # the turn's trace id (= the answer's message id)
+    Column("ts", Float, nullable=False),  # epoch seconds
+    Column("day", Integer, nullable=False),  # UTC days since 1970-01-01
+    Column("hour", Integer, nullable=False),  # UTC hour 0..23
+    Column("channel", String(16), nullable=False),
+    Column("collection", String(128), nullable=False, server_default=""),  # "" = the configured default
+    Column("session_id", String(128), nullable=False),  # the conversation
+    Column("asker", String(32), nullable=False),  # a hash of the signed-in user, or of the conversation
+    Column("action", String(32), nullable=False),
+    Column("outcome", String(24), nullable=False),
+    Column("doc_id", String(64)),  # the first cited article (or the walkthrough's)
+    Column("doc_title", Text),
+    Column("section", Text),
+    Column("cited", Text, nullable=False, server_default="[]"),  # JSON [[doc_id, section], …] every citation
+    Column("confidence", Float),
+    Column("vote", String(8)),  # up | down, when the answer got a vote
+    Column("ticket_id", String(16)),
+    Column("ticket_priority", String(16)),
+    Column("ticket_category", String(16)),  # incident | request | handoff
+    Column("language", String(8), nullable=False, server_default=""),  # "" = English
+    Column("latency_ms", Float),
+    Column("gap", Integer, nullable=False, server_default="0"),  # 1: unanswered or down-voted (gap candidate)
+    Column("question", Text),  # redacted, only when gap = 1, cleared after the trace retention
+    CheckConstraint(f"outcome IN ({', '.join(repr(o) for o in OUTCOMES)})", name="turn_outcomes_outcome"),
+    Index("turn_outcomes_by_day", "day", "channel", "hour", "outcome", "collection"),
+    # covering indexes: every figure of a window reads one of these and never the rows themselves
+    Index("turn_outcomes_by_conversation", "day", "session_id", "outcome", "ts", "vote", "collection"),
+    Index(
+        "turn_outcomes_by_outcome",
+        "outcome",
+        "day",
+        "doc_id",
+        "session_id",
+        "ts",
+        "ticket_category",
+        "ticket_priority",
+        "collection",
+    ),
+    Index("turn_outcomes_by_doc", "doc_id", "day", "outcome", "vote", "section", "collection"),
+    Index("turn_outcomes_by_session", "session_id", "outcome", "ts"),
+    # the questions still kept (the trace retention's last days): a partial index, as small as they are few
+    Index(
+        "turn_outcomes_questions",
+        "day",
+        "ts",
+        sqlite_where=text("question IS NOT NULL"),
+        postgresql_where=text("question IS NOT NULL"),
+    ),
+)
+
+# --- chat platforms (app/channels): deliveries seen once, and the threads tickets were created from ---------
+# a platform event or button press already handled (Slack retries a delivery it thinks was lost): its key once
+channel_deliveries = Table(
+    "channel_deliveries",
+    metadata,
+    Column("key", String(200), primary_key=True),  # platform:kind:id, e.g. slack:event:Ev123
+    Column("at", Float, nullable=False),
+    Index("channel_deliveries_by_age", "at"),
+)
+# a card a platform cannot hand back with a button press (Teams): what to redraw when one of its buttons is used
+channel_cards = Table(
+    "channel_cards",
+    metadata,
+    Column("key", String(200), primary_key=True),  # platform:conversation:activity id
+    Column("card", Text, nullable=False),  # JSON: the card as posted
+    Column("at", Float, nullable=False),
+    Index("channel_cards_by_age", "at"),
+)
+# a ticket created from a platform thread: where to tell its requester when its status changes
+channel_ticket_threads = Table(
+    "channel_ticket_threads",
+    metadata,
+    Column("ticket_id", String(16), ForeignKey("tickets.id", ondelete="CASCADE"), primary_key=True),
+    Column("platform", String(16), nullable=False),
+    Column("thread", Text, nullable=False),  # JSON: what the platform needs to post in the thread
+    Column("last_status", Text, nullable=False),  # the status the requester was last told (status/jira status)
+    Column("open", Integer, nullable=False, server_default="1"),  # 0 once the requester was told it is closed
+    Column("created_at", Float, nullable=False),
+    Index("channel_ticket_threads_open", "open"),
 )

@@ -40,9 +40,12 @@ class GraphShape:
 
 def graph_shape(compiled, name: str | None = None) -> GraphShape:
     drawable = compiled.get_graph()
-    return GraphShape(name=name or getattr(compiled, "name", "graph"), nodes=tuple(drawable.nodes),
-                      edges=tuple((e.source, e.target, bool(e.conditional)) for e in drawable.edges),
-                      mermaid=drawable.draw_mermaid())
+    return GraphShape(
+        name=name or getattr(compiled, "name", None) or "graph",
+        nodes=tuple(drawable.nodes),
+        edges=tuple((e.source, e.target, bool(e.conditional)) for e in drawable.edges),
+        mermaid=drawable.draw_mermaid(),
+    )
 
 
 def _path_edges(path: list[str]) -> set[tuple[str, str]]:
@@ -103,13 +106,13 @@ def _layout(shape: GraphShape):
     forward = [(s, t, c) for s, t, c in shape.edges if order[t] > order[s]]
     back = [(s, t, c) for s, t, c in shape.edges if order[t] <= order[s]]
     layer = {n: 0 for n in shape.nodes}
-    for node in sorted(shape.nodes, key=order.get):  # insertion order is a topological order of `forward`
+    for node in sorted(shape.nodes, key=order.__getitem__):  # insertion order is a topological order of `forward`
         for s, t, _ in forward:
             if s == node:
                 layer[t] = max(layer[t], layer[s] + 1)
     # long edges: one dummy point per layer crossed
     rows: dict[int, list[str]] = {}
-    for node in sorted(shape.nodes, key=order.get):
+    for node in sorted(shape.nodes, key=order.__getitem__):
         rows.setdefault(layer[node], []).append(node)
     chains: list[tuple[list[str], bool]] = []
     for s, t, c in forward:
@@ -125,17 +128,19 @@ def _layout(shape: GraphShape):
     for sweep in range(6):  # barycentre ordering, down then up
         depths = sorted(rows) if sweep % 2 == 0 else sorted(rows, reverse=True)
         for depth in depths:
-            def centre(n: str) -> float:
-                near = [position[a] for a, b in links if b == n] if sweep % 2 == 0 else \
-                    [position[b] for a, b in links if a == n]
+
+            def centre(n: str, down: bool = sweep % 2 == 0) -> float:
+                near = [position[a] for a, b in links if b == n] if down else [position[b] for a, b in links if a == n]
                 return sum(near) / len(near) if near else position[n]
+
             rows[depth].sort(key=lambda n: (centre(n), position[n]))
             position.update({n: i for i, n in enumerate(rows[depth])})
     return rows, chains, back
 
 
-def svg_diagram(shape: GraphShape, path: list[str] | None = None,
-                timings: dict[str, tuple[int, float]] | None = None) -> str:
+def svg_diagram(
+    shape: GraphShape, path: list[str] | None = None, timings: dict[str, tuple[int, float]] | None = None
+) -> str:
     """An SVG drawing of the graph; with `path`, the run's nodes and edges stand out."""
     path = path or []
     visited, taken = set(path), _path_edges(path)
@@ -151,7 +156,7 @@ def svg_diagram(shape: GraphShape, path: list[str] | None = None,
     # a back edge leaves its source on the side it is nearer to, runs up a lane beside the drawing and
     # enters its target from the side; a node with neighbours on that side is left through the gap below
     sides = []
-    for s, t, _ in back:
+    for s, _t, _ in back:
         row = row_of[s]
         sides.append("left" if row.index(s) < (len(row) - 1) / 2 else "right")
     left_lanes, right_lanes = sides.count("left"), sides.count("right")
@@ -166,12 +171,14 @@ def svg_diagram(shape: GraphShape, path: list[str] | None = None,
             x += width(n) + NODE_GAP
     canvas_h = MARGIN * 2 + max(rows) * LAYER_GAP + height
 
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" class="graph-diagram" viewBox="0 0 {canvas_w:.0f} '
-             f'{canvas_h:.0f}" width="{canvas_w:.0f}" height="{canvas_h:.0f}" role="img" '
-             f'aria-label="{escape(shape.name)} graph">',
-             '<defs><marker id="arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="9" markerHeight="9" '
-             'markerUnits="userSpaceOnUse" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" '
-             'fill="context-stroke"/></marker></defs>']
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" class="graph-diagram" viewBox="0 0 {canvas_w:.0f} '
+        f'{canvas_h:.0f}" width="{canvas_w:.0f}" height="{canvas_h:.0f}" role="img" '
+        f'aria-label="{escape(shape.name)} graph">',
+        '<defs><marker id="arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="9" markerHeight="9" '
+        'markerUnits="userSpaceOnUse" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" '
+        'fill="context-stroke"/></marker></defs>',
+    ]
     for chain, conditional in chains:
         points = [xy[n] for n in chain]
         (x0, y0), (x1, y1) = points[0], points[-1]
@@ -185,8 +192,11 @@ def svg_diagram(shape: GraphShape, path: list[str] | None = None,
     for (s, t, conditional), side in zip(back, sides):
         lanes[side] += 1
         sign = -1 if side == "left" else 1
-        lane = (offset - BACK_LANE * lanes[side] + 6) if side == "left" else \
-            (offset + widest + BACK_LANE * lanes[side] - 6)
+        lane = (
+            (offset - BACK_LANE * lanes[side] + 6)
+            if side == "left"
+            else (offset + widest + BACK_LANE * lanes[side] - 6)
+        )
         (sx, sy), (tx, ty) = xy[s], xy[t]
         row_s, row_t = row_of[s], row_of[t]
         if row_s[0 if side == "left" else -1] == s:  # nothing beside it on that side: straight out
@@ -210,8 +220,10 @@ def _edge(d: str, source: str, target: str, conditional: bool, taken: bool) -> s
     cls = "edge" + (" conditional" if conditional else "") + (" taken" if taken else "")
     colour, stroke = ("#d97706", 2.6) if taken else ("#9ca3af", 1.3)
     dash = ' stroke-dasharray="5 4"' if conditional and not taken else ""
-    return (f'<path class="{cls}" data-source="{escape(source)}" data-target="{escape(target)}" d="{d}" fill="none" '
-            f'stroke="{colour}" stroke-width="{stroke}"{dash} marker-end="url(#arrow)"/>')
+    return (
+        f'<path class="{cls}" data-source="{escape(source)}" data-target="{escape(target)}" d="{d}" fill="none" '
+        f'stroke="{colour}" stroke-width="{stroke}"{dash} marker-end="url(#arrow)"/>'
+    )
 
 
 def _node(node: str, centre: tuple[float, float], height: int, visited: bool, timing: tuple[int, float] | None) -> str:
@@ -223,17 +235,23 @@ def _node(node: str, centre: tuple[float, float], height: int, visited: bool, ti
     radius = h / 2 if terminal else 8
     cls = "node" + (" visited" if visited else "") + (" terminal" if terminal else "")
     title = escape(_label(node)) + (f" — {timing[0]} run(s), {timing[1]:.1f} ms" if timing else "")
-    out = [f'<g class="{cls}" data-node="{escape(node)}"><title>{title}</title>',
-           f'<rect x="{x - w / 2:.1f}" y="{y - h / 2:.1f}" width="{w}" height="{h}" rx="{radius:.0f}" '
-           f'fill="{fill}" stroke="{stroke}" stroke-width="{1.8 if visited else 1}"/>']
+    out = [
+        f'<g class="{cls}" data-node="{escape(node)}"><title>{title}</title>',
+        f'<rect x="{x - w / 2:.1f}" y="{y - h / 2:.1f}" width="{w}" height="{h}" rx="{radius:.0f}" '
+        f'fill="{fill}" stroke="{stroke}" stroke-width="{1.8 if visited else 1}"/>',
+    ]
     label_y = y - 6 if timing and not terminal else y
-    out.append(f'<text x="{x:.1f}" y="{label_y:.1f}" text-anchor="middle" dominant-baseline="central" '
-               f'font-family="ui-sans-serif, system-ui, sans-serif" font-size="13" fill="{text}" '
-               f'font-weight="{600 if visited else 400}">{escape(_label(node))}</text>')
+    out.append(
+        f'<text x="{x:.1f}" y="{label_y:.1f}" text-anchor="middle" dominant-baseline="central" '
+        f'font-family="ui-sans-serif, system-ui, sans-serif" font-size="13" fill="{text}" '
+        f'font-weight="{600 if visited else 400}">{escape(_label(node))}</text>'
+    )
     if timing and not terminal:
         label = _timing_label(timing)
-        out.append(f'<text class="timing" x="{x:.1f}" y="{y + 10:.1f}" text-anchor="middle" '
-                   f'dominant-baseline="central" font-family="ui-monospace, monospace" font-size="11" '
-                   f'fill="#92400e">{escape(label)}</text>')
+        out.append(
+            f'<text class="timing" x="{x:.1f}" y="{y + 10:.1f}" text-anchor="middle" '
+            f'dominant-baseline="central" font-family="ui-monospace, monospace" font-size="11" '
+            f'fill="#92400e">{escape(label)}</text>'
+        )
     out.append("</g>")
     return "".join(out)

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import hashlib
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable
 
-from graphs.records import Block, ChunkRecord, ParsedDocument
-from nodes.indexing.roles import section_role
-from nodes.lexicon import detect_os_in_path
+from core.lexicon import detect_os_in_path
+from core.readers import section_reader
+from core.records import Block, ChunkRecord, ParsedDocument
+from core.roles import section_role
 
 TokenCounter = Callable[[str], int]
 # A section whose own text is this short reads better glued to its first subsection
@@ -33,12 +34,26 @@ def render_blocks(blocks: list[Block]) -> list[str]:
     """Blocks → text lines: numbered lists renumbered 1..n per list, bullets as '- '.
 
     A block that belongs to a list item (`in_list`: the step's command, table or note) is indented under
-    that item's text and does not end the list: the next step is numbered on. Code comes one line per
-    entry, so packing never joins its lines."""
+    that item's text and does not end the list: the next step is numbered on. So does the code block right
+    after a step that introduces it with a colon ("1. Save the following to a .reg file:"), even when the
+    markup left it outside the list: it is that step's content. Code comes one line per entry, so packing
+    never joins its lines."""
     lines: list[str] = []
     counters: dict[int, int] = {}
     columns: dict[int, int] = {}  # list depth → the column where that item's text starts
+    previous: Block | None = None
     for block in blocks:
+        introduced = (
+            block.kind == "code"
+            and not block.in_list
+            and previous is not None
+            and previous.kind == "list_item"
+            and previous.ordered
+            and previous.text.rstrip().endswith(":")
+        )
+        if introduced and previous is not None:
+            block = replace(block, in_list=True, level=previous.level)
+        previous = block
         if block.kind == "list_item":
             for deeper in [lvl for lvl in counters if lvl > block.level]:
                 del counters[deeper]
@@ -171,7 +186,7 @@ def _cut_word(word: str, cost: int, budget: int, meter: _Meter) -> list[tuple[st
     size = max(1, len(word) * budget * 9 // (cost * 10))  # the share of characters that should fit, with slack
     parts: list[tuple[str, int]] = []
     for start in range(0, len(word), size):
-        piece = word[start:start + size]
+        piece = word[start : start + size]
         piece_cost = meter.cost(piece)
         if piece_cost > budget:  # an unusually dense slice: halve it
             half = len(piece) // 2
@@ -191,8 +206,11 @@ def pack_lines(lines: list[str], budget: int, count: TokenCounter) -> list[str]:
     used = 0
     for line in lines:
         line_cost = meter.cost(line)
-        parts = [(line, line_cost)] if line_cost <= budget else [
-            (p, meter.cost(p)) for p in _split_long_line(line, budget, meter)]
+        parts = (
+            [(line, line_cost)]
+            if line_cost <= budget
+            else [(p, meter.cost(p)) for p in _split_long_line(line, budget, meter)]
+        )
         for part, cost in parts:
             if current and used + cost > budget:
                 bodies.append("\n".join(current))
@@ -212,29 +230,34 @@ def _hash(*parts: str) -> str:
     return hashlib.sha256("\x1f".join(parts).encode("utf-8")).hexdigest()
 
 
-def chunk_document(doc: ParsedDocument, *, doc_id: str, version: str, source: str,
-                   max_tokens: int, count: TokenCounter) -> list[ChunkRecord]:
+def chunk_document(
+    doc: ParsedDocument, *, doc_id: str, version: str, source: str, max_tokens: int, count: TokenCounter
+) -> list[ChunkRecord]:
     """Chunks of at most `max_tokens` (heading prefix included), IDs from content hashes."""
     chunks: list[ChunkRecord] = []
     for section in merge_small_parents(split_sections(doc), count):
         prefix = heading_prefix(doc.title, section.path)
         budget = max(16, max_tokens - count(prefix) - 2)
         role = section_role(section.path, section.lines)
+        reader = section_reader(section.path, section.lines)
         for body in pack_lines(section.lines, budget, count):
             index = len(chunks)
             os_name = detect_os_in_path(section.path) or ""
-            chunks.append(ChunkRecord(
-                chunk_id=_hash(doc_id, version, str(index), body)[:32],
-                doc_id=doc_id,
-                version=version,
-                title=doc.title,
-                source=source,
-                section=" > ".join(section.path),
-                role=role,
-                os=os_name,
-                chunk_index=index,
-                content_hash=_hash(body)[:16],
-                text=body,
-                embed_text=f"{prefix}\n{body}",
-            ))
+            chunks.append(
+                ChunkRecord(
+                    chunk_id=_hash(doc_id, version, str(index), body)[:32],
+                    doc_id=doc_id,
+                    version=version,
+                    title=doc.title,
+                    source=source,
+                    section=" > ".join(section.path),
+                    role=role,
+                    reader=reader,
+                    os=os_name,
+                    chunk_index=index,
+                    content_hash=_hash(body)[:16],
+                    text=body,
+                    embed_text=f"{prefix}\n{body}",
+                )
+            )
     return chunks

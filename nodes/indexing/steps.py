@@ -5,16 +5,20 @@ from __future__ import annotations
 import hashlib
 import logging
 from concurrent.futures import Future, ThreadPoolExecutor, wait
-from datetime import datetime, timezone
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any, cast
 
 from langgraph.runtime import Runtime
 
-from graphs.context import IndexingContext
-from graphs.errors import DocumentRejected
-from graphs.filters import AUDIENCE_FIELD, CHUNK_LIST_FIELDS, RESTRICTED_FIELD
-from graphs.records import ChunkRecord, DocumentInfo
-from graphs.state_indexing import IndexingState
+from core.document_screen import unsafe_instructions
+from core.errors import DocumentRejected
+from core.filters import AUDIENCE_FIELD, CHUNK_LIST_FIELDS, RESTRICTED_FIELD
+from core.ports import StagingIndex
+from core.records import ChunkRecord, DocumentInfo
 from nodes.indexing.chunking import chunk_document
+
+if TYPE_CHECKING:
+    from graphs.indexing import IndexingContext, IndexingState
 
 log = logging.getLogger(__name__)
 
@@ -26,7 +30,7 @@ def document_id(source: str) -> str:
 
 # Bumped when parsing or chunking changes what the same bytes become (markup cleaning, section roles), so that
 # unchanged files are indexed again once after an upgrade instead of keeping chunks of the older format.
-INDEX_FORMAT = b"deskmate-index-2\x00"
+INDEX_FORMAT = b"deskmate-index-3\x00"
 
 
 def content_version(data: bytes) -> str:
@@ -45,7 +49,7 @@ def load(state: IndexingState, runtime: Runtime[IndexingContext]) -> dict:
 
 def _context_of(info: DocumentInfo) -> dict:
     """The document context stored with an indexed document ({} when it has none)."""
-    return {k: info[k] for k in (*CHUNK_LIST_FIELDS, "description") if info.get(k)}
+    return {k: value for k, value in info.items() if k in (*CHUNK_LIST_FIELDS, "description") and value}
 
 
 def parse(state: IndexingState, runtime: Runtime[IndexingContext]) -> dict:
@@ -53,20 +57,28 @@ def parse(state: IndexingState, runtime: Runtime[IndexingContext]) -> dict:
     if not document.blocks or document.text_length() == 0:
         raise DocumentRejected(
             f"No text could be extracted from {state['source'].rsplit('/', 1)[-1]} "
-            "(a scanned PDF or an empty file?). Upload a file with selectable text.", kind="empty")
+            "(a scanned PDF or an empty file?). Upload a file with selectable text.",
+            kind="empty",
+        )
     return {"document": document}
 
 
 def chunk(state: IndexingState, runtime: Runtime[IndexingContext]) -> dict:
     ctx = runtime.context
-    chunks = chunk_document(state["document"], doc_id=state["doc_id"], version=state["version"],
-                            source=state["source"], max_tokens=ctx.chunk_max_tokens,
-                            count=ctx.embedder.count_tokens)
+    chunks = chunk_document(
+        state["document"],
+        doc_id=state["doc_id"],
+        version=state["version"],
+        source=state["source"],
+        max_tokens=ctx.chunk_max_tokens,
+        count=ctx.embedder.count_tokens,
+    )
     if not chunks:
         raise DocumentRejected(f"{state['source'].rsplit('/', 1)[-1]} has no indexable text.", kind="empty")
     context = state.get("document_context") or {}
     for chunk_record in chunks:  # every chunk carries its document's context and audience, so filters can match it
-        chunk_record.update({k: list(context[k]) for k in CHUNK_LIST_FIELDS if context.get(k)})
+        # the list fields of ChunkRecord, named by a tuple mypy cannot read as keys
+        cast(dict[str, Any], chunk_record).update({k: list(context[k]) for k in CHUNK_LIST_FIELDS if context.get(k)})
         chunk_record[RESTRICTED_FIELD] = bool(context.get(AUDIENCE_FIELD))
     return {"chunks": chunks}
 
@@ -78,7 +90,7 @@ def embed_chunks(ctx: IndexingContext, chunks: list[ChunkRecord]) -> list[list[f
     if ctx.progress is not None:
         ctx.progress(0, len(texts))
     for start in range(0, len(texts), ctx.embed_batch_size):
-        embeddings.extend(ctx.embedder.embed_documents(texts[start:start + ctx.embed_batch_size]))
+        embeddings.extend(ctx.embedder.embed_documents(texts[start : start + ctx.embed_batch_size]))
         if ctx.progress is not None:
             ctx.progress(len(embeddings), len(texts))
     return embeddings
@@ -95,17 +107,17 @@ def embed(state: IndexingState, runtime: Runtime[IndexingContext]) -> dict:
     its new version, which stays invisible until the store step switches to it; that write overlaps the
     encoder instead of following it. A run stopped meanwhile (a cancelled job) removes what it wrote."""
     ctx, chunks = runtime.context, state["chunks"]
-    stage = getattr(ctx.index, "stage_chunks", None)
-    if stage is None or len(chunks) < STAGE_MIN_CHUNKS or not hasattr(ctx.index, "switch_document"):
+    if not isinstance(ctx.index, StagingIndex) or len(chunks) < STAGE_MIN_CHUNKS:
         return {"embeddings": embed_chunks(ctx, chunks)}
     active = ctx.index.get_document(state["doc_id"])
     if active is not None and active["version"] == state["version"]:  # same bytes, new context: written whole
         return {"embeddings": embed_chunks(ctx, chunks)}
-    return {"embeddings": _embed_and_stage(ctx, state["doc_id"], state["version"], chunks), "staged": True}
+    return {"embeddings": _embed_and_stage(ctx, ctx.index, state["doc_id"], state["version"], chunks), "staged": True}
 
 
-def _embed_and_stage(ctx: IndexingContext, doc_id: str, version: str, chunks: list[ChunkRecord]
-                     ) -> list[list[float]]:
+def _embed_and_stage(
+    ctx: IndexingContext, index: StagingIndex, doc_id: str, version: str, chunks: list[ChunkRecord]
+) -> list[list[float]]:
     """`embed_chunks`, with every STAGE_CHUNKS embedded handed to a writer thread (`index.stage_chunks`)."""
     texts = [c["embed_text"] for c in chunks]
     embeddings: list[list[float]] = []
@@ -116,13 +128,14 @@ def _embed_and_stage(ctx: IndexingContext, doc_id: str, version: str, chunks: li
             if ctx.progress is not None:
                 ctx.progress(0, len(texts))
             for start in range(0, len(texts), ctx.embed_batch_size):
-                embeddings.extend(ctx.embedder.embed_documents(texts[start:start + ctx.embed_batch_size]))
+                embeddings.extend(ctx.embedder.embed_documents(texts[start : start + ctx.embed_batch_size]))
                 for future in writes:
                     if future.done():
                         future.result()  # a failed write stops the run now, not after the last batch
                 if len(embeddings) - written >= STAGE_CHUNKS or len(embeddings) == len(texts):
-                    writes.append(writer.submit(ctx.index.stage_chunks, chunks[written:len(embeddings)],
-                                                embeddings[written:]))
+                    writes.append(
+                        writer.submit(index.stage_chunks, chunks[written : len(embeddings)], embeddings[written:])
+                    )
                     written = len(embeddings)
                 if ctx.progress is not None:
                     ctx.progress(len(embeddings), len(texts))
@@ -133,7 +146,7 @@ def _embed_and_stage(ctx: IndexingContext, doc_id: str, version: str, chunks: li
                 future.cancel()
             wait(writes)
             try:
-                ctx.index.discard_staged(doc_id, version)
+                index.discard_staged(doc_id, version)
             except Exception:  # noqa: BLE001 — left to the start-up sweep; the run's own error is what counts
                 log.warning("could not remove the staged chunks of %s version %s", doc_id, version, exc_info=True)
             raise
@@ -144,23 +157,46 @@ def document_info(state: IndexingState) -> DocumentInfo:
     """What the manifest records of a chunked document (listed by GET /documents)."""
     document = state["document"]
     info = DocumentInfo(
-        doc_id=state["doc_id"], version=state["version"], title=document.title, source=state["source"],
-        content_type=document.content_type, chunk_count=len(state["chunks"]), size_bytes=len(state["data"]),
-        indexed_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        doc_id=state["doc_id"],
+        version=state["version"],
+        title=document.title,
+        source=state["source"],
+        content_type=document.content_type,
+        chunk_count=len(state["chunks"]),
+        size_bytes=len(state["data"]),
+        indexed_at=datetime.now(UTC).isoformat(timespec="seconds"),
     )
-    info.update(state.get("document_context") or {})  # listed by GET /documents; filters match the chunks' copy
+    info.update(cast(DocumentInfo, state.get("document_context") or {}))  # listed by GET /documents
+    flagged = flagged_sections(state["chunks"])
+    if flagged:
+        log.warning(
+            "%s: sections that ask readers for credentials, payments or to turn off security: %s",
+            state["source"],
+            "; ".join(flagged),
+        )
+        info["flagged_sections"] = flagged
     return info
+
+
+def flagged_sections(chunks: list[ChunkRecord]) -> list[str]:
+    """The sections (by heading path; "(introduction)" for the lead) whose text breaks a document-screen rule."""
+    flagged: dict[str, None] = {}
+    for chunk_record in chunks:
+        if unsafe_instructions(chunk_record["text"]):
+            flagged[chunk_record["section"] or "(introduction)"] = None
+    return list(flagged)[:50]
 
 
 def store(state: IndexingState, runtime: Runtime[IndexingContext]) -> dict:
     """Switch the document to its new version in one step: readers never see a mix."""
     info = document_info(state)
-    if state.get("staged"):  # its chunks were written while it was embedded: only the switch is left
+    index = runtime.context.index
+    if state.get("staged") and isinstance(index, StagingIndex):  # its chunks were written while embedded: switch
         try:
-            runtime.context.index.switch_document(info, state["chunks"], state["embeddings"])
+            index.switch_document(info, state["chunks"], state["embeddings"])
         except Exception:
             try:
-                runtime.context.index.discard_staged(state["doc_id"], state["version"])
+                index.discard_staged(state["doc_id"], state["version"])
             except Exception:  # noqa: BLE001 — left to the start-up sweep; the switch's error is what counts
                 log.warning("could not remove the staged chunks of %s", state["doc_id"], exc_info=True)
             raise

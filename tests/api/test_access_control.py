@@ -12,12 +12,12 @@ import sys
 import time
 from contextlib import contextmanager
 
+import jwt
 import pytest
 from fastapi.testclient import TestClient
 from pydantic import ValidationError
 
 from app.identity import USER_HEADER, make_user_token
-from app.settings import Settings
 from tests.e2e.servers import OpenAICompatibleServer
 from tests.unit.test_ticket_store import draft
 
@@ -47,6 +47,7 @@ def user(user_id: str, *groups: str, secret: str = USER_SECRET, ttl_s: float = 6
 @pytest.fixture
 def secured(serve):
     """The app with an admin key and sign-in on (development mode, as a staging deployment would run)."""
+
     @contextmanager
     def run(**overrides):
         with serve(admin_key=ADMIN_KEY, user_token_secret=USER_SECRET, **overrides) as client:
@@ -56,13 +57,21 @@ def secured(serve):
 
 
 def upload(client, name: str, data: bytes, **fields):
-    return client.post("/documents?wait=true", files={"file": (name, data, "text/markdown")}, data=fields, headers=ADMIN)
+    return client.post(
+        "/documents?wait=true", files={"file": (name, data, "text/markdown")}, data=fields, headers=ADMIN
+    )
 
 
 def test_admin_endpoints_refuse_callers_without_the_admin_key(secured):
     with secured(kb_dir=None) as client:
-        calls = [("post", "/documents"), ("get", "/documents"), ("delete", "/documents/0123456789abcdef"),
-                 ("get", "/admin/tickets"), ("get", "/search?q=vpn"), ("get", "/feedback/stats")]
+        calls = [
+            ("post", "/documents"),
+            ("get", "/documents"),
+            ("delete", "/documents/0123456789abcdef"),
+            ("get", "/admin/tickets"),
+            ("get", "/search?q=vpn"),
+            ("get", "/feedback/stats"),
+        ]
         for method, path in calls:
             kwargs = {"files": {"file": ("a.md", b"# A\n\ntext", "text/markdown")}} if method == "post" else {}
             anonymous = getattr(client, method)(path, **kwargs)
@@ -83,12 +92,19 @@ def test_admin_endpoints_refuse_callers_without_the_admin_key(secured):
 def test_without_an_admin_key_admin_endpoints_answer_only_this_machine(serve, make_settings):
     from app.main import create_app
 
-    with TestClient(create_app(make_settings(kb_dir=None)), client=("10.1.2.3", 40000)) as remote:
+    with TestClient(
+        create_app(make_settings(kb_dir=None)), client=("10.1.2.3", 40000), base_url="http://localhost"
+    ) as remote:
         refused = remote.get("/documents")
         assert refused.status_code == 403 and "DESKMATE_ADMIN_KEY" in refused.json()["detail"]
-        assert remote.post("/documents?wait=true", files={"file": ("a.md", b"# A\n\nx", "text/markdown")}).status_code == 403
+        assert (
+            remote.post("/documents?wait=true", files={"file": ("a.md", b"# A\n\nx", "text/markdown")}).status_code
+            == 403
+        )
         assert remote.get("/health").status_code == 200
-    with TestClient(create_app(make_settings(kb_dir=None)), client=("127.0.0.1", 40000)) as local:
+    with TestClient(
+        create_app(make_settings(kb_dir=None)), client=("127.0.0.1", 40000), base_url="http://localhost"
+    ) as local:
         assert local.get("/documents").status_code == 200
 
 
@@ -110,20 +126,32 @@ def test_production_mode_refuses_to_start_without_strong_distinct_secrets(make_s
         make_settings(mode="production", admin_key="Ab3dE6gH9", user_token_secret=strong_b)
     with pytest.raises(ValidationError, match="are the same"):
         make_settings(mode="production", admin_key=strong_a, user_token_secret=strong_a)
-    assert make_settings(mode="production", admin_key=strong_a, user_token_secret=strong_b).mode == "production"
+    assert (
+        make_settings(mode="production", admin_key=strong_a, user_token_secret=strong_b).security.mode == "production"
+    )
 
     # the real command: no traceback, a message saying what to set, exit status 2, nothing served
-    started = subprocess.run([sys.executable, "-m", "app.cli", "serve", "--port", "1"], capture_output=True,
-                             text=True, timeout=120, env={"DESKMATE_MODE": "production", "PATH": "/usr/bin:/bin",
-                                                          "DESKMATE_DATA_DIR": str(tmp_path / "d")})
+    started = subprocess.run(
+        [sys.executable, "-m", "app.cli", "serve", "--port", "1"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={"DESKMATE_MODE": "production", "PATH": "/usr/bin:/bin", "DESKMATE_DATA_DIR": str(tmp_path / "d")},
+    )
     assert started.returncode == 2
     assert "refuses to start" in started.stderr and "DESKMATE_ADMIN_KEY is not set" in started.stderr
     assert "Traceback" not in started.stderr
     # a mistyped mode names the variable to fix
-    mistyped = subprocess.run([sys.executable, "-m", "app.cli", "serve", "--port", "1"], capture_output=True,
-                              text=True, timeout=120, env={"DESKMATE_MODE": "Prod", "PATH": "/usr/bin:/bin",
-                                                           "DESKMATE_DATA_DIR": str(tmp_path / "d")})
-    assert mistyped.returncode == 2 and "DESKMATE_MODE: Input should be 'development' or 'production'" in mistyped.stderr
+    mistyped = subprocess.run(
+        [sys.executable, "-m", "app.cli", "serve", "--port", "1"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={"DESKMATE_MODE": "Prod", "PATH": "/usr/bin:/bin", "DESKMATE_DATA_DIR": str(tmp_path / "d")},
+    )
+    assert (
+        mistyped.returncode == 2 and "DESKMATE_MODE: Input should be 'development' or 'production'" in mistyped.stderr
+    )
 
 
 def test_sign_in_rejects_missing_forged_expired_and_unverifiable_user_headers(secured, serve):
@@ -137,6 +165,9 @@ def test_sign_in_rejects_missing_forged_expired_and_unverifiable_user_headers(se
         assert expired.status_code == 401 and "expired" in expired.json()["detail"]
         garbage = client.post("/chat", json=ask, headers={USER_HEADER: "not.a.token"})
         assert garbage.status_code == 401
+        text_expiry = jwt.encode({"sub": "alice", "exp": str(int(time.time()) + 600)}, USER_SECRET, algorithm="HS256")
+        wrong_type = client.post("/chat", json=ask, headers={USER_HEADER: text_expiry})
+        assert wrong_type.status_code == 401 and "'exp' claim is a str" in wrong_type.json()["detail"]
         assert client.post("/chat", json=ask, headers=user("alice")).status_code == 200
     with serve(kb_dir=None) as open_client:  # sign-in off: a header deskmate cannot check is refused, not ignored
         refused = open_client.post("/chat", json={"message": "hi"}, headers=user("alice"))
@@ -155,8 +186,11 @@ def test_a_caller_cannot_continue_read_or_vote_on_another_callers_conversation(s
         streamed = client.post("/chat/stream", json={"message": "and now?", "session_id": session}, headers=bob)
         assert streamed.status_code == 404
         assert client.get(f"/sessions/{session}", headers=bob).status_code == 404
-        vote = client.post("/feedback", headers=bob, json={"message_id": first.json()["message_id"],
-                                                           "session_id": session, "rating": "down"})
+        vote = client.post(
+            "/feedback",
+            headers=bob,
+            json={"message_id": first.json()["message_id"], "session_id": session, "rating": "down"},
+        )
         assert vote.status_code == 404
 
         mine = client.get(f"/sessions/{session}", headers=alice)
@@ -166,8 +200,14 @@ def test_a_caller_cannot_continue_read_or_vote_on_another_callers_conversation(s
         assert client.get(f"/sessions/{session}", headers=ADMIN).status_code == 200  # admins may look
         again = client.post("/chat", json={"message": "it still fails", "session_id": session}, headers=alice)
         assert again.status_code == 200 and again.json()["session_id"] == session
-        assert client.post("/feedback", headers=alice, json={"message_id": first.json()["message_id"],
-                                                             "session_id": session, "rating": "up"}).status_code == 201
+        assert (
+            client.post(
+                "/feedback",
+                headers=alice,
+                json={"message_id": first.json()["message_id"], "session_id": session, "rating": "up"},
+            ).status_code
+            == 201
+        )
 
 
 def test_tickets_and_traces_are_visible_only_to_their_owner(secured):
@@ -248,8 +288,16 @@ def test_a_restricted_document_never_reaches_a_caller_outside_its_audience(secur
 
 def test_a_restricted_document_uploaded_again_without_an_audience_is_open_to_everyone_again(secured):
     with secured() as client:
-        restricted = upload(client, "payroll-vpn.md", PAYROLL_DOC, audience="finance", context_type="how-to",
-                            content_domain="network", document_category="guide", relevance_tags="vpn")
+        restricted = upload(
+            client,
+            "payroll-vpn.md",
+            PAYROLL_DOC,
+            audience="finance",
+            context_type="how-to",
+            content_domain="network",
+            document_category="guide",
+            relevance_tags="vpn",
+        )
         assert restricted.status_code == 201, restricted.text
         doc_id = restricted.json()["document"]["id"]
         assert restricted.json()["document"]["context"]["context_type"] == ["how-to"]
@@ -263,21 +311,27 @@ def test_a_restricted_document_uploaded_again_without_an_audience_is_open_to_eve
         assert client.get(f"/documents/{doc_id}/content", headers=user("otto", "engineering")).status_code == 200
         hits = client.get("/search", params={"q": "Kestrel-Payroll profile"}, headers=ADMIN).json()["results"]
         assert hits[0]["doc_id"] == doc_id and not hits[0].get("audience")
-        reply = client.post("/chat", json={"message": "how do I connect to the kestrel-payroll vpn profile?"},
-                            headers=user("otto", "engineering")).json()
+        reply = client.post(
+            "/chat",
+            json={"message": "how do I connect to the kestrel-payroll vpn profile?"},
+            headers=user("otto", "engineering"),
+        ).json()
         assert doc_id in {s["doc_id"] for s in reply["sources"]}
 
 
 def test_a_caller_without_a_valid_sign_in_cannot_tell_which_ids_exist(secured):
     with secured() as client:
         doc_id = upload(client, "payroll-vpn.md", PAYROLL_DOC, audience="finance").json()["document"]["id"]
-        turn = client.post("/chat", json={"message": "printer jammed, please open a ticket"},
-                           headers=user("alice")).json()
+        turn = client.post(
+            "/chat", json={"message": "printer jammed, please open a ticket"}, headers=user("alice")
+        ).json()
         session = turn["session_id"]
         client.post("/chat", json={"message": "yes", "session_id": session}, headers=user("alice"))
         ticket = client.get("/tickets", headers=user("alice")).json()["tickets"]
-        pairs = [(f"/documents/{doc_id}/content", "/documents/0000000000000000/content"),
-                 (f"/sessions/{session}", "/sessions/no-such-session-123")]
+        pairs = [
+            (f"/documents/{doc_id}/content", "/documents/0000000000000000/content"),
+            (f"/sessions/{session}", "/sessions/no-such-session-123"),
+        ]
         assert ticket, "the ticket was not created"
         pairs.append((f"/tickets/{ticket[0]['id']}", "/tickets/DM-000000"))
         for existing, missing in pairs:
@@ -304,17 +358,20 @@ PORTAL_DOC = b"""# Payroll portal not loading
 def test_a_walkthrough_from_a_restricted_document_stops_when_the_caller_leaves_its_audience(secured):
     with secured(kb_dir=None) as client:
         assert upload(client, "payroll-portal.md", PORTAL_DOC, audience="finance").status_code == 201
-        first = client.post("/chat", json={"message": "the payroll portal is not loading, it keeps failing"},
-                            headers=user("alice", "finance")).json()
+        first = client.post(
+            "/chat",
+            json={"message": "the payroll portal is not loading, it keeps failing"},
+            headers=user("alice", "finance"),
+        ).json()
         assert first["action"] == "troubleshoot" and "Sign out of the payroll portal" in first["answer"]
         session = first["session_id"]
         # still in finance: the next step comes
-        second = client.post("/chat", json={"message": "still broken", "session_id": session},
-                             headers=user("alice", "finance")).json()
+        second = client.post(
+            "/chat", json={"message": "still broken", "session_id": session}, headers=user("alice", "finance")
+        ).json()
         assert "Kestrel-Payroll VPN profile" in second["answer"]
         # her portal takes finance away: the walkthrough stops without showing another step
-        after = client.post("/chat", json={"message": "still broken", "session_id": session},
-                            headers=user("alice"))
+        after = client.post("/chat", json={"message": "still broken", "session_id": session}, headers=user("alice"))
         assert after.status_code == 200
         assert "no longer have access" in after.json()["answer"]
         assert "payroll-gw.corp.example" not in after.text and "hardware token" not in after.text
@@ -326,3 +383,22 @@ def test_a_token_that_claims_to_live_longer_than_the_maximum_is_refused(secured)
         assert client.post("/chat", json=ask, headers=user("alice", ttl_s=3000)).status_code == 200
         forever = client.post("/chat", json=ask, headers=user("alice", ttl_s=30 * 365 * 86400))
         assert forever.status_code == 401 and "DESKMATE_USER_TOKEN_MAX_TTL_S" in forever.json()["detail"]
+
+
+FACT_DOC = b"""# Payroll enclave gateway
+
+## Gateway address
+
+The payroll enclave gateway address is payroll-gw.corp.example, reachable only from the finance VLAN.
+"""
+
+
+def test_a_fact_from_a_restricted_document_is_given_only_inside_its_audience(secured):
+    with secured(kb_dir=None, fact_path=True) as client:
+        assert upload(client, "payroll-gateway.md", FACT_DOC, audience="finance").status_code == 201
+        question = {"message": "what is the payroll enclave gateway address?"}
+        inside = client.post("/chat", json=question, headers=user("fiona", "finance"))
+        assert inside.status_code == 200 and "payroll-gw.corp.example" in inside.json()["answer"]
+        for outsider in (user("otto", "engineering"), user("nina")):
+            outside = client.post("/chat", json=question, headers=outsider)
+            assert outside.status_code == 200 and "payroll-gw.corp.example" not in outside.text

@@ -74,9 +74,12 @@ def client(tmp_path_factory):
     from tests.conftest import FIXTURE_KB
 
     settings = Settings(_env_file=None, data_dir=tmp_path_factory.mktemp("data"), kb_dir=FIXTURE_KB)
-    with TestClient(create_app(settings)) as test_client:
-        for name, body in (("calendar-red-triangle.md", CALENDAR), ("vpn-idle-disconnect.md", VPN_KCS),
-                           ("meeting-room-tv.md", PICTURE_MODES)):
+    with TestClient(create_app(settings), base_url="http://localhost") as test_client:
+        for name, body in (
+            ("calendar-red-triangle.md", CALENDAR),
+            ("vpn-idle-disconnect.md", VPN_KCS),
+            ("meeting-room-tv.md", PICTURE_MODES),
+        ):
             assert test_client.post("/documents?wait=true", files={"file": (name, body)}).status_code in (200, 201)
         yield test_client
 

@@ -61,20 +61,23 @@ def test_a_typed_password_is_not_stored_in_session_memory(serve, make_settings):
     with serve(settings) as client:
         reply = client.post("/chat", json={"message": "My password is Zebra!Secret77 and the VPN rejects it"}).json()
     assert reply["redaction_notice"] and "Zebra!Secret77" not in reply["answer"]
-    for path in settings.data_dir.rglob("*"):
+    for path in settings.storage.data_dir.rglob("*"):
         if path.is_file():
             assert b"Zebra!Secret77" not in path.read_bytes(), path
 
 
-@pytest.mark.parametrize("body, expected", [
-    ({"message": ""}, "empty"),
-    ({"message": "   \n\t "}, "empty"),
-    ({"message": "x" * 4001}, "limit is 4,000"),
-    ({}, "'message' is required"),
-    ({"message": 42}, "message"),
-    ({"message": "hi", "user_os": "amiga"}, "windows, macos, linux"),
-    ({"message": "hi", "session_id": "../../etc/passwd"}, "session_id"),
-])
+@pytest.mark.parametrize(
+    "body, expected",
+    [
+        ({"message": ""}, "empty"),
+        ({"message": "   \n\t "}, "empty"),
+        ({"message": "x" * 4001}, "limit is 4,000"),
+        ({}, "'message' is required"),
+        ({"message": 42}, "message"),
+        ({"message": "hi", "user_os": "amiga"}, "windows, macos, linux"),
+        ({"message": "hi", "session_id": "../../etc/passwd"}, "session_id"),
+    ],
+)
 def test_bad_chat_requests_get_a_clear_422(serve, body, expected):
     with serve() as client:
         response = client.post("/chat", json=body)
@@ -90,12 +93,15 @@ def test_invalid_json_is_a_clear_422(serve):
 
 def test_a_body_that_is_not_a_json_object_is_a_clear_422(serve):
     with serve() as client:
-        for response in (client.post("/chat", data={"message": "hi"}),  # a form
-                         client.post("/chat", content=b'{"message": "hi"}', headers={"content-type": "text/plain"}),
-                         client.post("/chat", json=["hi"])):
+        for response in (
+            client.post("/chat", data={"message": "hi"}),  # a form
+            client.post("/chat", content=b'{"message": "hi"}', headers={"content-type": "text/plain"}),
+            client.post("/chat", json=["hi"]),
+        ):
             assert response.status_code == 422
-            assert response.json()["detail"] == ("The request body must be a JSON object sent with "
-                                                 "Content-Type: application/json.")
+            assert response.json()["detail"] == (
+                "The request body must be a JSON object sent with Content-Type: application/json."
+            )
 
 
 def test_control_characters_are_stripped_from_messages(serve):
@@ -114,8 +120,10 @@ def test_health_and_readiness(serve):
 
 def test_terminal_colour_codes_pasted_with_a_log_are_removed_whole(serve):
     with serve() as client:
-        reply = client.post("/chat", json={"message": "outlook says \x1b[31mERROR 0x800CCC0E\x1b[0m when sending",
-                                           "session_id": "ansi-1"}).json()
+        reply = client.post(
+            "/chat",
+            json={"message": "outlook says \x1b[31mERROR 0x800CCC0E\x1b[0m when sending", "session_id": "ansi-1"},
+        ).json()
         history = client.get("/sessions/ansi-1").text
     assert "ERROR 0x800CCC0E" in history and "[31m" not in history and "[0m" not in history
     assert "[31m" not in reply["answer"]
@@ -124,8 +132,9 @@ def test_terminal_colour_codes_pasted_with_a_log_are_removed_whole(serve):
 def test_a_long_message_under_the_limit_is_answered_not_failed(serve):
     # ~3,900 characters is far more than the embedding model reads (256 word pieces): the query is cut
     # there, it does not fail the turn
-    message = ("My laptop cannot connect to the VPN from home since this morning, it says the server is "
-               "unreachable. ") * 38
+    message = (
+        "My laptop cannot connect to the VPN from home since this morning, it says the server is unreachable. "
+    ) * 38
     assert len(message) < 4000
     with serve() as client:
         reply = client.post("/chat", json={"message": message})

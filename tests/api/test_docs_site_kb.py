@@ -13,8 +13,11 @@ from tests.unit.test_parsers import MARKUP_RESIDUE
 
 pytestmark = pytest.mark.slow
 DOCS_SITES = FIXTURES / "docs_sites"
-FRAGMENTS = {"kb/learn/includes/vpn-support-disclaimer.md", "kb/mkdocs/snippets/driver-warning.md",
-             "kb/docusaurus/_partials/live-usb.md"}
+FRAGMENTS = {
+    "kb/learn/includes/vpn-support-disclaimer.md",
+    "kb/mkdocs/snippets/driver-warning.md",
+    "kb/docusaurus/_partials/live-usb.md",
+}
 
 
 def test_a_docs_site_folder_is_indexed_with_its_includes_resolved_and_no_markup_left(serve, tmp_path):
@@ -22,8 +25,13 @@ def test_a_docs_site_folder_is_indexed_with_its_includes_resolved_and_no_markup_
     shutil.copytree(DOCS_SITES, kb)
     with serve(kb_dir=kb) as client:
         listed = {d["source"]: d for d in client.get("/documents").json()["documents"]}
-        assert set(listed) == {"kb/learn/reset-vpn-profile.md", "kb/mkdocs/printer-queue.md",
-                               "kb/docusaurus/wifi-setup.md", "kb/hugo/password-reset.md", "kb/rst-notes.txt"}
+        assert set(listed) == {
+            "kb/learn/reset-vpn-profile.md",
+            "kb/mkdocs/printer-queue.md",
+            "kb/docusaurus/wifi-setup.md",
+            "kb/hugo/password-reset.md",
+            "kb/rst-notes.txt",
+        }
         assert listed["kb/mkdocs/printer-queue.md"]["title"] == "Clearing a stuck print queue"
         # the original file is still downloadable, though it was indexed with its include resolved
         original = client.get(f"/documents/{listed['kb/learn/reset-vpn-profile.md']['id']}/content")
@@ -36,8 +44,10 @@ def test_a_docs_site_folder_is_indexed_with_its_includes_resolved_and_no_markup_
 
         steps = client.post("/search", json={"query": "registry key for the VPN profiles error 809 windows"}).json()
         windows = next(h for h in steps["results"] if h["section"] == "Resolution > Windows")
-        assert "3. Open Registry Editor and go to the following subkey:\n" \
-               "   HKEY_CURRENT_USER\\Software\\Brightwave\\VPN\\Profiles\n" in windows["text"]
+        assert (
+            "3. Open Registry Editor and go to the following subkey:\n"
+            "   HKEY_CURRENT_USER\\Software\\Brightwave\\VPN\\Profiles\n" in windows["text"]
+        )
         assert "\n4. Restart the client and sign in again." in windows["text"]
 
         chunks = list(client.app.state.resources.index.vector.iter_chunks())

@@ -32,9 +32,12 @@ def test_upload_list_replace_and_delete(serve):
 
 
 def test_every_format_is_accepted(serve):
-    files = {"a.pdf": (REPO / "kb" / "contact-it-service-desk.pdf").read_bytes(),
-             "b.html": b"<html><body><h1>Badges</h1><p>Ask reception.</p></body></html>",
-             "c.txt": b"Kiosk\n=====\n\nTap the screen.\n", "d.md": GUIDE}
+    files = {
+        "a.pdf": (REPO / "kb" / "contact-it-service-desk.pdf").read_bytes(),
+        "b.html": b"<html><body><h1>Badges</h1><p>Ask reception.</p></body></html>",
+        "c.txt": b"Kiosk\n=====\n\nTap the screen.\n",
+        "d.md": GUIDE,
+    }
     with serve(kb_dir=None) as client:
         for name, data in files.items():
             response = client.post("/documents?wait=true", files={"file": (name, data)})
@@ -43,16 +46,19 @@ def test_every_format_is_accepted(serve):
     assert types == ["html", "markdown", "pdf", "text"]
 
 
-@pytest.mark.parametrize("name, data, status, words", [
-    ("notes.docx", b"PK\x03\x04zipzip", 422, "damaged Office file"),
-    ("notes.odt", b"PK\x03\x04zipzip", 415, "not supported"),
-    ("vpn.adoc", b"= VPN\n\nNOTE: Text {sys:id}\n", 415, "asciidoctor vpn.adoc"),
-    ("report.pdf", b"this is plain text", 415, "not a PDF"),
-    ("scan.pdf", b"%PDF-1.4\n1 0 obj << >> endobj\ntrailer << >>\n%%EOF", 422, "PDF"),
-    ("empty.txt", b"", 422, "empty"),
-    ("blank.md", b"\n\n   \n", 422, "No text"),
-    ("data.txt", b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", 415, "binary"),
-])
+@pytest.mark.parametrize(
+    "name, data, status, words",
+    [
+        ("notes.docx", b"PK\x03\x04zipzip", 422, "damaged Office file"),
+        ("notes.odt", b"PK\x03\x04zipzip", 415, "not supported"),
+        ("vpn.adoc", b"= VPN\n\nNOTE: Text {sys:id}\n", 415, "asciidoctor vpn.adoc"),
+        ("report.pdf", b"this is plain text", 415, "not a PDF"),
+        ("scan.pdf", b"%PDF-1.4\n1 0 obj << >> endobj\ntrailer << >>\n%%EOF", 422, "PDF"),
+        ("empty.txt", b"", 422, "empty"),
+        ("blank.md", b"\n\n   \n", 422, "No text"),
+        ("data.txt", b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", 415, "binary"),
+    ],
+)
 def test_bad_uploads_are_refused_clearly_and_change_nothing(serve, name, data, status, words):
     with serve(kb_dir=None) as client:
         client.post("/documents?wait=true", files={"file": ("guide.md", GUIDE)})

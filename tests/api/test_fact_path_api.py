@@ -11,8 +11,9 @@ def test_a_fact_question_gets_one_cited_sentence_and_a_procedure_keeps_its_steps
     with serve(settings) as client:
         fact = client.post("/chat", json={"message": "What is the VPN server address?"}).json()
         # the same session: answer_path is per turn, the next answer is the normal one
-        steps = client.post("/chat", json={"message": "How do I connect to the VPN on my Mac?",
-                                           "session_id": fact["session_id"]}).json()
+        steps = client.post(
+            "/chat", json={"message": "How do I connect to the VPN on my Mac?", "session_id": fact["session_id"]}
+        ).json()
         trace = client.get(f"/traces/{fact['trace_id']}").json()
 
     assert fact["answer_path"] == "fact" and fact["action"] == "answer"

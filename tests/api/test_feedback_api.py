@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import logging
+
 import pytest
+
+from app.storage.database import Database, database_url_for
 
 pytestmark = pytest.mark.slow
 QUESTION = "How do I connect to the VPN on my Mac?"
@@ -15,8 +19,10 @@ def ask(client, message: str = QUESTION) -> dict:
 
 
 def vote(client, reply: dict, rating: str, **extra):
-    return client.post("/feedback", json={"session_id": reply["session_id"], "message_id": reply["message_id"],
-                                          "rating": rating, **extra})
+    return client.post(
+        "/feedback",
+        json={"session_id": reply["session_id"], "message_id": reply["message_id"], "rating": rating, **extra},
+    )
 
 
 def test_a_vote_is_recorded_once_per_message_and_its_reason_is_redacted(serve):
@@ -24,8 +30,12 @@ def test_a_vote_is_recorded_once_per_message_and_its_reason_is_redacted(serve):
         reply = ask(client)
         first = vote(client, reply, "up")
         assert first.status_code == 201
-        assert first.json() == {"status": "recorded", "message_id": reply["message_id"], "rating": "up",
-                                "chunks": len(reply["sources"])}
+        assert first.json() == {
+            "status": "recorded",
+            "message_id": reply["message_id"],
+            "rating": "up",
+            "chunks": len(reply["sources"]),
+        }
         again = vote(client, reply, "down", reason="wrong steps, my password is Hunter2Secret! btw")
         assert again.status_code == 200 and again.json()["status"] == "updated"
         stats = client.get("/feedback/stats").json()
@@ -34,13 +44,33 @@ def test_a_vote_is_recorded_once_per_message_and_its_reason_is_redacted(serve):
     assert "Hunter2Secret" not in reason and "[REDACTED:PASSWORD]" in reason
 
 
-@pytest.mark.parametrize("change, status", [
-    ({"session_id": "someone-else"}, 404),
-    ({"message_id": "0" * 32}, 404),
-    ({"rating": "meh"}, 422),
-    ({"message_id": "../etc"}, 422),
-    ({"reason": "x" * 1001}, 422),
-])
+def test_the_chat_still_answers_when_the_feedback_store_fails(serve, make_settings, caplog):
+    settings = make_settings()
+    with serve(settings) as client:
+        ask(client)
+        store = Database(database_url_for(settings))  # the real SQLite file the app writes, broken under it
+        with store.begin() as conn:
+            conn.exec_driver_sql("DROP TABLE votes")
+            conn.exec_driver_sql("DROP TABLE answers")
+        store.close()
+        with caplog.at_level(logging.WARNING, logger="app.chat_service"):
+            response = client.post("/chat", json={"message": QUESTION})
+    assert response.status_code == 200, response.text
+    reply = response.json()
+    assert reply["answer"] and reply["sources"]
+    assert f"could not record answer {reply['message_id']} for feedback" in caplog.text
+
+
+@pytest.mark.parametrize(
+    "change, status",
+    [
+        ({"session_id": "someone-else"}, 404),
+        ({"message_id": "0" * 32}, 404),
+        ({"rating": "meh"}, 422),
+        ({"message_id": "../etc"}, 422),
+        ({"reason": "x" * 1001}, 422),
+    ],
+)
 def test_feedback_on_an_unknown_message_or_with_bad_fields_is_refused(serve, change, status):
     with serve() as client:
         reply = ask(client)

@@ -17,9 +17,15 @@ def large_guide(sections: int, marker: str = "") -> bytes:
     """A generated manual of `sections` sections of about one chunk each (time for a job to be caught running)."""
     parts = ["# Field service manual\n"]
     for n in range(sections):
-        parts.append(f"\n## Procedure {n}\n\n" + " ".join(
-            f"Step {n}.{k}: check the relay {k} of cabinet {n}, note its reading in the log, and reseat the "
-            f"connector if the reading drifts." for k in range(8)) + "\n")
+        parts.append(
+            f"\n## Procedure {n}\n\n"
+            + " ".join(
+                f"Step {n}.{k}: check the relay {k} of cabinet {n}, note its reading in the log, and reseat the "
+                f"connector if the reading drifts."
+                for k in range(8)
+            )
+            + "\n"
+        )
     parts.append(f"\n## Closing\n\nThe closing code is {marker or 'none'}.\n")
     return "".join(parts).encode()
 
@@ -133,8 +139,9 @@ def test_deleting_a_document_cancels_its_queued_upload_before_it_runs(serve):
         client.post("/documents", files={"file": ("printers.md", GUIDE, "text/markdown")})
         assert worker.run_next() is True
         doc_id = client.get("/documents").json()["documents"][0]["id"]
-        queued = client.post("/documents", files={"file": ("printers.md", GUIDE + b"\nAlso FLOOR-4.\n",
-                                                                  "text/markdown")}).json()["job"]
+        queued = client.post(
+            "/documents", files={"file": ("printers.md", GUIDE + b"\nAlso FLOOR-4.\n", "text/markdown")}
+        ).json()["job"]
         assert client.delete(f"/documents/{doc_id}").status_code == 204
         job = client.get(f"/jobs/{queued['id']}").json()
         assert job["state"] == "cancelled" and "deleted" in job["error"] and "not indexed" in job["error"]

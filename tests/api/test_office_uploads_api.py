@@ -1,7 +1,13 @@
 """Word, PowerPoint, Excel and reStructuredText uploads through the real app: real parse sandbox, MiniLM, Chroma."""
 
-from tests.office_files import asset_list_xlsx, macro_docm_named_docx, onboarding_pptx, vpn_howto_docx, \
-    xlsx_with_external_link, zip_bomb_docx
+from tests.office_files import (
+    asset_list_xlsx,
+    macro_docm_named_docx,
+    onboarding_pptx,
+    vpn_howto_docx,
+    xlsx_with_external_link,
+    zip_bomb_docx,
+)
 
 RST = b"Printer jams\n============\n\n.. warning::\n   Switch the printer off first.\n\n#. Open tray 2.\n#. Pull the paper out.\n"
 
@@ -20,8 +26,11 @@ def test_an_uploaded_word_how_to_answers_with_its_steps_and_cites_it(serve):
 
 def test_decks_workbooks_and_restructuredtext_are_accepted_and_listed_by_type(serve):
     with serve(kb_dir=None) as client:
-        for name, data in {"onboarding.pptx": onboarding_pptx(), "assets.xlsx": asset_list_xlsx(),
-                           "printer.rst": RST}.items():
+        for name, data in {
+            "onboarding.pptx": onboarding_pptx(),
+            "assets.xlsx": asset_list_xlsx(),
+            "printer.rst": RST,
+        }.items():
             response = client.post("/documents?wait=true", files={"file": (name, data)})
             assert response.status_code == 201, (name, response.text)
         types = sorted(d["content_type"] for d in client.get("/documents").json()["documents"])
@@ -32,9 +41,11 @@ def test_hostile_office_files_get_a_clear_4xx_and_change_nothing(serve):
     with serve(kb_dir=None) as client:
         client.post("/documents?wait=true", files={"file": ("assets.xlsx", asset_list_xlsx())})
         before = client.get("/documents").json()
-        for name, data, status, words in [("bomb.docx", zip_bomb_docx(), 413, "decompression bomb"),
-                                          ("invoice.docx", macro_docm_named_docx(), 415, "macro-enabled"),
-                                          ("links.xlsx", xlsx_with_external_link(), 422, "external links")]:
+        for name, data, status, words in [
+            ("bomb.docx", zip_bomb_docx(), 413, "decompression bomb"),
+            ("invoice.docx", macro_docm_named_docx(), 415, "macro-enabled"),
+            ("links.xlsx", xlsx_with_external_link(), 422, "external links"),
+        ]:
             response = client.post("/documents?wait=true", files={"file": (name, data)})
             assert response.status_code == status and words in response.json()["detail"], (name, response.text)
         assert client.get("/documents").json() == before

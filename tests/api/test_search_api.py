@@ -9,13 +9,21 @@ import pytest
 
 pytestmark = pytest.mark.slow
 
-PASSWORD_HOWTO = (b"# Resetting your password\n\n## Steps\n\n1. Open password.example.test.\n"
-                  b"2. Click Forgot password and follow the e-mail link.\n")
-PASSWORD_POLICY = (b"# Password policy\n\nPasswords must be 14 characters long and are changed every year. "
-                   b"Never reuse a password.\n")
+PASSWORD_HOWTO = (
+    b"# Resetting your password\n\n## Steps\n\n1. Open password.example.test.\n"
+    b"2. Click Forgot password and follow the e-mail link.\n"
+)
+PASSWORD_POLICY = (
+    b"# Password policy\n\nPasswords must be 14 characters long and are changed every year. Never reuse a password.\n"
+)
 PRINTER = b"# Kiosk printers\n\nTap your badge on the printer and choose Release all to print your jobs.\n"
-HOWTO = {"context_type": "how-to", "content_domain": "Accounts", "document_category": ["guide"],
-         "relevance_tags": "password, self-service", "description": "Self-service reset"}
+HOWTO = {
+    "context_type": "how-to",
+    "content_domain": "Accounts",
+    "document_category": ["guide"],
+    "relevance_tags": "password, self-service",
+    "description": "Self-service reset",
+}
 POLICY = {"context_type": "policy", "content_domain": "accounts, security", "document_category": "policy"}
 
 
@@ -34,19 +42,26 @@ def test_documents_carry_their_context_and_filtered_search_returns_only_matching
         howto = upload(client, "reset.md", PASSWORD_HOWTO, HOWTO)
         upload(client, "policy.md", PASSWORD_POLICY, POLICY)
         upload(client, "kiosk.md", PRINTER)  # no context at all
-        assert howto["context"] == {"context_type": ["how-to"], "content_domain": ["accounts"],
-                                    "document_category": ["guide"], "relevance_tags": ["password", "self-service"],
-                                    "description": "Self-service reset"}
+        assert howto["context"] == {
+            "context_type": ["how-to"],
+            "content_domain": ["accounts"],
+            "document_category": ["guide"],
+            "relevance_tags": ["password", "self-service"],
+            "description": "Self-service reset",
+        }
         listed = {d["source"]: d["context"] for d in client.get("/documents").json()["documents"]}
         assert listed["uploads/policy.md"]["content_domain"] == ["accounts", "security"]
         assert listed["uploads/kiosk.md"] is None
 
         unfiltered = client.post("/search", json={"query": "password"})
         assert {"uploads/reset.md", "uploads/policy.md"} <= sources(unfiltered)
-        policy_only = client.post("/search", json={"query": "how do I reset my password",
-                                                   "filters": {"context_type": ["Policy"]}})
+        policy_only = client.post(
+            "/search", json={"query": "how do I reset my password", "filters": {"context_type": ["Policy"]}}
+        )
         assert policy_only.status_code == 200 and sources(policy_only) == {"uploads/policy.md"}
-        by_domain = client.get("/search", params={"q": "password", "filters": json.dumps({"content_domain": "security"})})
+        by_domain = client.get(
+            "/search", params={"q": "password", "filters": json.dumps({"content_domain": "security"})}
+        )
         assert sources(by_domain) == {"uploads/policy.md"}
         nothing = client.post("/search", json={"query": "printer", "filters": {"context_type": "how-to"}})
         assert "uploads/kiosk.md" not in sources(nothing)  # untagged documents never match a filter
@@ -62,11 +77,14 @@ def test_documents_carry_their_context_and_filtered_search_returns_only_matching
         assert "uploads/reset.md" not in {s["source"] for s in filtered["sources"]}
 
 
-@pytest.mark.parametrize("call", [
-    lambda c: c.post("/search", json={"query": "password", "filters": {"colour": ["red"]}}),
-    lambda c: c.get("/search", params={"q": "password", "filters": '{"colour": "red"}'}),
-    lambda c: c.post("/chat", json={"message": "password", "filters": {"colour": "red"}}),
-])
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda c: c.post("/search", json={"query": "password", "filters": {"colour": ["red"]}}),
+        lambda c: c.get("/search", params={"q": "password", "filters": '{"colour": "red"}'}),
+        lambda c: c.post("/chat", json={"message": "password", "filters": {"colour": "red"}}),
+    ],
+)
 def test_a_filter_naming_an_unknown_field_is_a_422_that_names_the_fields(serve, call):
     with serve(kb_dir=None) as client:
         response = call(client)
@@ -80,8 +98,9 @@ def test_bad_filters_and_incomplete_contexts_are_refused_and_change_nothing(serv
         assert client.post("/search", json={"query": "x", "filters": {"context_type": []}}).status_code == 422
         too_long = client.post("/search", json={"query": "x" * 5000})
         assert too_long.status_code == 422 and too_long.json()["detail"].startswith("'query':")  # the field is named
-        partial = client.post("/documents?wait=true", files={"file": ("reset.md", PASSWORD_HOWTO)},
-                              data={"context_type": "how-to"})
+        partial = client.post(
+            "/documents?wait=true", files={"file": ("reset.md", PASSWORD_HOWTO)}, data={"context_type": "how-to"}
+        )
         assert partial.status_code == 422
         assert "content_domain, document_category are required" in partial.json()["detail"]
         assert client.get("/documents").json()["documents"] == []
@@ -91,7 +110,9 @@ def test_the_same_file_with_a_new_context_is_reindexed(serve):
     with serve(kb_dir=None) as client:
         upload(client, "reset.md", PASSWORD_HOWTO, HOWTO)
         again = client.post("/documents?wait=true", files={"file": ("reset.md", PASSWORD_HOWTO)}, data=POLICY)
-        assert again.json()["status"] == "replaced" and again.json()["document"]["context"]["context_type"] == ["policy"]
+        assert again.json()["status"] == "replaced" and again.json()["document"]["context"]["context_type"] == [
+            "policy"
+        ]
         found = client.post("/search", json={"query": "reset password", "filters": {"context_type": "policy"}})
         assert sources(found) == {"uploads/reset.md"}
 
@@ -115,8 +136,10 @@ def test_the_lexical_index_survives_a_restart_and_follows_deletes(serve, make_se
 def test_a_password_typed_into_admin_search_is_searched_and_echoed_redacted(serve):
     with serve(kb_dir=None) as client:
         upload(client, "reset.md", PASSWORD_HOWTO, HOWTO)
-        for reply in (client.post("/search", json={"query": "reset my password, it is Tr0ub4dor&3x9"}),
-                      client.get("/search", params={"q": "reset my password, it is Tr0ub4dor&3x9"})):
+        for reply in (
+            client.post("/search", json={"query": "reset my password, it is Tr0ub4dor&3x9"}),
+            client.get("/search", params={"q": "reset my password, it is Tr0ub4dor&3x9"}),
+        ):
             assert reply.status_code == 200, reply.text
             assert "Tr0ub4dor" not in reply.text
             assert reply.json()["query"].startswith("reset my password, it is [REDACTED:")

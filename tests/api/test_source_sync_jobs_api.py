@@ -11,12 +11,18 @@ from tests.e2e.website_server import FakeWebsite, help_page
 
 
 def test_a_sync_whose_worker_died_on_its_last_attempt_shows_the_jobs_error_and_can_run_again(serve):
-    with FakeWebsite() as site, serve(kb_dir=None, inprocess_worker=False, job_lease_s=3,
-                                      job_max_attempts=1) as client:
+    with FakeWebsite() as site, serve(kb_dir=None, inprocess_worker=False, job_lease_s=3, job_max_attempts=1) as client:
         site.pages["/help/"] = help_page("Quillpad help", "<p>Quillpad notes sync every five minutes.</p>")
         resources = client.app.state.resources
-        source = client.post("/sources", json={"type": "website", "name": "Quillpad", "base_url": site.url,
-                                               "scope": {"start_urls": [f"{site.url}/help/"]}}).json()
+        source = client.post(
+            "/sources",
+            json={
+                "type": "website",
+                "name": "Quillpad",
+                "base_url": site.url,
+                "scope": {"start_urls": [f"{site.url}/help/"]},
+            },
+        ).json()
         started = client.post(f"/sources/{source['id']}/sync")
         assert started.status_code == 202 and client.get(f"/sources/{source['id']}").json()["status"] == "queued"
         job_id = started.json()["job"]["id"]
@@ -43,4 +49,3 @@ def test_a_sync_whose_worker_died_on_its_last_attempt_shows_the_jobs_error_and_c
         synced = client.get(f"/sources/{source['id']}").json()
         assert synced["status"] == "ok" and synced["last_error"] is None
         assert synced["last_counts"]["added"] == 1
-

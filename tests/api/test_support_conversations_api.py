@@ -10,8 +10,9 @@ import pytest
 from fastapi.testclient import TestClient
 
 from app.main import create_app
-from bench.conversations import status_summary
 from app.settings import Settings
+from bench.conversations import status_summary
+from tests.api.conversation import Chat
 from tests.conftest import REPO
 from tests.e2e.servers import StatusPageServer
 
@@ -26,23 +27,15 @@ def status_page():
 
 @pytest.fixture(scope="module")
 def client(tmp_path_factory, status_page):
-    settings = Settings(_env_file=None, data_dir=tmp_path_factory.mktemp("data"), kb_dir=REPO / "kb",
-                        status_page_url=status_page.url, status_ttl_s=1)
-    with TestClient(create_app(settings)) as test_client:
+    settings = Settings(
+        _env_file=None,
+        data_dir=tmp_path_factory.mktemp("data"),
+        kb_dir=REPO / "kb",
+        status_page_url=status_page.url,
+        status_ttl_s=1,
+    )
+    with TestClient(create_app(settings), base_url="http://localhost") as test_client:
         yield test_client
-
-
-class Chat:
-    def __init__(self, client):
-        self.client, self.session = client, None
-
-    def say(self, message, **extra):
-        body = {"message": message, **extra} | ({"session_id": self.session} if self.session else {})
-        response = self.client.post("/chat", json=body)
-        assert response.status_code == 200, response.text
-        reply = response.json()
-        self.session = reply["session_id"]
-        return reply
 
 
 def test_example_1_factual_vpn_question_gets_cited_steps(client):

@@ -20,8 +20,11 @@ def test_tickets_are_listed_per_session_newest_first_and_read_one_by_one(serve):
     with serve(kb_dir=None) as client:
         tickets = desk(client)
         older = tickets.create(draft(topic="outlook password prompt"), session_id="s-1", user_id="u-1")
-        newer = tickets.create(draft(summary="Printer jams on tray 2", topic="printer jam", priority="high"),
-                               session_id="s-1", user_id="u-1")
+        newer = tickets.create(
+            draft(summary="Printer jams on tray 2", topic="printer jam", priority="high"),
+            session_id="s-1",
+            user_id="u-1",
+        )
         tickets.create(draft(topic="wifi"), session_id="s-2", user_id="u-2")
         tickets.close(older["id"], "The user reported that it works now.")
 
@@ -44,11 +47,13 @@ def test_tickets_are_listed_per_session_newest_first_and_read_one_by_one(serve):
         assert detail["id"] == older["id"] and detail["status"] == "closed"
         assert detail["comments"] == ["The user reported that it works now."]
         assert detail["steps_tried"] == [{"step": "Clear cached credentials", "outcome": "failed"}]
-        assert detail["conversation"][0] == {"role": "user",
-                                             "content": "my password is [REDACTED:PASSWORD] and it loops"}
+        assert detail["conversation"][0] == {
+            "role": "user",
+            "content": "my password is [REDACTED:PASSWORD] and it loops",
+        }
 
         # the tickets are in the embedded database file under the data dir, so they survive a restart
-        assert (client.app.state.settings.data_dir / "deskmate.sqlite").is_file()
+        assert (client.app.state.settings.storage.data_dir / "deskmate.sqlite").is_file()
 
 
 def test_unknown_tickets_and_unsaid_owners_get_actionable_answers(serve):
@@ -71,8 +76,10 @@ def test_unknown_tickets_and_unsaid_owners_get_actionable_answers(serve):
 
 @pytest.mark.slow
 def test_with_jira_configured_a_ticket_shows_its_issue_and_live_status(serve):
-    with JiraServer() as server, serve(kb_dir=None, jira_url=server.url, jira_project_key="IT",
-                                       jira_token="jira-test-token") as client:
+    with (
+        JiraServer() as server,
+        serve(kb_dir=None, jira_url=server.url, jira_project_key="IT", jira_token="jira-test-token") as client,
+    ):
         ticket = desk(client).create(draft(), session_id="s-1", user_id="u-1")
         server.set_status("IT-1", "In Progress")
 

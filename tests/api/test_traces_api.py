@@ -20,7 +20,7 @@ SECRET = "Zebra!Secret77"
 @pytest.fixture(scope="module")
 def client(tmp_path_factory):
     settings = Settings(_env_file=None, data_dir=tmp_path_factory.mktemp("data"), kb_dir=FIXTURE_KB)
-    with TestClient(create_app(settings)) as test_client:
+    with TestClient(create_app(settings), base_url="http://localhost") as test_client:
         yield test_client
 
 
@@ -35,7 +35,10 @@ def test_a_chat_reply_carries_its_trace_id_and_per_stage_timings(client):
     assert trace["timings"] == timings and trace["action"] == reply["action"] == "answer"
     durations = {n["name"]: n["duration_ms"] for n in trace["nodes"]}
     assert durations["embed_query"] == pytest.approx(timings["embedding_ms"], abs=0.02)
-    assert trace["decisions"][0]["action"] == "answer" and "answers it with probability" in trace["decisions"][0]["reasoning"]
+    assert (
+        trace["decisions"][0]["action"] == "answer"
+        and "answers it with probability" in trace["decisions"][0]["reasoning"]
+    )
     candidate_ids = [c["chunk_id"] for c in trace["retrieval"][0]["candidates"]]
     assert {s["chunk_id"] for s in reply["sources"]} <= set(candidate_ids)
     assert all(0 < c["score"] <= 1 for c in trace["retrieval"][0]["candidates"])
@@ -55,7 +58,7 @@ def test_traces_hold_no_secret_and_no_embedding(client):
     assert SECRET not in str(trace)
     embed = next(n for n in trace["nodes"] if n["name"] == "embed_query")
     assert embed["output"]["query_embedding"] == "<384 floats>"
-    data_dir = client.app.state.settings.data_dir
+    data_dir = client.app.state.settings.storage.data_dir
     with sqlite3.connect(data_dir / "deskmate.sqlite") as db:
         dump = "\n".join(db.iterdump())
     assert SECRET not in dump and "[REDACTED:PASSWORD]" in dump
@@ -84,11 +87,17 @@ def test_indexing_runs_are_traced_without_the_raw_file(client):
 
 def test_a_vote_shows_up_on_the_trace(client):
     reply = client.post("/chat", json={"message": "How do I connect to the VPN on my Mac?"}).json()
-    vote = client.post("/feedback", json={"session_id": reply["session_id"], "message_id": reply["message_id"],
-                                          "rating": "up", "reason": "worked, thanks"})
+    vote = client.post(
+        "/feedback",
+        json={
+            "session_id": reply["session_id"],
+            "message_id": reply["message_id"],
+            "rating": "up",
+            "reason": "worked, thanks",
+        },
+    )
     assert vote.status_code == 201
-    assert client.get(f"/traces/{reply['trace_id']}").json()["feedback"] == {"rating": "up",
-                                                                               "reason": "worked, thanks"}
+    assert client.get(f"/traces/{reply['trace_id']}").json()["feedback"] == {"rating": "up", "reason": "worked, thanks"}
 
 
 def test_unknown_and_malformed_trace_ids_are_refused_clearly(client):
@@ -118,8 +127,14 @@ def _request(host: str, headers: dict | None = None, key: str | None = None) -> 
     class _App:
         state = _State()
 
-    scope = {"type": "http", "method": "GET", "path": "/traces", "client": (host, 5000), "app": _App(),
-             "headers": [(k.lower().encode(), v.encode()) for k, v in (headers or {}).items()]}
+    scope = {
+        "type": "http",
+        "method": "GET",
+        "path": "/traces",
+        "client": (host, 5000),
+        "app": _App(),
+        "headers": [(k.lower().encode(), v.encode()) for k, v in (headers or {}).items()],
+    }
     return Request(scope)
 
 
@@ -148,7 +163,7 @@ def test_local_traces_can_be_switched_off(serve):
         assert reply["timings"]["total_ms"] > 0  # timings do not depend on the store
         off = client.get("/traces")
         assert off.status_code == 404 and "DESKMATE_LOCAL_TRACES" in off.json()["detail"]
-        assert not (client.app.state.settings.data_dir / "traces.sqlite").exists()
+        assert not (client.app.state.settings.storage.data_dir / "traces.sqlite").exists()
 
 
 # --- the web UI's files --------------------------------------------------------------------------------

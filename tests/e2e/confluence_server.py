@@ -22,7 +22,7 @@ import base64
 import re
 import threading
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from urllib.parse import parse_qs, urlencode, urlsplit
 
 from tests.e2e.servers import FakeVendor, VendorHandler
@@ -35,7 +35,7 @@ class Page:
     title: str
     body: str  # storage format
     version: int = 1
-    modified: datetime = field(default_factory=lambda: datetime.now(timezone.utc))
+    modified: datetime = field(default_factory=lambda: datetime.now(UTC))
     status: str = "current"
     groups: list[str] = field(default_factory=list)  # read restriction: groups
     users: list[str] = field(default_factory=list)  # read restriction: account ids
@@ -43,8 +43,9 @@ class Page:
 
 
 class FakeConfluence(FakeVendor):
-    def __init__(self, *, email: str, token: str, spaces: dict[str, str] | None = None,
-                 data_center: bool = False) -> None:
+    def __init__(
+        self, *, email: str, token: str, spaces: dict[str, str] | None = None, data_center: bool = False
+    ) -> None:
         self.email, self.token = email, token
         self.data_center = data_center
         self.spaces = spaces or {"IT": "98304"}  # key → id
@@ -57,15 +58,16 @@ class FakeConfluence(FakeVendor):
         self._serve()
 
     # --- what a test does at the source -----------------------------------------------------------
-    def add_page(self, page_id: str, title: str, body: str, *, space: str = "IT", groups=(), users=(),
-                 parent: str | None = None) -> Page:
+    def add_page(
+        self, page_id: str, title: str, body: str, *, space: str = "IT", groups=(), users=(), parent: str | None = None
+    ) -> Page:
         page = Page(page_id, space, title, body, groups=list(groups), users=list(users), parent=parent)
         self.pages[page_id] = page
         return page
 
     def edit_page(self, page_id: str, body: str, *, title: str | None = None) -> None:
         page = self.pages[page_id]
-        page.body, page.version, page.modified = body, page.version + 1, datetime.now(timezone.utc)
+        page.body, page.version, page.modified = body, page.version + 1, datetime.now(UTC)
         if title:
             page.title = title
 
@@ -84,7 +86,6 @@ class FakeConfluence(FakeVendor):
         fake = self
 
         class Handler(VendorHandler):
-
             def do_GET(self) -> None:
                 with fake._lock:
                     fake.requests.append(self.path)
@@ -94,11 +95,15 @@ class FakeConfluence(FakeVendor):
                         fake.throttle_next -= 1
                 if throttled:
                     return self._send(429, {"message": "Rate limit exceeded"}, {"Retry-After": fake.retry_after})
-                expected = f"Bearer {fake.token}" if fake.data_center else \
-                    "Basic " + base64.b64encode(f"{fake.email}:{fake.token}".encode()).decode()
+                expected = (
+                    f"Bearer {fake.token}"
+                    if fake.data_center
+                    else "Basic " + base64.b64encode(f"{fake.email}:{fake.token}".encode()).decode()
+                )
                 if self.headers.get("Authorization") != expected:
-                    return self._send(401, {"statusCode": 401, "message": "Client must be authenticated to access "
-                                                                          "this resource."})
+                    return self._send(
+                        401, {"statusCode": 401, "message": "Client must be authenticated to access this resource."}
+                    )
                 parts = urlsplit(self.path)
                 query = {k: v[-1] for k, v in parse_qs(parts.query).items()}
                 try:
@@ -120,64 +125,101 @@ class FakeConfluence(FakeVendor):
     def route(self, path: str, query: dict) -> tuple[int, dict, dict]:
         if self.data_center:
             return self._route_data_center(path, query)
-        if (m := re.fullmatch(r"/wiki/api/v2/pages/(\d+)/ancestors", path)):
-            chain = self.ancestors(m.group(1))[-min(int(query.get("limit", 25)), 250):]
+        if m := re.fullmatch(r"/wiki/api/v2/pages/(\d+)/ancestors", path):
+            chain = self.ancestors(m.group(1))[-min(int(query.get("limit", 25)), 250) :]
             return 200, {"results": [{"id": a.id, "type": "page"} for a in chain], "_links": {}}, {}
         if path == "/wiki/api/v2/spaces":
             keys = query.get("keys", "").split(",")
-            return 200, {"results": [{"id": sid, "key": key, "name": key, "type": "global", "status": "current"}
-                                     for key, sid in self.spaces.items() if key in keys], "_links": {}}, {}
-        if (m := re.fullmatch(r"/wiki/api/v2/spaces/(\d+)/pages", path)):
+            return (
+                200,
+                {
+                    "results": [
+                        {"id": sid, "key": key, "name": key, "type": "global", "status": "current"}
+                        for key, sid in self.spaces.items()
+                        if key in keys
+                    ],
+                    "_links": {},
+                },
+                {},
+            )
+        if m := re.fullmatch(r"/wiki/api/v2/spaces/(\d+)/pages", path):
             key = next(k for k, sid in self.spaces.items() if sid == m.group(1))
             status = query.get("status", "current")
-            pages = sorted((p for p in self.pages.values() if p.space == key and p.status == status),
-                           key=lambda p: int(p.id))
+            pages = sorted(
+                (p for p in self.pages.values() if p.space == key and p.status == status), key=lambda p: int(p.id)
+            )
             return self._cursor_page(path, query, [self._page_json(p, body=False) for p in pages])
-        if (m := re.fullmatch(r"/wiki/api/v2/pages/(\d+)", path)):
+        if m := re.fullmatch(r"/wiki/api/v2/pages/(\d+)", path):
             page = self.pages[m.group(1)]
             return 200, self._page_json(page, body=query.get("body-format") == "storage"), {}
         if path == "/wiki/rest/api/content/search":
             return self._cql(query)
-        if (m := re.fullmatch(r"/wiki/rest/api/content/(\d+)/restriction/byOperation/read", path)):
+        if m := re.fullmatch(r"/wiki/rest/api/content/(\d+)/restriction/byOperation/read", path):
             return self._restrictions(self.pages[m.group(1)])
         raise KeyError(path)
 
     def _route_data_center(self, path: str, query: dict) -> tuple[int, dict, dict]:
         links = {"base": self.url, "context": ""}
-        if (m := re.fullmatch(r"/rest/api/space/(\w+)", path)):
+        if m := re.fullmatch(r"/rest/api/space/(\w+)", path):
             if m.group(1) not in self.spaces:
                 raise KeyError(path)
-            return 200, {"id": int(self.spaces[m.group(1)]), "key": m.group(1), "name": m.group(1), "type": "global",
-                         "_links": {"webui": f"/display/{m.group(1)}", **links}}, {}
+            return (
+                200,
+                {
+                    "id": int(self.spaces[m.group(1)]),
+                    "key": m.group(1),
+                    "name": m.group(1),
+                    "type": "global",
+                    "_links": {"webui": f"/display/{m.group(1)}", **links},
+                },
+                {},
+            )
         if path == "/rest/api/content":
-            pages = sorted((p for p in self.pages.values() if p.space == query.get("spaceKey")
-                            and p.status == query.get("status", "current")), key=lambda p: int(p.id))
+            pages = sorted(
+                (
+                    p
+                    for p in self.pages.values()
+                    if p.space == query.get("spaceKey") and p.status == query.get("status", "current")
+                ),
+                key=lambda p: int(p.id),
+            )
             start, limit = int(query.get("start", 0)), min(int(query.get("limit", 25)), 100)
-            chunk = pages[start:start + limit]
-            body = {"results": [self._content_v1(p, query.get("expand", "")) for p in chunk], "start": start,
-                    "limit": limit, "size": len(chunk), "_links": dict(links)}
+            chunk = pages[start : start + limit]
+            body = {
+                "results": [self._content_v1(p, query.get("expand", "")) for p in chunk],
+                "start": start,
+                "limit": limit,
+                "size": len(chunk),
+                "_links": dict(links),
+            }
             if start + limit < len(pages):
                 body["_links"]["next"] = "/rest/api/content?" + urlencode({**query, "start": start + limit})
             return 200, body, {}
-        if (m := re.fullmatch(r"/rest/api/content/(\d+)", path)):
+        if m := re.fullmatch(r"/rest/api/content/(\d+)", path):
             return 200, self._content_v1(self.pages[m.group(1)], query.get("expand", "")), {}
         if path == "/rest/api/content/search":
             return self._cql(query)
-        if (m := re.fullmatch(r"/rest/api/content/(\d+)/restriction/byOperation/read", path)):
+        if m := re.fullmatch(r"/rest/api/content/(\d+)/restriction/byOperation/read", path):
             return self._restrictions(self.pages[m.group(1)])
         raise KeyError(path)
 
     def _content_v1(self, page: Page, expand: str) -> dict:
-        item = {"id": page.id, "type": "page", "status": page.status, "title": page.title,
-                "_links": {"webui": f"/pages/viewpage.action?pageId={page.id}"}}
+        item = {
+            "id": page.id,
+            "type": "page",
+            "status": page.status,
+            "title": page.title,
+            "_links": {"webui": f"/pages/viewpage.action?pageId={page.id}"},
+        }
         wanted = set(expand.split(","))
         if "version" in wanted or "body.storage" in wanted:
             item["version"] = {"number": page.version, "when": page.modified.isoformat()}
         if "body.storage" in wanted:
             item["body"] = {"storage": {"value": page.body, "representation": "storage"}}
         if "ancestors" in wanted:
-            item["ancestors"] = [{"id": a.id, "type": "page", "status": a.status, "title": a.title}
-                                 for a in self.ancestors(page.id)]
+            item["ancestors"] = [
+                {"id": a.id, "type": "page", "status": a.status, "title": a.title} for a in self.ancestors(page.id)
+            ]
         return item
 
     def _restrictions(self, page: Page) -> tuple[int, dict, dict]:
@@ -185,20 +227,39 @@ class FakeConfluence(FakeVendor):
             users = [{"type": "known", "username": u, "userKey": f"key-{u}", "displayName": u} for u in page.users]
         else:
             users = [{"type": "known", "accountId": u, "displayName": u} for u in page.users]
-        return 200, {"operation": "read", "restrictions": {
-                "user": {"results": users,
-                         "start": 0, "limit": 200, "size": len(page.users)},
-                "group": {"results": [{"type": "group", "name": g, "id": f"g-{g}"} for g in page.groups],
-                          "start": 0, "limit": 200, "size": len(page.groups)}},
-                "_links": {"base": f"{self.url}/wiki", "context": "/wiki"}}, {}
+        return (
+            200,
+            {
+                "operation": "read",
+                "restrictions": {
+                    "user": {"results": users, "start": 0, "limit": 200, "size": len(page.users)},
+                    "group": {
+                        "results": [{"type": "group", "name": g, "id": f"g-{g}"} for g in page.groups],
+                        "start": 0,
+                        "limit": 200,
+                        "size": len(page.groups),
+                    },
+                },
+                "_links": {"base": f"{self.url}/wiki", "context": "/wiki"},
+            },
+            {},
+        )
 
     def _page_json(self, page: Page, *, body: bool) -> dict:
-        item = {"id": page.id, "status": page.status, "title": page.title, "spaceId": self.spaces[page.space],
-                "parentId": page.parent, "authorId": "5b10a2844c20165700ede21g",
-                "createdAt": page.modified.isoformat(), "version": {
-                    "number": page.version, "createdAt": page.modified.isoformat(), "message": ""},
-                "_links": {"webui": f"/spaces/{page.space}/pages/{page.id}/{page.title.replace(' ', '+')}",
-                           "tinyui": f"/x/{page.id}"}}
+        item = {
+            "id": page.id,
+            "status": page.status,
+            "title": page.title,
+            "spaceId": self.spaces[page.space],
+            "parentId": page.parent,
+            "authorId": "5b10a2844c20165700ede21g",
+            "createdAt": page.modified.isoformat(),
+            "version": {"number": page.version, "createdAt": page.modified.isoformat(), "message": ""},
+            "_links": {
+                "webui": f"/spaces/{page.space}/pages/{page.id}/{page.title.replace(' ', '+')}",
+                "tinyui": f"/x/{page.id}",
+            },
+        }
         if body:
             item["body"] = {"storage": {"representation": "storage", "value": page.body}}
         return item
@@ -206,7 +267,7 @@ class FakeConfluence(FakeVendor):
     def _cursor_page(self, path: str, query: dict, items: list[dict]) -> tuple[int, dict, dict]:
         limit = min(int(query.get("limit", 25)), 250)
         start = int(base64.urlsafe_b64decode(query["cursor"]).decode()) if query.get("cursor") else 0
-        chunk = items[start:start + limit]
+        chunk = items[start : start + limit]
         links: dict = {"base": f"{self.url}/wiki"}
         headers = {}
         if start + limit < len(items):
@@ -223,14 +284,28 @@ class FakeConfluence(FakeVendor):
         spaces = re.search(r"space\s+in\s*\(([^)]*)\)", cql) or re.search(r"space\s*=\s*(\"?\w+\"?)", cql)
         keys = {k.strip().strip('"') for k in spaces.group(1).split(",")} if spaces else set(self.spaces)
         since = re.search(r"lastmodified\s*>=\s*\"(\d{4}/\d{2}/\d{2} \d{2}:\d{2})\"", cql, re.I)
-        floor = datetime.strptime(since.group(1), "%Y/%m/%d %H:%M").replace(tzinfo=timezone.utc) if since else None
-        pages = sorted((p for p in self.pages.values() if p.space in keys and p.status == "current"
-                        and (floor is None or p.modified >= floor)), key=lambda p: int(p.id))
+        floor = datetime.strptime(since.group(1), "%Y/%m/%d %H:%M").replace(tzinfo=UTC) if since else None
+        pages = sorted(
+            (
+                p
+                for p in self.pages.values()
+                if p.space in keys and p.status == "current" and (floor is None or p.modified >= floor)
+            ),
+            key=lambda p: int(p.id),
+        )
         start, limit = int(query.get("start", 0)), min(int(query.get("limit", 25)), 100)
-        chunk = pages[start:start + limit]
-        results = [{"id": p.id, "type": "page", "status": p.status, "title": p.title,
-                    "version": {"number": p.version, "when": p.modified.isoformat()},
-                    "_links": {"webui": f"/spaces/{p.space}/pages/{p.id}"}} for p in chunk]
+        chunk = pages[start : start + limit]
+        results = [
+            {
+                "id": p.id,
+                "type": "page",
+                "status": p.status,
+                "title": p.title,
+                "version": {"number": p.version, "when": p.modified.isoformat()},
+                "_links": {"webui": f"/spaces/{p.space}/pages/{p.id}"},
+            }
+            for p in chunk
+        ]
         links = {"base": f"{self.url}/wiki", "context": "/wiki"}
         if start + limit < len(pages):
             links["next"] = "/rest/api/content/search?" + urlencode({**query, "start": start + limit})

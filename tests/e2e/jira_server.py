@@ -40,10 +40,18 @@ _CLAUSES = [
 
 
 class JiraServer(_Server):
-    def __init__(self, *, project: str = "IT", token: str = "jira-test-token", email: str | None = None,
-                 cloud: bool = False, resolution_required: bool = False, delay_s: float = 0.0,
-                 priorities: tuple[str, ...] = ("Lowest", "Low", "Medium", "High", "Highest"),
-                 issue_types: tuple[str, ...] = ("Task", "Bug", "IT Help")) -> None:
+    def __init__(
+        self,
+        *,
+        project: str = "IT",
+        token: str = "jira-test-token",
+        email: str | None = None,
+        cloud: bool = False,
+        resolution_required: bool = False,
+        delay_s: float = 0.0,
+        priorities: tuple[str, ...] = ("Lowest", "Low", "Medium", "High", "Highest"),
+        issue_types: tuple[str, ...] = ("Task", "Bug", "IT Help"),
+    ) -> None:
         self.project = project
         self.token = token
         self.email = email
@@ -95,7 +103,7 @@ class JiraServer(_Server):
         if "priority" in fields and (fields["priority"] or {}).get("name") not in self.priorities:
             errors["priority"] = "Specify the Priority (name) in the string format"
         labels = fields.get("labels", [])
-        if not isinstance(labels, list) or any(not isinstance(l, str) or " " in l for l in labels):
+        if not isinstance(labels, list) or any(not isinstance(label, str) or " " in label for label in labels):
             errors["labels"] = "Labels cannot contain spaces."
         description = fields.get("description", "")
         if not isinstance(description, str) or len(description) > 32767:
@@ -105,11 +113,19 @@ class JiraServer(_Server):
         with self._lock:
             number = len(self.issues) + 1
             key = f"{self.project}-{number}"
-            self.issues[key] = {"id": str(10000 + number), "key": key, "number": number, "summary": summary,
-                                "description": description, "labels": labels,
-                                "priority": (fields.get("priority") or {}).get("name"),
-                                "issuetype": fields["issuetype"]["name"], "status": "To Do", "comments": [],
-                                "resolution": None}
+            self.issues[key] = {
+                "id": str(10000 + number),
+                "key": key,
+                "number": number,
+                "summary": summary,
+                "description": description,
+                "labels": labels,
+                "priority": (fields.get("priority") or {}).get("name"),
+                "issuetype": fields["issuetype"]["name"],
+                "status": "To Do",
+                "comments": [],
+                "resolution": None,
+            }
         return 201, {"id": str(10000 + number), "key": key, "self": f"{self.url}/rest/api/2/issue/{10000 + number}"}
 
     def search(self, jql: str, max_results: int) -> tuple[int, dict]:
@@ -117,7 +133,7 @@ class JiraServer(_Server):
         where = re.split(r"\s+order\s+by\s+", jql, flags=re.IGNORECASE)[0].strip()
         matches = list(self.issues.values())
         for clause in (c.strip() for c in re.split(r"\s+AND\s+", where, flags=re.IGNORECASE) if c.strip()):
-            for kind, pattern in _CLAUSES:
+            for kind, pattern in _CLAUSES:  # noqa: B007 (the matching clause's kind is read after the loop)
                 found = pattern.match(clause)
                 if found:
                     break
@@ -135,8 +151,15 @@ class JiraServer(_Server):
                 matches = [i for i in matches if i["key"] in keys]
         matches.sort(key=lambda i: i["number"], reverse=order_desc)
         shown = matches[:max_results]
-        issues = [{"id": i["id"], "key": i["key"], "self": f"{self.url}/rest/api/2/issue/{i['id']}",
-                   "fields": {"summary": i["summary"], "status": _status(i["status"])}} for i in shown]
+        issues = [
+            {
+                "id": i["id"],
+                "key": i["key"],
+                "self": f"{self.url}/rest/api/2/issue/{i['id']}",
+                "fields": {"summary": i["summary"], "status": _status(i["status"])},
+            }
+            for i in shown
+        ]
         if self.cloud:
             return 200, {"issues": issues, "isLast": True}
         return 200, {"startAt": 0, "maxResults": max_results, "total": len(matches), "issues": issues}
@@ -144,8 +167,12 @@ class JiraServer(_Server):
     def transitions(self, key: str) -> list[dict]:
         listed = []
         for tid, name, target in WORKFLOW[self.issues[key]["status"]]:
-            transition: dict[str, Any] = {"id": tid, "name": name, "to": {"name": target, **_status(target)},
-                                          "fields": {}}
+            transition: dict[str, Any] = {
+                "id": tid,
+                "name": name,
+                "to": {"name": target, **_status(target)},
+                "fields": {},
+            }
             if target == "Done" and self.resolution_required:
                 transition["fields"]["resolution"] = {"required": True, "name": "Resolution"}
             listed.append(transition)
@@ -190,8 +217,15 @@ class _JiraHandler(_Handler):
             body = json.loads(raw) if raw else {}
         except ValueError:
             body = None
-        server.requests.append({"method": self.command, "path": url.path, "query": query, "body": body,
-                                "headers": {k.lower(): v for k, v in self.headers.items()}})
+        server.requests.append(
+            {
+                "method": self.command,
+                "path": url.path,
+                "query": query,
+                "body": body,
+                "headers": {k.lower(): v for k, v in self.headers.items()},
+            }
+        )
         if server.delay_s:
             time.sleep(server.delay_s)
         failure = server.next_failure()
@@ -200,8 +234,13 @@ class _JiraHandler(_Handler):
             self._reply(status, {"errorMessages": [f"scripted {status}"], "errors": {}}, headers)
             return
         if self.headers.get("authorization") != server.expected_authorization():
-            self._reply(401, {"errorMessages": ["You are not authenticated. Authentication required to perform "
-                                                "this operation."], "errors": {}})
+            self._reply(
+                401,
+                {
+                    "errorMessages": ["You are not authenticated. Authentication required to perform this operation."],
+                    "errors": {},
+                },
+            )
             return
         if body is None:
             self._reply(400, {"errorMessages": ["Unexpected character: the body is not JSON."], "errors": {}})
@@ -214,8 +253,15 @@ class _JiraHandler(_Handler):
             return
         if self.command == "GET" and path in ("/rest/api/2/search", "/rest/api/2/search/jql"):
             if server.cloud and path == "/rest/api/2/search":
-                self._reply(410, {"errorMessages": ["The requested API has been removed. Please migrate to the "
-                                                    "/rest/api/3/search/jql API."], "errors": {}})
+                self._reply(
+                    410,
+                    {
+                        "errorMessages": [
+                            "The requested API has been removed. Please migrate to the /rest/api/3/search/jql API."
+                        ],
+                        "errors": {},
+                    },
+                )
             elif not server.cloud and path.endswith("/jql"):
                 self._reply(404, {"errorMessages": ["null for uri: " + path], "errors": {}})
             else:
@@ -227,8 +273,9 @@ class _JiraHandler(_Handler):
             return
         key, what = match.groups()
         if key not in server.issues:
-            self._reply(404, {"errorMessages": ["Issue does not exist or you do not have permission to see it."],
-                              "errors": {}})
+            self._reply(
+                404, {"errorMessages": ["Issue does not exist or you do not have permission to see it."], "errors": {}}
+            )
         elif what == "transitions" and self.command == "GET":
             self._reply(200, {"expand": "transitions", "transitions": server.transitions(key)})
         elif what == "transitions":

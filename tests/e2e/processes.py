@@ -21,9 +21,11 @@ DESKMATE = [sys.executable, "-m", "app.cli"]
 REPO = Path(__file__).resolve().parents[2]
 
 
-def _wait_until(ready, process: subprocess.Popen, what: str, timeout_s: float) -> None:
-    deadline = time.time() + timeout_s
-    while time.time() < deadline:
+def _wait_until(ready, process: subprocess.Popen, what: str, timeout_s: float | None) -> None:
+    """Poll `ready` until it holds or the process exits; None: no deadline of its own (pytest-timeout bounds
+    the test), since a start-up on a busy machine takes what it takes."""
+    deadline = None if timeout_s is None else time.monotonic() + timeout_s
+    while deadline is None or time.monotonic() < deadline:
         if process.poll() is not None:
             err = process.stderr.read() if process.stderr else ""
             raise RuntimeError(f"{what} exited with {process.returncode}: {err[-2000:]}")
@@ -37,6 +39,11 @@ def _wait_until(ready, process: subprocess.Popen, what: str, timeout_s: float) -
     raise RuntimeError(f"{what} was not ready within {timeout_s:.0f} s")
 
 
+def wait_for_ready(process: subprocess.Popen, url: str, what: str = "deskmate serve") -> None:
+    """Until `url`/ready answers 200, or raise when the process exits first."""
+    _wait_until(lambda: httpx.get(f"{url}/ready", timeout=2).status_code == 200, process, what, None)
+
+
 class ChromaServer:
     """A `chroma run` persisting to `path` on `port` (a free one by default); `kill()` then `start()` again
     brings it back on the same port and path, as a restarted container does."""
@@ -45,15 +52,22 @@ class ChromaServer:
         self.path, self.port = path, port or free_port()
         self.process: subprocess.Popen | None = None
 
-    def start(self) -> "ChromaServer":
+    def start(self) -> ChromaServer:
         chroma = Path(sys.executable).parent / "chroma"
         if not chroma.exists():
             chroma = Path(shutil.which("chroma") or "chroma")
         self.process = subprocess.Popen(
             [str(chroma), "run", "--path", str(self.path), "--host", "127.0.0.1", "--port", str(self.port)],
-            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-        _wait_until(lambda: httpx.get(f"http://127.0.0.1:{self.port}/api/v2/heartbeat", timeout=1).status_code == 200,
-                    self.process, "chroma run", 60)
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        _wait_until(
+            lambda: httpx.get(f"http://127.0.0.1:{self.port}/api/v2/heartbeat", timeout=1).status_code == 200,
+            self.process,
+            "chroma run",
+            None,
+        )
         return self
 
     def kill(self) -> None:
@@ -83,13 +97,23 @@ class Replica:
     def __init__(self, name: str, env: dict[str, str]) -> None:
         self.name, self.port, self.env = name, free_port(), env
         self.url = f"http://127.0.0.1:{self.port}"
-        self.process = subprocess.Popen(DESKMATE + ["serve", "--port", str(self.port)], env=env, cwd=REPO,
-                                        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        self.process = subprocess.Popen(
+            DESKMATE + ["serve", "--port", str(self.port)],
+            env=env,
+            cwd=REPO,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         self.http = httpx.Client(base_url=self.url, timeout=60)
 
-    def wait_ready(self, timeout_s: float = 600) -> "Replica":
-        _wait_until(lambda: self.http.get("/ready", timeout=2).status_code == 200, self.process,
-                    f"replica {self.name}", timeout_s)
+    def wait_ready(self, timeout_s: float | None = None) -> Replica:
+        _wait_until(
+            lambda: self.http.get("/ready", timeout=2).status_code == 200,
+            self.process,
+            f"replica {self.name}",
+            timeout_s,
+        )
         return self
 
     def kill(self) -> None:
@@ -120,18 +144,19 @@ class Worker:
     def __init__(self, name: str, env: dict[str, str], log_path: Path) -> None:
         self.name, self.log_path = name, log_path
         with open(log_path, "ab") as log:
-            self.process = subprocess.Popen(DESKMATE + ["worker", "--poll", "0.2"], env=env, cwd=REPO,
-                                            stdout=log, stderr=subprocess.STDOUT)
+            self.process = subprocess.Popen(
+                DESKMATE + ["worker", "--poll", "0.2"], env=env, cwd=REPO, stdout=log, stderr=subprocess.STDOUT
+            )
 
     def log(self) -> str:
         return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
 
-    def wait_ready(self, timeout_s: float = 600) -> "Worker":
-        deadline = time.time() + timeout_s
+    def wait_ready(self, timeout_s: float | None = None) -> Worker:
+        deadline = None if timeout_s is None else time.monotonic() + timeout_s
         while "deskmate worker" not in self.log() or " ready:" not in self.log():
             if self.process.poll() is not None:
                 raise RuntimeError(f"worker {self.name} exited with {self.process.returncode}: {self.log()[-2000:]}")
-            if time.time() > deadline:
+            if deadline is not None and time.monotonic() > deadline:
                 raise RuntimeError(f"worker {self.name} was not ready within {timeout_s:.0f} s")
             time.sleep(0.3)
         return self

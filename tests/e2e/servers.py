@@ -11,17 +11,32 @@
 from __future__ import annotations
 
 import json
+import os
+import random
 import socket
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable
 
+# A port for a server a test starts in another process. It is free when chosen and bound a moment later by
+# that process, so it is drawn where nothing else draws: below the kernel's ephemeral range (32768+, where
+# outgoing connections and bind-to-0 land), in a block of its own per pytest-xdist worker, at random.
+_PORT_BLOCK = 1000
+_PORT_BASE = 20000  # worker n draws from 20000 + 1000·n (n < 12)
+
 
 def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw")
+    low = _PORT_BASE + (int(worker) if worker.isdigit() else 0) % 12 * _PORT_BLOCK
+    for port in random.sample(range(low, low + _PORT_BLOCK), _PORT_BLOCK):
+        with socket.socket() as sock:
+            try:
+                sock.bind(("127.0.0.1", port))
+            except OSError:  # in use, or still in TIME_WAIT from an earlier test
+                continue
+            return port
+    raise RuntimeError(f"no free port in {low}..{low + _PORT_BLOCK - 1}")
 
 
 class _Server:
@@ -65,7 +80,10 @@ class _Handler(BaseHTTPRequestHandler):
 
 def completion(content: str, model: str = "stub-model") -> dict:
     return {
-        "id": "chatcmpl-stub", "object": "chat.completion", "created": int(time.time()), "model": model,
+        "id": "chatcmpl-stub",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": model,
         "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
         "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
     }
@@ -124,9 +142,14 @@ class RecordingServer(_Server):
 
 class _RecordingHandler(_Handler):
     def _record(self) -> None:
-        self.owner.requests.append({"method": self.command, "path": self.path,
-                                    "headers": {k.lower(): v for k, v in self.headers.items()},
-                                    "body": self._body()})
+        self.owner.requests.append(
+            {
+                "method": self.command,
+                "path": self.path,
+                "headers": {k.lower(): v for k, v in self.headers.items()},
+                "body": self._body(),
+            }
+        )
         self._send(200, b"{}")
 
     do_POST = do_PUT = do_GET = do_PATCH = _record  # noqa: N815
@@ -135,43 +158,49 @@ class _RecordingHandler(_Handler):
 class StatusPageServer(_Server):
     """A Statuspage page: GET /api/v2/summary.json answers with whatever the test set via `serve()`.
 
-    `delay_s` makes it slow (the reply comes after the sleep); every request is recorded.
+    `delay_s` makes it slow (the reply comes after the wait, or when the test sets `released`); every request
+    is recorded, and `answered` counts the replies sent.
     """
 
     SUMMARY_PATH = "/api/v2/summary.json"
 
-    def __init__(self, body: bytes = b"{}", *, status: int = 200, content_type: str = "application/json",
-                 delay_s: float = 0.0) -> None:
+    def __init__(
+        self, body: bytes = b"{}", *, status: int = 200, content_type: str = "application/json", delay_s: float = 0.0
+    ) -> None:
         self.serve(body, status=status, content_type=content_type, delay_s=delay_s)
+        self.released = threading.Event()
+        self.answered = 0
         super().__init__(_StatusPageHandler)
 
-    def serve(self, body: bytes, *, status: int = 200, content_type: str = "application/json",
-              delay_s: float = 0.0) -> None:
+    def serve(
+        self, body: bytes, *, status: int = 200, content_type: str = "application/json", delay_s: float = 0.0
+    ) -> None:
         self.reply = (status, body, content_type, delay_s)
 
 
 class _StatusPageHandler(_Handler):
     def do_GET(self) -> None:
-        self.owner.requests.append({"method": "GET", "path": self.path,
-                                    "headers": {k.lower(): v for k, v in self.headers.items()}})
+        self.owner.requests.append(
+            {"method": "GET", "path": self.path, "headers": {k.lower(): v for k, v in self.headers.items()}}
+        )
         if self.path.split("?")[0] != StatusPageServer.SUMMARY_PATH:
             self._send(404, b"<html>Not found</html>", "text/html")
             return
         status, body, content_type, delay_s = self.owner.reply
         if delay_s:
-            time.sleep(delay_s)
+            self.owner.released.wait(delay_s)
         try:
             self._send(status, body, content_type)
         except (BrokenPipeError, ConnectionResetError):  # the client gave up waiting, as it should
             pass
+        self.owner.answered += 1
 
 
 class JsonApiServer(_Server):
     """A small read-only JSON API (an asset register, a licence portal): GET <path>?… answers with
     `routes[path](query)` → (status, body); bytes bodies are sent as they are. Every request is recorded."""
 
-    def __init__(self, routes: dict[str, Callable[[dict[str, str]], tuple[int, Any]]],
-                 delay_s: float = 0.0) -> None:
+    def __init__(self, routes: dict[str, Callable[[dict[str, str]], tuple[int, Any]]], delay_s: float = 0.0) -> None:
         self.routes = routes
         self.delay_s = delay_s
         super().__init__(_JsonApiHandler)
@@ -183,8 +212,15 @@ class _JsonApiHandler(_Handler):
 
         parts = urlsplit(self.path)
         query = dict(parse_qsl(parts.query))
-        self.owner.requests.append({"method": "GET", "path": parts.path, "query": query, "raw_path": self.path,
-                                    "headers": {k.lower(): v for k, v in self.headers.items()}})
+        self.owner.requests.append(
+            {
+                "method": "GET",
+                "path": parts.path,
+                "query": query,
+                "raw_path": self.path,
+                "headers": {k.lower(): v for k, v in self.headers.items()},
+            }
+        )
         if self.owner.delay_s:
             time.sleep(self.owner.delay_s)
         route = self.owner.routes.get(parts.path)
@@ -242,4 +278,3 @@ class VendorHandler(BaseHTTPRequestHandler):
             self.send_header(name, value)
         self.end_headers()
         self.wfile.write(payload)
-

@@ -30,8 +30,11 @@ def scripted(request: dict) -> str:
         return json.dumps({"reasoning": "answer it", "action": "answer"})
     if "Classify the employee" in prompt:
         return "hr_question"
-    return "From the documentation: see the steps [1]." if 'source id=\\"1\\"' in prompt else \
-        "In general, restart the device and try again."
+    return (
+        "From the documentation: see the steps [1]."
+        if 'source id=\\"1\\"' in prompt
+        else "In general, restart the device and try again."
+    )
 
 
 @pytest.fixture
@@ -62,15 +65,17 @@ def test_the_offline_example_answers_extractively_and_refuses_what_the_documents
         assert other["mode_notice"] and "RAG_ONLY" in other["mode_notice"]  # the mode was chosen: it says so
 
 
-def test_the_groq_example_sends_the_collection_prompt_and_budget_and_falls_back_to_general_help(serve, llm,
-                                                                                                monkeypatch):
+def test_the_groq_example_sends_the_collection_prompt_and_budget_and_falls_back_to_general_help(
+    serve, llm, monkeypatch
+):
     monkeypatch.setenv("GROQ_API_KEY", "gsk_test_key")
     monkeypatch.setenv("GROQ_BASE_URL", llm.url)  # the groq SDK posts to <base>/openai/v1/chat/completions
     with serve(config_file=EXAMPLES / "groq-single-collection.yaml") as client:
         vpn = ask(client, "How do I connect to the VPN on my Mac?")
         assert vpn["answer_policy"]["rule"]["name"] == "documented answer"
-        answer_call = next(r for r in llm.requests if "Answer as Brightwave's IT service desk" in
-                           r["body"]["messages"][0]["content"])
+        answer_call = next(
+            r for r in llm.requests if "Answer as Brightwave's IT service desk" in r["body"]["messages"][0]["content"]
+        )
         assert answer_call["path"].endswith("/openai/v1/chat/completions")
         assert answer_call["headers"]["authorization"] == "Bearer gsk_test_key"
         assert answer_call["body"]["max_tokens"] == 700  # ${profile.service_tokens}
@@ -86,16 +91,28 @@ def test_the_groq_example_sends_the_collection_prompt_and_budget_and_falls_back_
 
 
 def test_the_multi_collection_example_answers_hr_from_its_collection_and_detects_intent_only_when_needed(
-        serve, llm, monkeypatch):
+    serve, llm, monkeypatch
+):
     monkeypatch.setenv("OLLAMA_BASE_URL", f"{llm.url}/v1")
     with serve(config_file=EXAMPLES / "ollama-multi-collection.yaml") as client:
-        stored = client.post("/documents?wait=true", files={"file": ("leave-policy.md", HR_DOC, "text/markdown")},
-                             data={"collection": "hr"})
+        stored = client.post(
+            "/documents?wait=true",
+            files={"file": ("leave-policy.md", HR_DOC, "text/markdown")},
+            data={"collection": "hr"},
+        )
         assert stored.status_code == 201, stored.text
-        assert client.get("/documents", params={"collection": "hr"}).json()["documents"][0]["title"] == \
-            "Annual leave policy"
-        assert client.post("/documents?wait=true", files={"file": ("x.md", HR_DOC, "text/markdown")},
-                           data={"collection": "payroll"}).status_code == 422
+        assert (
+            client.get("/documents", params={"collection": "hr"}).json()["documents"][0]["title"]
+            == "Annual leave policy"
+        )
+        assert (
+            client.post(
+                "/documents?wait=true",
+                files={"file": ("x.md", HR_DOC, "text/markdown")},
+                data={"collection": "payroll"},
+            ).status_code
+            == 422
+        )
 
         leave = ask(client, "how many days of annual leave do I get", collections=["hr"])
         assert leave["answer_policy"]["rule"]["name"] == "HR policy"
@@ -131,8 +148,11 @@ def test_the_chat_only_example_answers_every_question_from_the_llm_with_its_pers
 
 def test_system_message_directives_steer_the_mode_and_bad_ones_are_refused_or_reported(serve, llm):
     with serve(llm_base_url=f"{llm.url}/v1", llm_model="stub") as client:
-        hybrid = ask(client, "what is the capital of france",
-                     system="You are the IT desk.\nRESPONSE_MODE: LLM_ONLY\nMIN_CONFIDENCE: high")
+        hybrid = ask(
+            client,
+            "what is the capital of france",
+            system="You are the IT desk.\nRESPONSE_MODE: LLM_ONLY\nMIN_CONFIDENCE: high",
+        )
         assert hybrid["answer_policy"]["plan"]["source"] == "llm" and hybrid["mode_notice"]
         assert any("MIN_CONFIDENCE" in w for w in hybrid["directive_warnings"])
         assert any("You are the IT desk." in json.dumps(r["body"]) for r in llm.requests)  # the persona
@@ -144,11 +164,16 @@ def test_system_message_directives_steer_the_mode_and_bad_ones_are_refused_or_re
 
 def test_a_broken_configuration_file_stops_the_start_with_every_problem_listed(tmp_path):
     broken = tmp_path / "broken.yaml"
-    broken.write_text("llms:\n  a: {type: openai-compatible}\nresponses:\n  - match: {rag_result: maybe}\n"
-                      "    llm: nowhere\n")
-    started = subprocess.run([sys.executable, "-m", "app.cli", "serve", "--port", "1"], capture_output=True,
-                             text=True, timeout=120, env={"DESKMATE_CONFIG": str(broken), "PATH": "/usr/bin:/bin",
-                                                          "DESKMATE_DATA_DIR": str(tmp_path / "d")})
+    broken.write_text(
+        "llms:\n  a: {type: openai-compatible}\nresponses:\n  - match: {rag_result: maybe}\n    llm: nowhere\n"
+    )
+    started = subprocess.run(
+        [sys.executable, "-m", "app.cli", "serve", "--port", "1"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={"DESKMATE_CONFIG": str(broken), "PATH": "/usr/bin:/bin", "DESKMATE_DATA_DIR": str(tmp_path / "d")},
+    )
     assert started.returncode == 2 and "Traceback" not in started.stderr
     for problem in ("needs base_url", "rag_result must be one of", "unknown LLM 'nowhere'", "no fallback rule"):
         assert problem in started.stderr, started.stderr
@@ -161,18 +186,21 @@ PROMPT_OF = {  # a phrase only that prompt template holds → which path wrote t
 }
 
 
-@pytest.mark.parametrize("mode, min_confidence, question, source", [
-    ("RAG_ONLY", 0.0, "what is the capital of france", "refuse"),
-    ("RAG_ONLY", 1.0, "How do I connect to the VPN on my Mac?", "documents"),
-    ("LLM_ONLY", 0.0, "How do I connect to the VPN on my Mac?", "llm"),
-    ("HYBRID", 0.0, "How do I connect to the VPN on my Mac?", "documents+llm"),
-    ("SMART_FALLBACK", 0.0, "How do I connect to the VPN on my Mac?", "documents"),
-    ("SMART_FALLBACK", 1.0, "How do I connect to the VPN on my Mac?", "documents+llm"),
-    ("SMART_FALLBACK", 0.5, "what is the capital of france", "llm"),
-    ("RAG_PRIORITY", 1.0, "How do I connect to the VPN on my Mac?", "documents"),
-    ("LLM_PRIORITY", 0.0, "How do I connect to the VPN on my Mac?", "documents+llm"),
-    ("LLM_PRIORITY", 1.0, "How do I connect to the VPN on my Mac?", "llm"),
-])
+@pytest.mark.parametrize(
+    "mode, min_confidence, question, source",
+    [
+        ("RAG_ONLY", 0.0, "what is the capital of france", "refuse"),
+        ("RAG_ONLY", 1.0, "How do I connect to the VPN on my Mac?", "documents"),
+        ("LLM_ONLY", 0.0, "How do I connect to the VPN on my Mac?", "llm"),
+        ("HYBRID", 0.0, "How do I connect to the VPN on my Mac?", "documents+llm"),
+        ("SMART_FALLBACK", 0.0, "How do I connect to the VPN on my Mac?", "documents"),
+        ("SMART_FALLBACK", 1.0, "How do I connect to the VPN on my Mac?", "documents+llm"),
+        ("SMART_FALLBACK", 0.5, "what is the capital of france", "llm"),
+        ("RAG_PRIORITY", 1.0, "How do I connect to the VPN on my Mac?", "documents"),
+        ("LLM_PRIORITY", 0.0, "How do I connect to the VPN on my Mac?", "documents+llm"),
+        ("LLM_PRIORITY", 1.0, "How do I connect to the VPN on my Mac?", "llm"),
+    ],
+)
 def test_each_response_mode_answers_through_its_own_path(serve, llm, mode, min_confidence, question, source):
     with serve(llm_base_url=f"{llm.url}/v1", llm_model="stub") as client:
         llm.requests.clear()

@@ -11,13 +11,13 @@ import os
 import re
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import httpx
 import pytest
 
 from tests.conftest import FIXTURE_KB, REPO
+from tests.e2e.processes import wait_for_ready
 from tests.e2e.servers import free_port
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser]
@@ -28,8 +28,16 @@ ARTIFACTS = REPO / "test-artifacts" / "browser"
 # `DESKMATE_README_SCREENSHOTS=1 pytest tests/e2e/test_browser.py` also refreshes the README's pictures
 README_IMAGES = REPO / "docs" / "images" if os.environ.get("DESKMATE_README_SCREENSHOTS") == "1" else None
 # as root, in a closed network: no sandbox, no GPU, and none of Chromium's own background connections
-CHROMIUM_FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-                  "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage"]
+CHROMIUM_FLAGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-dev-shm-usage",
+]
 # records what the page shows over time (an init script runs outside the page's Content-Security-Policy)
 WATCH_ANSWERS = """
 window.__frames = [];
@@ -70,21 +78,17 @@ def _serve(data_dir: Path, **env_extra: str):
     port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith(("DESKMATE_", "GROQ_", "LANGFUSE_", "CHROMA_"))}
     env |= {"DESKMATE_DATA_DIR": str(data_dir), "DESKMATE_LOG_LEVEL": "WARNING", **env_extra}
-    process = subprocess.Popen([sys.executable, "-m", "app.cli", "serve", "--port", str(port)], env=env, cwd=REPO,
-                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "app.cli", "serve", "--port", str(port)],
+        env=env,
+        cwd=REPO,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     base = f"http://127.0.0.1:{port}"
-    deadline = time.time() + 240
-    while time.time() < deadline:
-        try:
-            if httpx.get(f"{base}/ready", timeout=2).status_code == 200:
-                return process, base
-        except httpx.HTTPError:
-            pass
-        if process.poll() is not None:
-            pytest.fail(f"deskmate serve exited: {process.stderr.read()[-3000:]}")
-        time.sleep(0.5)
-    process.kill()
-    pytest.fail("deskmate serve was not ready within 240 s")
+    wait_for_ready(process, base)  # a cold start on a busy machine takes what it takes; an exit fails at once
+    return process, base
 
 
 # what the Sources tab's Confluence source names as its credentials (the fake Confluence checks them)
@@ -94,8 +98,11 @@ CONFLUENCE_USER, CONFLUENCE_TOKEN = "it-bot@example.com", "ATATT3xBrowserTestTok
 @pytest.fixture(scope="module")
 def deskmate(browser, tmp_path_factory):
     """The README's `deskmate serve` with the bundled sample knowledge base, no LLM."""
-    process, base = _serve(tmp_path_factory.mktemp("data"), BROWSER_CONFLUENCE_USER=CONFLUENCE_USER,
-                           BROWSER_CONFLUENCE_TOKEN=CONFLUENCE_TOKEN)
+    process, base = _serve(
+        tmp_path_factory.mktemp("data"),
+        BROWSER_CONFLUENCE_USER=CONFLUENCE_USER,
+        BROWSER_CONFLUENCE_TOKEN=CONFLUENCE_TOKEN,
+    )
     yield base
     process.terminate()
     process.wait(timeout=30)
@@ -267,7 +274,8 @@ def test_the_trace_inspector_shows_the_path_a_run_took_with_node_timings(page, d
     assert admin.locator(".trace-diagram svg text.timing").count() == len(path)
     # readable at normal zoom: the drawing is not shrunk to fit, and every node name is one unbroken line
     label_heights = admin.locator(".trace-diagram svg g.node text:not(.timing)").evaluate_all(
-        "texts => texts.map(t => t.getBoundingClientRect().height)")
+        "texts => texts.map(t => t.getBoundingClientRect().height)"
+    )
     assert label_heights and min(label_heights) >= 12, label_heights
     assert admin.locator(".trace-diagram svg g.node text tspan").count() == 0
     assert trace_id in admin.locator(".facts").inner_text()
@@ -326,16 +334,21 @@ ATTRIBUTES_WRITTEN = """(html) => {
 }"""
 
 
-@pytest.mark.parametrize("markdown", [
-    "[t](http://a/(http://evil.example/x/onmouseover=alert``;x=) done",   # a link inside a link's URL
-    "[c](http://host/[1]/q) see [1]",                                      # a citation inside a link's URL
-    "[`code`](https://example.org/p) and `[x](https://example.org)`",     # code inside a label, a link inside code
-    "**[b](https://example.org/a_b_c)** _https://example.org/x_y_",        # emphasis around links
-])
+@pytest.mark.parametrize(
+    "markdown",
+    [
+        "[t](http://a/(http://evil.example/x/onmouseover=alert``;x=) done",  # a link inside a link's URL
+        "[c](http://host/[1]/q) see [1]",  # a citation inside a link's URL
+        "[`code`](https://example.org/p) and `[x](https://example.org)`",  # code inside a label, a link inside code
+        "**[b](https://example.org/a_b_c)** _https://example.org/x_y_",  # emphasis around links
+    ],
+)
 def test_a_link_can_never_be_reopened_into_new_attributes(page, deskmate, markdown):
     page.goto(f"{deskmate}/")
-    html = page.evaluate("(md) => window.DeskmateMarkdown.renderMarkdown(md, {cite: (n) => "
-                         "`<a class=\"cite\" href=\"#s${n}\">[${n}]</a>`})", markdown)
+    html = page.evaluate(
+        '(md) => window.DeskmateMarkdown.renderMarkdown(md, {cite: (n) => `<a class="cite" href="#s${n}">[${n}]</a>`})',
+        markdown,
+    )
     names = page.evaluate(ATTRIBUTES_WRITTEN, html)
     assert set(names) <= {"href", "target", "rel", "class"}, html
     hrefs = re.findall(r'href="([^"]*)"', html)
@@ -380,8 +393,12 @@ def deskmate_with_llm(browser, tmp_path_factory):
 
     with StreamingLLM() as llm:
         llm.token_gap_s = 0.08
-        process, base = _serve(tmp_path_factory.mktemp("data-llm"), DESKMATE_KB_DIR=str(FIXTURE_KB),
-                               DESKMATE_LLM_BASE_URL=f"{llm.url}/v1", DESKMATE_LLM_MODEL="stub")
+        process, base = _serve(
+            tmp_path_factory.mktemp("data-llm"),
+            DESKMATE_KB_DIR=str(FIXTURE_KB),
+            DESKMATE_LLM_BASE_URL=f"{llm.url}/v1",
+            DESKMATE_LLM_MODEL="stub",
+        )
         yield base
         process.terminate()
         process.wait(timeout=30)
@@ -405,7 +422,9 @@ def test_admins_add_a_confluence_source_sync_it_and_see_its_counts(page, deskmat
 
     with FakeConfluence(email=CONFLUENCE_USER, token=CONFLUENCE_TOKEN) as confluence:
         for n, topic in enumerate(("Halden printer", "Fjord-Guest Wi-Fi", "Tundra laptop"), start=101):
-            confluence.add_page(str(n), topic, f"<p>How to set up the {topic}.</p><h2>Steps</h2><ol><li>Open it.</li></ol>")
+            confluence.add_page(
+                str(n), topic, f"<p>How to set up the {topic}.</p><h2>Steps</h2><ol><li>Open it.</li></ol>"
+            )
         page.goto(f"{deskmate}/admin")
         page.get_by_role("tab", name="Sources").click()
         page.get_by_text("No synced sources.").wait_for()
@@ -415,7 +434,8 @@ def test_admins_add_a_confluence_source_sync_it_and_see_its_counts(page, deskmat
         form.locator("input[name=base_url]").fill(f"{confluence.url}/wiki")
         form.locator("input[name=scope]").fill('{"space_keys": ["IT"]}')
         form.locator("input[name=credential_env]").fill(
-            '{"user": "BROWSER_CONFLUENCE_USER", "token": "BROWSER_CONFLUENCE_TOKEN"}')
+            '{"user": "BROWSER_CONFLUENCE_USER", "token": "BROWSER_CONFLUENCE_TOKEN"}'
+        )
         form.locator("input[name=credential_env]").press("Enter")
         page.get_by_text("Added IT space").wait_for(timeout=30_000)
         row = page.locator("#source-table tbody tr[data-source]", has_text="IT space")
@@ -431,3 +451,67 @@ def test_admins_add_a_confluence_source_sync_it_and_see_its_counts(page, deskmat
         form.locator("input[name=credential_env]").press("Enter")
         page.get_by_text("NAME of an environment variable").wait_for()  # the 422 says what to do instead
         assert page.locator("#source-table tbody tr[data-source]").count() == 1
+
+
+def test_the_insights_tab_charts_the_turns_and_lists_the_meeting_room_gap_with_a_draft_to_download(page, deskmate):
+    rooms = (
+        "How do I book a meeting room?",
+        "can I book the boardroom for a client meeting",
+        "Where can I reserve a conference room for 12 people on Tuesday?",
+    )
+    for question in rooms:  # three people (three conversations), in their own words; one takes the ticket offered
+        reply = httpx.post(f"{deskmate}/chat", json={"message": question, "channel": "web"}, timeout=60).json()
+        if reply["ticket_event"] == "offered" and question == rooms[0]:
+            answer = {"message": "yes", "session_id": reply["session_id"], "channel": "web"}
+            assert httpx.post(f"{deskmate}/chat", json=answer, timeout=60).json()["ticket_event"] == "created"
+    for question in ("How do I connect to the VPN?", "How do I set up the VPN on my Mac?"):
+        reply = httpx.post(f"{deskmate}/chat", json={"message": question, "channel": "cli"}, timeout=60).json()
+        vote = {"session_id": reply["session_id"], "message_id": reply["message_id"], "rating": "up"}
+        assert httpx.post(f"{deskmate}/feedback", json=vote, timeout=10).status_code == 201
+    page.goto(f"{deskmate}/admin#tab=insights")
+    page.locator(".insight-tile").first.wait_for(timeout=60_000)
+    # every chart was drawn by Chart.js (served by deskmate itself) on its canvas, with data in it
+    drawn = page.evaluate(
+        "() => [...document.querySelectorAll('#insight-body canvas')].map((c) => {"
+        " const chart = window.Chart.getChart(c);"
+        " return chart ? [c.id, chart.data.datasets.reduce((n, d) => n + d.data.reduce((a, b) => a + b, 0), 0)] : [c.id, -1]; })"
+    )
+    totals = dict(drawn)
+    assert set(totals) == {"chart-days", "chart-hours", "chart-outcomes", "chart-tickets", "chart-cited"}
+    assert totals["chart-days"] >= 5 and totals["chart-days"] == totals["chart-hours"] == totals["chart-outcomes"]
+    assert totals["chart-cited"] >= 2 and totals["chart-tickets"] >= 1
+    gap = page.locator(".gap").filter(has_text="meeting")
+    assert gap.count() == 1 and "room" in gap.locator("strong").inner_text()
+    assert all(question in gap.locator(".examples").inner_text() for question in rooms)
+    assert "Connecting to the VPN" in page.locator("#insight-body").inner_text()
+    with page.expect_download() as downloading:
+        gap.locator("button.draft-article").click()
+    draft = Path(downloading.value.path()).read_text()
+    assert downloading.value.suggested_filename.endswith(".md") and draft.startswith("# ")
+    assert all(f"- {question}" in draft for question in rooms)
+    page.locator("#tab-insights").screenshot(path=str(ARTIFACTS / "admin-insights.png"))
+    if README_IMAGES is not None:
+        page.locator("#tab-insights").screenshot(path=str(README_IMAGES / "insights.png"))
+    # `deskmate report` asks the same server and writes one page that draws the same charts with no server at all
+    report = ARTIFACTS.parent / "insights-report.html"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("DESKMATE_", "GROQ_", "LANGFUSE_", "CHROMA_"))}
+    made = subprocess.run(
+        [sys.executable, "-m", "app.cli", "report", "--since", "7d", "--out", str(report), "--url", deskmate],
+        env=env,
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert made.returncode == 0, made.stderr
+    offline = page.context.new_page()
+    offline.route(
+        "**/*", lambda route: route.abort() if not route.request.url.startswith("file:") else route.continue_()
+    )
+    offline.goto(report.as_uri())
+    offline.locator(".insight-tile").first.wait_for(timeout=30_000)
+    charts = offline.evaluate(
+        "() => [...document.querySelectorAll('canvas')].filter((c) => window.Chart.getChart(c)).length"
+    )
+    assert charts == 5 and offline.locator(".gap").filter(has_text="meeting").count() == 1
+    offline.screenshot(path=str(ARTIFACTS / "insights-report.png"), full_page=True)

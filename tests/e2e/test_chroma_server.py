@@ -20,8 +20,11 @@ def chroma_server(tmp_path):
     if not chroma.exists():
         chroma = Path(shutil.which("chroma") or "chroma")
     port = free_port()
-    process = subprocess.Popen([str(chroma), "run", "--path", str(tmp_path / "chroma-server"), "--host", "127.0.0.1",
-                                "--port", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    process = subprocess.Popen(
+        [str(chroma), "run", "--path", str(tmp_path / "chroma-server"), "--host", "127.0.0.1", "--port", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     deadline = time.time() + 60
     while time.time() < deadline:
         try:
@@ -52,7 +55,7 @@ def test_the_app_indexes_and_answers_through_a_chroma_server(serve, chroma_serve
 
 def test_an_unreachable_chroma_server_fails_start_up_with_a_clear_error(make_settings):
     from app.resources import build_resources
-    from graphs.errors import IndexUnavailable
+    from core.errors import IndexUnavailable
 
     with pytest.raises(IndexUnavailable, match="cannot open Chroma collection"):
         build_resources(make_settings(chroma_mode="server", chroma_port=free_port()))

@@ -69,9 +69,15 @@ def _counting(client) -> list[int]:
 
 
 def _create(client, base_url: str, **extra) -> dict:
-    body = {"type": "confluence", "name": "IT space", "base_url": f"{base_url}/wiki", "scope": {"space_keys": ["IT"]},
-            "credential_env": {"user": "TEST_CONFLUENCE_USER", "token": "TEST_CONFLUENCE_TOKEN"},
-            "group_map": {"Finance-Team": "finance"}, **extra}
+    body = {
+        "type": "confluence",
+        "name": "IT space",
+        "base_url": f"{base_url}/wiki",
+        "scope": {"space_keys": ["IT"]},
+        "credential_env": {"user": "TEST_CONFLUENCE_USER", "token": "TEST_CONFLUENCE_TOKEN"},
+        "group_map": {"Finance-Team": "finance"},
+        **extra,
+    }
     response = client.post("/sources", json=body)
     assert response.status_code == 201, response.text
     return response.json()
@@ -93,7 +99,8 @@ def _ask(client, message: str, *groups: str) -> dict:
 
 
 def test_a_space_syncs_answers_with_the_page_link_and_follows_edits_deletions_and_restrictions(
-        serve, confluence, caplog, tmp_path):
+    serve, confluence, caplog, tmp_path
+):
     caplog.set_level(logging.DEBUG)
     with serve(kb_dir=None, user_token_secret=USER_SECRET) as client:
         calls = _counting(client)
@@ -119,8 +126,10 @@ def test_a_space_syncs_answers_with_the_page_link_and_follows_edits_deletions_an
         assert "finance smart card" in member["answer"], member
 
         # at the source: an edit, a deletion, a permission change (no new version), the rest untouched
-        confluence.edit_page("102", WIFI.replace("Ask reception for a Fjord-Guest voucher.",
-                                                 "Scan the Fjord-Guest QR code at reception."))
+        confluence.edit_page(
+            "102",
+            WIFI.replace("Ask reception for a Fjord-Guest voucher.", "Scan the Fjord-Guest QR code at reception."),
+        )
         confluence.delete_page("105")
         confluence.restrict("104", groups=["Finance-Team"])
         calls.clear()
@@ -140,14 +149,16 @@ def test_a_space_syncs_answers_with_the_page_link_and_follows_edits_deletions_an
         now_restricted = _ask(client, "How do I ask for a new laptop in the hardware refresh?", "sales")
         assert "Tundra 14" not in now_restricted["answer"]
         assert all("pageId=104" not in s["source"] for s in now_restricted["sources"])
-        assert "Tundra 14" in _ask(client, "How do I ask for a new laptop in the hardware refresh?", "finance")["answer"]
+        assert (
+            "Tundra 14" in _ask(client, "How do I ask for a new laptop in the hardware refresh?", "finance")["answer"]
+        )
 
         listed = client.get("/sources").json()["sources"]
         assert [s["id"] for s in listed] == [source["id"]]
 
         assert client.delete(f"/sources/{source['id']}").status_code == 204
         assert not [d for d in client.get("/documents").json()["documents"] if d["source"].startswith(confluence.url)]
-        data_dir = client.app.state.resources.settings.data_dir
+        data_dir = client.app.state.resources.settings.storage.data_dir
 
     # the token went to Confluence and nowhere else: not the database, the API, the logs or the traces
     assert all(h.startswith("Basic ") for h in confluence.auth_headers)
@@ -172,21 +183,38 @@ def test_throttling_is_waited_out_and_bad_credentials_are_reported_on_the_source
 
 def test_sources_are_validated_and_credentials_are_names_not_values(serve, confluence, monkeypatch):
     with serve(kb_dir=None) as client:
-        secret_as_value = client.post("/sources", json={
-            "type": "confluence", "base_url": confluence.url, "scope": {"space_keys": ["IT"]},
-            "credential_env": {"token": TOKEN + "=="}})
+        secret_as_value = client.post(
+            "/sources",
+            json={
+                "type": "confluence",
+                "base_url": confluence.url,
+                "scope": {"space_keys": ["IT"]},
+                "credential_env": {"token": TOKEN + "=="},
+            },
+        )
         assert secret_as_value.status_code == 422 and "NAME of an environment" in secret_as_value.json()["detail"]
         assert TOKEN not in secret_as_value.text
-        unset = client.post("/sources", json={"type": "confluence", "base_url": confluence.url,
-                                              "scope": {"space_keys": ["IT"]}, "credential_env": {"token": "NOPE_X"}})
+        unset = client.post(
+            "/sources",
+            json={
+                "type": "confluence",
+                "base_url": confluence.url,
+                "scope": {"space_keys": ["IT"]},
+                "credential_env": {"token": "NOPE_X"},
+            },
+        )
         assert unset.status_code == 422 and "NOPE_X is not set" in unset.json()["detail"]
         no_scope = client.post("/sources", json={"type": "confluence", "base_url": confluence.url, "scope": {}})
         assert no_scope.status_code == 422 and "space_keys" in no_scope.json()["detail"]
-        bad_url = client.post("/sources", json={"type": "confluence", "base_url": "ftp://x", "scope": {"space_keys": ["IT"]}})
+        bad_url = client.post(
+            "/sources", json={"type": "confluence", "base_url": "ftp://x", "scope": {"space_keys": ["IT"]}}
+        )
         assert bad_url.status_code == 422
         first = _create(client, confluence.url)
-        again = client.post("/sources", json={"type": "confluence", "base_url": f"{confluence.url}/wiki",
-                                              "scope": {"space_keys": ["IT"]}})
+        again = client.post(
+            "/sources",
+            json={"type": "confluence", "base_url": f"{confluence.url}/wiki", "scope": {"space_keys": ["IT"]}},
+        )
         assert again.status_code == 409 and first["id"] in again.json()["detail"]
         assert client.post("/sources/000000000000/sync").status_code == 404
         assert client.delete("/sources/nope").status_code == 404
@@ -216,9 +244,15 @@ def test_cloud_pages_inherit_their_ancestors_read_restrictions(confluence):
     confluence.add_page("301", "Finance handbook", "<p>Finance team pages.</p>", groups=["Finance-Team"])
     confluence.add_page("302", "Payroll export", PAYROLL, parent="301")
     confluence.add_page("303", "Payroll keys", "<p>Key ceremony.</p>", parent="302", users=["5b10ac8d82e05b22cc7d4ef5"])
-    connector = build_connector({"type": "confluence", "base_url": f"{confluence.url}/wiki",
-                                 "scope": {"space_keys": ["IT"]}, "group_map": {"Finance-Team": "finance"},
-                                 "credential_env": {"user": "TEST_CONFLUENCE_USER", "token": "TEST_CONFLUENCE_TOKEN"}})
+    connector = build_connector(
+        {
+            "type": "confluence",
+            "base_url": f"{confluence.url}/wiki",
+            "scope": {"space_keys": ["IT"]},
+            "group_map": {"Finance-Team": "finance"},
+            "credential_env": {"user": "TEST_CONFLUENCE_USER", "token": "TEST_CONFLUENCE_TOKEN"},
+        }
+    )
     try:
         assert connector.audience(connector.fetch(DocumentRef("302", "1"))) == ["finance"]  # from its grandparent
         assert confluence.count("/wiki/api/v2/pages/302/ancestors") == 1
@@ -228,9 +262,15 @@ def test_cloud_pages_inherit_their_ancestors_read_restrictions(confluence):
     finally:
         connector.close()
     confluence.restrict("301", groups=["Finance-Team", "HR-Team"])
-    again = build_connector({"type": "confluence", "base_url": f"{confluence.url}/wiki", "scope": {"space_keys": ["IT"]},
-                             "group_map": {}, "credential_env": {"user": "TEST_CONFLUENCE_USER",
-                                                                 "token": "TEST_CONFLUENCE_TOKEN"}})
+    again = build_connector(
+        {
+            "type": "confluence",
+            "base_url": f"{confluence.url}/wiki",
+            "scope": {"space_keys": ["IT"]},
+            "group_map": {},
+            "credential_env": {"user": "TEST_CONFLUENCE_USER", "token": "TEST_CONFLUENCE_TOKEN"},
+        }
+    )
     try:
         assert again.current_audience("302") == ["finance-team", "hr-team"]  # no page version changed
     finally:
@@ -250,10 +290,17 @@ def data_center(monkeypatch):
 
 def test_a_data_center_space_syncs_over_rest_api_with_restrictions_inherited_from_ancestors(serve, data_center):
     with serve(kb_dir=None, user_token_secret=USER_SECRET) as client:
-        created = client.post("/sources", json={
-            "type": "confluence", "name": "DC space", "base_url": data_center.url,
-            "scope": {"space_keys": ["IT"], "edition": "data_center"}, "credential_env": {"token": "TEST_CONFLUENCE_PAT"},
-            "group_map": {"Finance-Team": "finance"}})
+        created = client.post(
+            "/sources",
+            json={
+                "type": "confluence",
+                "name": "DC space",
+                "base_url": data_center.url,
+                "scope": {"space_keys": ["IT"], "edition": "data_center"},
+                "credential_env": {"token": "TEST_CONFLUENCE_PAT"},
+                "group_map": {"Finance-Team": "finance"},
+            },
+        )
         assert created.status_code == 201, created.text
         first = _sync(client, created.json()["id"])
         assert first["status"] == "ok", first
@@ -268,14 +315,19 @@ def test_a_data_center_space_syncs_over_rest_api_with_restrictions_inherited_fro
         assert all("pageId=202" not in s["source"] for s in outsider["sources"])
         member = _ask(client, "How do I export the monthly payroll from Ledgerline?", "finance")
         assert "finance smart card" in member["answer"], member
-        assert not [s for s in _ask(client, "What is the Ledgerline key ceremony?", "finance")["sources"]
-                    if "pageId=203" in s["source"]]
+        assert not [
+            s
+            for s in _ask(client, "What is the Ledgerline key ceremony?", "finance")["sources"]
+            if "pageId=203" in s["source"]
+        ]
 
         data_center.restrict("201")  # the handbook opens up; its child follows without a new version
         second = _sync(client, created.json()["id"])
         assert second["status"] == "ok" and second["last_counts"]["permissions_changed"] >= 2, second
-        assert "finance smart card" in _ask(client, "How do I export the monthly payroll from Ledgerline?",
-                                            "sales")["answer"]
+        assert (
+            "finance smart card"
+            in _ask(client, "How do I export the monthly payroll from Ledgerline?", "sales")["answer"]
+        )
 
     assert not [r for r in data_center.requests if r.startswith("/wiki")]  # no v2, no /wiki on Data Center
     assert all(h == f"Bearer {TOKEN}" for h in data_center.auth_headers)

@@ -17,9 +17,11 @@ CONFIG = REPO / "examples" / "asset-lookup.yaml"
 SECRET = "integration-test-signing-secret-0123456789"
 TOKEN = "asset-api-token-for-tests"
 DEVICES = {
-    "u-1001": {"laptop": {"model": "ThinkPad T14 Gen 4", "serial": "PF4K2Q7Z", "warranty_end": "2027-03-31"},
-               "phone": {"model": "iPhone 15", "warranty_end": "2026-09-30"},
-               "notes": "BIOS password is Hunter2-Bios!"},
+    "u-1001": {
+        "laptop": {"model": "ThinkPad T14 Gen 4", "serial": "PF4K2Q7Z", "warranty_end": "2027-03-31"},
+        "phone": {"model": "iPhone 15", "warranty_end": "2026-09-30"},
+        "notes": "BIOS password is Hunter2-Bios!",
+    },
 }
 LICENCES = {"u-1001": [{"product": "Microsoft Visio Plan 2", "expires": "2027-01-15"}]}
 
@@ -28,6 +30,7 @@ def lookup(table: dict):
     def route(query: dict) -> tuple[int, object]:
         owner = query.get("owner", "")
         return (200, table[owner]) if owner in table else (404, {"error": f"nothing for {owner}"})
+
     return route
 
 
@@ -112,8 +115,12 @@ def test_with_an_llm_the_lookup_is_offered_chosen_and_answered_over_delimited_da
 
     llm = OpenAICompatibleServer()
     llm.default_reply = model
-    with llm, serve(config_file=CONFIG, user_token_secret=SECRET, llm_base_url=f"{llm.url}/v1",
-                    llm_model="stub-model") as client:
+    with (
+        llm,
+        serve(
+            config_file=CONFIG, user_token_secret=SECRET, llm_base_url=f"{llm.url}/v1", llm_model="stub-model"
+        ) as client,
+    ):
         reply = ask(client, "Am I licensed for Visio?", signed())
         assert (reply["action"], reply["integration"]) == ("use_integration", "licence_lookup")
         assert reply["answer"].startswith("Yes: you have Microsoft Visio Plan 2") and not reply["fallback_notice"]

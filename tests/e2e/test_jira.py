@@ -6,14 +6,12 @@ local ticket with the reason recorded, never an error to the caller.
 
 from __future__ import annotations
 
-import time
-
 import pytest
 
 from app.adapters.jira import JiraClient, user_label
 from app.adapters.ticket_store import SqliteTicketStore
 from app.adapters.tickets import TicketService, build_ticket_desk
-from graphs.records import TicketDraft
+from core.records import TicketDraft
 from tests.e2e.jira_server import JiraServer
 from tests.e2e.servers import free_port
 
@@ -23,13 +21,21 @@ TOKEN = "jira-test-token"
 
 def draft(summary="VPN drops every few minutes", topic="vpn connection drops", priority="high") -> TicketDraft:
     return TicketDraft(
-        summary=summary, description="The VPN disconnects every few minutes on the office Wi-Fi.",
-        priority=priority, topic=topic, os="macos",
-        steps_tried=[{"step": "Restart Cisco Secure Client", "outcome": "failed"},
-                     {"step": "Forget and rejoin the Wi-Fi", "outcome": "failed"}],
-        conversation=[{"role": "user", "content": "my vpn keeps dropping, I'm [REDACTED:EMAIL_1]"},
-                      {"role": "assistant", "content": "Try restarting Cisco Secure Client."},
-                      {"role": "user", "content": "still drops"}])
+        summary=summary,
+        description="The VPN disconnects every few minutes on the office Wi-Fi.",
+        priority=priority,
+        topic=topic,
+        os="macos",
+        steps_tried=[
+            {"step": "Restart Cisco Secure Client", "outcome": "failed"},
+            {"step": "Forget and rejoin the Wi-Fi", "outcome": "failed"},
+        ],
+        conversation=[
+            {"role": "user", "content": "my vpn keeps dropping, I'm [REDACTED:EMAIL_1]"},
+            {"role": "assistant", "content": "Try restarting Cisco Secure Client."},
+            {"role": "user", "content": "still drops"},
+        ],
+    )
 
 
 @pytest.fixture
@@ -59,8 +65,13 @@ def test_a_ticket_is_raised_in_jira_and_linked_to_the_local_one(desk_for):
         assert issue["issuetype"] == "Task"
         assert set(issue["labels"]) == {"deskmate", f"deskmate-{ticket['id']}", user_label("alice")}
         assert "alice" not in " ".join(issue["labels"])
-        for expected in ("Restart Cisco Secure Client — failed", "user: still drops", "[REDACTED:EMAIL_1]",
-                         ticket["id"], "OS: macos"):
+        for expected in (
+            "Restart Cisco Secure Client — failed",
+            "user: still drops",
+            "[REDACTED:EMAIL_1]",
+            ticket["id"],
+            "OS: macos",
+        ):
             assert expected in issue["description"]
         assert server.requests[0]["headers"]["authorization"] == f"Bearer {TOKEN}"
 
@@ -155,37 +166,40 @@ def test_a_scripted_401_is_recorded_the_same_way(desk_for):
 
 
 def test_a_429_with_a_short_retry_after_is_retried_once_and_succeeds(desk_for):
+    waits: list[float] = []  # the client's Retry-After waits, recorded instead of slept
     with JiraServer() as server:
         server.fail_next(429, retry_after="1")
-        started = time.monotonic()
-        ticket = desk_for(server.url).create(draft(), session_id="s-1", user_id="alice")
+        ticket = desk_for(server.url, sleep=waits.append).create(draft(), session_id="s-1", user_id="alice")
 
         assert ticket["jira_key"] == "IT-1" and ticket["jira_error"] is None
         assert len(server.calls("POST", "/rest/api/2/issue")) == 2
-        assert time.monotonic() - started >= 0.9
+        assert waits == [1.0]  # the retry came after the wait Jira asked for
 
 
 def test_a_429_is_not_retried_twice_nor_when_jira_asks_for_a_long_wait(desk_for):
+    waits: list[float] = []
     with JiraServer() as server:
-        desk = desk_for(server.url)
+        desk = desk_for(server.url, sleep=waits.append)
         server.fail_next(429, retry_after="1", times=2)
         twice = desk.create(draft(), session_id="s-1", user_id="alice")
         assert twice["jira_key"] is None and "429" in twice["jira_error"]
-        assert len(server.calls("POST", "/rest/api/2/issue")) == 2
+        assert len(server.calls("POST", "/rest/api/2/issue")) == 2 and waits == [1.0]
 
         server.fail_next(429, retry_after="30")
-        started = time.monotonic()
         patient = desk.create(draft("Printer jams", "printer jam"), session_id="s-2", user_id="bob")
         assert patient["jira_key"] is None and "retry after 30 s" in patient["jira_error"]
-        assert len(server.calls("POST", "/rest/api/2/issue")) == 3 and time.monotonic() - started < 2
+        assert len(server.calls("POST", "/rest/api/2/issue")) == 3
+        assert waits == [1.0]  # no 30 s wait inside the user's request: the ticket stays local at once
 
 
 def test_a_jira_500_leaves_a_local_only_ticket_with_the_reason(desk_for):
     with JiraServer() as server:
         server.fail_next(500)
         ticket = desk_for(server.url).create(draft(), session_id="s-1", user_id="alice")
-        assert ticket["jira_key"] is None and ticket["jira_error"] == \
-            "Jira answered 500 Internal Server Error: scripted 500"
+        assert (
+            ticket["jira_key"] is None
+            and ticket["jira_error"] == "Jira answered 500 Internal Server Error: scripted 500"
+        )
         assert len(server.calls("POST", "/rest/api/2/issue")) == 1  # a 500 is not retried
 
 
@@ -208,11 +222,13 @@ def test_nobody_listening_on_the_jira_port_leaves_a_local_only_ticket(desk_for):
 
 
 def test_a_jira_slower_than_the_timeout_leaves_a_local_only_ticket(desk_for):
-    with JiraServer(delay_s=1.5) as server:
-        started = time.monotonic()
+    with JiraServer(delay_s=5) as server:
         ticket = desk_for(server.url, timeout_s=0.3).create(draft(), session_id="s-1", user_id="alice")
-        assert ticket["jira_error"] == f"Jira did not answer within 0.3 s ({server.url})."
-        assert time.monotonic() - started < 1.2
+        # the client gave up (the reply was still seconds away), kept the ticket and did not try again
+        assert (
+            ticket["jira_key"] is None and ticket["jira_error"] == f"Jira did not answer within 0.3 s ({server.url})."
+        )
+        assert len(server.calls("POST", "/rest/api/2/issue")) == 1
 
 
 def test_failures_after_creation_degrade_too(desk_for):
@@ -228,16 +244,22 @@ def test_failures_after_creation_degrade_too(desk_for):
         server.fail_next(503)  # the Jira comment fails: closed locally, reason recorded, Jira untouched
         closed = desk.close(ticket["id"], "The user reported that it works now.")
         assert closed["status"] == "closed"
-        assert closed["jira_error"] == "Closing the Jira issue failed: Jira answered 503 Service Unavailable: " \
-                                       "scripted 503"
+        assert (
+            closed["jira_error"] == "Closing the Jira issue failed: Jira answered 503 Service Unavailable: scripted 503"
+        )
         assert server.issues["IT-1"]["status"] == "In Progress"
 
 
 def test_the_settings_build_a_jira_backed_desk(make_settings):
     with JiraServer(email="it-bot@example.com", cloud=True) as server:
-        settings = make_settings(jira_url=server.url + "/", jira_project_key="IT", jira_token=TOKEN,
-                                 jira_email="it-bot@example.com", jira_issue_type="IT Help",
-                                 jira_priorities="Low,Medium,High,Highest")
+        settings = make_settings(
+            jira_url=server.url + "/",
+            jira_project_key="IT",
+            jira_token=TOKEN,
+            jira_email="it-bot@example.com",
+            jira_issue_type="IT Help",
+            jira_priorities="Low,Medium,High,Highest",
+        )
         desk = build_ticket_desk(settings)
         try:
             ticket = desk.create(draft(priority="critical"), session_id="s-1", user_id="alice")
@@ -245,4 +267,4 @@ def test_the_settings_build_a_jira_backed_desk(make_settings):
             desk.shutdown()
         assert ticket["jira_url"] == f"{server.url}/browse/IT-1"
         assert server.issues["IT-1"]["issuetype"] == "IT Help" and server.issues["IT-1"]["priority"] == "Highest"
-        assert settings.tickets_db.is_file()
+        assert settings.storage.tickets_db.is_file()

@@ -5,8 +5,8 @@ import json
 import pytest
 
 from app.adapters.llm import build_chat_model
-from graphs.errors import LLMError
-from graphs.ports import ChatMessage
+from core.errors import LLMError
+from core.ports import ChatMessage
 from tests.e2e.servers import OpenAICompatibleServer
 
 pytestmark = pytest.mark.slow
@@ -26,8 +26,9 @@ def test_openai_compatible_adapter_sends_the_chat_and_reads_the_reply(make_setti
 
 def test_groq_adapter_speaks_groqs_openai_path_with_the_key(make_settings):
     with OpenAICompatibleServer(["hi from groq"]) as server:
-        llm = build_chat_model(make_settings(groq_api_key="gsk_test_key_123", groq_base_url=server.url,
-                                             groq_model="llama-test"))
+        llm = build_chat_model(
+            make_settings(groq_api_key="gsk_test_key_123", groq_base_url=server.url, groq_model="llama-test")
+        )
         assert llm.name == "groq:llama-test"
         assert llm.complete([ChatMessage("user", "hi")]) == "hi from groq"
     request = server.requests[0]
@@ -83,17 +84,24 @@ def test_the_llm_never_receives_a_typed_password(serve):
 def test_the_llm_writes_from_the_resolution_the_offline_answer_would_quote(serve):
     """A symptom-worded question: source [1] of the prompt is the article's resolution (role given), the
     symptoms it matched are not what the LLM is asked to answer from."""
-    article = (b"# Badge reader rejects my badge\n\n## Symptoms\n\nThe door reader blinks red three times when you "
-               b"hold your badge to it, and the door stays locked.\n\n## Cause\n\nThe badge certificate expired.\n\n"
-               b"## Resolution\n\n1. Open the Badge portal and choose Renew.\n2. Hold the badge to the desk reader "
-               b"at reception for ten seconds.\n3. Try the door again after five minutes.\n")
+    article = (
+        b"# Badge reader rejects my badge\n\n## Symptoms\n\nThe door reader blinks red three times when you "
+        b"hold your badge to it, and the door stays locked.\n\n## Cause\n\nThe badge certificate expired.\n\n"
+        b"## Resolution\n\n1. Open the Badge portal and choose Renew.\n2. Hold the badge to the desk reader "
+        b"at reception for ten seconds.\n3. Try the door again after five minutes.\n"
+    )
     answer = "Renew your badge in the Badge portal, then hold it to the reception reader [1]."
     decision = '{"action": "answer", "reasoning": "the knowledge base covers it"}'
     with OpenAICompatibleServer([decision, answer]) as server:
         with serve(llm_base_url=f"{server.url}/v1", llm_model="stub") as client:
             assert client.post("/documents?wait=true", files={"file": ("badge.md", article)}).status_code == 201
-            reply = client.post("/chat", json={"message": "the door reader gives three red flashes when i hold my "
-                                                          "badge to it and the door stays shut"}).json()
+            reply = client.post(
+                "/chat",
+                json={
+                    "message": "the door reader gives three red flashes when i hold my "
+                    "badge to it and the door stays shut"
+                },
+            ).json()
     assert reply["answer"].startswith(answer) and reply["fallback_notice"] is None
     assert reply["sources"][0]["source"] == "uploads/badge.md" and reply["sources"][0]["section"] == "Resolution"
     prompt = server.requests[-1]["body"]["messages"][1]["content"]

@@ -39,8 +39,8 @@ def live(settings):
 
 @pytest.fixture(scope="module")
 def client(tmp_path_factory):
-    from tests.conftest import FIXTURE_KB
     from app.settings import Settings
+    from tests.conftest import FIXTURE_KB
 
     settings = Settings(_env_file=None, data_dir=tmp_path_factory.mktemp("data"), kb_dir=FIXTURE_KB)
     with live(settings) as base_url:
@@ -50,8 +50,12 @@ def client(tmp_path_factory):
 def test_the_openai_client_lists_deskmate_as_a_model_and_gets_a_cited_answer(client):
     assert [m.id for m in client.models.list().data] == ["deskmate"]
     completion = client.chat.completions.create(
-        model="deskmate", messages=[{"role": "system", "content": "You are our help desk."},
-                                    {"role": "user", "content": "how do I connect to the vpn on linux"}])
+        model="deskmate",
+        messages=[
+            {"role": "system", "content": "You are our help desk."},
+            {"role": "user", "content": "how do I connect to the vpn on linux"},
+        ],
+    )
     answer = completion.choices[0].message.content
     assert completion.object == "chat.completion" and completion.choices[0].finish_reason == "stop"
     assert "[1]" in answer and "vpn" in answer.lower()
@@ -65,25 +69,35 @@ def test_a_front_end_that_resends_the_history_continues_the_same_troubleshooting
     first = client.chat.completions.create(model="deskmate", messages=messages)
     first_extra = first.model_extra["deskmate"]
     assert first_extra["action"] == "troubleshoot" and first_extra["troubleshooting"]["step"] == 1
-    messages += [{"role": "assistant", "content": first.choices[0].message.content},
-                 {"role": "user", "content": "still broken"}]
+    messages += [
+        {"role": "assistant", "content": first.choices[0].message.content},
+        {"role": "user", "content": "still broken"},
+    ]
     second = client.chat.completions.create(model="deskmate", messages=messages)
     second_extra = second.model_extra["deskmate"]
     assert second_extra["session_id"] == first_extra["session_id"]  # recognised by the resent history
     assert second_extra["troubleshooting"]["step"] == 2
 
     # an explicit conversation id works as well, and a fresh history starts a new session
-    third = client.chat.completions.create(model="deskmate", messages=[{"role": "user", "content": "no luck"}],
-                                           extra_body={"conversation_id": first_extra["session_id"]})
+    third = client.chat.completions.create(
+        model="deskmate",
+        messages=[{"role": "user", "content": "no luck"}],
+        extra_body={"conversation_id": first_extra["session_id"]},
+    )
     assert third.model_extra["deskmate"]["troubleshooting"]["step"] == 3
     other = client.chat.completions.create(model="deskmate", messages=[{"role": "user", "content": "hello"}])
     assert other.model_extra["deskmate"]["session_id"] != first_extra["session_id"]
 
 
 def _continue(client, question: str, first, follow_up: str):
-    return client.chat.completions.create(model="deskmate", messages=[
-        {"role": "user", "content": question}, {"role": "assistant", "content": first.choices[0].message.content},
-        {"role": "user", "content": follow_up}]).model_extra["deskmate"]["session_id"]
+    return client.chat.completions.create(
+        model="deskmate",
+        messages=[
+            {"role": "user", "content": question},
+            {"role": "assistant", "content": first.choices[0].message.content},
+            {"role": "user", "content": follow_up},
+        ],
+    ).model_extra["deskmate"]["session_id"]
 
 
 def test_two_people_who_open_with_the_same_question_never_land_in_each_others_session(client):
@@ -102,8 +116,11 @@ def test_replaying_someones_first_exchange_does_not_reach_the_conversation_they_
     first = client.chat.completions.create(model="deskmate", messages=[{"role": "user", "content": question}])
     session = first.model_extra["deskmate"]["session_id"]
     # the owner carries on (through /v1 with the conversation id, the web UI or /chat alike)
-    client.chat.completions.create(model="deskmate", messages=[{"role": "user", "content": "my phone is 555-0142"}],
-                                   extra_body={"conversation_id": session})
+    client.chat.completions.create(
+        model="deskmate",
+        messages=[{"role": "user", "content": "my phone is 555-0142"}],
+        extra_body={"conversation_id": session},
+    )
     # someone who knows (or guesses) the first question and its answer replays them
     assert _continue(client, question, first, "what did I tell you before?") != session
 
@@ -141,13 +158,20 @@ def test_with_sign_in_the_user_field_carries_the_signed_caller(make_settings):
         with pytest.raises(openai.AuthenticationError):
             client.chat.completions.create(model="deskmate", messages=[{"role": "user", "content": "hi"}])
         with pytest.raises(openai.AuthenticationError, match="not a valid HS256"):
-            client.chat.completions.create(model="deskmate", messages=[{"role": "user", "content": "hi"}],
-                                           user=make_user_token("wrong-" + "x1" * 20, "alice"))
-        alice = client.chat.completions.create(model="deskmate", messages=[{"role": "user", "content": "hi"}],
-                                               user=make_user_token(SECRET, "alice"))
+            client.chat.completions.create(
+                model="deskmate",
+                messages=[{"role": "user", "content": "hi"}],
+                user=make_user_token("wrong-" + "x1" * 20, "alice"),
+            )
+        alice = client.chat.completions.create(
+            model="deskmate", messages=[{"role": "user", "content": "hi"}], user=make_user_token(SECRET, "alice")
+        )
         session = alice.model_extra["deskmate"]["session_id"]
         with pytest.raises(openai.NotFoundError) as refused:  # bob cannot continue alice's conversation
-            client.chat.completions.create(model="deskmate", messages=[{"role": "user", "content": "and?"}],
-                                           user=make_user_token(SECRET, "bob"),
-                                           extra_body={"conversation_id": session})
+            client.chat.completions.create(
+                model="deskmate",
+                messages=[{"role": "user", "content": "and?"}],
+                user=make_user_token(SECRET, "bob"),
+                extra_body={"conversation_id": session},
+            )
         assert "belongs to you" in refused.value.body["message"]  # OpenAI's error shape, read by its client

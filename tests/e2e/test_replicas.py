@@ -21,14 +21,20 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(1200)]  # four real processe
 def replicas(tmp_path_factory):
     root = tmp_path_factory.mktemp("replicas")
     with scratch_database() as database_url, chroma_run(root / "chroma") as chroma_port:
-        shared = dict(DESKMATE_DATABASE_URL=database_url, CHROMA_MODE="server", CHROMA_HOST="127.0.0.1",
-                      CHROMA_PORT=str(chroma_port), DESKMATE_SESSION_LOCK_WAIT_S="60",
-                      DESKMATE_LEXICAL_BACKEND="postgres")
+        shared = dict(
+            DESKMATE_DATABASE_URL=database_url,
+            CHROMA_MODE="server",
+            CHROMA_HOST="127.0.0.1",
+            CHROMA_PORT=str(chroma_port),
+            DESKMATE_SESSION_LOCK_WAIT_S="60",
+            DESKMATE_LEXICAL_BACKEND="postgres",
+        )
         # A indexes the bundled KB; B starts with no KB dir and serves what A indexed into the shared Chroma
         # A also runs ingestion jobs in-process (server mode's default is a separate `deskmate worker`,
         # tests/e2e/test_worker_jobs.py), so its uploads are indexed without a third model-loading process
-        a = Replica("A", deskmate_env(root / "a", DESKMATE_KB_DIR=str(REPO / "kb"), DESKMATE_INPROCESS_WORKER="true",
-                                      **shared))
+        a = Replica(
+            "A", deskmate_env(root / "a", DESKMATE_KB_DIR=str(REPO / "kb"), DESKMATE_INPROCESS_WORKER="true", **shared)
+        )
         b = Replica("B", deskmate_env(root / "b", **shared))
         a.wait_ready()
         b.wait_ready()
@@ -49,8 +55,10 @@ def say(replica: Replica, message: str, session: str | None = None, **extra) -> 
 def test_a_document_uploaded_on_one_replica_is_cited_on_the_other(replicas):
     a, b = replicas
     code = uuid.uuid4().hex[:6].upper()
-    text = (f"# Booking a meeting room\n\nTo book a meeting room, open the Roomfinder portal, choose the floor "
-            f"and enter the booking code {code}. Rooms are held for ten minutes.\n")
+    text = (
+        f"# Booking a meeting room\n\nTo book a meeting room, open the Roomfinder portal, choose the floor "
+        f"and enter the booking code {code}. Rooms are held for ten minutes.\n"
+    )
     uploaded = a.http.post("/documents?wait=true", files={"file": ("meeting-rooms.md", text.encode(), "text/markdown")})
     assert uploaded.status_code == 201, uploaded.text
     time.sleep(MANIFEST_TTL_S + 0.5)  # the documented bound: other replicas' writes are visible within it
@@ -89,12 +97,20 @@ def test_a_vote_on_one_replica_for_an_answer_given_on_the_other_counts(replicas)
     a, b = replicas
     answer = say(a, "How do I connect to the VPN on my Mac?")
     assert answer["action"] == "answer" and answer["message_id"]
-    vote = b.http.post("/feedback", json={"session_id": answer["session_id"], "message_id": answer["message_id"],
-                                          "rating": "up", "reason": "clear steps"})
+    vote = b.http.post(
+        "/feedback",
+        json={
+            "session_id": answer["session_id"],
+            "message_id": answer["message_id"],
+            "rating": "up",
+            "reason": "clear steps",
+        },
+    )
     assert vote.status_code == 201, vote.text
     assert vote.json()["chunks"] >= 1
-    again = a.http.post("/feedback", json={"session_id": answer["session_id"], "message_id": answer["message_id"],
-                                           "rating": "down"})
+    again = a.http.post(
+        "/feedback", json={"session_id": answer["session_id"], "message_id": answer["message_id"], "rating": "down"}
+    )
     assert again.status_code == 200 and again.json()["status"] == "updated"
 
 
@@ -118,8 +134,10 @@ def test_two_concurrent_turns_of_one_session_on_two_replicas_are_serialised(repl
     def turn(replica: Replica, message: str) -> None:
         results[replica.name] = replica.http.post("/chat", json={"message": message, "session_id": session})
 
-    threads = [threading.Thread(target=turn, args=(a, "still not printing")),
-               threading.Thread(target=turn, args=(b, "no change"))]
+    threads = [
+        threading.Thread(target=turn, args=(a, "still not printing")),
+        threading.Thread(target=turn, args=(b, "no change")),
+    ]
     for thread in threads:
         thread.start()
     for thread in threads:
@@ -131,8 +149,9 @@ def test_two_concurrent_turns_of_one_session_on_two_replicas_are_serialised(repl
     answered = 1 + statuses.count(200)
     # every answered turn is in the history exactly once, each followed by its reply: none overwrote the other
     assert len(users) == answered and users[0] == "my printer won't print"
-    assert sorted(users[1:]) == sorted(m for m, r in (("still not printing", results["A"]), ("no change", results["B"]))
-                                       if r.status_code == 200)
+    assert sorted(users[1:]) == sorted(
+        m for m, r in (("still not printing", results["A"]), ("no change", results["B"])) if r.status_code == 200
+    )
     roles = [m["role"] for m in history["messages"]]
     assert roles == ["user", "assistant"] * answered
 
@@ -145,8 +164,11 @@ def test_a_replica_killed_mid_turn_leaves_the_session_whole_for_the_other(replic
     c = Replica("C", deskmate_env(tmp_path / "c", **shared))
     try:
         c.wait_ready()
-        worker = threading.Thread(target=lambda: _ignore(lambda: c.http.post(
-            "/chat", json={"message": "still not printing", "session_id": session}, timeout=30)))
+        worker = threading.Thread(
+            target=lambda: _ignore(
+                lambda: c.http.post("/chat", json={"message": "still not printing", "session_id": session}, timeout=30)
+            )
+        )
         worker.start()
         threading.Event().wait(0.15)
         c.kill()

@@ -12,8 +12,10 @@ from tests.e2e.test_confluence_source import _counting, _sync
 pytestmark = pytest.mark.slow
 
 USER, PASSWORD = "deskmate.integration", "Sn0w-" + "q8Rz2Lm5Tx9Vb3Kp"
-DISPLAY = ("<p>The Orrery conference displays are in every meeting room.</p><h2>Share your screen</h2>"
-           "<ol><li>Press the Orrery button on the table.</li><li>Choose your laptop in the share list.</li></ol>")
+DISPLAY = (
+    "<p>The Orrery conference displays are in every meeting room.</p><h2>Share your screen</h2>"
+    "<ol><li>Press the Orrery button on the table.</li><li>Choose your laptop in the share list.</li></ol>"
+)
 
 
 def test_published_articles_sync_with_their_kb_links_and_retirements_remove_them(serve, monkeypatch):
@@ -23,12 +25,22 @@ def test_published_articles_sync_with_their_kb_links_and_retirements_remove_them
         display = instance.publish("KB0010001", "Share your screen on an Orrery display", DISPLAY)
         printer = instance.publish("KB0010002", "Add the Wren printer", "<p>Open Settings, Printers, Add Wren-2.</p>")
         instance.publish("KB0010003", "HR onboarding checklist", "<p>Other knowledge base.</p>", kb="kb-hr")
-        instance.publish("KB0010004", "Vault recovery codes", "<p>The Quillon vault recovery codes are kept by IT.</p>",
-                         can_read="0a52d3dcd7011200f2d224837e6103f2")
+        instance.publish(
+            "KB0010004",
+            "Vault recovery codes",
+            "<p>The Quillon vault recovery codes are kept by IT.</p>",
+            can_read="0a52d3dcd7011200f2d224837e6103f2",
+        )
         calls = _counting(client)
-        created = client.post("/sources", json={
-            "type": "servicenow", "base_url": instance.url, "scope": {"knowledge_bases": ["kb-it"]},
-            "credential_env": {"user": "TEST_SN_USER", "password": "TEST_SN_PASSWORD"}})
+        created = client.post(
+            "/sources",
+            json={
+                "type": "servicenow",
+                "base_url": instance.url,
+                "scope": {"knowledge_bases": ["kb-it"]},
+                "credential_env": {"user": "TEST_SN_USER", "password": "TEST_SN_PASSWORD"},
+            },
+        )
         assert created.status_code == 201, created.text
         source = created.json()
 
@@ -41,8 +53,9 @@ def test_published_articles_sync_with_their_kb_links_and_retirements_remove_them
         assert reply["sources"][0]["source"] == f"{instance.url}/kb_view.do?sysparm_article=KB0010001", reply
         assert "Press the Orrery button" in reply["answer"]
 
-        instance.edit(display, DISPLAY.replace("Press the Orrery button on the table.",
-                                               "Tap Share on the Orrery touch panel."))
+        instance.edit(
+            display, DISPLAY.replace("Press the Orrery button on the table.", "Tap Share on the Orrery touch panel.")
+        )
         instance.retire(printer)
         calls.clear()
         second = _sync(client, source["id"])

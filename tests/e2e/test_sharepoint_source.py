@@ -16,7 +16,11 @@ from tests.office_files import asset_list_xlsx, onboarding_pptx, vpn_howto_docx
 
 pytestmark = pytest.mark.slow
 
-TENANT, CLIENT_ID, SECRET = "contoso.onmicrosoft.com", "6731de76-14a6-49ae-97bc-6eba6914391e", "Qx8Q~" + "p3r5T7v9X1z3B5d7F9h1K3m5N7q9S1u3"
+TENANT, CLIENT_ID, SECRET = (
+    "contoso.onmicrosoft.com",
+    "6731de76-14a6-49ae-97bc-6eba6914391e",
+    "Qx8Q~" + "p3r5T7v9X1z3B5d7F9h1K3m5N7q9S1u3",
+)
 USER_SECRET = "usr-" + "Vb8Nq3Lx6Tz1Rk9Wm4Pc7Hs2Jd5Gf0Ya"
 
 
@@ -33,8 +37,9 @@ def graph(monkeypatch):
 
 
 def _ask(client, message: str, *groups: str) -> dict:
-    reply = client.post("/chat", json={"message": message},
-                        headers={USER_HEADER: make_user_token(USER_SECRET, "kim", list(groups))})
+    reply = client.post(
+        "/chat", json={"message": message}, headers={USER_HEADER: make_user_token(USER_SECRET, "kim", list(groups))}
+    )
     assert reply.status_code == 200, reply.text
     return reply.json()
 
@@ -44,12 +49,22 @@ def test_a_library_syncs_its_office_files_and_follows_delta_changes_and_permissi
     graph.throttle_next = 1
     with serve(kb_dir=None, user_token_secret=USER_SECRET) as client:
         calls = _counting(client)
-        created = client.post("/sources", json={
-            "type": "sharepoint", "name": "IT library", "base_url": graph.url,
-            "scope": {"site": "contoso.sharepoint.com:/sites/IT", "library": "Documents", "tenant": TENANT,
-                      "authority": graph.url},
-            "credential_env": {"client_id": "TEST_GRAPH_CLIENT_ID", "client_secret": "TEST_GRAPH_CLIENT_SECRET"},
-            "group_map": {"Contoso Members": "*", "IT Asset Managers": "it-assets"}})
+        created = client.post(
+            "/sources",
+            json={
+                "type": "sharepoint",
+                "name": "IT library",
+                "base_url": graph.url,
+                "scope": {
+                    "site": "contoso.sharepoint.com:/sites/IT",
+                    "library": "Documents",
+                    "tenant": TENANT,
+                    "authority": graph.url,
+                },
+                "credential_env": {"client_id": "TEST_GRAPH_CLIENT_ID", "client_secret": "TEST_GRAPH_CLIENT_SECRET"},
+                "group_map": {"Contoso Members": "*", "IT Asset Managers": "it-assets"},
+            },
+        )
         assert created.status_code == 201, created.text
         source = created.json()
 
@@ -76,7 +91,7 @@ def test_a_library_syncs_its_office_files_and_follows_delta_changes_and_permissi
         assert second["documents"] == 2
         assert "Sign out and back in" in _ask(client, "How do I reset my Contoso VPN token?")["answer"]
         assert "user1" in _ask(client, "Who owns laptop asset LT-1001?", "sales")["answer"]  # now everyone's
-        data_dir = client.app.state.resources.settings.data_dir
+        data_dir = client.app.state.resources.settings.storage.data_dir
 
     # the bearer token never went to the download host path, and the secret is nowhere deskmate writes
     assert all(auth == "" for path, auth in graph.requests if path.startswith("/download/"))
@@ -88,10 +103,15 @@ def test_a_library_syncs_its_office_files_and_follows_delta_changes_and_permissi
 def test_a_wrong_client_secret_is_reported_on_the_source(serve, graph, monkeypatch):
     monkeypatch.setenv("TEST_GRAPH_CLIENT_SECRET", "not-the-secret")
     with serve(kb_dir=None) as client:
-        source = client.post("/sources", json={
-            "type": "sharepoint", "base_url": graph.url,
-            "scope": {"site": "contoso.sharepoint.com:/sites/IT", "tenant": TENANT, "authority": graph.url},
-            "credential_env": {"client_id": "TEST_GRAPH_CLIENT_ID", "client_secret": "TEST_GRAPH_CLIENT_SECRET"}}).json()
+        source = client.post(
+            "/sources",
+            json={
+                "type": "sharepoint",
+                "base_url": graph.url,
+                "scope": {"site": "contoso.sharepoint.com:/sites/IT", "tenant": TENANT, "authority": graph.url},
+                "credential_env": {"client_id": "TEST_GRAPH_CLIENT_ID", "client_secret": "TEST_GRAPH_CLIENT_SECRET"},
+            },
+        ).json()
         failed = _sync(client, source["id"])
     assert failed["status"] == "error" and "invalid_client" in failed["last_error"], failed
     assert "not-the-secret" not in failed["last_error"]

@@ -18,7 +18,9 @@ from tests.conftest import FIXTURE_KB
 from tests.e2e.servers import OpenAICompatibleServer, _OpenAIHandler, _Server, completion, free_port
 
 pytestmark = pytest.mark.slow
-ANSWER = "On Linux, install openconnect and run sudo openconnect vpn.example.test [1]. Approve the sign-in on your phone."
+ANSWER = (
+    "On Linux, install openconnect and run sudo openconnect vpn.example.test [1]. Approve the sign-in on your phone."
+)
 DECISION = '{"action": "answer", "reasoning": "the knowledge base has the Linux steps"}'
 
 
@@ -39,8 +41,15 @@ def test_a_streamed_turn_sends_node_progress_sources_and_the_same_envelope_as_ch
         plain = client.post("/chat", json={"message": "How do I connect to the VPN on Linux?"}).json()
         kinds = [kind for kind, _ in events]
         assert kinds[0] == "start" and kinds[-1] == "message_complete"
-        assert [d["name"] for k, d in events if k == "node"] == ["redact", "classify", "embed_query", "retrieve",
-                                                                "decide", "answer", "respond"]
+        assert [d["name"] for k, d in events if k == "node"] == [
+            "redact",
+            "classify",
+            "embed_query",
+            "retrieve",
+            "decide",
+            "answer",
+            "respond",
+        ]
         assert all(d["duration_ms"] >= 0 for k, d in events if k == "node")
         assert kinds.index("sources") < kinds.index("message_complete")
         final = events[-1][1]
@@ -51,8 +60,9 @@ def test_a_streamed_turn_sends_node_progress_sources_and_the_same_envelope_as_ch
         assert dict(events)["content_chunk"]["text"] in final["answer"]
         assert final["timings"]["total_ms"] > 0
         # a streamed answer can be voted on like any other, and its trace is there
-        vote = client.post("/feedback", json={"session_id": final["session_id"], "message_id": final["message_id"],
-                                              "rating": "up"})
+        vote = client.post(
+            "/feedback", json={"session_id": final["session_id"], "message_id": final["message_id"], "rating": "up"}
+        )
         assert vote.status_code == 201
         trace = client.get(f"/traces/{final['trace_id']}").json()
         assert trace["status"] == "ok" and "stream" in trace["tags"] and trace["feedback"]["rating"] == "up"
@@ -80,13 +90,19 @@ def test_a_failure_during_the_run_ends_the_stream_with_an_error_event(make_setti
         def count_tokens(self, text):
             return real_embedder.count_tokens(text)
 
-    with TestClient(create_app(make_settings(), embedder=QueryEmbeddingFails())) as client:
+    with TestClient(create_app(make_settings(), embedder=QueryEmbeddingFails()), base_url="http://localhost") as client:
         with client.stream("POST", "/chat/stream", json={"message": "how do I connect to the vpn"}) as resp:
             events = parse_sse(resp.read().decode())
         # the same failure on the OpenAI-compatible stream: an OpenAI-shaped error chunk, then [DONE]
-        with client.stream("POST", "/v1/chat/completions", json={
-                "model": "deskmate", "stream": True,
-                "messages": [{"role": "user", "content": "how do I connect to the vpn"}]}) as resp:
+        with client.stream(
+            "POST",
+            "/v1/chat/completions",
+            json={
+                "model": "deskmate",
+                "stream": True,
+                "messages": [{"role": "user", "content": "how do I connect to the vpn"}],
+            },
+        ) as resp:
             v1 = [line[6:] for line in resp.read().decode().split("\n") if line.startswith("data: ")]
         ready = client.get("/ready")  # the service started, and says what is broken
     assert ready.status_code == 503 and "embedding model" in ready.json()["detail"]
@@ -107,6 +123,10 @@ class StreamingLLM(OpenAICompatibleServer):
         self.replies, self.delay_s = [], 0.0
         self.token_gap_s = 0.05
         self.decision_delay_s = 0.0
+        # when a test sets it: the answer's last word waits for it (a hang net bounds the wait), and
+        # `last_word_released` says whether it came, i.e. whether the client saw the earlier words in time
+        self.last_word_gate: threading.Event | None = None
+        self.last_word_released: bool | None = None
         self.default_reply = self.reply_for
         _Server.__init__(self, _StreamingHandler)
 
@@ -119,8 +139,12 @@ class StreamingLLM(OpenAICompatibleServer):
 class _StreamingHandler(_OpenAIHandler):
     def do_POST(self) -> None:
         body = json.loads(self._body() or b"{}")
-        record = {"path": self.path, "headers": {k.lower(): v for k, v in self.headers.items()}, "body": body,
-                  "at": time.monotonic()}
+        record = {
+            "path": self.path,
+            "headers": {k.lower(): v for k, v in self.headers.items()},
+            "body": body,
+            "at": time.monotonic(),
+        }
         self.owner.requests.append(record)
         reply = self.owner.next_reply(record)
         if reply == DECISION and self.owner.decision_delay_s:
@@ -134,14 +158,27 @@ class _StreamingHandler(_OpenAIHandler):
         try:
             words = reply.split(" ")
             for i, word in enumerate(words):
+                gate = self.owner.last_word_gate
+                if reply == ANSWER and i == len(words) - 1 and gate is not None:
+                    self.owner.last_word_released = gate.wait(60)
                 delta = {"content": word if i == 0 else " " + word}
-                chunk = {"id": "c1", "object": "chat.completion.chunk", "created": 0, "model": "stub",
-                         "choices": [{"index": 0, "delta": delta, "finish_reason": None}]}
+                chunk = {
+                    "id": "c1",
+                    "object": "chat.completion.chunk",
+                    "created": 0,
+                    "model": "stub",
+                    "choices": [{"index": 0, "delta": delta, "finish_reason": None}],
+                }
                 self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
                 self.wfile.flush()
                 time.sleep(self.owner.token_gap_s)
-            done = {"id": "c1", "object": "chat.completion.chunk", "created": 0, "model": "stub",
-                    "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}
+            done = {
+                "id": "c1",
+                "object": "chat.completion.chunk",
+                "created": 0,
+                "model": "stub",
+                "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}],
+            }
             self.wfile.write(f"data: {json.dumps(done)}\n\ndata: [DONE]\n\n".encode())
             self.wfile.flush()
         except (BrokenPipeError, ConnectionResetError):
@@ -159,11 +196,21 @@ def server(llm, tmp_path_factory):
     """`deskmate serve` as a user starts it, its LLM the streaming server above."""
     port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith(("DESKMATE_", "GROQ_", "LANGFUSE_", "CHROMA_"))}
-    env |= {"DESKMATE_DATA_DIR": str(tmp_path_factory.mktemp("data")), "DESKMATE_KB_DIR": str(FIXTURE_KB),
-            "DESKMATE_LLM_BASE_URL": f"{llm.url}/v1", "DESKMATE_LLM_MODEL": "stub", "DESKMATE_LOG_LEVEL": "WARNING"}
-    process = subprocess.Popen([sys.executable, "-m", "app.cli", "serve", "--port", str(port)], env=env,
-                               cwd=Path(__file__).resolve().parents[2], stdout=subprocess.DEVNULL,
-                               stderr=subprocess.PIPE, text=True)
+    env |= {
+        "DESKMATE_DATA_DIR": str(tmp_path_factory.mktemp("data")),
+        "DESKMATE_KB_DIR": str(FIXTURE_KB),
+        "DESKMATE_LLM_BASE_URL": f"{llm.url}/v1",
+        "DESKMATE_LLM_MODEL": "stub",
+        "DESKMATE_LOG_LEVEL": "WARNING",
+    }
+    process = subprocess.Popen(
+        [sys.executable, "-m", "app.cli", "serve", "--port", str(port)],
+        env=env,
+        cwd=Path(__file__).resolve().parents[2],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     base = f"http://127.0.0.1:{port}"
     deadline = time.time() + 180
     try:
@@ -184,28 +231,40 @@ def server(llm, tmp_path_factory):
         process.wait(timeout=30)
 
 
-def test_llm_tokens_arrive_one_by_one_while_the_answer_is_written(server, llm):
+@pytest.fixture
+def gated_llm(llm):
+    """The LLM holding its answer's last word until the test says the client has seen a token."""
+    llm.last_word_gate, llm.last_word_released = threading.Event(), None
+    yield llm
+    llm.last_word_gate.set()
+    llm.last_word_gate = None
+
+
+def test_llm_tokens_arrive_one_by_one_while_the_answer_is_written(server, gated_llm):
     arrivals = []
-    with httpx.stream("POST", f"{server}/chat/stream", json={"message": "How do I connect to the VPN on Linux?"},
-                      timeout=60) as response:
+    with httpx.stream(
+        "POST", f"{server}/chat/stream", json={"message": "How do I connect to the VPN on Linux?"}, timeout=120
+    ) as response:
         buffer = ""
         for text in response.iter_text():
             buffer += text
             while "\n\n" in buffer:
                 block, buffer = buffer.split("\n\n", 1)
                 lines = dict(line.split(": ", 1) for line in block.split("\n"))
-                arrivals.append((time.monotonic(), lines["event"], json.loads(lines["data"])))
-    kinds = [kind for _, kind, _ in arrivals]
-    tokens = [(at, data) for at, kind, data in arrivals if kind == "token"]
+                arrivals.append((lines["event"], json.loads(lines["data"])))
+                if lines["event"] == "token":
+                    gated_llm.last_word_gate.set()
+    kinds = [kind for kind, _ in arrivals]
+    tokens = [data for kind, data in arrivals if kind == "token"]
     assert len(tokens) == len(ANSWER.split(" "))
-    assert "".join(d["text"] for _, d in tokens) == ANSWER  # the reply, not the decision's JSON
-    assert {d["node"] for _, d in tokens} == {"answer"}
-    # streamed, not delivered at the end: the tokens reach the client spread over the LLM's writing time
-    assert tokens[-1][0] - tokens[0][0] >= 0.5 * llm.token_gap_s * (len(tokens) - 1)
+    assert "".join(d["text"] for d in tokens) == ANSWER  # the reply, not the decision's JSON
+    assert {d["node"] for d in tokens} == {"answer"}
+    # streamed, not delivered at the end: a token reached the client before the LLM wrote its last word
+    assert gated_llm.last_word_released is True
     first_token = kinds.index("token")
-    assert kinds[first_token - 1] == "node" and arrivals[first_token - 1][2]["name"] == "decide"
+    assert kinds[first_token - 1] == "node" and arrivals[first_token - 1][1]["name"] == "decide"
     assert kinds.index("message_complete") > max(i for i, k in enumerate(kinds) if k == "token")
-    final = arrivals[-1][2]
+    final = arrivals[-1][1]
     assert final["answer"].startswith(ANSWER) and final["sources"][0]["source"] == "kb/vpn-connect.md"
     trace = httpx.get(f"{server}/traces/{final['trace_id']}", timeout=10).json()
     assert [c["node"] for c in trace["llm_calls"]] == ["decide", "answer"]
@@ -218,8 +277,9 @@ def test_a_client_that_hangs_up_stops_the_run_and_frees_its_session(server, llm)
         seen_before = len(llm.requests)
         session = None
         with httpx.Client(timeout=30) as client:
-            with client.stream("POST", f"{server}/chat/stream",
-                               json={"message": "How do I connect to the VPN on Linux?"}) as response:
+            with client.stream(
+                "POST", f"{server}/chat/stream", json={"message": "How do I connect to the VPN on Linux?"}
+            ) as response:
                 for line in response.iter_lines():
                     if line.startswith("data: ") and '"session_id"' in line and session is None:
                         session = json.loads(line[6:])["session_id"]
@@ -233,17 +293,19 @@ def test_a_client_that_hangs_up_stops_the_run_and_frees_its_session(server, llm)
         assert runs[0]["path"][-1] == "decide" and "answer" not in runs[0]["path"]
     finally:
         llm.decision_delay_s = 0.0
-    started = time.monotonic()
-    again = httpx.post(f"{server}/chat", json={"message": "How do I connect to the VPN on Linux?",
-                                                "session_id": session}, timeout=30)
-    assert again.status_code == 200 and time.monotonic() - started < 10  # the session lock was released
+    again = httpx.post(
+        f"{server}/chat", json={"message": "How do I connect to the VPN on Linux?", "session_id": session}, timeout=30
+    )
+    # the session lock was released: a held one answers 409 after a 60 s wait, past this client's timeout
+    assert again.status_code == 200
     assert again.json()["answer"].startswith(ANSWER)
 
 
 def test_many_clients_leaving_at_once_leave_the_server_healthy(server, llm):
     def leave_early():
-        with httpx.stream("POST", f"{server}/chat/stream", json={"message": "how do I connect to the vpn"},
-                          timeout=30) as response:
+        with httpx.stream(
+            "POST", f"{server}/chat/stream", json={"message": "how do I connect to the vpn"}, timeout=30
+        ) as response:
             for line in response.iter_lines():
                 if line.startswith("event: node"):
                     return
@@ -258,22 +320,23 @@ def test_many_clients_leaving_at_once_leave_the_server_healthy(server, llm):
     assert reply.status_code == 200
 
 
-def test_the_openai_client_gets_the_llm_tokens_as_they_are_written_then_the_finished_reply(server, llm):
+def test_the_openai_client_gets_the_llm_tokens_as_they_are_written_then_the_finished_reply(server, gated_llm):
     from openai import OpenAI
 
-    client = OpenAI(base_url=f"{server}/v1", api_key="unused", max_retries=0, timeout=60)
+    client = OpenAI(base_url=f"{server}/v1", api_key="unused", max_retries=0, timeout=120)
     arrivals = []
     for chunk in client.chat.completions.create(
-            model="deskmate", stream=True, messages=[{"role": "user", "content": "How do I connect to the VPN on Linux?"}]):
+        model="deskmate", stream=True, messages=[{"role": "user", "content": "How do I connect to the VPN on Linux?"}]
+    ):
         if chunk.choices and chunk.choices[0].delta.content:
-            arrivals.append((time.monotonic(), chunk.choices[0].delta.content))
+            arrivals.append(chunk.choices[0].delta.content)
+            gated_llm.last_word_gate.set()
         final = chunk
-    text = "".join(piece for _, piece in arrivals)
+    text = "".join(arrivals)
     envelope = final.model_extra["deskmate"]
     assert text == envelope["answer"] and text.startswith(ANSWER)  # tokens, then what the finished turn added
-    llm_pieces = [at for at, piece in arrivals[:len(ANSWER.split(" "))]]
-    # streamed while the LLM wrote, not replayed at the end
-    assert llm_pieces[-1] - llm_pieces[0] >= 0.5 * llm.token_gap_s * (len(llm_pieces) - 1)
+    # streamed while the LLM wrote, not replayed at the end: a piece arrived before the LLM's last word
+    assert gated_llm.last_word_released is True
     assert final.choices[0].finish_reason == "stop" and envelope["sources"][0]["source"] == "kb/vpn-connect.md"
 
 

@@ -23,8 +23,13 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(1500)]  # five real processe
 def cluster(tmp_path_factory):
     root = tmp_path_factory.mktemp("workers")
     with scratch_database() as database_url, chroma_run(root / "chroma") as chroma_port:
-        shared = dict(DESKMATE_DATABASE_URL=database_url, CHROMA_MODE="server", CHROMA_HOST="127.0.0.1",
-                      CHROMA_PORT=str(chroma_port), DESKMATE_JOB_LEASE_S="5")
+        shared = dict(
+            DESKMATE_DATABASE_URL=database_url,
+            CHROMA_MODE="server",
+            CHROMA_HOST="127.0.0.1",
+            CHROMA_PORT=str(chroma_port),
+            DESKMATE_JOB_LEASE_S="5",
+        )
         a = Replica("A", deskmate_env(root / "a", **shared))
         b = Replica("B", deskmate_env(root / "b", **shared))
         env = deskmate_env(root / "w", **shared)
@@ -42,8 +47,10 @@ def cluster(tmp_path_factory):
 def test_an_upload_on_one_replica_is_indexed_by_a_worker_then_cited_and_downloaded_on_the_other(cluster):
     a, b, worker, _, _ = cluster
     code = uuid.uuid4().hex[:6].upper()
-    text = (f"# Parking permits\n\nTo get a parking permit, open the Facilities portal, register your plate and "
-            f"quote the permit code {code}. Permits are valid for one year.\n").encode()
+    text = (
+        f"# Parking permits\n\nTo get a parking permit, open the Facilities portal, register your plate and "
+        f"quote the permit code {code}. Permits are valid for one year.\n"
+    ).encode()
     accepted = a.http.post("/documents", files={"file": ("parking.md", text, "text/markdown")})
     assert accepted.status_code == 202, accepted.text
     job = wait_for_job(b.http, accepted.json()["job"]["id"])  # any replica reads the job

@@ -12,14 +12,17 @@ pytestmark = pytest.mark.slow
 
 EMAIL, TOKEN = "agent@example.com", "zd-" + "Hq7Wm2Xp9Lk4Tz6Rb1Nc8Vf3"
 USER_SECRET = "usr-" + "Vb8Nq3Lx6Tz1Rk9Wm4Pc7Hs2Jd5Gf0Ya"
-KIOSK = ("<p>Visitor kiosks print a Saltmarsh badge.</p><h2>Print a visitor badge</h2>"
-         "<ol><li>Tap Visitor on the kiosk.</li><li>Scan the QR code from the invitation email.</li></ol>")
+KIOSK = (
+    "<p>Visitor kiosks print a Saltmarsh badge.</p><h2>Print a visitor badge</h2>"
+    "<ol><li>Tap Visitor on the kiosk.</li><li>Scan the QR code from the invitation email.</li></ol>"
+)
 ROTA = "<p>The Saltmarsh on-call engineer this week answers on extension 7781.</p>"
 
 
 def _ask(client, message: str, *groups: str) -> dict:
-    return client.post("/chat", json={"message": message},
-                       headers={USER_HEADER: make_user_token(USER_SECRET, "ana", list(groups))}).json()
+    return client.post(
+        "/chat", json={"message": message}, headers={USER_HEADER: make_user_token(USER_SECRET, "ana", list(groups))}
+    ).json()
 
 
 def test_guide_articles_sync_incrementally_and_user_segments_become_audiences(serve, monkeypatch):
@@ -33,10 +36,16 @@ def test_guide_articles_sync_incrementally_and_user_segments_become_audiences(se
         zendesk.publish(103, "Old VPN client", "<p>Retired client notes.</p>")
         zendesk.throttle_next = 1
         calls = _counting(client)
-        created = client.post("/sources", json={
-            "type": "zendesk", "base_url": zendesk.url, "scope": {},
-            "credential_env": {"email": "TEST_ZD_EMAIL", "token": "TEST_ZD_TOKEN"},
-            "group_map": {"IT staff": "it-staff"}})
+        created = client.post(
+            "/sources",
+            json={
+                "type": "zendesk",
+                "base_url": zendesk.url,
+                "scope": {},
+                "credential_env": {"email": "TEST_ZD_EMAIL", "token": "TEST_ZD_TOKEN"},
+                "group_map": {"IT staff": "it-staff"},
+            },
+        )
         assert created.status_code == 201, created.text
         source = created.json()
 

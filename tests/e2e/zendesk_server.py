@@ -32,9 +32,17 @@ class FakeZendesk(FakeVendor):
     def publish(self, article_id: int, title: str, body: str, *, section: int = 360001, segment: int | None = None):
         now = self._tick()
         self.articles[article_id] = {
-            "id": article_id, "title": title, "body": body, "section_id": section, "user_segment_id": segment,
-            "draft": False, "locale": "en-us", "html_url": f"{self.url}/hc/en-us/articles/{article_id}",
-            "updated_at": _iso(now), "_changed": now}
+            "id": article_id,
+            "title": title,
+            "body": body,
+            "section_id": section,
+            "user_segment_id": segment,
+            "draft": False,
+            "locale": "en-us",
+            "html_url": f"{self.url}/hc/en-us/articles/{article_id}",
+            "updated_at": _iso(now),
+            "_changed": now,
+        }
 
     def edit(self, article_id: int, body: str) -> None:
         now = self._tick()
@@ -44,8 +52,16 @@ class FakeZendesk(FakeVendor):
         del self.articles[article_id]  # archived articles leave the article lists
 
     def segment(self, segment_id: int, name: str, **fields) -> None:
-        self.segments[segment_id] = {"id": segment_id, "name": name, "user_type": "signed_in_users",
-                                     "group_ids": [], "organization_ids": [], "tags": [], "or_tags": [], **fields}
+        self.segments[segment_id] = {
+            "id": segment_id,
+            "name": name,
+            "user_type": "signed_in_users",
+            "group_ids": [],
+            "organization_ids": [],
+            "tags": [],
+            "or_tags": [],
+            **fields,
+        }
 
     def _handler(self):
         fake = self
@@ -77,20 +93,30 @@ class FakeZendesk(FakeVendor):
             start = int(query.get("start_time", 0))
             changed = sorted((a for a in self.articles.values() if a["_changed"] >= start), key=lambda a: a["_changed"])
             offset = int(query.get("offset", 0))
-            page = changed[offset:offset + PER_PAGE]
+            page = changed[offset : offset + PER_PAGE]
             more = offset + PER_PAGE < len(changed)
             end_time = page[-1]["_changed"] if page else start
-            return 200, {"articles": [self._public(a) for a in page], "count": len(page), "end_time": end_time + (0 if more else 1),
-                         "next_page": f"{self.url}{path}?{urlencode({'start_time': start, 'offset': offset + PER_PAGE})}"
-                         if more else None}
+            return 200, {
+                "articles": [self._public(a) for a in page],
+                "count": len(page),
+                "end_time": end_time + (0 if more else 1),
+                "next_page": f"{self.url}{path}?{urlencode({'start_time': start, 'offset': offset + PER_PAGE})}"
+                if more
+                else None,
+            }
         if path == f"{base}/articles":
             number, per_page = int(query.get("page", 1)), int(query.get("per_page", 30))
             ordered = sorted(self.articles.values(), key=lambda a: a["id"])
-            page = ordered[(number - 1) * per_page:number * per_page]
+            page = ordered[(number - 1) * per_page : number * per_page]
             more = number * per_page < len(ordered)
-            return 200, {"articles": [self._public(a) for a in page], "count": len(ordered), "page": number,
-                         "next_page": f"{self.url}{path}?{urlencode({'page': number + 1, 'per_page': per_page})}"
-                         if more else None}
+            return 200, {
+                "articles": [self._public(a) for a in page],
+                "count": len(ordered),
+                "page": number,
+                "next_page": f"{self.url}{path}?{urlencode({'page': number + 1, 'per_page': per_page})}"
+                if more
+                else None,
+            }
         if path.startswith(f"{base}/articles/"):
             article = self.articles.get(int(path.rsplit("/", 1)[-1]))
             return (200, {"article": self._public(article)}) if article else (404, {"error": "RecordNotFound"})
@@ -103,4 +129,4 @@ class FakeZendesk(FakeVendor):
 def _iso(epoch: int) -> str:
     import datetime
 
-    return datetime.datetime.fromtimestamp(epoch, datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return datetime.datetime.fromtimestamp(epoch, datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")

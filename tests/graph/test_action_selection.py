@@ -8,11 +8,9 @@ import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
 from app.adapters.redactor import PatternRedactor
-from graphs.context import SupportContext
-from graphs.state import turn_input
-from graphs.support import build_support_graph
-from nodes.actions import ActionCatalogue
-from nodes.decide import ACTIONS
+from graphs.support import SupportContext, build_support_graph, turn_input, turn_result
+from nodes.support.actions import BUILTIN_ACTIONS, BUILTIN_NAMES
+from nodes.support.catalogue import ActionCatalogue
 from tests.conftest import index_fixture_kb
 from tests.fakes import FakeStatusChecker, FakeTicketDesk, InMemoryIndex, ScriptedChatModel, status_report
 
@@ -46,14 +44,21 @@ def kb_index(real_embedder):
 
 @pytest.fixture(scope="module")
 def catalogue(real_embedder):
-    return ActionCatalogue.build(real_embedder)
+    return ActionCatalogue.build(real_embedder, BUILTIN_ACTIONS)
 
 
 @pytest.fixture
 def support(real_embedder, kb_index, catalogue):
     def factory(llm, **overrides) -> SupportContext:
-        values = dict(embedder=real_embedder, index=kb_index, redactor=PatternRedactor(), llm=llm,
-                      status=FakeStatusChecker(status_report()), tickets=FakeTicketDesk(), actions=catalogue)
+        values = dict(
+            embedder=real_embedder,
+            index=kb_index,
+            redactor=PatternRedactor(),
+            llm=llm,
+            status=FakeStatusChecker(status_report()),
+            tickets=FakeTicketDesk(),
+            actions=catalogue,
+        )
         return SupportContext(**(values | overrides))
 
     return factory
@@ -66,7 +71,7 @@ class Conversation:
         self.config = {"configurable": {"thread_id": uuid.uuid4().hex, "user_id": "alice"}}
 
     def say(self, text):
-        return self.graph.invoke(turn_input(text), self.config, context=self.context, durability="exit")
+        return turn_result(self.graph.invoke(turn_input(text), self.config, context=self.context, durability="exit"))
 
 
 def decide_prompts(llm: ScriptedChatModel) -> list[str]:
@@ -85,8 +90,8 @@ def test_the_decision_prompt_lists_only_the_actions_offered_for_the_message(supp
     assert out["action_selection"] == "embedding" and out["decided_by"] == "llm"
     (prompt,) = decide_prompts(llm)
     listed = listed_actions(prompt)
-    assert listed == out["offered_actions"] and 3 <= len(listed) < len(ACTIONS)
-    for missing in set(ACTIONS) - set(listed):
+    assert listed == out["offered_actions"] and 3 <= len(listed) < len(BUILTIN_NAMES)
+    for missing in set(BUILTIN_NAMES) - set(listed):
         assert f"- {missing}:" not in prompt
 
 

@@ -5,8 +5,7 @@ import uuid
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
-from graphs.state import turn_input
-from graphs.support import build_support_graph
+from graphs.support import build_support_graph, turn_input, turn_result
 from tests.fakes import FakeStatusChecker, FakeTicketDesk, ScriptedChatModel, incident, status_report
 
 PROBLEM = "My VPN keeps disconnecting"
@@ -19,7 +18,9 @@ class Conversation:
         self.config = {"configurable": {"thread_id": uuid.uuid4().hex, "user_id": user_id}}
 
     def say(self, text, user_os=None):
-        return self.graph.invoke(turn_input(text, user_os), self.config, context=self.context, durability="exit")
+        return turn_result(
+            self.graph.invoke(turn_input(text, user_os), self.config, context=self.context, durability="exit")
+        )
 
 
 @pytest.fixture
@@ -139,9 +140,12 @@ def test_ticket_status_question_lists_the_users_tickets(support):
 
 
 def test_an_outage_question_reports_the_status_page(support):
-    checker = FakeStatusChecker(status_report(incidents=[incident("VPN connectivity issues", ["VPN"])],
-                                              components=[{"name": "VPN", "status": "major_outage"},
-                                                          {"name": "Email", "status": "operational"}]))
+    checker = FakeStatusChecker(
+        status_report(
+            incidents=[incident("VPN connectivity issues", ["VPN"])],
+            components=[{"name": "VPN", "status": "major_outage"}, {"name": "Email", "status": "operational"}],
+        )
+    )
     out = Conversation(support(status=checker)).say("Is there an outage?")
     assert out["action"] == "answer" and out["status_checked"]
     assert "VPN connectivity issues" in out["answer"]
@@ -149,8 +153,11 @@ def test_an_outage_question_reports_the_status_page(support):
 
 
 def test_a_problem_matching_a_known_incident_is_told_about_it_instead_of_troubleshooting(support):
-    checker = FakeStatusChecker(status_report(incidents=[
-        incident("VPN connectivity issues", ["VPN"], update="We are investigating VPN disconnects.")]))
+    checker = FakeStatusChecker(
+        status_report(
+            incidents=[incident("VPN connectivity issues", ["VPN"], update="We are investigating VPN disconnects.")]
+        )
+    )
     out = Conversation(support(status=checker)).say(PROBLEM)
     assert out["action"] == "answer" and out["incidents"][0]["name"] == "VPN connectivity issues"
     assert out["answer"].index("VPN connectivity issues") < out["answer"].index("knowledge base says")
@@ -169,10 +176,14 @@ def test_a_problem_the_kb_does_not_cover_is_offered_a_ticket(support):
 
 
 def test_with_an_llm_steps_come_from_it_and_a_bad_reply_falls_back_to_the_docs(support):
-    llm = ScriptedChatModel(['{"reasoning": "problem with steps", "action": "troubleshoot"}',
-                             '{"steps": ["Check the Wi-Fi icon", "Restart Secure Client", "Restart the laptop"]}'])
+    llm = ScriptedChatModel(
+        [
+            '{"reasoning": "problem with steps", "action": "troubleshoot"}',
+            '{"steps": ["Check the Wi-Fi icon", "Restart Secure Client", "Restart the laptop", "Reinstall it"]}',
+        ]
+    )
     out = Conversation(support(llm=llm)).say(PROBLEM)
-    assert out["decided_by"] == "llm" and "Step 1 of 3:** Check the Wi-Fi icon" in out["answer"]
+    assert out["decided_by"] == "llm" and "Step 1 of 4:** Check the Wi-Fi icon" in out["answer"]
     broken = ScriptedChatModel(['{"action": "troubleshoot"}', "sure! here are steps: 1) a 2) b"])
     out = Conversation(support(llm=broken)).say(PROBLEM)
     assert out["fallback_notice"] and "Step 1 of 4:** Open a public website" in out["answer"]
@@ -182,3 +193,33 @@ def test_code_overrides_an_llm_that_answers_a_problem_with_documented_steps(supp
     llm = ScriptedChatModel(['{"reasoning": "just answer", "action": "answer"}'])
     out = Conversation(support(llm=llm)).say(PROBLEM)
     assert out["action"] == "troubleshoot" and "instead of answering at once" in out["decision_reasoning"]
+
+
+def test_next_walks_the_whole_procedure_then_still_broken_offers_a_ticket(support, desk):
+    chat = Conversation(support())
+    chat.say(PROBLEM)
+    replies = [chat.say(word) for word in ("next", "ok", "done")]
+    assert [r["troubleshooting"]["current"] for r in replies] == [1, 2, 3]
+    assert "Step 4 of 4:** Reinstall Secure Client" in replies[-1]["answer"]
+    assert all(r["troubleshooting"]["failed"] == 0 for r in replies)
+    end = chat.say("next")
+    assert end["troubleshooting"]["status"] == "completed" and "last step" in end["answer"]
+    offer = chat.say("still broken")
+    assert offer["troubleshooting"]["status"] == "escalated" and offer["ticket_event"] == "offered"
+    assert desk.tickets == {}
+
+
+def test_all_steps_at_once_shows_the_whole_procedure(support):
+    chat = Conversation(support())
+    chat.say(PROBLEM)
+    listed = chat.say("can you show me all the steps at once?")
+    assert listed["action"] == "troubleshoot"
+    for step in ("Open a public website", "Quit Secure Client", "Restart your computer", "Reinstall Secure Client"):
+        assert step in listed["answer"]
+    assert chat.say("it works now")["troubleshooting"]["status"] == "resolved"
+
+
+def test_a_model_that_drops_documented_steps_is_not_used_for_the_walkthrough(support):
+    llm = ScriptedChatModel(['{"action": "troubleshoot"}', '{"steps": ["Check the Wi-Fi icon", "Restart the laptop"]}'])
+    out = Conversation(support(llm=llm)).say(PROBLEM)
+    assert "Step 1 of 4:** Open a public website" in out["answer"]

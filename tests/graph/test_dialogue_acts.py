@@ -8,8 +8,7 @@ import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
 from app.adapters.language import Py3LangidDetector
-from graphs.state import turn_input
-from graphs.support import build_support_graph
+from graphs.support import build_support_graph, turn_input, turn_result
 from tests.fakes import FakeStatusChecker, FakeTicketDesk, ScriptedChatModel, status_report
 
 PROBLEM = "My VPN keeps disconnecting"
@@ -23,7 +22,9 @@ class Conversation:
         self.config = {"configurable": {"thread_id": uuid.uuid4().hex, "user_id": user_id}}
 
     def say(self, text, user_os=None):
-        return self.graph.invoke(turn_input(text, user_os), self.config, context=self.context, durability="exit")
+        return turn_result(
+            self.graph.invoke(turn_input(text, user_os), self.config, context=self.context, durability="exit")
+        )
 
 
 @pytest.fixture(scope="module")
@@ -45,8 +46,16 @@ def support(fake_kb_context, desk, detector):
 
 
 # --- asking for a person ----------------------------------------------------------------------------------
-@pytest.mark.parametrize("text", ["real agent please", "can you transfer me to a human?", "can I talk to someone",
-                                  "is there a human there", "I want to speak with IT support staff"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "real agent please",
+        "can you transfer me to a human?",
+        "can I talk to someone",
+        "is there a human there",
+        "I want to speak with IT support staff",
+    ],
+)
 def test_asking_for_a_person_is_a_handoff_never_a_knowledge_base_answer(support, text):
     out = Conversation(support()).say(text)
     assert out["action"] == "create_ticket" and out["ticket_event"] == "offered" and out["sources"] == []
@@ -89,8 +98,15 @@ def test_asking_for_a_person_mid_troubleshooting_pauses_it_and_hands_over(suppor
 
 
 # --- tickets: status, free-word yes and no ----------------------------------------------------------------
-@pytest.mark.parametrize("text", ["any update on my issue?", "has someone looked at my request yet",
-                                  "status of incident INC0012345", "when will my problem be fixed"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "any update on my issue?",
+        "has someone looked at my request yet",
+        "status of incident INC0012345",
+        "when will my problem be fixed",
+    ],
+)
 def test_asking_about_ones_ticket_looks_up_the_tickets(support, text):
     out = Conversation(support()).say(text)
     assert out["action"] == "search_tickets" and "couldn't find any tickets" in out["answer"]
@@ -102,8 +118,9 @@ def test_an_outage_question_still_goes_to_the_status_page(support):
     assert out["status_checked"] and checker.calls == 1 and out["action"] == "answer"
 
 
-@pytest.mark.parametrize("yes", ["Yes, please create a ticket", "sure, go ahead and file it", "ok open one",
-                                 "do it", "please do"])
+@pytest.mark.parametrize(
+    "yes", ["Yes, please create a ticket", "sure, go ahead and file it", "ok open one", "do it", "please do"]
+)
 def test_a_yes_in_free_words_creates_the_offered_ticket(support, desk, yes):
     chat = Conversation(support())
     chat.say("please open a ticket, the kiosk printer jams every morning")
@@ -181,8 +198,15 @@ def test_it_works_now_closes_the_sessions_open_ticket(support, desk):
 
 
 # --- service requests -------------------------------------------------------------------------------------
-@pytest.mark.parametrize("text", ["I need a new laptop", "can I get access to the finance share",
-                                  "please install Visio on my PC", "I'd like a second monitor"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I need a new laptop",
+        "can I get access to the finance share",
+        "please install Visio on my PC",
+        "I'd like a second monitor",
+    ],
+)
 def test_a_service_request_is_offered_as_a_request_not_answered_from_the_kb(support, text):
     out = Conversation(support()).say(text)
     offer = out["ticket_offer"]
@@ -216,8 +240,9 @@ def test_a_request_is_not_swallowed_by_an_open_fault_ticket(support, desk):
 
 
 # --- what deskmate is and does, off-topic -----------------------------------------------------------------
-@pytest.mark.parametrize("text", ["what's the weather", "tell me a joke", "who won the game last night",
-                                  "book me a flight"])
+@pytest.mark.parametrize(
+    "text", ["what's the weather", "tell me a joke", "who won the game last night", "book me a flight"]
+)
 def test_an_off_topic_message_the_knowledge_base_does_not_cover_is_told_what_the_help_desk_does(support, text):
     out = Conversation(support(min_score=0.6)).say(text)  # nothing in the fixture KB answers these at 0.6
     assert out["action"] == "converse" and out["dialogue_act"] == "out_of_scope" and "IT help desk" in out["answer"]
@@ -245,17 +270,36 @@ def test_an_aside_during_troubleshooting_reminds_how_to_resume(support):
 
 
 # --- other languages --------------------------------------------------------------------------------------
-def test_offline_a_german_question_gets_the_notice_in_german(support):
+def test_offline_a_german_question_gets_the_notice_and_a_ticket_offer_in_german_that_ja_creates(support, desk):
     context = support()
     calls = len(context.embedder.calls)
-    out = Conversation(context).say("Wie verbinde ich mich von zu Hause mit dem VPN?")
-    assert out["language"] == "de" and out["action"] == "converse" and "Englisch" in out["answer"]
+    chat = Conversation(context)
+    out = chat.say("Wie verbinde ich mich von zu Hause mit dem VPN?")
+    assert out["language"] == "de" and out["action"] == "create_ticket" and out["ticket_event"] == "offered"
+    assert "Englisch" in out["answer"] and "als Ticket an den IT-Servicedesk" in out["answer"]
+    assert "Shall I create it?" not in out["answer"]
     assert len(context.embedder.calls) == calls
+    created = chat.say("ja")
+    assert created["ticket_event"] == "created"
+    assert [t["summary"] for t in desk.tickets.values()] == ["Wie verbinde ich mich von zu Hause mit dem VPN?"]
+
+
+def test_offline_without_a_ticket_desk_a_german_question_gets_the_notice_alone(support):
+    out = Conversation(support(tickets=None)).say("Wie verbinde ich mich von zu Hause mit dem VPN?")
+    assert out["action"] == "converse" and "Englisch" in out["answer"] and "Ticket" not in out["answer"]
+
+
+@pytest.mark.parametrize("no", ["nein", "non", "nee"])
+def test_a_no_in_the_offers_language_declines_it(support, desk, no):
+    chat = Conversation(support())
+    chat.say("Mein Drucker druckt nicht mehr, was kann ich tun?")
+    assert chat.say(no)["ticket_event"] == "declined" and desk.tickets == {}
 
 
 def test_a_language_without_fixed_sentences_gets_the_english_notice(support):
     out = Conversation(support()).say("Tulostin ei tulosta ollenkaan, mitä voin tehdä?")
     assert out["language"] == "fi" and "only search the IT knowledge base in English" in out["answer"]
+    assert "as a ticket" in out["answer"]
 
 
 @pytest.mark.parametrize("text", ["ok", "VPN?", "danke", "Jürgen from accounting can't open the Zürich share"])
@@ -264,10 +308,14 @@ def test_short_replies_and_english_with_foreign_names_are_read_as_english(suppor
 
 
 def test_with_an_llm_a_german_question_is_searched_in_english_and_answered_in_german(support):
-    llm = ScriptedChatModel(["How do I submit an expense claim in Ledgerly?",
-                             '{"reasoning": "the expenses doc covers it", "action": "answer"}',
-                             "Click New claim and attach the receipt [1].",
-                             "Klicken Sie auf New claim und hängen Sie den Beleg an [1]."])
+    llm = ScriptedChatModel(
+        [
+            "How do I submit an expense claim in Ledgerly?",
+            '{"reasoning": "the expenses doc covers it", "action": "answer"}',
+            "Click New claim and attach the receipt [1].",
+            "Klicken Sie auf New claim und hängen Sie den Beleg an [1].",
+        ]
+    )
     out = Conversation(support(llm=llm)).say("Wie reiche ich eine Spesenabrechnung in Ledgerly ein?")
     assert out["language"] == "de" and out["translated"] and out["query"].startswith("How do I submit")
     assert out["sources"][0]["source"] == "kb/expenses-tool.md"
@@ -278,7 +326,7 @@ def test_with_an_llm_a_german_question_is_searched_in_english_and_answered_in_ge
 
 
 def test_a_failed_translation_falls_back_to_the_notice_in_the_users_language(support):
-    from graphs.errors import LLMError
+    from core.errors import LLMError
 
     llm = ScriptedChatModel([LLMError("HTTP 500")])
     out = Conversation(support(llm=llm)).say("Comment me connecter au VPN depuis chez moi ?")
@@ -304,3 +352,81 @@ def test_asking_for_a_person_while_an_offer_is_pending_is_still_a_handoff(suppor
     chat.say("please open a ticket, the kiosk printer jams every morning")
     out = chat.say("can you escalate this to a real person?")
     assert out["ticket_offer"]["kind"] == "handoff"
+
+
+# --- acts that carry other words: urgency, shouting, the desk, colleagues, a question with no IT in it ----------
+@pytest.mark.parametrize("yes", ["Great, please do, it's urgent!", "excellent, open it right away!!"])
+def test_a_yes_with_urgency_creates_the_offered_ticket_at_high_priority(support, desk, yes):
+    chat = Conversation(support())
+    chat.say("please open a ticket, the kiosk printer jams every morning")
+    out = chat.say(yes)
+    assert out["ticket_event"] == "created" and [t["priority"] for t in desk.tickets.values()] == ["high"]
+
+
+def test_shouting_for_a_person_during_a_walkthrough_hands_over_instead_of_stopping(support):
+    chat = Conversation(support())
+    assert chat.say(PROBLEM)["action"] == "troubleshoot"
+    out = chat.say("STOP WASTING MY TIME AND GIVE ME A HUMAN")
+    assert out["action"] == "create_ticket" and out["ticket_offer"]["kind"] == "handoff"
+    assert out["troubleshooting"]["status"] == "paused"
+
+
+def test_refusing_a_ticket_in_favour_of_a_person_is_a_handoff_not_a_no(support, desk):
+    chat = Conversation(support())
+    chat.say("please open a ticket, the kiosk printer jams every morning")
+    out = chat.say("STOP. I WANT A PERSON, NOT A TICKET")
+    assert out["ticket_event"] == "offered" and out["ticket_offer"]["kind"] == "handoff"
+
+
+@pytest.mark.parametrize("text", ["send someone from IT to my desk", "can a technician come over and look at it?"])
+def test_asking_for_someone_at_the_desk_is_a_handoff(support, text):
+    out = Conversation(support()).say(text)
+    assert out["action"] == "create_ticket" and out["ticket_offer"]["kind"] == "handoff"
+
+
+def test_access_for_oneself_and_a_colleague_is_a_request(support):
+    out = Conversation(support()).say("please give me and Sam access to the Falcon project site")
+    assert out["action"] == "create_ticket" and out["ticket_offer"]["kind"] == "request"
+
+
+def test_a_question_with_no_it_in_it_gets_the_out_of_scope_reply_not_a_ticket(support):
+    out = Conversation(support(min_score=0.6)).say("what's on the canteen menu today?")
+    assert out["action"] == "converse" and out["dialogue_act"] == "out_of_scope"
+    assert not out.get("ticket_offer") and "IT help desk" in out["answer"]
+
+
+# --- a request: the knowledge base's request procedure first, the request offered beside it ------------------
+@pytest.fixture(scope="module")
+def requests_kb():
+    from tests.conftest import FIXTURES, index_fixture_kb
+    from tests.fakes import HashingEmbedder, InMemoryIndex
+
+    embedder, index = HashingEmbedder(), InMemoryIndex()
+    index_fixture_kb(embedder, index, FIXTURES / "requests_kb")
+    return embedder, index
+
+
+def test_a_request_gets_the_kbs_request_procedure_first_and_the_request_offered_beside_it(requests_kb, desk):
+    from app.adapters.redactor import PatternRedactor
+    from graphs.support import SupportContext
+
+    embedder, index = requests_kb
+    context = SupportContext(embedder=embedder, index=index, redactor=PatternRedactor(), tickets=desk, min_score=0.2)
+    chat = Conversation(context)
+    out = chat.say("I need a drawing tablet ordered, it is not in the catalogue")
+    assert out["action"] == "create_ticket" and out["ticket_offer"]["kind"] == "request"
+    assert out["sources"][0]["section"] == "Request an item that is not in the catalogue"
+    answer = out["answer"]
+    assert answer.index("choose New request") < answer.index("open a request") < answer.index("Sources:")
+    assert chat.say("yes")["ticket_event"] == "created"
+
+
+def test_a_procedure_that_reports_something_is_given_whole_not_asked_did_that_fix_it(requests_kb, desk):
+    from app.adapters.redactor import PatternRedactor
+    from graphs.support import SupportContext
+
+    embedder, index = requests_kb
+    context = SupportContext(embedder=embedder, index=index, redactor=PatternRedactor(), tickets=desk, min_score=0.2)
+    out = Conversation(context).say("I lost my laptop on the train, the device is missing")
+    assert out["action"] == "answer" and out["sources"][0]["section"] == "Report a lost or stolen device"
+    assert "Did that fix it?" not in out["answer"] and "crime number" in out["answer"]

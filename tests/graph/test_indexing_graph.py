@@ -5,9 +5,8 @@ import time
 import pytest
 
 from app.adapters.parsers import FileParser
-from graphs.context import IndexingContext
-from graphs.errors import DocumentRejected
-from graphs.indexing import build_indexing_graph
+from core.errors import DocumentRejected
+from graphs.indexing import IndexingContext, build_indexing_graph
 from tests.fakes import HashingEmbedder, InMemoryIndex
 
 DOC_V1 = b"# Guide\n\n## Steps\n\n1. Open the app.\n2. Click Start.\n"
@@ -68,19 +67,30 @@ def test_a_batch_embeds_many_documents_together_and_each_switches_in_the_real_in
 
     embedder = HashingEmbedder()
     index = ChromaVectorIndex(make_client("persistent", path=str(tmp_path / "chroma")), "batch")
-    service = IndexingService(build_indexing_graph(), IndexingContext(
-        embedder=embedder, index=index, parser=FileParser(), chunk_max_tokens=64, embed_batch_size=8), NullTracer())
-    pages = [PendingDocument(f"https://wiki.example/pages/{n}", f"# Page {n}\n\nPrinter queue {n} is reset "
-                             f"from the tray menu.\n".encode(), filename="page.md") for n in range(20)]
+    service = IndexingService(
+        build_indexing_graph(),
+        IndexingContext(embedder=embedder, index=index, parser=FileParser(), chunk_max_tokens=64, embed_batch_size=8),
+        NullTracer(),
+    )
+    pages = [
+        PendingDocument(
+            f"https://wiki.example/pages/{n}",
+            f"# Page {n}\n\nPrinter queue {n} is reset from the tray menu.\n".encode(),
+            filename="page.md",
+        )
+        for n in range(20)
+    ]
     results = service.index_many(pages)
     assert [r.status for r in results] == ["new"] * 20
     assert sum(len(call) for call in embedder.calls) == 20 and len(embedder.calls) == 3  # 8 + 8 + 4, not 20 calls
     assert len(index.list_documents()) == 20 and index.count() == 20
 
     embedder.calls.clear()
-    edited = [pages[0], PendingDocument(pages[1].source, b"# Page 1\n\nThe badge reader is in the lobby.\n",
-                                        filename="page.md"),
-              PendingDocument("https://wiki.example/pages/broken", b"   \n\n ", filename="page.md")]
+    edited = [
+        pages[0],
+        PendingDocument(pages[1].source, b"# Page 1\n\nThe badge reader is in the lobby.\n", filename="page.md"),
+        PendingDocument("https://wiki.example/pages/broken", b"   \n\n ", filename="page.md"),
+    ]
     again = service.index_many(edited)
     assert [r.status for r in again] == ["unchanged", "replaced", "failed"]
     assert "No text could be extracted" in again[2].error
@@ -91,16 +101,20 @@ def test_a_batch_embeds_many_documents_together_and_each_switches_in_the_real_in
 
 
 def _manual(sections: int, word: str) -> bytes:
-    return ("# Field manual\n" + "".join(f"\n## Procedure {n}\n\nReseat the {word} connector {n} of cabinet {n} "
-                                         f"and note the reading.\n" for n in range(sections))).encode()
+    return (
+        "# Field manual\n"
+        + "".join(
+            f"\n## Procedure {n}\n\nReseat the {word} connector {n} of cabinet {n} and note the reading.\n"
+            for n in range(sections)
+        )
+    ).encode()
 
 
 class _Stop(BaseException):
     """What a cancelled job raises from its progress report."""
 
 
-def test_a_large_document_written_while_it_is_embedded_stays_invisible_until_its_switch_and_a_stop_removes_it(
-        tmp_path):
+def test_a_large_document_written_while_it_is_embedded_stays_invisible_until_its_switch_and_a_stop_removes_it(tmp_path):
     from app.adapters.lexical_index import HybridIndex
     from app.adapters.vector_index import ChromaVectorIndex, make_client
     from nodes.indexing.steps import STAGE_CHUNKS, STAGE_MIN_CHUNKS
@@ -108,20 +122,27 @@ def test_a_large_document_written_while_it_is_embedded_stays_invisible_until_its
     embedder = HashingEmbedder()
     index = HybridIndex(ChromaVectorIndex(make_client("persistent", path=str(tmp_path / "chroma")), "staged"))
     graph = build_indexing_graph()
-    old = graph.invoke({"source": "uploads/manual.md", "data": _manual(3, "amber")}, context=IndexingContext(
-        embedder=embedder, index=index, parser=FileParser(), chunk_max_tokens=64))["document_info"]
+    old = graph.invoke(
+        {"source": "uploads/manual.md", "data": _manual(3, "amber")},
+        context=IndexingContext(embedder=embedder, index=index, parser=FileParser(), chunk_max_tokens=64),
+    )["document_info"]
     seen: list[tuple[int, int, list[str], str]] = []  # (done, chunks in Chroma, BM25 hits, active version)
 
     def watch(done: int, total: int) -> None:
         hits = index.query(embedder.embed_query("Reseat the violet connector"), k=3)
-        seen.append((done, index.count(), [h["text"] for h in index.search("violet", 3)],
-                     index.get_document(old["doc_id"])["version"]))
+        seen.append(
+            (
+                done,
+                index.count(),
+                [h["text"] for h in index.search("violet", 3)],
+                index.get_document(old["doc_id"])["version"],
+            )
+        )
         assert all("violet" not in h["text"] for h in hits)  # the new version's chunks are not found yet
         if stop_at is not None and done >= stop_at:
             raise _Stop()
 
-    context = IndexingContext(embedder=embedder, index=index, parser=FileParser(), chunk_max_tokens=64,
-                              progress=watch)
+    context = IndexingContext(embedder=embedder, index=index, parser=FileParser(), chunk_max_tokens=64, progress=watch)
     new_manual = _manual(STAGE_MIN_CHUNKS + 150, "violet")
     stop_at = STAGE_CHUNKS + 64  # stopped after one staged write
     with pytest.raises(_Stop):
@@ -139,7 +160,8 @@ def test_a_large_document_written_while_it_is_embedded_stays_invisible_until_its
     assert out["status"] == "replaced" and info["chunk_count"] >= STAGE_MIN_CHUNKS
     assert index.count() == info["chunk_count"] and index.get_document(info["doc_id"])["version"] == info["version"]
     assert index.query(embedder.embed_query("Reseat the violet connector 7 of cabinet 7"), k=1)[0]["text"].count(
-        "violet")
+        "violet"
+    )
     assert index.search("amber", 3) == [] and "violet" in index.search("violet", 1)[0]["text"]
 
 
@@ -160,9 +182,11 @@ def test_a_staged_chunk_swept_before_the_switch_is_written_again(tmp_path):
                 time.sleep(0.05)
             swept.append(vector.reconcile())
 
-    context = IndexingContext(embedder=embedder, index=index, parser=FileParser(), chunk_max_tokens=64,
-                              progress=sweep_midway)
-    out = build_indexing_graph().invoke({"source": "uploads/manual.md",
-                                         "data": _manual(STAGE_MIN_CHUNKS + 50, "teal")}, context=context)
+    context = IndexingContext(
+        embedder=embedder, index=index, parser=FileParser(), chunk_max_tokens=64, progress=sweep_midway
+    )
+    out = build_indexing_graph().invoke(
+        {"source": "uploads/manual.md", "data": _manual(STAGE_MIN_CHUNKS + 50, "teal")}, context=context
+    )
     assert swept and swept[0] > 0
     assert index.count() == out["document_info"]["chunk_count"]  # whole after the switch

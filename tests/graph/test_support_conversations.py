@@ -2,13 +2,11 @@
 
 import uuid
 
+import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
-from graphs.state import turn_input
-from graphs.support import build_support_graph, route_decision
+from graphs.support import build_support_graph, route_decision, turn_input, turn_result
 from tests.fakes import ScriptedChatModel
-
-import pytest
 
 
 class Conversation:
@@ -18,10 +16,13 @@ class Conversation:
         self.config = {"configurable": {"thread_id": uuid.uuid4().hex}}
 
     def say(self, text, user_os=None):
-        return self.graph.invoke(turn_input(text, user_os), self.config, context=self.context, durability="exit")
+        return turn_result(
+            self.graph.invoke(turn_input(text, user_os), self.config, context=self.context, durability="exit")
+        )
 
     def state(self):
-        return self.graph.get_state(self.config).values
+        values = self.graph.get_state(self.config).values
+        return {**values, **values.get("turn", {})}
 
 
 def test_a_how_to_question_gets_cited_steps_for_the_users_os(fake_kb_context):
@@ -89,8 +90,9 @@ def test_a_password_is_redacted_before_memory_and_the_notice_is_shown(fake_kb_co
 
 
 def test_with_an_llm_the_decision_and_answer_come_from_it(fake_kb_context):
-    llm = ScriptedChatModel(['{"reasoning": "the VPN doc covers it", "action": "answer"}',
-                             "Open Secure Client and click Connect [1]."])
+    llm = ScriptedChatModel(
+        ['{"reasoning": "the VPN doc covers it", "action": "answer"}', "Open Secure Client and click Connect [1]."]
+    )
     out = Conversation(fake_kb_context(llm=llm)).say("How do I connect to the VPN on my Mac?")
     assert out["decided_by"] == "llm" and out["decision_reasoning"] == "the VPN doc covers it"
     assert out["answer"].startswith("Open Secure Client and click Connect [1].")
@@ -98,7 +100,7 @@ def test_with_an_llm_the_decision_and_answer_come_from_it(fake_kb_context):
 
 
 def test_an_llm_that_fails_once_is_not_asked_again_in_the_same_turn(fake_kb_context):
-    from graphs.errors import LLMError
+    from core.errors import LLMError
 
     llm = ScriptedChatModel([LLMError("HTTP 500")])
     out = Conversation(fake_kb_context(llm=llm)).say("How do I connect to the VPN on my Mac?")
@@ -115,7 +117,7 @@ def test_history_is_bounded(fake_kb_context):
 
 def test_routing_refuses_an_action_it_cannot_carry_out():
     with pytest.raises(ValueError):
-        route_decision({"action": "delete_everything"})
+        route_decision({"turn": {"action": "delete_everything"}})
 
 
 def test_the_saved_turn_keeps_its_search_as_ids_titles_and_scores_and_a_follow_up_still_answers(fake_kb_context):
@@ -124,11 +126,32 @@ def test_the_saved_turn_keeps_its_search_as_ids_titles_and_scores_and_a_follow_u
     saved = chat.state()
     assert saved["retrieved_chunks"] and saved["articles"]
     # no chunk bodies, document context or per-article hits wait in the checkpoint for the next message
-    assert all(set(c) <= {"chunk_id", "doc_id", "title", "section", "score", "content_hash"}
-               for c in saved["retrieved_chunks"])
+    assert all(
+        set(c) <= {"chunk_id", "doc_id", "title", "section", "score", "content_hash"} for c in saved["retrieved_chunks"]
+    )
     assert all("hits" not in a for a in saved["articles"])
     # the turn's output has the same compact rows: the cited chunks are still among them for feedback
     assert {s["chunk_id"] for s in out["sources"]} <= {c["chunk_id"] for c in out["retrieved_chunks"]}
     follow_up = chat.say("im on linux")
     assert "sudo openconnect vpn.example.test" in follow_up["answer"]
     assert follow_up["retrieved_chunks"] and not any("text" in c for c in follow_up["retrieved_chunks"])
+
+
+@pytest.mark.parametrize("follow_up", ["and on my mac?", "I'm on linux"])
+def test_an_os_named_after_a_walkthrough_restarts_the_same_problem_for_that_machine(fake_kb_context, follow_up):
+    chat = Conversation(fake_kb_context())
+    first = chat.say("My VPN keeps disconnecting", user_os="windows")
+    assert first["action"] == "troubleshoot" and first["troubleshooting"]["current"] == 0
+    assert chat.say("still broken")["troubleshooting"]["current"] == 1
+    out = chat.say(follow_up)
+    assert out["action"] == "troubleshoot" and out["sources"][0]["source"] == "kb/vpn-connect.md"
+    assert out["troubleshooting"]["current"] == 0 and out["troubleshooting"]["status"] == "in_progress"
+    assert out["user_os"] in ("macos", "linux") and "**Step 1 of 3:**" in out["answer"]
+    assert chat.state()["active_topic"] == "My VPN keeps disconnecting"
+
+
+def test_an_os_named_after_an_answer_answers_the_same_question_for_it(fake_kb_context):
+    chat = Conversation(fake_kb_context())
+    chat.say("how do I connect to the vpn", user_os="windows")
+    out = chat.say("and on my mac?")
+    assert out["action"] == "answer" and "Enter the number shown on your Mac" in out["answer"]

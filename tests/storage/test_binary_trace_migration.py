@@ -20,24 +20,65 @@ BEFORE = "0006"  # the revision whose runs kept the whole record as text
 
 
 def _record(trace_id: str, started: float) -> dict:
-    node = {"seq": 0, "name": "redact", "start_ms": 0.5, "end_ms": 1.25, "duration_ms": 0.75,
-            "input_keys": ["query"], "output_keys": ["query"], "output": {"query": "vpn drops"}, "error": None}
-    return {"trace_id": trace_id, "graph": "support", "status": "ok", "session_id": "s-1", "user_id": "alice",
-            "tags": ["chat"], "started_ts": started, "duration_ms": 2.5, "action": "answer",
-            "intent": "informative", "input": {"query": "vpn drops"}, "output": {"answer": "Restart it."},
-            "path": ["redact"], "nodes": [node], "decisions": [], "retrieval": [], "llm_calls": [], "errors": [],
-            "fallbacks": [], "timings": {"total_ms": 2.5}}
+    node = {
+        "seq": 0,
+        "name": "redact",
+        "start_ms": 0.5,
+        "end_ms": 1.25,
+        "duration_ms": 0.75,
+        "input_keys": ["query"],
+        "output_keys": ["query"],
+        "output": {"query": "vpn drops"},
+        "error": None,
+    }
+    return {
+        "trace_id": trace_id,
+        "graph": "support",
+        "status": "ok",
+        "session_id": "s-1",
+        "user_id": "alice",
+        "tags": ["chat"],
+        "started_ts": started,
+        "duration_ms": 2.5,
+        "action": "answer",
+        "intent": "informative",
+        "input": {"query": "vpn drops"},
+        "output": {"answer": "Restart it."},
+        "path": ["redact"],
+        "nodes": [node],
+        "decisions": [],
+        "retrieval": [],
+        "llm_calls": [],
+        "errors": [],
+        "fallbacks": [],
+        "timings": {"total_ms": 2.5},
+    }
 
 
 def _old_row(db: Database, record: dict) -> None:
     packer = zlib.compressobj(9, zdict=_ZDICT)
     text = "z:" + base64.b85encode(packer.compress(json.dumps(record).encode()) + packer.flush()).decode()
-    runs = sa.table("runs", *[sa.column(c) for c in ("trace_id", "graph", "status", "started_at", "summary", "path",
-                                                     "record", "session_id", "user_id")])
+    runs = sa.table(
+        "runs",
+        *[
+            sa.column(c)
+            for c in ("trace_id", "graph", "status", "started_at", "summary", "path", "record", "session_id", "user_id")
+        ],
+    )
     with db.begin() as conn:
-        conn.execute(runs.insert().values(trace_id=record["trace_id"], graph="support", status="ok",
-                                          started_at=record["started_ts"], summary="vpn drops", path='["redact"]',
-                                          record=text, session_id="s-1", user_id="alice"))
+        conn.execute(
+            runs.insert().values(
+                trace_id=record["trace_id"],
+                graph="support",
+                status="ok",
+                started_at=record["started_ts"],
+                summary="vpn drops",
+                path='["redact"]',
+                record=text,
+                session_id="s-1",
+                user_id="alice",
+            )
+        )
 
 
 def test_runs_from_before_the_binary_column_read_as_before_and_new_ones_read_back_whole(database_url):

@@ -4,7 +4,7 @@ back down restores the citation rows."""
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import numpy as np
 import pytest
@@ -23,19 +23,43 @@ CITED = {"m-1": ["doc:vpn", "doc:mfa"], "m-2": ["doc:vpn"], "m-3": ["doc:vpn", "
 
 
 def _old_rows(db: Database) -> None:
-    now = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    now = datetime.now(UTC).isoformat(timespec="seconds")
     embedding = np.asarray(EMBED(QUESTION), dtype=np.float32).tobytes()
-    answers, chunks, votes = (sa.table(name, *[sa.column(c) for c in columns]) for name, columns in (
-        ("answers", ("message_id", "session_id", "query", "created_at")),
-        ("answer_chunks", ("message_id", "key", "chunk_id", "label", "source")),
-        ("votes", ("message_id", "rating", "reason", "embedding", "created_at", "updated_at"))))
+    answers, chunks, votes = (
+        sa.table(name, *[sa.column(c) for c in columns])
+        for name, columns in (
+            ("answers", ("message_id", "session_id", "query", "created_at")),
+            ("answer_chunks", ("message_id", "key", "chunk_id", "label", "source")),
+            ("votes", ("message_id", "rating", "reason", "embedding", "created_at", "updated_at")),
+        )
+    )
     with db.begin() as conn:
-        conn.execute(answers.insert(), [{"message_id": m, "session_id": "s-1", "query": QUESTION, "created_at": now}
-                                        for m in CITED])
-        conn.execute(chunks.insert(), [{"message_id": m, "key": key, "chunk_id": f"c-{key}", "label": f"KB › {key}",
-                                        "source": "kb/it.md"} for m, keys in CITED.items() for key in keys])
-        conn.execute(votes.insert(), [{"message_id": m, "rating": "up", "reason": "clear", "embedding": embedding,
-                                       "created_at": now, "updated_at": now} for m in ("m-1", "m-2")])
+        conn.execute(
+            answers.insert(),
+            [{"message_id": m, "session_id": "s-1", "query": QUESTION, "created_at": now} for m in CITED],
+        )
+        conn.execute(
+            chunks.insert(),
+            [
+                {"message_id": m, "key": key, "chunk_id": f"c-{key}", "label": f"KB › {key}", "source": "kb/it.md"}
+                for m, keys in CITED.items()
+                for key in keys
+            ],
+        )
+        conn.execute(
+            votes.insert(),
+            [
+                {
+                    "message_id": m,
+                    "rating": "up",
+                    "reason": "clear",
+                    "embedding": embedding,
+                    "created_at": now,
+                    "updated_at": now,
+                }
+                for m in ("m-1", "m-2")
+            ],
+        )
 
 
 def test_the_compact_feedback_migration_keeps_every_answer_vote_and_citation(database_url):

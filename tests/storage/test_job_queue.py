@@ -89,8 +89,9 @@ def test_two_workers_on_postgres_never_run_the_same_job_and_skip_a_locked_row(po
         # a worker holding the oldest queued row (mid-claim) does not make the other wait: it takes the next
         oldest, newer = (queues[0].enqueue("sync_kb", {})["id"] for _ in range(2))
         with first.begin() as conn:
-            locked = conn.execute(select(jobs.c.id).where(jobs.c.state == "queued").order_by(jobs.c.created_at)
-                                  .limit(1).with_for_update()).scalar()
+            locked = conn.execute(
+                select(jobs.c.id).where(jobs.c.state == "queued").order_by(jobs.c.created_at).limit(1).with_for_update()
+            ).scalar()
             assert locked == oldest
             assert queues[1].claim("w2")["id"] == newer  # without SKIP LOCKED this claim would wait on the lock
         assert queues[1].claim("w2")["id"] == oldest  # free again once the lock is gone

@@ -15,43 +15,119 @@ from app.adapters.vector_index import ChromaVectorIndex, make_client
 from app.settings import Settings
 from app.storage import Database
 from app.storage.database import DatabaseUnavailable
-from graphs.filters import access_where, combine_where, fallback_where, parse_filter, primary_where
+from core.filters import access_where, combine_where, fallback_where, parse_filter, primary_where
 from tests.unit.test_lexical_index import chunk, info
 
 # a small help-desk corpus with contexts, audiences, sections and repeated words (df > 1, varied lengths)
 CORPUS = {
-    "vpn": [chunk("vpn", 0, "Open the Cisco client and connect to vpn.example.test", title="VPN", section="Connect",
-                  context_type=["how-to"], content_domain=["network"], document_category=["guide"]),
-            chunk("vpn", 1, "If the connection drops, restart the client and connect again", title="VPN",
-                  section="Connect", context_type=["how-to"], content_domain=["network"],
-                  document_category=["guide"]),
-            chunk("vpn", 2, "Certificates expire yearly; the client warns a week before", title="VPN",
-                  section="Certificates", context_type=["how-to"], content_domain=["network"],
-                  document_category=["guide"])],
-    "wifi": [chunk("wifi", 0, "Join the office wireless network with your laptop; the Wi-Fi password rotates",
-                   title="Wi-Fi", context_type=["how-to"], content_domain=["network"], document_category=["faq"])],
-    "password": [chunk("password", 0, "Reset your password from the portal; a password must have 12 characters",
-                       title="Passwords", context_type=["policy"], content_domain=["security"],
-                       document_category=["policy"], relevance_tags=["account"])],
-    "payroll": [chunk("payroll", 0, "Payroll questions and the salary portal password for HR staff",
-                      title="Payroll", audience=["hr"], restricted=True, context_type=["policy"],
-                      content_domain=["hr"], document_category=["policy"]),
-                chunk("payroll", 1, "The payroll network share is mapped on login", title="Payroll",
-                      audience=["hr"], restricted=True, context_type=["policy"], content_domain=["hr"],
-                      document_category=["policy"])],
-    "printer": [chunk("printer", 0, "Add the printer from Settings, then print a test page", title="Printers",
-                      section="Setup"),
-                chunk("printer", 1, "A printer that jams: open the tray and remove the paper", title="Printers",
-                      section="Setup")],
+    "vpn": [
+        chunk(
+            "vpn",
+            0,
+            "Open the Cisco client and connect to vpn.example.test",
+            title="VPN",
+            section="Connect",
+            context_type=["how-to"],
+            content_domain=["network"],
+            document_category=["guide"],
+        ),
+        chunk(
+            "vpn",
+            1,
+            "If the connection drops, restart the client and connect again",
+            title="VPN",
+            section="Connect",
+            context_type=["how-to"],
+            content_domain=["network"],
+            document_category=["guide"],
+        ),
+        chunk(
+            "vpn",
+            2,
+            "Certificates expire yearly; the client warns a week before",
+            title="VPN",
+            section="Certificates",
+            context_type=["how-to"],
+            content_domain=["network"],
+            document_category=["guide"],
+        ),
+    ],
+    "wifi": [
+        chunk(
+            "wifi",
+            0,
+            "Join the office wireless network with your laptop; the Wi-Fi password rotates",
+            title="Wi-Fi",
+            context_type=["how-to"],
+            content_domain=["network"],
+            document_category=["faq"],
+        )
+    ],
+    "password": [
+        chunk(
+            "password",
+            0,
+            "Reset your password from the portal; a password must have 12 characters",
+            title="Passwords",
+            context_type=["policy"],
+            content_domain=["security"],
+            document_category=["policy"],
+            relevance_tags=["account"],
+        )
+    ],
+    "payroll": [
+        chunk(
+            "payroll",
+            0,
+            "Payroll questions and the salary portal password for HR staff",
+            title="Payroll",
+            audience=["hr"],
+            restricted=True,
+            context_type=["policy"],
+            content_domain=["hr"],
+            document_category=["policy"],
+        ),
+        chunk(
+            "payroll",
+            1,
+            "The payroll network share is mapped on login",
+            title="Payroll",
+            audience=["hr"],
+            restricted=True,
+            context_type=["policy"],
+            content_domain=["hr"],
+            document_category=["policy"],
+        ),
+    ],
+    "printer": [
+        chunk("printer", 0, "Add the printer from Settings, then print a test page", title="Printers", section="Setup"),
+        chunk(
+            "printer", 1, "A printer that jams: open the tray and remove the paper", title="Printers", section="Setup"
+        ),
+    ],
 }
-QUERIES = ["how do I connect to the vpn", "password reset portal", "network", "printer settings jam",
-           "wifi password", "payroll salary", "client certificates expire", "capital of France",
-           "connecting printers to the wireless network password"]
-WHERES = [None, access_where(frozenset()), access_where(frozenset({"hr"})),
-          combine_where(access_where(frozenset()), primary_where(parse_filter({"context_type": ["how-to"]}))),
-          combine_where(access_where(frozenset({"hr"})),
-                        primary_where(parse_filter({"context_type": "policy", "content_domain": ["hr", "security"]}))),
-          fallback_where(parse_filter({"document_category": ["faq"], "relevance_tags": ["account"]}))]
+QUERIES = [
+    "how do I connect to the vpn",
+    "password reset portal",
+    "network",
+    "printer settings jam",
+    "wifi password",
+    "payroll salary",
+    "client certificates expire",
+    "capital of France",
+    "connecting printers to the wireless network password",
+]
+WHERES = [
+    None,
+    access_where(frozenset()),
+    access_where(frozenset({"hr"})),
+    combine_where(access_where(frozenset()), primary_where(parse_filter({"context_type": ["how-to"]}))),
+    combine_where(
+        access_where(frozenset({"hr"})),
+        primary_where(parse_filter({"context_type": "policy", "content_domain": ["hr", "security"]})),
+    ),
+    fallback_where(parse_filter({"document_category": ["faq"], "relevance_tags": ["account"]})),
+]
 
 
 def fill(index, corpus=CORPUS) -> None:
@@ -83,7 +159,8 @@ def assert_same_results(memory: BM25Index, shared: PostgresBM25Index) -> None:
         expected_coverage, coverage = memory.query_coverage(query, docs), shared.query_coverage(query, docs)
         assert coverage == expected_coverage, query
     for doc_id in (*CORPUS, "nothing"):
-        assert shared.document_chunks(doc_id) == memory.document_chunks(doc_id)
+        for groups in (None, frozenset(), frozenset({"finance"})):
+            assert shared.document_chunks(doc_id, groups) == memory.document_chunks(doc_id, groups)
     for chunk_id, radius in (("vpn-v1-0", 1), ("vpn-v1-1", 2), ("printer-v1-0", 1), ("nope", 1), ("vpn-v1-0", 0)):
         assert shared.neighbours(chunk_id, radius) == memory.neighbours(chunk_id, radius)
     assert shared.versions() == memory.versions() and shared.count() == memory.count()
@@ -103,15 +180,30 @@ def test_postgres_bm25_returns_the_in_process_rankings_and_scores_with_filters_a
     assert_same_results(memory, shared)
     # the corpus statistics are kept in step by writes: a replaced and a deleted document change N, avgdl, df
     for index in (memory, shared):
-        index.replace_document("vpn", "v2", [chunk("vpn", 0, "Use the GlobalProtect portal; the VPN client is gone",
-                                                   version="v2", title="VPN", context_type=["how-to"])])
+        index.replace_document(
+            "vpn",
+            "v2",
+            [
+                chunk(
+                    "vpn",
+                    0,
+                    "Use the GlobalProtect portal; the VPN client is gone",
+                    version="v2",
+                    title="VPN",
+                    context_type=["how-to"],
+                )
+            ],
+        )
         index.delete_document("wifi")
         index.replace_document("printer", "v1", CORPUS["printer"])  # the same version again changes nothing
     assert_same_results(memory, shared)
     with database.connect() as conn:
-        df_mismatch = conn.execute(text(
-            "SELECT count(*) FROM lexical_terms t FULL JOIN (SELECT term, count(*) AS df FROM lexical_postings "
-            "GROUP BY term) p ON p.term = t.term WHERE t.df IS DISTINCT FROM p.df")).scalar()
+        df_mismatch = conn.execute(
+            text(
+                "SELECT count(*) FROM lexical_terms t FULL JOIN (SELECT term, count(*) AS df FROM lexical_postings "
+                "GROUP BY term) p ON p.term = t.term WHERE t.df IS DISTINCT FROM p.df"
+            )
+        ).scalar()
     assert df_mismatch == 0
 
 
@@ -167,13 +259,17 @@ def test_a_replaced_documents_old_version_never_shows_while_writers_race(postgre
         def write(index: PostgresBM25Index, versions: range) -> None:
             try:
                 for n in versions:
-                    index.replace_document("doc", f"v{n}", [chunk("doc", i, f"alpha bravo {i}", version=f"v{n}")
-                                                            for i in range(3)])
+                    index.replace_document(
+                        "doc", f"v{n}", [chunk("doc", i, f"alpha bravo {i}", version=f"v{n}") for i in range(3)]
+                    )
             except Exception as exc:  # noqa: BLE001 - asserted below
                 errors.append(exc)
 
-        threads = [threading.Thread(target=read), threading.Thread(target=write, args=(writers[0], range(1, 30, 2))),
-                   threading.Thread(target=write, args=(writers[1], range(2, 30, 2)))]
+        threads = [
+            threading.Thread(target=read),
+            threading.Thread(target=write, args=(writers[0], range(1, 30, 2))),
+            threading.Thread(target=write, args=(writers[1], range(2, 30, 2))),
+        ]
         for thread in threads[1:]:
             thread.start()
         threads[0].start()
@@ -191,20 +287,24 @@ def test_a_replaced_documents_old_version_never_shows_while_writers_race(postgre
 
 
 def _hybrid(path, database: Database) -> HybridIndex:
-    index = HybridIndex(ChromaVectorIndex(make_client("persistent", path=str(path)), "lexical_pg_test"),
-                        PostgresBM25Index(database, "lexical_pg_test"))
+    index = HybridIndex(
+        ChromaVectorIndex(make_client("persistent", path=str(path)), "lexical_pg_test"),
+        PostgresBM25Index(database, "lexical_pg_test"),
+    )
     index.reconcile()
     return index
 
 
 def _write(index: HybridIndex, doc_id: str, texts: list[str], version: str = "v1") -> None:
     chunks = [chunk(doc_id, i, t, version=version) for i, t in enumerate(texts)]
-    index.replace_document(info(doc_id, version, len(chunks)), chunks,
-                           [[1.0, float(i), 0.5] for i in range(len(chunks))])
+    index.replace_document(
+        info(doc_id, version, len(chunks)), chunks, [[1.0, float(i), 0.5] for i in range(len(chunks))]
+    )
 
 
 def test_replicas_over_one_chroma_and_one_postgres_share_the_index_and_a_restart_reads_nothing_again(
-        tmp_path, postgres_url):
+    tmp_path, postgres_url
+):
     first, second = Database.open(postgres_url), Database.open(postgres_url)
     try:
         here, there = _hybrid(tmp_path, first), _hybrid(tmp_path, second)
@@ -238,8 +338,11 @@ def test_the_first_server_mode_start_fills_the_shared_index_from_an_embedded_chr
         assert len(shared.search("topic7 topic42", 5)) == 4
         assert shared.sync_lexical() == 0
         with database.connect() as conn:  # the filled tables' statistics were refreshed: plans for their size
-            analyzed = dict(conn.execute(text(
-                "SELECT relname, analyze_count FROM pg_stat_user_tables WHERE relname LIKE 'lexical_%'")).all())
+            analyzed = dict(
+                conn.execute(
+                    text("SELECT relname, analyze_count FROM pg_stat_user_tables WHERE relname LIKE 'lexical_%'")
+                ).all()
+            )
         assert all(analyzed[t] >= 1 for t in ("lexical_chunks", "lexical_postings", "lexical_terms")), analyzed
     finally:
         database.close()
@@ -266,8 +369,9 @@ def test_a_running_replica_catches_up_a_lag_that_outlasts_the_grace_period(tmp_p
     try:
         index = _hybrid(tmp_path, database)
         _write(index, "vpn", ["Cisco client"])
-        index.vector.replace_document(info("vpn", "v2"), [chunk("vpn", 0, "GlobalProtect portal", version="v2")],
-                                      [[1.0, 0.0, 0.5]])  # Chroma only: the writer died before Postgres
+        index.vector.replace_document(
+            info("vpn", "v2"), [chunk("vpn", 0, "GlobalProtect portal", version="v2")], [[1.0, 0.0, 0.5]]
+        )  # Chroma only: the writer died before Postgres
         index.vector._forget_manifest_cache()
         assert index.search("globalprotect", 5) == []  # first seen: within the grace, the writer may still come
         monkeypatch.setattr(lexical_index, "LAG_GRACE_S", 0.0)  # … and now it has outlasted it
@@ -285,11 +389,12 @@ def test_a_retrievals_lexical_reads_share_one_connection_and_a_dropped_one_is_a_
     event.listen(database.engine, "checkout", lambda *_: checkouts.append(1))
     with index.reading():
         with index.reading():  # a nested block (another node's reads) shares it too
-            hits, _ = index.search_scored("connect the vpn client", 10, access_where(frozenset()),
-                                          chunk_ids=["printer-v1-0"])
+            hits, _ = index.search_scored(
+                "connect the vpn client", 10, access_where(frozenset()), chunk_ids=["printer-v1-0"]
+            )
         index.neighbours(hits[0]["chunk_id"], 1)
         index.query_coverage("connect the vpn client", ["vpn"])
-        index.document_chunks("vpn")
+        index.document_chunks("vpn", frozenset())
     assert len(checkouts) == 1
     index.search("vpn", 5)
     index.neighbours("vpn-v1-0", 1)
@@ -312,8 +417,9 @@ def test_the_scores_of_dense_hits_are_index_lookups_even_before_the_planner_has_
     of the collection per chunk; each (chunk, term) posting is looked up by its whole primary key instead."""
     index = PostgresBM25Index(database, "kb")
     fill(index)
-    params = index._params(index._query_terms("connecting printers to the wireless network"),
-                           {"ids": ["vpn-v1-0", "printer-v1-1"]})
+    params = index._params(
+        index._query_terms("connecting printers to the wireless network"), {"ids": ["vpn-v1-0", "printer-v1-1"]}
+    )
     with database.connect() as conn:
         lines = [r[0] for r in conn.execute(text("EXPLAIN " + lexical_postgres._LEXICAL_SCORES.text), params)]
     plan = "\n".join(lines)
@@ -341,30 +447,42 @@ def test_a_word_longer_than_an_index_entry_is_still_found_by_itself(database):
 
 
 def test_the_postgres_lexical_backend_is_chosen_and_refused_without_postgres():
-    assert Settings(_env_file=None).lexical_backend == "memory"
-    assert Settings(_env_file=None, database_url="postgresql://db/deskmate",
-                    lexical_backend="postgres").lexical_backend == "postgres"
+    assert Settings(_env_file=None).retrieval.lexical_backend == "memory"
+    assert (
+        Settings(
+            _env_file=None, database_url="postgresql://db/deskmate", lexical_backend="postgres"
+        ).retrieval.lexical_backend
+        == "postgres"
+    )
     with pytest.raises(ValueError, match="DESKMATE_LEXICAL_BACKEND=postgres .* needs DESKMATE_DATABASE_URL"):
         Settings(_env_file=None, lexical_backend="postgres")
 
 
 def test_a_staged_upload_switches_the_postgres_lexical_index_with_the_terms_counted_while_it_was_embedded(
-        postgres_url, tmp_path):
+    postgres_url, tmp_path
+):
     from app.adapters.parsers import FileParser
-    from graphs.context import IndexingContext
-    from graphs.indexing import build_indexing_graph
+    from graphs.indexing import IndexingContext, build_indexing_graph
     from nodes.indexing.steps import STAGE_MIN_CHUNKS
     from tests.fakes import HashingEmbedder
 
     database = Database.open(postgres_url)
     try:
-        index = HybridIndex(ChromaVectorIndex(make_client("persistent", path=str(tmp_path / "chroma")), "staged_pg"),
-                            PostgresBM25Index(database, "staged_pg"))
-        manual = ("# Field manual\n" + "".join(f"\n## Procedure {n}\n\nReseat the copper connector {n} of cabinet "
-                                                f"{'zebrafish' if n == 270 else n}.\n"
-                                                for n in range(STAGE_MIN_CHUNKS + 40))).encode()
-        out = build_indexing_graph().invoke({"source": "uploads/manual.md", "data": manual}, context=IndexingContext(
-            embedder=HashingEmbedder(), index=index, parser=FileParser(), chunk_max_tokens=64))
+        index = HybridIndex(
+            ChromaVectorIndex(make_client("persistent", path=str(tmp_path / "chroma")), "staged_pg"),
+            PostgresBM25Index(database, "staged_pg"),
+        )
+        manual = (
+            "# Field manual\n"
+            + "".join(
+                f"\n## Procedure {n}\n\nReseat the copper connector {n} of cabinet {'zebrafish' if n == 270 else n}.\n"
+                for n in range(STAGE_MIN_CHUNKS + 40)
+            )
+        ).encode()
+        out = build_indexing_graph().invoke(
+            {"source": "uploads/manual.md", "data": manual},
+            context=IndexingContext(embedder=HashingEmbedder(), index=index, parser=FileParser(), chunk_max_tokens=64),
+        )
         chunks = out["document_info"]["chunk_count"]
         assert chunks >= STAGE_MIN_CHUNKS and index.count() == chunks == index.lexical.count()
         assert index._staged == {}  # every prepared record was used by the switch

@@ -33,8 +33,13 @@ def replica(url: str, tmp_path, name: str) -> dict:
     db = Database.open(url)
     sessions = SessionStore(db, checkpoints=tmp_path / f"{name}-sessions.sqlite", lock_wait_s=0.5)
     traces = TraceStore(db, redactor=PatternRedactor())
-    return {"db": db, "sessions": sessions, "traces": traces, "tickets": TicketStore(db),
-            "feedback": FeedbackStore(db, embed=EMBED, min_votes=1, max_multiplier=2.0, similarity=0.0)}
+    return {
+        "db": db,
+        "sessions": sessions,
+        "traces": traces,
+        "tickets": TicketStore(db),
+        "feedback": FeedbackStore(db, embed=EMBED, min_votes=1, max_multiplier=2.0, similarity=0.0),
+    }
 
 
 def close(stores: dict) -> None:
@@ -103,13 +108,17 @@ def test_a_vote_on_one_replica_for_an_answer_given_on_the_other_counts(two_repli
     assert b["feedback"].vote("m-1", "s-1", "down").status == "updated"
     stats = a["feedback"].stats()
     assert stats["votes"] == {"up": 0, "down": 1, "total": 1}
-    assert a["feedback"].multipliers(["doc:abc"]) == {"doc:abc": pytest.approx(2 ** -0.5, abs=1e-3)}
+    assert a["feedback"].multipliers(["doc:abc"]) == {"doc:abc": pytest.approx(2**-0.5, abs=1e-3)}
 
 
 def test_the_trace_of_a_run_on_one_replica_opens_on_the_other(two_replicas, fake_kb_context):
     a, b = two_replicas
-    chat = ChatService(build_support_graph(a["sessions"].checkpointer), fake_kb_context(), a["sessions"],
-                       RecordingTracer(NullTracer(), a["traces"]))
+    chat = ChatService(
+        build_support_graph(a["sessions"].checkpointer),
+        fake_kb_context(),
+        a["sessions"],
+        RecordingTracer(NullTracer(), a["traces"]),
+    )
     turn = chat.ask("how do I connect to the vpn on linux")
     assert a["traces"].flush()
     record = b["traces"].get(turn.trace_id)
@@ -122,8 +131,15 @@ def test_the_trace_of_a_run_on_one_replica_opens_on_the_other(two_replicas, fake
 
 def test_a_conversation_continues_alternating_replicas_with_its_history_in_order(two_replicas, fake_kb_context):
     a, b = two_replicas
-    chats = [ChatService(build_support_graph(r["sessions"].checkpointer), fake_kb_context(), r["sessions"],
-                         RecordingTracer(NullTracer(), r["traces"])) for r in (a, b)]
+    chats = [
+        ChatService(
+            build_support_graph(r["sessions"].checkpointer),
+            fake_kb_context(),
+            r["sessions"],
+            RecordingTracer(NullTracer(), r["traces"]),
+        )
+        for r in (a, b)
+    ]
     messages = ["It's not working", "the vpn on linux", "it still fails", "thanks"]
     session = None
     for i, message in enumerate(messages):
@@ -134,9 +150,8 @@ def test_a_conversation_continues_alternating_replicas_with_its_history_in_order
     # the owner is shared too: another caller gets neither replica to continue it
     assert chats[1].owner(session) == "alice" and not b["sessions"].claim(session, "mallory")
     # and only the newest checkpoint is kept, whichever replica wrote it
-    with a["sessions"]._pool.connection() as conn:
-        assert conn.execute("SELECT COUNT(*) AS n FROM checkpoints WHERE thread_id = %s",
-                            (session,)).fetchone()["n"] == 1
+    with a["sessions"].checkpoint_db.connect() as conn:
+        assert conn.exec_driver_sql("SELECT COUNT(*) FROM checkpoints WHERE thread_id = %s", (session,)).scalar() == 1
 
 
 def test_a_turn_waits_for_the_same_session_on_another_replica_then_gets_session_busy(two_replicas):
@@ -174,12 +189,17 @@ def test_aliases_reached_by_two_sessions_on_two_replicas_continue_neither(two_re
 
 
 def test_retention_on_postgres_expires_idle_sessions_of_every_replica_and_keeps_live_ones_whole(
-        two_replicas, fake_kb_context):
+    two_replicas, fake_kb_context
+):
     from app.retention import run_retention
 
     a, b = two_replicas
-    chat = ChatService(build_support_graph(a["sessions"].checkpointer), fake_kb_context(), a["sessions"],
-                       RecordingTracer(NullTracer(), a["traces"]))
+    chat = ChatService(
+        build_support_graph(a["sessions"].checkpointer),
+        fake_kb_context(),
+        a["sessions"],
+        RecordingTracer(NullTracer(), a["traces"]),
+    )
     idle = chat.ask("It's not working", user_id="alice").session_id
     live = chat.ask("It's not working", user_id="bob").session_id
     chat.ask("the vpn on linux", session_id=live, user_id="bob")

@@ -3,16 +3,14 @@ asking at the same moment exactly one starts a due sync."""
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
-
-import pytest
+from datetime import UTC, datetime, timedelta
 
 from app.adapters.source_store import SourceStore
 from app.source_schedule import due_sources, interval_of, start_due_syncs
 from app.storage import Database
 from tests.storage.test_source_store import SOURCE
 
-NOW = datetime(2026, 11, 26, 9, 0, tzinfo=timezone.utc)
+NOW = datetime(2026, 11, 26, 9, 0, tzinfo=UTC)
 
 
 def test_schedules_read_as_intervals_and_manual_as_none():
@@ -47,8 +45,9 @@ def test_a_due_sync_starts_on_exactly_one_replica_and_comes_round_again_after_it
         assert start_due_syncs(b, lambda source_id: started.append(("b", source_id)), NOW + timedelta(minutes=20)) == []
         later = NOW + timedelta(minutes=45)
         assert {s["id"] for s in due_sources(b, later)} == {SOURCE["id"], "bbbbbbbbbbbb"}
-        assert sorted(start_due_syncs(b, lambda source_id: started.append(("b", source_id)), later)) == \
-            sorted([SOURCE["id"], "bbbbbbbbbbbb"])
+        assert sorted(start_due_syncs(b, lambda source_id: started.append(("b", source_id)), later)) == sorted(
+            [SOURCE["id"], "bbbbbbbbbbbb"]
+        )
         assert start_due_syncs(a, lambda source_id: started.append(("a", source_id)), later) == []
     finally:
         a_db.close()

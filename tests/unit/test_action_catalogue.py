@@ -1,4 +1,4 @@
-"""The action catalogue (nodes/actions.py) with the real MiniLM embedder: context filter → embedding top-k →
+"""The action catalogue (nodes/support/actions.py) with the real MiniLM embedder: context filter → embedding top-k →
 core merge, and the degradation tree (embedding fails → context filter; filter fails → every action)."""
 
 import logging
@@ -9,12 +9,10 @@ from pydantic import ValidationError
 
 from app.adapters.redactor import PatternRedactor
 from app.settings import Settings
-from graphs.context import SupportContext
-from graphs.errors import IndexUnavailable
-from graphs.state import Action
-from graphs.support import ACTION_NODES
-from nodes.actions import BUILTIN_NAMES, DEFAULT_CORE_ACTIONS, ActionCatalogue, ActionSpec, offer_actions
-from nodes.decide import ACTIONS
+from core.errors import IndexUnavailable
+from graphs.support import Action, SupportContext
+from nodes.support.actions import ACTIONS, BUILTIN_ACTIONS, BUILTIN_NAMES, offer_actions
+from nodes.support.catalogue import DEFAULT_CORE_ACTIONS, ActionCatalogue, ActionSpec
 from tests.fakes import FakeStatusChecker, InMemoryIndex, status_report
 
 ALL = set(BUILTIN_NAMES)
@@ -66,14 +64,15 @@ def _best_match(selection) -> str:
 
 def _indexed() -> InMemoryIndex:
     index = InMemoryIndex()
-    index.replace_document({"doc_id": "d1", "version": "v1"},
-                           [{"chunk_id": "c1", "doc_id": "d1", "version": "v1"}], [[1.0, 0.0]])
+    index.replace_document(
+        {"doc_id": "d1", "version": "v1"}, [{"chunk_id": "c1", "doc_id": "d1", "version": "v1"}], [[1.0, 0.0]]
+    )
     return index
 
 
 @pytest.fixture(scope="module")
 def catalogue(real_embedder):
-    built = ActionCatalogue.build(real_embedder)
+    built = ActionCatalogue.build(real_embedder, BUILTIN_ACTIONS)
     assert built.embedded
     return built
 
@@ -81,8 +80,13 @@ def catalogue(real_embedder):
 @pytest.fixture
 def context(real_embedder, catalogue):
     def factory(**overrides) -> SupportContext:
-        values = dict(embedder=real_embedder, index=_indexed(), redactor=PatternRedactor(),
-                      status=FakeStatusChecker(status_report()), actions=catalogue)
+        values = dict(
+            embedder=real_embedder,
+            index=_indexed(),
+            redactor=PatternRedactor(),
+            status=FakeStatusChecker(status_report()),
+            actions=catalogue,
+        )
         return SupportContext(**(values | overrides))
 
     return factory
@@ -92,7 +96,7 @@ def test_the_built_in_actions_are_the_ones_decide_and_the_graph_know():
     # use_integration is the one node that carries out every configured integration (each its own action);
     # converse (greetings, closings, "are you a bot?") is chosen by the dialogue-act rules only, never by the LLM
     rule_only = {"use_integration", "converse"}
-    assert set(BUILTIN_NAMES) == set(ACTIONS) == set(get_args(Action)) - rule_only == set(ACTION_NODES) - rule_only
+    assert set(BUILTIN_NAMES) == set(get_args(Action)) - rule_only == {row.name for row in ACTIONS} - rule_only
 
 
 def test_an_outage_question_is_offered_the_status_check(catalogue, context):
@@ -114,8 +118,16 @@ def test_a_broken_device_is_offered_troubleshooting(catalogue, context):
     assert _best_match(selection) == "troubleshoot"
 
 
-@pytest.mark.parametrize("query", ["is there an outage right now", "my printer is jammed", "hello",
-                                   "what's the status of my ticket", "How do I connect to the VPN on my Mac?"])
+@pytest.mark.parametrize(
+    "query",
+    [
+        "is there an outage right now",
+        "my printer is jammed",
+        "hello",
+        "what's the status of my ticket",
+        "How do I connect to the VPN on my Mac?",
+    ],
+)
 def test_the_core_actions_are_always_offered_beside_a_focused_few(catalogue, context, query):
     selection = catalogue.select(context(), query=query)
     assert set(DEFAULT_CORE_ACTIONS) <= set(selection.offered)
@@ -123,19 +135,21 @@ def test_the_core_actions_are_always_offered_beside_a_focused_few(catalogue, con
 
 
 def test_core_set_and_top_k_are_configurable(real_embedder, context):
-    narrow = ActionCatalogue.build(real_embedder, core=("answer",), top_k=1)
+    narrow = ActionCatalogue.build(real_embedder, BUILTIN_ACTIONS, core=("answer",), top_k=1)
     assert narrow.select(context(), query="is there an outage right now").offered == ("answer", "check_status")
-    only_core = ActionCatalogue.build(real_embedder, core=("answer", "search_kb"), top_k=0)
+    only_core = ActionCatalogue.build(real_embedder, BUILTIN_ACTIONS, core=("answer", "search_kb"), top_k=0)
     assert only_core.select(context(), query="my printer is jammed").offered == ("answer", "search_kb")
 
 
 def test_an_unknown_core_action_is_refused_with_the_known_names():
     with pytest.raises(ValueError, match="unknown action.*frobnicate; known: answer, clarify"):
-        ActionCatalogue(core=("answer", "frobnicate"))
+        ActionCatalogue(BUILTIN_ACTIONS, core=("answer", "frobnicate"))
     with pytest.raises(ValidationError, match="DESKMATE_CORE_ACTIONS: unknown action"):
         Settings(_env_file=None, core_actions="answer,frobnicate")
-    assert Settings(_env_file=None, core_actions=" Answer , search_kb,answer").core_action_names == \
-        ("answer", "search_kb")
+    assert Settings(_env_file=None, core_actions=" Answer , search_kb,answer").conversation.core_action_names == (
+        "answer",
+        "search_kb",
+    )
 
 
 def test_without_a_status_page_check_status_is_never_offered(catalogue, context):
@@ -153,8 +167,8 @@ def test_an_empty_index_offers_neither_another_search_nor_troubleshooting(catalo
 
 def test_an_embedder_that_fails_falls_back_to_the_context_filtered_set_and_says_why(catalogue, context, caplog):
     ctx = context(status=None, embedder=BrokenEmbedder())
-    with caplog.at_level(logging.WARNING, logger="nodes.actions"):
-        update = offer_actions({"query": "is there an outage right now", "query_embedding": []}, ctx)
+    with caplog.at_level(logging.WARNING, logger="nodes.support.catalogue"):
+        update = offer_actions({"turn": {"query": "is there an outage right now", "query_embedding": []}}, ctx)
     assert update["action_selection"] == "context_filter"
     assert set(update["offered_actions"]) == ALL - {"check_status"}  # everything this deployment can do
     assert "model file is corrupt" in update["action_selection_reason"]
@@ -162,8 +176,8 @@ def test_an_embedder_that_fails_falls_back_to_the_context_filtered_set_and_says_
 
 
 def test_examples_that_could_not_be_embedded_at_start_up_fall_back_to_the_context_filter(context, caplog):
-    with caplog.at_level(logging.ERROR, logger="nodes.actions"):
-        unembedded = ActionCatalogue.build(BrokenEmbedder())
+    with caplog.at_level(logging.ERROR, logger="nodes.support.catalogue"):
+        unembedded = ActionCatalogue.build(BrokenEmbedder(), BUILTIN_ACTIONS)
     assert not unembedded.embedded and any("start-up" in r.getMessage() for r in caplog.records)
     selection = unembedded.select(context(actions=unembedded), query="is there an outage right now")
     assert selection.mode == "context_filter" and set(selection.offered) == ALL
@@ -173,14 +187,15 @@ def test_examples_that_could_not_be_embedded_at_start_up_fall_back_to_the_contex
 def test_a_message_embedded_by_another_model_falls_back_instead_of_comparing_nonsense(catalogue, context):
     from tests.fakes import HashingEmbedder
 
-    selection = catalogue.select(context(embedder=HashingEmbedder()), query="my printer is jammed",
-                                 query_embedding=[0.1] * 256)
+    selection = catalogue.select(
+        context(embedder=HashingEmbedder()), query="my printer is jammed", query_embedding=[0.1] * 256
+    )
     assert selection.mode == "context_filter" and "another model" in selection.reason
 
 
 def test_a_context_filter_that_fails_offers_every_action(catalogue, context, caplog):
-    with caplog.at_level(logging.WARNING, logger="nodes.actions"):
-        update = offer_actions({"query": "my printer is jammed"}, context(index=UnreachableIndex()))
+    with caplog.at_level(logging.WARNING, logger="nodes.support.catalogue"):
+        update = offer_actions({"turn": {"query": "my printer is jammed"}}, context(index=UnreachableIndex()))
     assert update["action_selection"] == "all" and update["offered_actions"] == list(BUILTIN_NAMES)
     assert "Chroma is not reachable" in update["action_selection_reason"]
     assert any("context filter failed" in r.getMessage() for r in caplog.records)
@@ -198,13 +213,17 @@ def test_the_query_embedding_retrieval_made_is_reused(real_embedder, catalogue, 
 
 def test_a_turn_keeps_the_offer_it_made_first_and_no_catalogue_offers_nothing_new(catalogue, context):
     ctx = context()
-    first = offer_actions({"query": "is there an outage right now"}, ctx)
+    first = offer_actions({"turn": {"query": "is there an outage right now"}}, ctx)
     assert first["action_selection"] == "embedding"
-    assert offer_actions({"query": "my printer is jammed", **first}, ctx) == {}  # decide's second visit
-    assert offer_actions({"query": "my printer is jammed"}, context(actions=None)) == {}
+    assert offer_actions({"turn": {"query": "my printer is jammed", **first}}, ctx) == {}  # decide's second visit
+    assert offer_actions({"turn": {"query": "my printer is jammed"}}, context(actions=None)) == {}
 
 
 def test_a_custom_action_with_an_unknown_requirement_is_refused():
     with pytest.raises(ValueError, match="unknown condition"):
-        ActionSpec("reset_password", "reset the employee's password", ("I forgot my password",),
-                   requires=("identity_provider",))
+        ActionSpec(
+            "reset_password",
+            "reset the employee's password",
+            ("I forgot my password",),
+            requires=("identity_provider",),
+        )

@@ -1,10 +1,10 @@
-"""The answer composer over whole articles (nodes/compose.py), on articles written in each common layout."""
+"""The answer composer over whole articles (nodes/support/compose.py), on articles written in each common layout."""
 
 import pytest
 
-from graphs.records import RetrievedChunk
-from nodes.compose import (article_sections, choose_target, question_type, rank_articles, render, target_steps)
-from nodes.indexing.roles import section_role
+from core.records import RetrievedChunk
+from core.roles import section_role
+from nodes.support.compose import article_sections, choose_target, question_type, rank_articles, render, target_steps
 
 
 def article(doc_id: str, title: str, parts: list[tuple[str, str]]) -> list[RetrievedChunk]:
@@ -12,9 +12,20 @@ def article(doc_id: str, title: str, parts: list[tuple[str, str]]) -> list[Retri
     chunks = []
     for index, (section, text) in enumerate(parts):
         path = section.split(" > ") if section else []
-        chunks.append(RetrievedChunk(chunk_id=f"{doc_id}-{index}", doc_id=doc_id, title=title,
-                                     source=f"kb/{doc_id}.md", section=section, os="", chunk_index=index, text=text,
-                                     score=0.0, role=section_role(path, text.splitlines())))
+        chunks.append(
+            RetrievedChunk(
+                chunk_id=f"{doc_id}-{index}",
+                doc_id=doc_id,
+                title=title,
+                source=f"kb/{doc_id}.md",
+                section=section,
+                os="",
+                chunk_index=index,
+                text=text,
+                score=0.0,
+                role=section_role(path, text.splitlines()),
+            )
+        )
     return chunks
 
 
@@ -23,52 +34,83 @@ def hit(chunks: list[RetrievedChunk], section: str, score: float) -> RetrievedCh
     return {**chunk, "score": score}
 
 
-SYMPTOMS_CAUSE_RESOLUTION = article("cal", "Calendar shows a red warning for one person", [
-    ("Symptoms", "When you open a colleague's calendar, you see a red triangle instead of their free/busy times."),
-    ("Cause", "The calendar has more than 1,000 items in one time slot."),
-    ("Resolution", "To fix this, ask the calendar's owner to:\n1. Open the calendar in list view.\n"
-                   "2. Sort by start time.\n3. Delete the duplicate items in the busy slot.\n"
-                   "  ```\n  Get-CalendarDiagnosticLog -Identity owner\n  ```\n4. Wait ten minutes and look again."),
-    ("More information", "1. Turn on logging.\n2. Read the log for ResultSetTooBig."),
-])
+SYMPTOMS_CAUSE_RESOLUTION = article(
+    "cal",
+    "Calendar shows a red warning for one person",
+    [
+        ("Symptoms", "When you open a colleague's calendar, you see a red triangle instead of their free/busy times."),
+        ("Cause", "The calendar has more than 1,000 items in one time slot."),
+        (
+            "Resolution",
+            "To fix this, ask the calendar's owner to:\n1. Open the calendar in list view.\n"
+            "2. Sort by start time.\n3. Delete the duplicate items in the busy slot.\n"
+            "  ```\n  Get-CalendarDiagnosticLog -Identity owner\n  ```\n4. Wait ten minutes and look again.",
+        ),
+        ("More information", "1. Turn on logging.\n2. Read the log for ResultSetTooBig."),
+    ],
+)
 
-METHODS = article("spell", "Spell check does nothing in one document", [
-    ("Symptoms", "Misspelled words are not underlined and the check says it is complete."),
-    ("Resolution", "Try these methods in order."),
-    ("Resolution > Method 1: Install the proofing tools", "1. Open Add or remove programs.\n2. Modify Office."),
-    ("Resolution > Method 2: Clear 'Do not check spelling'", "1. Select all text.\n2. Open Language.\n"
-                                                              "3. Clear 'Do not check spelling or grammar'."),
-    ("Resolution > Method 3: Reset the registry key", "1. Open the registry editor.\n2. Delete the Proofing key."),
-])
+METHODS = article(
+    "spell",
+    "Spell check does nothing in one document",
+    [
+        ("Symptoms", "Misspelled words are not underlined and the check says it is complete."),
+        ("Resolution", "Try these methods in order."),
+        ("Resolution > Method 1: Install the proofing tools", "1. Open Add or remove programs.\n2. Modify Office."),
+        (
+            "Resolution > Method 2: Clear 'Do not check spelling'",
+            "1. Select all text.\n2. Open Language.\n3. Clear 'Do not check spelling or grammar'.",
+        ),
+        ("Resolution > Method 3: Reset the registry key", "1. Open the registry editor.\n2. Delete the Proofing key."),
+    ],
+)
 
-SIBLING_OPTIONS = article("blank", "A workbook opens as a grey window", [
-    ("Symptoms", "Double-clicking a workbook opens Excel with a blank grey window."),
-    ("Resolution", "Try the options below in the order given."),
-    ("Option 1: Unhide the window", "1. Select View.\n2. Select Unhide."),
-    ("Option 2: Ignore other applications", "1. Open File > Options > Advanced.\n2. Clear 'Ignore other "
-                                            "applications that use DDE'."),
-])
+SIBLING_OPTIONS = article(
+    "blank",
+    "A workbook opens as a grey window",
+    [
+        ("Symptoms", "Double-clicking a workbook opens Excel with a blank grey window."),
+        ("Resolution", "Try the options below in the order given."),
+        ("Option 1: Unhide the window", "1. Select View.\n2. Select Unhide."),
+        (
+            "Option 2: Ignore other applications",
+            "1. Open File > Options > Advanced.\n2. Clear 'Ignore other applications that use DDE'.",
+        ),
+    ],
+)
 
-KCS = article("kcs", "VPN drops every 20 minutes", [
-    ("Issue", "The VPN disconnects every 20 minutes while working from home."),
-    ("Environment", "Windows 11, VPN client 5.1"),
-    ("Resolution", "1. Open the VPN client settings.\n2. Turn off 'Disconnect on idle'.\n3. Reconnect."),
-    ("Cause", "An idle timeout in the client profile."),
-])
+KCS = article(
+    "kcs",
+    "VPN drops every 20 minutes",
+    [
+        ("Issue", "The VPN disconnects every 20 minutes while working from home."),
+        ("Environment", "Windows 11, VPN client 5.1"),
+        ("Resolution", "1. Open the VPN client settings.\n2. Turn off 'Disconnect on idle'.\n3. Reconnect."),
+        ("Cause", "An idle timeout in the client profile."),
+    ],
+)
 
-HOW_TO = article("merge", "Combining documents", [
-    ("", "You can combine several documents into one."),
-    ("Insert documents into one file", "1. Open the first document.\n2. Select Insert > Object > Text from "
-                                       "File.\n3. Choose the other files.\n  ```powershell\n  Get-ChildItem *.docx\n"
-                                       "  ```\n4. Save."),
-    ("See also", "Compare two documents."),
-])
+HOW_TO = article(
+    "merge",
+    "Combining documents",
+    [
+        ("", "You can combine several documents into one."),
+        (
+            "Insert documents into one file",
+            "1. Open the first document.\n2. Select Insert > Object > Text from "
+            "File.\n3. Choose the other files.\n  ```powershell\n  Get-ChildItem *.docx\n"
+            "  ```\n4. Save.",
+        ),
+        ("See also", "Compare two documents."),
+    ],
+)
 
 
 def test_a_problem_described_gets_the_resolution_not_the_symptoms_it_matched():
     hits = [hit(SYMPTOMS_CAUSE_RESOLUTION, "Symptoms", 0.6)]
-    target = choose_target(article_sections(SYMPTOMS_CAUSE_RESOLUTION), hits, "fix",
-                           "i see a red triangle on my boss's calendar")
+    target = choose_target(
+        article_sections(SYMPTOMS_CAUSE_RESOLUTION), hits, "fix", "i see a red triangle on my boss's calendar"
+    )
     text, cut = render(target)
     assert [s.name for s in target.sections] == ["Resolution"]
     assert "1. Open the calendar in list view." in text and "4. Wait ten minutes" in text and not cut
@@ -142,16 +184,177 @@ def test_several_good_chunks_of_one_article_beat_one_lucky_chunk_of_another():
     assert ranked[0].doc_id == "kcs"
 
 
-@pytest.mark.parametrize("text, expected", [
-    ("outlook keeps asking for my password", "fix"),
-    ("i cant see my boss's free/busy, her calendar shows a red triangle", "fix"),
-    ("how do i fix the red triangle on the calendar", "fix"),
-    ("how do I merge two word files into one", "how-to"),
-    ("is there a proper way to combine 6 documents", "how-to"),
-    ("why does my mailbox say it is full", "why"),
-    ("track changes is greyed out in the legal doc. why??", "why"),
-    ("where do i download the excel viewer", "where"),
-    ("what is the Files folder in a mailbox", "what-is"),
-])
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("outlook keeps asking for my password", "fix"),
+        ("i cant see my boss's free/busy, her calendar shows a red triangle", "fix"),
+        ("how do i fix the red triangle on the calendar", "fix"),
+        ("how do I merge two word files into one", "how-to"),
+        ("is there a proper way to combine 6 documents", "how-to"),
+        ("why does my mailbox say it is full", "why"),
+        ("track changes is greyed out in the legal doc. why??", "why"),
+        ("where do i download the excel viewer", "where"),
+        ("what is the Files folder in a mailbox", "what-is"),
+    ],
+)
 def test_question_types(text, expected):
     assert question_type(text) == expected
+
+
+def test_a_numbered_list_indented_under_a_paragraph_is_steps_too():
+    chunks = article(
+        "doc",
+        "Find the missing parameter",
+        [
+            (
+                "Resolution",
+                "In older versions:\n  1. Open the Documenter.\n  2. Export the report as text.\n"
+                "In newer versions:\n1. Open Visual Basic.\n   Note: it opens in a new window.\n2. Select References.",
+            )
+        ],
+    )
+    target = choose_target(article_sections(chunks), [hit(chunks, "Resolution", 0.8)], "fix", "parameter")
+    steps = target_steps(target)
+    assert [s.splitlines()[0] for s in steps] == [
+        "Open the Documenter.",
+        "Export the report as text.",
+        "Open Visual Basic.",
+        "Select References.",
+    ]
+    assert "it opens in a new window" in steps[2]
+
+
+MANUAL_PAGE = article(
+    "mail",
+    "Using the mail app",
+    [
+        ("", "The mail app shows your mailboxes in the browser."),
+        ("Compose messages", "1. Click New message.\n2. Write the message.\n3. Click Send."),
+        ("Compose messages > Minimize the composer", "1. Click the minimise button.\n2. Open it again from the list."),
+        (
+            "Outbox",
+            "Messages that could not be sent stay in the outbox. They are retried every few minutes; "
+            "a message in the outbox has not been delivered to anyone yet.",
+        ),
+        ("Folders > Add a folder", "1. Click the folder menu.\n2. Choose Add folder."),
+    ],
+)
+
+SETUP_AND_TROUBLESHOOTING = article(
+    "net",
+    "Connecting to the office network",
+    [
+        ("", "Every office has a staff network and a guest network."),
+        ("Guest network", "1. Join the guest network in the office.\n2. Enter the day's access code."),
+        (
+            "Troubleshooting the network",
+            "1. Turn the wireless off and on again.\n2. Restart the laptop.\n3. Move to another floor.",
+        ),
+    ],
+)
+
+
+def test_a_manual_section_whose_heading_names_the_asked_thing_answers_though_it_has_no_steps():
+    hits = [hit(MANUAL_PAGE, "Compose messages > Minimize the composer", 0.3), hit(MANUAL_PAGE, "Outbox", 0.3)]
+    target = choose_target(
+        article_sections(MANUAL_PAGE), hits, "fix", "my email is stuck in the outbox, did it go out or not?"
+    )
+    assert [s.name for s in target.sections] == ["Outbox"]
+
+
+def test_a_problem_described_gets_the_troubleshooting_not_a_set_up_procedure_sharing_its_words():
+    hits = [
+        hit(SETUP_AND_TROUBLESHOOTING, "Guest network", 0.45),
+        hit(SETUP_AND_TROUBLESHOOTING, "Troubleshooting the network", 0.4),
+    ]
+    target = choose_target(
+        article_sections(SETUP_AND_TROUBLESHOOTING), hits, "fix", "the network keeps dropping in the office"
+    )
+    assert [s.name for s in target.sections] == ["Troubleshooting the network"]
+
+
+def test_a_plain_section_the_search_found_is_answered_with_the_steps_under_it_not_the_articles_first():
+    page = article(
+        "status",
+        "Status and availability",
+        [
+            ("Statuses > Set a status", "1. Click your name.\n2. Choose Set a status."),
+            ("Availability", "You can appear offline to others while you keep working."),
+            ("Availability > Toggle invisible mode", "1. Click your name.\n2. Choose Go invisible."),
+        ],
+    )
+    hits = [hit(page, "Availability", 0.3)]
+    target = choose_target(article_sections(page), hits, "how-to", "make it look like I'm away")
+    names = [s.name for s in target.sections]
+    assert "Availability > Toggle invisible mode" in names and "Statuses > Set a status" not in names
+
+
+def test_a_symptom_line_that_shares_nothing_with_the_question_is_not_shown_as_a_match():
+    page = article(
+        "sync",
+        "Sync errors",
+        [
+            ("Symptoms", "Resource temporarily unavailable"),
+            ("Resolution", "1. Quit the client.\n2. Start it again."),
+        ],
+    )
+    target = choose_target(article_sections(page), [hit(page, "Symptoms", 0.5)], "fix", "my calendar will not sync")
+    assert target.matches == "" and [s.name for s in target.sections] == ["Resolution"]
+
+
+@pytest.mark.parametrize("question", ["how long do deleted files stay in the trash?", "how many people fit in a call?"])
+def test_a_question_of_quantity_asks_for_a_fact_not_steps(question):
+    assert question_type(question) == "what-is"
+
+
+def test_a_pages_lead_found_first_still_sends_a_problem_on_to_the_resolution():
+    page = article(
+        "merge",
+        "Numbers lose their format in a mail merge",
+        [
+            ("", "When you merge from a workbook, percentages and postal codes lose their format."),
+            ("Cause", "The merge reads the stored value, not the displayed one."),
+            ("Resolution", "1. Open the workbook.\n2. Format the column as text.\n3. Run the merge again."),
+        ],
+    )
+    hits = [hit(page, "", 0.6), hit(page, "Resolution", 0.4)]
+    target = choose_target(article_sections(page), hits, "fix", "postal codes lose their leading zero in a merge")
+    assert [s.name for s in target.sections] == ["Resolution"]
+
+
+def test_the_match_line_quotes_a_links_words_without_its_address():
+    page = article(
+        "mention",
+        "Mentions do not notify",
+        [
+            (
+                "Symptoms",
+                "When you @mention someone (https://example.com/help/mentions#ID0E) in a comment, no mail is sent.",
+            ),
+            ("Resolution", "1. Open the file again.\n2. Mention them once more."),
+        ],
+    )
+    target = choose_target(
+        article_sections(page), [hit(page, "Symptoms", 0.5)], "fix", "no mail when I mention someone"
+    )
+    assert target.matches == "When you @mention someone in a comment, no mail is sent."
+
+
+def test_a_symptom_line_that_introduces_an_error_message_carries_the_message_not_a_dangling_colon():
+    page = article(
+        "work-file",
+        "Work file errors",
+        [
+            (
+                "Symptoms",
+                "When you try to save a document, the editor returns the following error message:\n\n"
+                "Could not create the work file. Check the temp environment variable.",
+            ),
+            ("Resolution", "1. Open System settings.\n2. Add the TEMP variable.\n3. Restart the editor."),
+        ],
+    )
+    question = "editor says could not create the work file when i save"
+    target = choose_target(article_sections(page), [hit(page, "Symptoms", 0.5)], "fix", question)
+    assert target.matches.startswith("When you try to save a document")
+    assert target.matches.endswith("Could not create the work file. Check the temp environment variable.")

@@ -3,24 +3,56 @@
 from langgraph.runtime import Runtime
 
 from app.adapters.redactor import PatternRedactor
-from graphs.context import SupportContext
-from nodes.answer import answer
-from nodes.article_answer import assess
-from tests.fakes import HashingEmbedder, InMemoryIndex, chunk
+from graphs.support import SupportContext, turn_result
+from nodes.support.answer import answer
+from nodes.support.article_answer import assess
+from tests.fakes import HashingEmbedder, InMemoryIndex, chunk, support_state
 
 
 def _ctx():
     return SupportContext(embedder=HashingEmbedder(), index=InMemoryIndex(), redactor=PatternRedactor(), min_score=0.4)
 
 
-PRINTER = [chunk("The printer shows Offline.", section="Symptoms", doc_id="p", chunk_index=0, score=0.60,
-                 title="Printer offline", source="kb/printer.md"),
-           chunk("1. Turn the printer off and on.\n2. Remove and add it again.", section="Resolution", doc_id="p",
-                 chunk_index=1, score=0.50, title="Printer offline", source="kb/printer.md")]
-QUEUE = [chunk("Jobs stay in the queue.", section="Symptoms", doc_id="q", chunk_index=0, score=0.595,
-               title="Print queue stuck", source="kb/queue.md"),
-         chunk("1. Open the queue.\n2. Cancel all documents.", section="Resolution", doc_id="q", chunk_index=1,
-               score=0.45, title="Print queue stuck", source="kb/queue.md")]
+PRINTER = [
+    chunk(
+        "The printer shows Offline.",
+        section="Symptoms",
+        doc_id="p",
+        chunk_index=0,
+        score=0.60,
+        title="Printer offline",
+        source="kb/printer.md",
+    ),
+    chunk(
+        "1. Turn the printer off and on.\n2. Remove and add it again.",
+        section="Resolution",
+        doc_id="p",
+        chunk_index=1,
+        score=0.50,
+        title="Printer offline",
+        source="kb/printer.md",
+    ),
+]
+QUEUE = [
+    chunk(
+        "Jobs stay in the queue.",
+        section="Symptoms",
+        doc_id="q",
+        chunk_index=0,
+        score=0.595,
+        title="Print queue stuck",
+        source="kb/queue.md",
+    ),
+    chunk(
+        "1. Open the queue.\n2. Cancel all documents.",
+        section="Resolution",
+        doc_id="q",
+        chunk_index=1,
+        score=0.45,
+        title="Print queue stuck",
+        source="kb/queue.md",
+    ),
+]
 
 
 def _state(query, chunks):
@@ -29,7 +61,9 @@ def _state(query, chunks):
 
 
 def test_two_articles_that_fit_equally_are_both_named_and_the_first_answered():
-    out = answer(_state("my printer does not print", PRINTER + QUEUE), Runtime(context=_ctx()), {})
+    out = turn_result(
+        answer(support_state(_state("my printer does not print", PRINTER + QUEUE)), Runtime(context=_ctx()), {})
+    )
     assert "1. Turn the printer off and on." in out["answer"]  # the first, answered whole
     assert "Two articles fit this equally well" in out["answer"] and "**Print queue stuck** [2]" in out["answer"]
     assert [s["source"] for s in out["sources"]] == ["kb/printer.md", "kb/queue.md"]
@@ -37,14 +71,21 @@ def test_two_articles_that_fit_equally_are_both_named_and_the_first_answered():
 
 def test_a_clear_winner_is_answered_alone():
     lone = [dict(c, score=c["score"] - 0.2) for c in QUEUE]
-    out = answer(_state("my printer does not print", PRINTER + lone), Runtime(context=_ctx()), {})
+    out = turn_result(
+        answer(support_state(_state("my printer does not print", PRINTER + lone)), Runtime(context=_ctx()), {})
+    )
     assert "Two articles" not in out["answer"] and [s["source"] for s in out["sources"]] == ["kb/printer.md"]
 
 
 def test_the_other_one_answers_from_the_second_article():
     state = _state("the other one", PRINTER + QUEUE) | {
-        "active_article": {"doc_id": "p", "title": "Printer offline", "source": "kb/printer.md",
-                           "section": "Resolution", "runner_up": {"doc_id": "q", "title": "Print queue stuck",
-                                                                  "source": "kb/queue.md"}}}
-    out = answer(state, Runtime(context=_ctx()), {})
+        "active_article": {
+            "doc_id": "p",
+            "title": "Printer offline",
+            "source": "kb/printer.md",
+            "section": "Resolution",
+            "runner_up": {"doc_id": "q", "title": "Print queue stuck", "source": "kb/queue.md"},
+        }
+    }
+    out = turn_result(answer(support_state(state), Runtime(context=_ctx()), {}))
     assert "Cancel all documents" in out["answer"] and out["sources"][0]["source"] == "kb/queue.md"

@@ -3,15 +3,36 @@
 import pytest
 
 from app.adapters.vector_index import ChromaVectorIndex, make_client
-from graphs.records import ChunkRecord, DocumentInfo
+from core.records import ChunkRecord, DocumentInfo
 
 
 def _doc(version, texts, doc_id="doc1"):
-    info = DocumentInfo(doc_id=doc_id, version=version, title="Guide", source="kb/guide.md", content_type="markdown",
-                        chunk_count=len(texts), size_bytes=10, indexed_at="2026-01-01T00:00:00+00:00")
-    chunks = [ChunkRecord(chunk_id=f"{doc_id}-{version}-{i}", doc_id=doc_id, version=version, title="Guide",
-                          source="kb/guide.md", section="", os="", chunk_index=i, content_hash=str(i), text=t,
-                          embed_text=t) for i, t in enumerate(texts)]
+    info = DocumentInfo(
+        doc_id=doc_id,
+        version=version,
+        title="Guide",
+        source="kb/guide.md",
+        content_type="markdown",
+        chunk_count=len(texts),
+        size_bytes=10,
+        indexed_at="2026-01-01T00:00:00+00:00",
+    )
+    chunks = [
+        ChunkRecord(
+            chunk_id=f"{doc_id}-{version}-{i}",
+            doc_id=doc_id,
+            version=version,
+            title="Guide",
+            source="kb/guide.md",
+            section="",
+            os="",
+            chunk_index=i,
+            content_hash=str(i),
+            text=t,
+            embed_text=t,
+        )
+        for i, t in enumerate(texts)
+    ]
     vectors = [[1.0, float(i), 0.0] for i in range(len(texts))]
     return info, chunks, vectors
 
@@ -85,8 +106,13 @@ def test_a_batch_switches_each_document_and_sweeps_only_its_own_older_versions(i
     index.replace_document(*_doc("v1", ["second old"], doc_id="doc2"))
     # doc3 arrives with doc1's old version id (the same bytes have the same content hash): its chunks must not
     # keep doc1's old chunks alive, and sweeping doc1 must not touch doc3
-    index.replace_documents([_doc("v2", ["first new"], doc_id="doc1"), _doc("v1", ["third"], doc_id="doc3"),
-                             _doc("v1", ["second old"], doc_id="doc2")])
+    index.replace_documents(
+        [
+            _doc("v2", ["first new"], doc_id="doc1"),
+            _doc("v1", ["third"], doc_id="doc3"),
+            _doc("v1", ["second old"], doc_id="doc2"),
+        ]
+    )
     assert _texts(index) == ["first new", "second old", "third"]
     assert index.count() == 3
     assert {d["doc_id"]: d["version"] for d in index.list_documents()} == {"doc1": "v2", "doc2": "v1", "doc3": "v1"}

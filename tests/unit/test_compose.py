@@ -10,10 +10,10 @@ import pytest
 import yaml
 
 from app.config_reference import variables
-from app.settings import Settings
+from app.settings import IngestionSettings, setting_fields
 
 REPO = Path(__file__).resolve().parents[2]
-SETTING_VARIABLES = {name for field in Settings.model_fields.values() for name in variables(field)}
+SETTING_VARIABLES = {name for _, _, field in setting_fields() for name in variables(field)}
 _DESKMATE_PREFIXES = ("DESKMATE_", "CHROMA_", "LANGFUSE_", "GROQ_", "OPENAI_", "JIRA_")
 _INTERPOLATED = re.compile(r"\$\{([A-Z_][A-Z0-9_]*)")
 _RUNTIME = {"OMP_NUM_THREADS"}  # read by torch, not by deskmate's settings
@@ -52,11 +52,16 @@ def test_server_mode_runs_two_deskmate_replicas_a_worker_a_proxy_postgres_and_ch
     assert services["proxy"]["depends_on"]["deskmate"]["condition"] == "service_healthy"
     for name in ("deskmate", "worker"):
         env = _environment(services[name])
-        assert env["DESKMATE_DATABASE_URL"].startswith("postgresql://deskmate:") and "@db:5432/" in env["DESKMATE_DATABASE_URL"]
+        assert (
+            env["DESKMATE_DATABASE_URL"].startswith("postgresql://deskmate:")
+            and "@db:5432/" in env["DESKMATE_DATABASE_URL"]
+        )
         assert (env["CHROMA_MODE"], env["CHROMA_HOST"], env["CHROMA_PORT"]) == ("server", "chroma", "8000")
         assert env["DESKMATE_MODE"] == "${DESKMATE_MODE:-production}"
         assert {dep: c["condition"] for dep, c in services[name]["depends_on"].items()} == {
-            "db": "service_healthy", "chroma": "service_healthy"}
+            "db": "service_healthy",
+            "chroma": "service_healthy",
+        }
         # a data dir belongs to one process: replicas must not share a named volume on it
         assert not any(str(v).split(":")[1:2] == ["/data"] for v in services[name].get("volumes", []))
     volumes = _compose("docker-compose.yml")["volumes"]
@@ -92,7 +97,7 @@ def test_every_deskmate_variable_a_compose_file_sets_is_one_deskmate_reads(name)
 
 def test_env_example_documents_every_setting_and_every_variable_the_compose_files_need():
     example = _env_example()
-    missing = sorted(v for field in Settings.model_fields.values() for v in variables(field)[:1] if v not in example)
+    missing = sorted(v for _, _, field in setting_fields() for v in variables(field)[:1] if v not in example)
     assert not missing, f".env.example lacks these settings: {missing}"
     interpolated = set()
     for name in ("docker-compose.yml", "docker-compose.embedded.yml"):
@@ -101,11 +106,17 @@ def test_env_example_documents_every_setting_and_every_variable_the_compose_file
     # nothing in it is a misspelt setting: each line is a setting or a variable a compose file interpolates
     strays = {v for v in example if v not in SETTING_VARIABLES and v not in interpolated}
     assert not strays, f".env.example names variables nothing reads: {sorted(strays)}"
-    assert not [v for v in example if v.startswith(_DESKMATE_PREFIXES) and v not in SETTING_VARIABLES
-                and not v.startswith("LANGFUSE_")]
+    assert not [
+        v
+        for v in example
+        if v.startswith(_DESKMATE_PREFIXES) and v not in SETTING_VARIABLES and not v.startswith("LANGFUSE_")
+    ]
     # the secrets production refuses to start without are the ones left to fill in, empty
-    assert {v for v, set_ in example.items() if set_} == {"POSTGRES_PASSWORD", "DESKMATE_ADMIN_KEY",
-                                                          "DESKMATE_USER_TOKEN_SECRET"}
+    assert {v for v, set_ in example.items() if set_} == {
+        "POSTGRES_PASSWORD",
+        "DESKMATE_ADMIN_KEY",
+        "DESKMATE_USER_TOKEN_SECRET",
+    }
     text = (REPO / ".env.example").read_text()
     assert re.search(r"^(POSTGRES_PASSWORD|DESKMATE_ADMIN_KEY|DESKMATE_USER_TOKEN_SECRET)=\S", text, re.M) is None
 
@@ -119,7 +130,7 @@ def test_the_proxy_applies_the_limits_and_timeouts_the_operations_page_recommend
     for directive, value in recommended:
         assert re.search(rf"^\s*{directive}\s+{re.escape(value)};", conf, re.M), f"nginx.conf lacks {directive} {value}"
     assert "proxy_pass http://deskmate;" in conf and "proxy_buffering off;" in conf
-    max_upload_mb = Settings.model_fields["max_upload_bytes"].default / 2**20
+    max_upload_mb = IngestionSettings.model_fields["max_upload_bytes"].default / 2**20
     assert int(re.search(r"client_max_body_size\s+(\d+)m;", conf).group(1)) > max_upload_mb
 
 

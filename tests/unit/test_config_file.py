@@ -5,28 +5,40 @@ from __future__ import annotations
 import pytest
 
 from app.config_file import ConfigError, load_config, parse_config
-from graphs.policy_config import default_policy
+from core.policy_config import default_policy
 from tests.conftest import REPO
 
 MAIN = default_policy(chroma_collection="deskmate_chunks", min_score=0.35).collections[0]
 
 
-@pytest.mark.parametrize("name", ["offline", "groq-single-collection", "ollama-multi-collection", "chat-only",
-                                  "asset-lookup"])
+@pytest.mark.parametrize(
+    "name", ["offline", "groq-single-collection", "ollama-multi-collection", "chat-only", "asset-lookup"]
+)
 def test_every_example_config_loads(name):
-    policy = load_config(REPO / "examples" / f"{name}.yaml", default_collection=MAIN,
-                         env={"GROQ_API_KEY": "gsk_test", "ASSET_API_TOKEN": "t"})
+    policy = load_config(
+        REPO / "examples" / f"{name}.yaml",
+        default_collection=MAIN,
+        env={"GROQ_API_KEY": "gsk_test", "ASSET_API_TOKEN": "t"},
+    )
     assert policy.responses[-1].is_fallback and policy.collections
     assert all(rule.llm in {"default"} | {llm.name for llm in policy.llms} for rule in policy.responses)
 
 
 def test_env_references_are_filled_from_the_environment_with_defaults():
-    policy = load_config(REPO / "examples" / "groq-single-collection.yaml", default_collection=MAIN,
-                         env={"GROQ_API_KEY": "gsk_live", "GROQ_BASE_URL": "http://127.0.0.1:9"})
+    policy = load_config(
+        REPO / "examples" / "groq-single-collection.yaml",
+        default_collection=MAIN,
+        env={"GROQ_API_KEY": "gsk_live", "GROQ_BASE_URL": "http://127.0.0.1:9"},
+    )
     [groq] = policy.llms
     assert (groq.api_key, groq.base_url) == ("gsk_live", "http://127.0.0.1:9")
-    default_url = load_config(REPO / "examples" / "groq-single-collection.yaml", default_collection=MAIN,
-                              env={"GROQ_API_KEY": "k"}).llms[0].base_url
+    default_url = (
+        load_config(
+            REPO / "examples" / "groq-single-collection.yaml", default_collection=MAIN, env={"GROQ_API_KEY": "k"}
+        )
+        .llms[0]
+        .base_url
+    )
     assert default_url == "https://api.groq.com"
 
 
@@ -72,14 +84,17 @@ def test_a_broken_file_lists_every_problem_in_one_error():
     assert text.startswith("broken.yaml:") and len(caught.value.problems) >= len(expected)
 
 
-@pytest.mark.parametrize("text, problem", [
-    ("responses:\n  - match: {rag_result: match}\n", "no fallback rule"),
-    ("responses: []\n", "responses must be a non-empty list"),
-    ("responses:\n  - match: {intent: hr}\n  - {}\n", "there is no intent_detection section"),
-    ("llms: [1, 2]\nresponses:\n  - {}\n", "llms must be a mapping"),
-    ("- just\n- a list\n", "must be a YAML mapping"),
-    ("responses: [\n", "not valid YAML"),
-])
+@pytest.mark.parametrize(
+    "text, problem",
+    [
+        ("responses:\n  - match: {rag_result: match}\n", "no fallback rule"),
+        ("responses: []\n", "responses must be a non-empty list"),
+        ("responses:\n  - match: {intent: hr}\n  - {}\n", "there is no intent_detection section"),
+        ("llms: [1, 2]\nresponses:\n  - {}\n", "llms must be a mapping"),
+        ("- just\n- a list\n", "must be a YAML mapping"),
+        ("responses: [\n", "not valid YAML"),
+    ],
+)
 def test_each_structural_mistake_is_named(text, problem):
     with pytest.raises(ConfigError, match=problem.replace("(", r"\(")):
         parse_config(text, env={}, default_collection=MAIN)

@@ -45,7 +45,11 @@ def test_retry_after_is_read_as_seconds_or_a_date_and_capped():
 
 
 def test_page_links_are_absolute_without_fragments_and_skip_nofollow():
-    html = ('<a href="/help/a#top">a</a><a href="b">b</a><a rel="nofollow" href="/c">c</a>'
-            '<a href="mailto:x@example.com">m</a><a href="javascript:void(0)">j</a><a href="/help/a">again</a>')
-    assert page_links("https://help.example.com/help/", html) == ["https://help.example.com/help/a",
-                                                                  "https://help.example.com/help/b"]
+    html = (
+        '<a href="/help/a#top">a</a><a href="b">b</a><a rel="nofollow" href="/c">c</a>'
+        '<a href="mailto:x@example.com">m</a><a href="javascript:void(0)">j</a><a href="/help/a">again</a>'
+    )
+    assert page_links("https://help.example.com/help/", html) == [
+        "https://help.example.com/help/a",
+        "https://help.example.com/help/b",
+    ]

@@ -1,22 +1,31 @@
-"""The dialogue-act table (nodes/dialogue_acts.py): every row's examples and counter-examples are its tests,
+"""The dialogue-act table (nodes/support/dialogue_acts.py): every row's examples and counter-examples are its tests,
 and deskmate's own tuning utterances (tests/fixtures/dialogue/dev_utterances.json) are recognised."""
 
 import json
 
 import pytest
 
-from nodes.dialogue_acts import RULES, dialogue_act, normalise
-from nodes.lexicon import reply_kind
+from core.lexicon import eager_yes, reply_kind
+from nodes.support.dialogue_acts import ACTS, dialogue_act, normalise
 from tests.conftest import FIXTURES
 
 DEV = json.loads((FIXTURES / "dialogue" / "dev_utterances.json").read_text())["tune"]
-ACT_OF = {"handoff": ("handoff",), "ticket_status": ("ticket_status",), "service_request": ("service_request",),
-          "closing": ("thanks", "farewell", "resolved"), "out_of_scope": ("out_of_scope",),
-          "bot_challenge": ("bot_challenge",), "capabilities": ("capabilities",), "greeting": ("greeting",),
-          "howto": ("",), "problem": ("",), "general_knowledge": ("",)}
+ACT_OF = {
+    "handoff": ("handoff",),
+    "ticket_status": ("ticket_status",),
+    "service_request": ("service_request",),
+    "closing": ("thanks", "farewell", "resolved"),
+    "out_of_scope": ("out_of_scope",),
+    "bot_challenge": ("bot_challenge",),
+    "capabilities": ("capabilities",),
+    "greeting": ("greeting",),
+    "howto": ("",),
+    "problem": ("",),
+    "general_knowledge": ("",),
+}
 
 
-@pytest.mark.parametrize("rule", RULES, ids=lambda rule: rule.act)
+@pytest.mark.parametrize("rule", ACTS, ids=lambda rule: rule.act)
 def test_every_rule_recognises_its_examples_and_none_of_its_counter_examples(rule):
     assert [e for e in rule.examples if dialogue_act(e) != rule.act] == []
     assert [e for e in rule.counter_examples if rule.holds(e)] == []
@@ -59,14 +68,26 @@ def test_common_misspellings_of_the_key_words_are_read_as_the_words():
     assert normalise("the water cooler") == "the water cooler"  # short words are never corrected
 
 
-@pytest.mark.parametrize("text", ["yes", "Yes, please create a ticket", "sure, go ahead and file it", "do it",
-                                  "please do", "ok open one", "yes please create it", "yeah, that would be great"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "yes",
+        "Yes, please create a ticket",
+        "sure, go ahead and file it",
+        "do it",
+        "please do",
+        "ok open one",
+        "yes please create it",
+        "yeah, that would be great",
+    ],
+)
 def test_a_yes_in_more_words_is_a_yes(text):
     assert reply_kind(text) == "affirm"
 
 
-@pytest.mark.parametrize("text", ["nah leave it", "no thanks, I'll wait", "don't bother", "not now",
-                                  "absolutely not", "I'd rather not"])
+@pytest.mark.parametrize(
+    "text", ["nah leave it", "no thanks, I'll wait", "don't bother", "not now", "absolutely not", "I'd rather not"]
+)
 def test_a_no_in_more_words_is_a_no(text):
     assert reply_kind(text) in ("deny", "exit")
 
@@ -74,3 +95,25 @@ def test_a_no_in_more_words_is_a_no(text):
 def test_a_yes_followed_by_something_else_is_not_a_yes():
     assert reply_kind("ok, I'll try that") == ""
     assert reply_kind("yes but it still crashes") == "failed"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Great, please do, it's urgent!",
+        "perfect, go ahead asap, we're all blocked",
+        "excellent, open it right away!!",
+        "YES!! as soon as possible please",
+        "sure, it is urgent",
+    ],
+)
+def test_a_yes_with_urgency_in_it_stays_a_yes(text):
+    assert eager_yes(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["great, thanks", "great, it works now", "no, not urgent", "ok, I'll try that now", "right now it is broken"],
+)
+def test_urgency_does_not_make_a_yes_of_what_is_none(text):
+    assert not eager_yes(text)

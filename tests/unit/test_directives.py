@@ -7,11 +7,18 @@ from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
 from app.errors import register_error_handlers
-from graphs.errors import InvalidDirective
-from graphs.filters import MAX_VALUES, parse_filter
-from nodes.directives import (MAX_PERSONA_CHARS, MAX_SYSTEM_CHARS, MAX_WARNINGS, Directives, directives_to_filters,
-                              format_persona, parse_directives)
-from nodes.modes import ResponseMode
+from core.errors import InvalidDirective
+from core.filters import MAX_VALUES, parse_filter
+from nodes.support.directives import (
+    MAX_PERSONA_CHARS,
+    MAX_SYSTEM_CHARS,
+    MAX_WARNINGS,
+    Directives,
+    directives_to_filters,
+    format_persona,
+    parse_directives,
+)
+from nodes.support.modes import ResponseMode
 
 PLAIN = """You are the helpdesk assistant for the Lisbon office. Answer in short sentences.
 RESPONSE_MODE: HYBRID
@@ -36,12 +43,19 @@ Answer in short sentences."""
 def test_plain_directive_lines_are_read_and_removed_from_the_persona():
     result = parse_directives(PLAIN)
     assert result.directives == Directives(
-        response_mode=ResponseMode.HYBRID, min_confidence=0.55, fallback_strategy="llm_knowledge",
-        document_context=("how-to", "networking"), content_domains=("vpn", "wifi"),
-        document_categories=("user_guide",), given=result.directives.given)
+        response_mode=ResponseMode.HYBRID,
+        min_confidence=0.55,
+        fallback_strategy="llm_knowledge",
+        document_context=("how-to", "networking"),
+        content_domains=("vpn", "wifi"),
+        document_categories=("user_guide",),
+        given=result.directives.given,
+    )
     assert result.warnings == []
-    assert result.persona == ("You are the helpdesk assistant for the Lisbon office. Answer in short sentences.\n"
-                              "Always greet the employee by first name.")
+    assert result.persona == (
+        "You are the helpdesk assistant for the Lisbon office. Answer in short sentences.\n"
+        "Always greet the employee by first name."
+    )
 
 
 def test_config_block_is_read_with_case_insensitive_keys_and_values():
@@ -65,8 +79,10 @@ def test_config_block_wins_over_loose_lines_and_says_so():
 
 
 def test_config_block_may_hold_a_json_object():
-    text = 'Be brief.\n<config>{"RESPONSE_MODE": "llm_priority", "MIN_CONFIDENCE": 0.6, ' \
-           '"CONTENT_DOMAINS": ["Email", "email", "Calendar"]}</config>'
+    text = (
+        'Be brief.\n<config>{"RESPONSE_MODE": "llm_priority", "MIN_CONFIDENCE": 0.6, '
+        '"CONTENT_DOMAINS": ["Email", "email", "Calendar"]}</config>'
+    )
     result = parse_directives(text)
     assert result.directives.response_mode is ResponseMode.LLM_PRIORITY
     assert result.directives.min_confidence == 0.6
@@ -80,14 +96,17 @@ def test_a_broken_json_config_block_is_ignored_with_a_warning():
     assert "not a JSON object" in result.warnings[0]
 
 
-@pytest.mark.parametrize("line", [
-    "Note: be polite, and never promise delivery dates.",
-    "Office hours: 9:00-17:00 Monday to Friday",
-    "https://intranet.example/it is our portal",
-    "IMPORTANT: escalate anything about payroll",
-    "Mode: friendly and calm",
-    "default_printer: the one next to the kitchen",  # lower-case keys are prose unless they are known directives
-])
+@pytest.mark.parametrize(
+    "line",
+    [
+        "Note: be polite, and never promise delivery dates.",
+        "Office hours: 9:00-17:00 Monday to Friday",
+        "https://intranet.example/it is our portal",
+        "IMPORTANT: escalate anything about payroll",
+        "Mode: friendly and calm",
+        "default_printer: the one next to the kitchen",  # lower-case keys are prose unless they are known directives
+    ],
+)
 def test_prose_with_colons_stays_persona(line):
     result = parse_directives(f"You are deskmate.\n{line}")
     assert result.persona == f"You are deskmate.\n{line}"
@@ -104,17 +123,20 @@ def test_an_unknown_directive_looking_line_is_dropped_with_a_warning_that_does_n
     assert "sk-live" not in " ".join(result.warnings)
 
 
-@pytest.mark.parametrize("line, attribute, default, shown", [
-    ("MIN_CONFIDENCE: high", "min_confidence", 0.7, "'high'"),
-    ("MIN_CONFIDENCE: 1.7", "min_confidence", 0.7, "'1.7'"),
-    ("MIN_CONFIDENCE: -0.2", "min_confidence", 0.7, "'-0.2'"),
-    ("MIN_CONFIDENCE: nan", "min_confidence", 0.7, "'nan'"),
-    ("MIN_CONFIDENCE:", "min_confidence", 0.7, "''"),
-    ("FALLBACK_STRATEGY: ask_my_manager", "fallback_strategy", "hybrid", "'ask_my_manager'"),
-    ("DOCUMENT_CONTEXT: " + ", ".join(f"c{i}" for i in range(MAX_VALUES + 5)), "document_context", None, "'c0, c1"),
-    ("CONTENT_DOMAINS: " + "x" * 80, "content_domains", None, "'" + "x" * 40 + "…'"),
-    ("DOCUMENT_CATEGORIES: , ,", "document_categories", None, "DOCUMENT_CATEGORIES has no values"),
-])
+@pytest.mark.parametrize(
+    "line, attribute, default, shown",
+    [
+        ("MIN_CONFIDENCE: high", "min_confidence", 0.7, "'high'"),
+        ("MIN_CONFIDENCE: 1.7", "min_confidence", 0.7, "'1.7'"),
+        ("MIN_CONFIDENCE: -0.2", "min_confidence", 0.7, "'-0.2'"),
+        ("MIN_CONFIDENCE: nan", "min_confidence", 0.7, "'nan'"),
+        ("MIN_CONFIDENCE:", "min_confidence", 0.7, "''"),
+        ("FALLBACK_STRATEGY: ask_my_manager", "fallback_strategy", "hybrid", "'ask_my_manager'"),
+        ("DOCUMENT_CONTEXT: " + ", ".join(f"c{i}" for i in range(MAX_VALUES + 5)), "document_context", None, "'c0, c1"),
+        ("CONTENT_DOMAINS: " + "x" * 80, "content_domains", None, "'" + "x" * 40 + "…'"),
+        ("DOCUMENT_CATEGORIES: , ,", "document_categories", None, "DOCUMENT_CATEGORIES has no values"),
+    ],
+)
 def test_a_bad_optional_directive_falls_back_to_its_default_with_a_warning(line, attribute, default, shown):
     result = parse_directives(f"You are deskmate.\nRESPONSE_MODE: HYBRID\n{line}")
     assert getattr(result.directives, attribute) == default
@@ -144,8 +166,15 @@ def test_fallback_strategy_is_case_and_separator_insensitive():
     assert parse_directives("FALLBACK_STRATEGY: LLM-Knowledge").directives.fallback_strategy == "llm_knowledge"
 
 
-@pytest.mark.parametrize("text", ["RESPONSE_MODE: TURBO", "<config>\nRESPONSE_MODE: fast\n</config>",
-                                  "RESPONSE_MODE:", '<config>{"RESPONSE_MODE": 3}</config>'])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "RESPONSE_MODE: TURBO",
+        "<config>\nRESPONSE_MODE: fast\n</config>",
+        "RESPONSE_MODE:",
+        '<config>{"RESPONSE_MODE": 3}</config>',
+    ],
+)
 def test_an_unknown_response_mode_is_refused_with_an_actionable_message(text):
     with pytest.raises(InvalidDirective) as caught:
         parse_directives(text)
@@ -163,7 +192,7 @@ def test_an_unknown_response_mode_becomes_a_422_with_the_message():
     def probe(system: str) -> dict:
         return {"mode": parse_directives(system).directives.response_mode.value}
 
-    with TestClient(app) as client:
+    with TestClient(app, base_url="http://localhost") as client:
         ok = client.post("/probe", params={"system": "RESPONSE_MODE: hybrid"})
         bad = client.post("/probe", params={"system": "RESPONSE_MODE: TURBO"})
     assert ok.json() == {"mode": "HYBRID"}
@@ -184,8 +213,11 @@ def test_all_in_a_list_directive_means_no_filter():
 
 def test_directive_lists_become_a_filter_the_search_accepts():
     filters = directives_to_filters(parse_directives(PLAIN).directives)
-    assert filters == {"context_type": ["how-to", "networking"], "content_domain": ["vpn", "wifi"],
-                       "document_category": ["user_guide"]}
+    assert filters == {
+        "context_type": ["how-to", "networking"],
+        "content_domain": ["vpn", "wifi"],
+        "document_category": ["user_guide"],
+    }
     parsed = parse_filter(filters)
     assert dict(parsed.primary) == {"context_type": ("how-to", "networking"), "content_domain": ("vpn", "wifi")}
     assert dict(parsed.secondary) == {"document_category": ("user_guide",)}

@@ -6,8 +6,8 @@ import pytest
 
 from app.adapters.lexical_index import BM25Index, HybridIndex
 from app.adapters.vector_index import ChromaVectorIndex, make_client
-from graphs.errors import InvalidFilter
-from graphs.filters import access_where, combine_where, matches_where, may_read, normalise_audience
+from core.errors import InvalidFilter
+from core.filters import access_where, combine_where, matches_where, may_read, normalise_audience
 from tests.unit.test_lexical_index import chunk, info
 
 PUBLIC = {"doc_id": "a"}  # indexed before audiences existed: no flag at all
@@ -16,8 +16,11 @@ FINANCE = {"doc_id": "c", "restricted": True, "audience": ["finance", "payroll"]
 
 
 def test_callers_see_public_documents_and_those_naming_one_of_their_groups():
-    nobody, finance, both = access_where(frozenset()), access_where(frozenset({"finance"})), \
-        access_where(frozenset({"hr", "payroll"}))
+    nobody, finance, both = (
+        access_where(frozenset()),
+        access_where(frozenset({"finance"})),
+        access_where(frozenset({"hr", "payroll"})),
+    )
     assert [matches_where(m, nobody) for m in (PUBLIC, OPEN, FINANCE)] == [True, True, False]
     assert [matches_where(m, finance) for m in (PUBLIC, OPEN, FINANCE)] == [True, True, True]
     assert matches_where(FINANCE, both) and not matches_where(FINANCE, access_where(frozenset({"hr"})))
@@ -39,10 +42,14 @@ def test_audience_names_are_normalised_and_bounded():
 
 
 def _docs(index) -> None:
-    index.replace_document("pay", "v1", [chunk("pay", 0, "Payroll enclave gateway and the Kestrel profile",
-                                               audience=["finance"], restricted=True)])
-    index.replace_document("vpn", "v1", [chunk("vpn", 0, "Connect to the office gateway with the Cisco profile",
-                                               restricted=False)])
+    index.replace_document(
+        "pay",
+        "v1",
+        [chunk("pay", 0, "Payroll enclave gateway and the Kestrel profile", audience=["finance"], restricted=True)],
+    )
+    index.replace_document(
+        "vpn", "v1", [chunk("vpn", 0, "Connect to the office gateway with the Cisco profile", restricted=False)]
+    )
 
 
 def test_bm25_never_returns_a_restricted_chunk_outside_its_audience():
@@ -61,10 +68,15 @@ def test_chroma_and_bm25_keep_the_audience_across_a_restart(tmp_path):
         return index
 
     first = hybrid()
-    for doc_id, text, extra in (("pay", "Kestrel payroll gateway", {"audience": ["finance"], "restricted": True}),
-                                ("vpn", "Cisco office gateway", {"restricted": False})):
-        first.replace_document({**info(doc_id), **({"audience": extra["audience"]} if "audience" in extra else {})},
-                               [chunk(doc_id, 0, text, **extra)], [[1.0, 0.0, 0.5]])
+    for doc_id, text, extra in (
+        ("pay", "Kestrel payroll gateway", {"audience": ["finance"], "restricted": True}),
+        ("vpn", "Cisco office gateway", {"restricted": False}),
+    ):
+        first.replace_document(
+            {**info(doc_id), **({"audience": extra["audience"]} if "audience" in extra else {})},
+            [chunk(doc_id, 0, text, **extra)],
+            [[1.0, 0.0, 0.5]],
+        )
     restarted = hybrid()  # BM25 rebuilt from Chroma's metadata
     for index in (first, restarted):
         outside = access_where(frozenset({"hr"}))

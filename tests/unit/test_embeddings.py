@@ -50,8 +50,12 @@ def test_the_query_cache_forgets_the_least_recently_used_question_beyond_its_siz
         counting_embedder.embed_query(question)
     counting_embedder.embed_query("reset my password")  # still kept: used more recently than "outlook is stuck"
     counting_embedder.embed_query("outlook is stuck")  # dropped when "laptop is slow" came: embedded again
-    assert counting_embedder._model.encoded == ["reset my password", "outlook is stuck", "laptop is slow",
-                                                "outlook is stuck"]
+    assert counting_embedder._model.encoded == [
+        "reset my password",
+        "outlook is stuck",
+        "laptop is slow",
+        "outlook is stuck",
+    ]
 
 
 def test_without_a_cache_every_question_runs_the_model():

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from datetime import UTC
+
 import pytest
 
 from app.adapters.feedback import CitedChunk, FeedbackStore, cited_chunks
-from graphs.errors import UnknownMessage
+from core.errors import UnknownMessage
 from tests.fakes import HashingEmbedder
 
 EMBED = HashingEmbedder().embed_query
@@ -18,8 +20,9 @@ def cited(*keys: str) -> list[CitedChunk]:
 
 @pytest.fixture
 def store(tmp_path):
-    s = FeedbackStore(tmp_path / "feedback.sqlite", embed=EMBED, min_votes=3, max_multiplier=2.0,
-                      similarity=0.8, cache_s=60)
+    s = FeedbackStore(
+        tmp_path / "feedback.sqlite", embed=EMBED, min_votes=3, max_multiplier=2.0, similarity=0.8, cache_s=60
+    )
     yield s
     s.close()
 
@@ -112,11 +115,11 @@ def test_cited_chunks_take_their_keys_from_the_retrieved_chunks():
 
 
 def _age(store: FeedbackStore, message_id: str, hours: float) -> None:
-    from datetime import datetime, timedelta, timezone
+    from datetime import datetime, timedelta
 
     from app.storage.schema import answers
 
-    at = (datetime.now(timezone.utc) - timedelta(hours=hours)).isoformat(timespec="seconds")
+    at = (datetime.now(UTC) - timedelta(hours=hours)).isoformat(timespec="seconds")
     with store.db.begin() as conn:
         conn.execute(answers.update().where(answers.c.message_id == message_id).values(created_at=at))
 
@@ -137,6 +140,7 @@ def test_an_unvoted_answer_is_forgotten_after_the_vote_window_and_a_voted_one_is
     assert store.vote("recent", "s1", "down").chunks == 2  # still inside the window
     assert store.vote("old-voted", "s1", "down").status == "updated"  # a voted answer outlives the window
     from app.storage.schema import cited_chunks as passages
+
     with store.db.connect() as conn:  # the passage only the forgotten answer cited went with it
         assert {key for (key,) in conn.execute(passages.select().with_only_columns(passages.c.key))} == {"a", "b", "d"}
     store.close()

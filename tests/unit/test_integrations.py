@@ -13,13 +13,13 @@ import pytest
 from app.adapters.integrations import HttpIntegration
 from app.adapters.redactor import PatternRedactor
 from app.config_file import ConfigError, parse_config
-from graphs.context import SupportContext
-from graphs.errors import IntegrationUnavailable, LLMError
-from graphs.policy_config import IntegrationSpec
-from graphs.ports import IntegrationResult
-from nodes.integration import LOOKUP_FALLBACK_NOTICE, render_data, use_integration
+from core.errors import IntegrationUnavailable, LLMError
+from core.policy_config import IntegrationSpec
+from core.ports import IntegrationResult
+from graphs.support import SupportContext, turn_result
+from nodes.support.integration import LOOKUP_FALLBACK_NOTICE, render_data, use_integration
 from tests.e2e.servers import JsonApiServer
-from tests.fakes import HashingEmbedder, InMemoryIndex, ScriptedChatModel
+from tests.fakes import HashingEmbedder, InMemoryIndex, ScriptedChatModel, support_state
 
 RULES = "responses:\n  - name: fallback\n"
 
@@ -29,14 +29,17 @@ def integration_config(body: str) -> str:
 
 
 def test_an_integration_is_read_with_environment_references_filled():
-    policy = parse_config(integration_config("""
+    policy = parse_config(
+        integration_config("""
   device_lookup:
     description: the devices assigned to the employee
     examples: ["What laptop do I have?", "Is my laptop under warranty?"]
     url: ${ASSET_URL:-http://127.0.0.1:9}/devices?owner=${user}
     headers: {Authorization: "Bearer ${ASSET_TOKEN}"}
     timeout_s: 2
-"""), env={"ASSET_TOKEN": "s3cr3t-token"})
+"""),
+        env={"ASSET_TOKEN": "s3cr3t-token"},
+    )
     [spec] = policy.integrations
     assert spec.url == "http://127.0.0.1:9/devices?owner=${user}" and spec.needs_user
     assert spec.headers == (("Authorization", "Bearer s3cr3t-token"),) and spec.timeout_s == 2
@@ -45,7 +48,8 @@ def test_an_integration_is_read_with_environment_references_filled():
 
 def test_every_problem_in_the_integrations_section_is_listed_at_once():
     with pytest.raises(ConfigError) as caught:
-        parse_config(integration_config("""
+        parse_config(
+            integration_config("""
   answer:
     description: clashes with a built-in action
     examples: [x]
@@ -66,19 +70,34 @@ def test_every_problem_in_the_integrations_section_is_listed_at_once():
     description: not http
     examples: [x]
     url: ftp://files.example.com/x
-"""), env={})
+"""),
+            env={},
+        )
     text = str(caught.value)
-    for expected in ("'answer' is one of deskmate's own actions", "integrations.Bad-Name: the name must be",
-                     "host_lookup.description must be one line", "host_lookup.examples must list 1 to 8",
-                     "unknown field ${question}", "never in the host", "${MISSING_TOKEN} is not set",
-                     "host_lookup.timeout_s must be a number from 0.1 to 60", "host_lookup.max_bytes must be",
-                     "unknown key 'verb'", "ftp_lookup.url must start with http:// or https://"):
+    for expected in (
+        "'answer' is one of deskmate's own actions",
+        "integrations.Bad-Name: the name must be",
+        "host_lookup.description must be one line",
+        "host_lookup.examples must list 1 to 8",
+        "unknown field ${question}",
+        "never in the host",
+        "${MISSING_TOKEN} is not set",
+        "host_lookup.timeout_s must be a number from 0.1 to 60",
+        "host_lookup.max_bytes must be",
+        "unknown key 'verb'",
+        "ftp_lookup.url must start with http:// or https://",
+    ):
         assert expected in text, expected
 
 
 def spec(url: str, **extra) -> IntegrationSpec:
-    return IntegrationSpec(name="device_lookup", description="the devices assigned to the employee",
-                           examples=("What laptop do I have?",), url=url, **extra)
+    return IntegrationSpec(
+        name="device_lookup",
+        description="the devices assigned to the employee",
+        examples=("What laptop do I have?",),
+        url=url,
+        **extra,
+    )
 
 
 @pytest.fixture
@@ -96,8 +115,9 @@ def api():
 
 
 def test_the_lookup_sends_the_caller_encoded_and_the_configured_headers(api):
-    lookup = HttpIntegration(spec(f"{api.url}/devices?owner=${{user}}&q=${{query}}",
-                                  headers=(("Authorization", "Bearer tok-123"),)))
+    lookup = HttpIntegration(
+        spec(f"{api.url}/devices?owner=${{user}}&q=${{query}}", headers=(("Authorization", "Bearer tok-123"),))
+    )
     result = lookup.fetch(user="alice@corp/x", query="is my laptop ok?&owner=bob")
     assert result.data["laptop"]["serial"] == "PF3X9Z" and result.status == 200
     [request] = api.requests
@@ -105,12 +125,15 @@ def test_the_lookup_sends_the_caller_encoded_and_the_configured_headers(api):
     assert request["headers"]["authorization"] == "Bearer tok-123"
 
 
-@pytest.mark.parametrize("path, reason", [
-    ("/broken", "device_lookup answered HTTP 503"),
-    ("/html", "an HTML page, not data"),
-    ("/big", "sent more than 1 KB"),
-    ("/moved", "a redirect, which deskmate does not follow"),
-])
+@pytest.mark.parametrize(
+    "path, reason",
+    [
+        ("/broken", "device_lookup answered HTTP 503"),
+        ("/html", "an HTML page, not data"),
+        ("/big", "sent more than 1 KB"),
+        ("/moved", "a redirect, which deskmate does not follow"),
+    ],
+)
 def test_every_lookup_failure_has_a_reason_a_person_understands(api, path, reason):
     lookup = HttpIntegration(spec(f"{api.url}{path}", max_bytes=1024))
     with pytest.raises(IntegrationUnavailable) as caught:
@@ -131,9 +154,14 @@ def test_a_slow_lookup_times_out_within_its_bound():
 
 
 def test_looked_up_data_is_listed_plainly_and_bounded():
-    text = render_data({"laptop": {"model": "ThinkPad T14", "warranty_end": "2027-03-31"},
-                        "monitors": ["Dell P2422H", "Dell P2422H"], "active": True,
-                        "licences": [{"name": "Visio"}, {"name": "Project"}]})
+    text = render_data(
+        {
+            "laptop": {"model": "ThinkPad T14", "warranty_end": "2027-03-31"},
+            "monitors": ["Dell P2422H", "Dell P2422H"],
+            "active": True,
+            "licences": [{"name": "Visio"}, {"name": "Project"}],
+        }
+    )
     assert "- Laptop › Model: ThinkPad T14" in text and "- Laptop › Warranty end: 2027-03-31" in text
     assert "- Monitors: Dell P2422H, Dell P2422H" in text and "- Active: yes" in text
     assert "- Licences 2 › Name: Project" in text
@@ -156,15 +184,26 @@ class FakeLookup:
 
 
 def run(lookup, *, user: str = "u-1001", llm=None) -> dict:
-    ctx = SupportContext(embedder=HashingEmbedder(), index=InMemoryIndex(), redactor=PatternRedactor(), llm=llm,
-                         integrations={"device_lookup": lookup})
+    ctx = SupportContext(
+        embedder=HashingEmbedder(),
+        index=InMemoryIndex(),
+        redactor=PatternRedactor(),
+        llm=llm,
+        integrations={"device_lookup": lookup},
+    )
     state = {"query": "is my laptop under warranty?", "integration": "device_lookup"}
-    return use_integration(state, types.SimpleNamespace(context=ctx),
-                           {"configurable": {"thread_id": "s1", "user_id": user}})
+    return turn_result(
+        use_integration(
+            support_state(state),
+            types.SimpleNamespace(context=ctx),
+            {"configurable": {"thread_id": "s1", "user_id": user}},
+        )
+    )
 
 
-RECORD = IntegrationResult({"laptop": "ThinkPad T14", "warranty_end": "2027-03-31",
-                            "note": "local admin password is Tr0ub4dor&3"})
+RECORD = IntegrationResult(
+    {"laptop": "ThinkPad T14", "warranty_end": "2027-03-31", "note": "local admin password is Tr0ub4dor&3"}
+)
 
 
 def test_a_lookup_about_the_caller_is_never_made_for_an_anonymous_one():
@@ -182,8 +221,17 @@ def test_without_an_llm_the_data_is_listed_redacted():
 
 
 def test_a_secret_under_a_secret_named_key_is_redacted_in_the_listing_too():
-    out = run(FakeLookup(IntegrationResult({"laptop": "ThinkPad T14", "admin_password": "Tr0ub4dor&3",
-                                            "mdm": {"api_token": "ghp_q7Lw2Xv9Rk4Tz8Mb3Nc6Hd1Jf5Gs0Pa2Ye7Ui"}})))
+    out = run(
+        FakeLookup(
+            IntegrationResult(
+                {
+                    "laptop": "ThinkPad T14",
+                    "admin_password": "Tr0ub4dor&3",
+                    "mdm": {"api_token": "ghp_q7Lw2Xv9Rk4Tz8Mb3Nc6Hd1Jf5Gs0Pa2Ye7Ui"},
+                }
+            )
+        )
+    )
     assert "Tr0ub4dor" not in out["answer"] and "ghp_q7Lw" not in out["answer"]
     assert "- Admin password: [REDACTED:PASSWORD" in out["answer"] and "- Laptop: ThinkPad T14" in out["answer"]
 

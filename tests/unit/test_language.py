@@ -6,7 +6,7 @@ import json
 import pytest
 
 from app.adapters.language import Py3LangidDetector
-from nodes.language import MIN_WORDS, language_notice, message_language
+from nodes.support.language import MIN_WORDS, language_notice, message_language, ticket_offer_notice
 from tests.conftest import FIXTURES
 
 SENTENCES = json.loads((FIXTURES / "dialogue" / "languages.json").read_text())
@@ -26,13 +26,13 @@ def test_short_it_sentences_in_each_covered_language_are_recognised(detector, co
 
 
 def test_english_with_foreign_names_and_quoted_errors_stays_english(detector):
-    assert {text: message_language(text, detector) for text in SENTENCES["en"]
-            if message_language(text, detector)} == {}
+    assert {
+        text: message_language(text, detector) for text in SENTENCES["en"] if message_language(text, detector)
+    } == {}
 
 
 def test_short_messages_are_never_judged(detector):
-    assert all(len(text.split()) < MIN_WORDS or message_language(text, detector) == ""
-               for text in SENTENCES["short"])
+    assert all(len(text.split()) < MIN_WORDS or message_language(text, detector) == "" for text in SENTENCES["short"])
     assert message_language("danke", detector) == "" and message_language("VPN?", detector) == ""
 
 
@@ -46,6 +46,14 @@ def test_each_covered_language_has_its_own_notice_and_others_get_english():
     assert len(set(notices.values())) == len(NOTICE_LANGUAGES) and english not in notices.values()
     assert "Englisch" in notices["de"] and "anglais" in notices["fr"]
     assert language_notice("fi") == english
+
+
+def test_each_covered_language_has_its_own_ticket_offer_and_others_get_english():
+    offers = {code: ticket_offer_notice(code) for code in NOTICE_LANGUAGES}
+    assert len(set(offers.values())) == len(NOTICE_LANGUAGES) and ticket_offer_notice("en") not in offers.values()
+    assert (
+        "Ticket" in offers["de"] and "ticket" in offers["fr"] and ticket_offer_notice("fi") == ticket_offer_notice("en")
+    )
 
 
 class BrokenDetector:

@@ -8,29 +8,53 @@ import pytest
 
 from app.adapters.lexical_index import BM25Index, HybridIndex
 from app.adapters.vector_index import ChromaVectorIndex, make_client
-from graphs.records import ChunkRecord, DocumentInfo
+from core.records import ChunkRecord, DocumentInfo
 
 
-def chunk(doc_id: str, index: int, text: str, *, version: str = "v1", title: str = "Doc", section: str = "",
-          **context) -> ChunkRecord:
-    record = ChunkRecord(chunk_id=f"{doc_id}-{version}-{index}", doc_id=doc_id, version=version, title=title,
-                         source=f"kb/{doc_id}.md", section=section, os="", chunk_index=index,
-                         content_hash=f"h{index}{text[:8]}", text=text, embed_text=f"{title}\n{text}")
+def chunk(
+    doc_id: str, index: int, text: str, *, version: str = "v1", title: str = "Doc", section: str = "", **context
+) -> ChunkRecord:
+    record = ChunkRecord(
+        chunk_id=f"{doc_id}-{version}-{index}",
+        doc_id=doc_id,
+        version=version,
+        title=title,
+        source=f"kb/{doc_id}.md",
+        section=section,
+        os="",
+        chunk_index=index,
+        content_hash=f"h{index}{text[:8]}",
+        text=text,
+        embed_text=f"{title}\n{text}",
+    )
     record.update(context)
     return record
 
 
 def info(doc_id: str, version: str = "v1", n: int = 1) -> DocumentInfo:
-    return DocumentInfo(doc_id=doc_id, version=version, title=doc_id, source=f"kb/{doc_id}.md",
-                        content_type="markdown", chunk_count=n, size_bytes=10, indexed_at="2025-01-01T00:00:00")
+    return DocumentInfo(
+        doc_id=doc_id,
+        version=version,
+        title=doc_id,
+        source=f"kb/{doc_id}.md",
+        content_type="markdown",
+        chunk_count=n,
+        size_bytes=10,
+        indexed_at="2025-01-01T00:00:00",
+    )
 
 
 @pytest.fixture
 def bm25():
     index = BM25Index()
-    index.replace_document("vpn", "v1", [
-        chunk("vpn", 0, "Open the Cisco client and connect to vpn.example.test", title="VPN"),
-        chunk("vpn", 1, "If the connection drops, restart the client", title="VPN")])
+    index.replace_document(
+        "vpn",
+        "v1",
+        [
+            chunk("vpn", 0, "Open the Cisco client and connect to vpn.example.test", title="VPN"),
+            chunk("vpn", 1, "If the connection drops, restart the client", title="VPN"),
+        ],
+    )
     index.replace_document("printer", "v1", [chunk("printer", 0, "Add the printer from Settings", title="Printers")])
     index.replace_document("wifi", "v1", [chunk("wifi", 0, "Join the office wireless network", title="Wi-Fi")])
     return index
@@ -73,7 +97,8 @@ def test_deleting_a_document_removes_its_chunks_and_frees_their_rows(bm25):
 def test_scores_for_given_chunks_match_the_search_scores(bm25):
     hit = bm25.search("restart the client", k=1)[0]
     assert bm25.lexical_scores("restart the client", [hit["chunk_id"], "missing"]) == {
-        hit["chunk_id"]: hit["lexical_score"]}
+        hit["chunk_id"]: hit["lexical_score"]
+    }
 
 
 def test_where_filters_apply_to_the_lexical_side_as_to_chroma():
@@ -89,8 +114,9 @@ def test_where_filters_apply_to_the_lexical_side_as_to_chroma():
 
 def test_neighbours_are_the_adjacent_chunks_of_the_same_section_in_order():
     index = BM25Index()
-    index.replace_document("d", "v1", [chunk("d", i, f"step {i}", section="Setup" if i < 4 else "Other")
-                                       for i in range(6)])
+    index.replace_document(
+        "d", "v1", [chunk("d", i, f"step {i}", section="Setup" if i < 4 else "Other") for i in range(6)]
+    )
     assert [n["chunk_index"] for n in index.neighbours("d-v1-2", 1)] == [1, 3]
     assert [n["chunk_index"] for n in index.neighbours("d-v1-3", 1)] == [2]  # chunk 4 is another section
     assert index.neighbours("d-v1-2", 0) == [] and index.neighbours("nope", 1) == []
@@ -104,7 +130,9 @@ def _hybrid(path) -> HybridIndex:
 
 def _write(index: HybridIndex, doc_id: str, texts: list[str], version: str = "v1") -> None:
     chunks = [chunk(doc_id, i, t, version=version) for i, t in enumerate(texts)]
-    index.replace_document(info(doc_id, version, len(chunks)), chunks, [[1.0, float(i), 0.5] for i in range(len(chunks))])
+    index.replace_document(
+        info(doc_id, version, len(chunks)), chunks, [[1.0, float(i), 0.5] for i in range(len(chunks))]
+    )
 
 
 def test_the_lexical_index_is_rebuilt_from_chroma_after_a_restart_and_follows_deletes(tmp_path):

@@ -1,5 +1,14 @@
-from nodes.classify import classify
-from nodes.lexicon import detect_os, it_topics, looks_like_follow_up, small_talk_kind, strip_placeholders
+from core.lexicon import (
+    detect_os,
+    is_troubleshooting,
+    it_topics,
+    looks_like_follow_up,
+    small_talk_kind,
+    strip_placeholders,
+)
+from graphs.support import turn_result
+from nodes.support.classify import classify
+from tests.fakes import support_state
 
 
 def test_detect_os_reads_common_ways_people_name_their_system():
@@ -40,17 +49,24 @@ def test_redaction_placeholders_are_not_search_words():
 
 
 def test_classify_separates_problems_from_questions():
-    assert classify({"query": "My VPN keeps disconnecting"})["intent"] == "troubleshooting"
-    assert classify({"query": "How do I set up the VPN?"})["intent"] == "informative"
-    assert classify({"query": "my printer won't print"})["intent"] == "troubleshooting"
+    assert turn_result(classify(support_state({"query": "My VPN keeps disconnecting"})))["intent"] == "troubleshooting"
+    assert turn_result(classify(support_state({"query": "How do I set up the VPN?"})))["intent"] == "informative"
+    assert turn_result(classify(support_state({"query": "my printer won't print"})))["intent"] == "troubleshooting"
 
 
 def test_classify_marks_messages_that_name_no_system_as_vague():
-    assert classify({"query": "It's not working"})["is_vague"] is True
-    assert classify({"query": "help"})["is_vague"] is True
-    assert classify({"query": "my printer won't print"})["is_vague"] is False
+    assert turn_result(classify(support_state({"query": "It's not working"})))["is_vague"] is True
+    assert turn_result(classify(support_state({"query": "help"})))["is_vague"] is True
+    assert turn_result(classify(support_state({"query": "my printer won't print"})))["is_vague"] is False
 
 
 def test_classify_remembers_a_stated_operating_system():
-    assert classify({"query": "how do I map a drive on my MacBook"})["user_os"] == "macos"
-    assert "user_os" not in classify({"query": "how do I map a drive"})
+    assert turn_result(classify(support_state({"query": "how do I map a drive on my MacBook"})))["user_os"] == "macos"
+    assert "user_os" not in turn_result(classify(support_state({"query": "how do I map a drive"})))
+
+
+def test_a_problem_word_inside_another_word_is_no_problem():
+    for text in ("what's on the canteen menu today?", "I need to change my display name", "are pajamas allowed?"):
+        assert not is_troubleshooting(text), text
+    for text in ("I can't log in", "Outlook hangs on start", "the printer jammed", "calls keep getting dropped"):
+        assert is_troubleshooting(text), text

@@ -11,8 +11,11 @@ parser = FileParser()
 
 
 def _examples(field: str):
-    return [pytest.param(rule, example, id=f"{rule.name}: {example[:40]!r}")
-            for rule in RULES for example in getattr(rule, field)]
+    return [
+        pytest.param(rule, example, id=f"{rule.name}: {example[:40]!r}")
+        for rule in RULES
+        for example in getattr(rule, field)
+    ]
 
 
 def test_every_rule_has_examples_on_both_sides_and_a_rendering():
@@ -31,8 +34,10 @@ def test_a_rule_leaves_its_counter_examples_alone(rule, example):
     assert not rule.finds(example)
 
 
-@pytest.mark.parametrize("rule, case", [pytest.param(rule, case, id=f"{rule.name}: {case[0][:40]!r}")
-                                        for rule in RULES for case in rule.renders])
+@pytest.mark.parametrize(
+    "rule, case",
+    [pytest.param(rule, case, id=f"{rule.name}: {case[0][:40]!r}") for rule in RULES for case in rule.renders],
+)
 def test_a_rule_renders_as_a_reader_should_see_it(rule, case):
     source, expected = case
     for name in ("example.md", "example.txt"):
@@ -50,17 +55,20 @@ def _flat(text: str) -> str:
     return " ".join(word for word in text.split() if not set(word) <= {"#"})
 
 
-@pytest.mark.parametrize("alt, kept", [
-    ("Select the Online Repair option to repair Office.", True),
-    ("Microsoft SharePoint shows as a background process.", True),
-    ("Screenshot of the Force Quit Applications window.", False),
-    ("Screenshot shows the add shared folder entry.", False),
-    ("The screen on which the option to add a sender is displayed.", False),
-    ("An image of the router's status lights.", False),
-    ("msconfig safemode", False),
-    ("media/vpn/connect-button.png", False),
-    ("", False),
-])
+@pytest.mark.parametrize(
+    "alt, kept",
+    [
+        ("Select the Online Repair option to repair Office.", True),
+        ("Microsoft SharePoint shows as a background process.", True),
+        ("Screenshot of the Force Quit Applications window.", False),
+        ("Screenshot shows the add shared folder entry.", False),
+        ("The screen on which the option to add a sender is displayed.", False),
+        ("An image of the router's status lights.", False),
+        ("msconfig safemode", False),
+        ("media/vpn/connect-button.png", False),
+        ("", False),
+    ],
+)
 def test_image_alt_text_is_kept_only_when_it_says_something(alt, kept):
     assert (image_text(alt) == alt and alt != "") is kept
     assert image_text(alt, "icon") == ""
@@ -68,7 +76,12 @@ def test_image_alt_text_is_kept_only_when_it_says_something(alt, kept):
 
 def test_note_kinds_read_as_labels():
     assert [note_label(k) for k in ("NOTE", "warning", "hint", "seealso", "gotcha-alert")] == [
-        "Note", "Warning", "Tip", "See also", "Gotcha alert"]
+        "Note",
+        "Warning",
+        "Tip",
+        "See also",
+        "Gotcha alert",
+    ]
 
 
 def test_every_line_a_rule_matches_reaches_the_rules():
@@ -80,6 +93,19 @@ def test_every_line_a_rule_matches_reaches_the_rules():
 
 
 def test_an_image_whose_alt_text_is_a_link_or_a_file_name_leaves_no_markup():
-    doc = parser.parse("x.md", b"See the comic: ![[XKCD 936](https://xkcd.com/936/)](https://imgs.example/p.png)\n\n"
-                               b"![Windows 11-2021-10-05-15-20-37.png](../assets/w.webp)\n")
+    doc = parser.parse(
+        "x.md",
+        b"See the comic: ![[XKCD 936](https://xkcd.com/936/)](https://imgs.example/p.png)\n\n"
+        b"![Windows 11-2021-10-05-15-20-37.png](../assets/w.webp)\n",
+    )
     assert [b.text for b in doc.blocks] == ["See the comic: XKCD 936 (https://xkcd.com/936/)"]
+
+
+def test_a_path_in_a_code_span_keeps_every_backslash_and_escapes_outside_still_work():
+    from app.adapters.markup import clean_inline
+
+    assert (
+        clean_inline(r"type `\\files.example\departments` in the box") == r"type \\files.example\departments in the box"
+    )
+    assert clean_inline(r"`\\srv\home\<username>`") == r"\\srv\home\<username>"
+    assert clean_inline(r"a \*literal\* star and \`no code\` here") == "a *literal* star and `no code` here"

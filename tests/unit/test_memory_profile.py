@@ -76,8 +76,14 @@ def _arenas(mode: str) -> int:
     import sys
 
     env = {k: v for k, v in os.environ.items() if k != "MALLOC_ARENA_MAX"}
-    out = subprocess.run([sys.executable, "-c", ARENA_PROBE, mode], capture_output=True, text=True, timeout=60,
-                         cwd=Path(__file__).resolve().parents[2], env=env | {"PYTHONPATH": "."})
+    out = subprocess.run(
+        [sys.executable, "-c", ARENA_PROBE, mode],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=Path(__file__).resolve().parents[2],
+        env=env | {"PYTHONPATH": "."},
+    )
     assert out.returncode == 0, out.stderr
     return int(out.stdout.strip())
 

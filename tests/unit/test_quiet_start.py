@@ -9,8 +9,11 @@ def test_presidios_unmapped_entity_warning_is_dropped_and_its_other_warnings_sti
     quiet_third_party_loggers()
     logger = logging.getLogger("presidio-analyzer")
     with caplog.at_level(logging.WARNING):
-        logger.warning("Entity %s is not mapped to a Presidio entity, but keeping anyway. Add to "
-                       "`NerModelConfiguration.labels_to_ignore` to remove.", "CARDINAL")
+        logger.warning(
+            "Entity %s is not mapped to a Presidio entity, but keeping anyway. Add to "
+            "`NerModelConfiguration.labels_to_ignore` to remove.",
+            "CARDINAL",
+        )
         logger.warning("Allow list regex timed out after %s seconds, keeping result.", 1)
     shown = [r.getMessage() for r in caplog.records if r.name == "presidio-analyzer"]
     assert shown == ["Allow list regex timed out after 1 seconds, keeping result."]

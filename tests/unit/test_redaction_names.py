@@ -35,8 +35,9 @@ def words():
 
 @pytest.mark.slow
 @pytest.mark.parametrize("language, text, names", marked_sentences())
-def test_only_the_marked_people_in_help_desk_sentences_become_person_placeholders(names_redactor, language, text,
-                                                                                   names):
+def test_only_the_marked_people_in_help_desk_sentences_become_person_placeholders(
+    names_redactor, language, text, names
+):
     redacted = names_redactor.redact(text).text
     for name in names:
         assert name not in redacted, redacted
@@ -46,38 +47,58 @@ def test_only_the_marked_people_in_help_desk_sentences_become_person_placeholder
     assert redacted == expected
 
 
-@pytest.mark.parametrize("text, language", [
-    ("Der Drucker im zweiten Stock druckt nicht mehr", "de"),
-    ("Le serveur ne répond plus depuis ce matin", "fr"),
-    ("La impresora no imprime desde ayer", "es"),
-    ("Drukarka na drugim piętrze nie działa", "pl"),
-    ("Skrivaren på tredje våningen fungerar inte", "sv"),
-    ("My Teams status is stuck on Away", "en"),
-    ("Outlook VPN MFA", "en"),  # nothing to tell by: English
-])
+@pytest.mark.parametrize(
+    "text, language",
+    [
+        ("Der Drucker im zweiten Stock druckt nicht mehr", "de"),
+        ("Le serveur ne répond plus depuis ce matin", "fr"),
+        ("La impresora no imprime desde ayer", "es"),
+        ("Drukarka na drugim piętrze nie działa", "pl"),
+        ("Skrivaren på tredje våningen fungerar inte", "sv"),
+        ("My Teams status is stuck on Away", "en"),
+        ("Outlook VPN MFA", "en"),  # nothing to tell by: English
+    ],
+)
 def test_the_message_language_is_the_one_whose_frequent_words_it_uses(words, text, language):
     assert words.language(text) == language
 
 
-@pytest.mark.parametrize("word, language, name_like", [
-    ("Away", "en", False), ("Busy", "en", False), ("Available", "en", False), ("Offline", "en", False),
-    ("Drucker", "de", False), ("Verbindung", "de", False), ("Der", "de", False), ("Sie", "de", False),
-    ("Hans", "de", True), ("Müller", "de", True), ("Alice", "en", True), ("Johnson", "en", True),
-    ("Natarajan", "en", True),   # unknown to the lists, and no English word
-    ("Szöllössy", "en", True),
-    ("Szöllössy", "de", False),  # in another language only the name lists vouch for a word
-    ("Johnson's", "en", True),
-])
+@pytest.mark.parametrize(
+    "word, language, name_like",
+    [
+        ("Away", "en", False),
+        ("Busy", "en", False),
+        ("Available", "en", False),
+        ("Offline", "en", False),
+        ("Drucker", "de", False),
+        ("Verbindung", "de", False),
+        ("Der", "de", False),
+        ("Sie", "de", False),
+        ("Hans", "de", True),
+        ("Müller", "de", True),
+        ("Alice", "en", True),
+        ("Johnson", "en", True),
+        ("Natarajan", "en", True),  # unknown to the lists, and no English word
+        ("Szöllössy", "en", True),
+        ("Szöllössy", "de", False),  # in another language only the name lists vouch for a word
+        ("Johnson's", "en", True),
+    ],
+)
 def test_a_word_is_name_like_when_the_name_lists_know_it_or_english_does_not(words, word, language, name_like):
     assert words.name_like(word, language) is name_like
 
 
-@pytest.mark.parametrize("text, names", [
-    ("we need to add Thelma Mitchell as guardian", ["Thelma Mitchell"]),
-    ("Tomasz Nowak cannot log in", ["Tomasz Nowak"]),
-    ("Windows Hello for Business", []), ("Adobe Acrobat Reader", []), ("Jenkins Pipeline", []),
-    ("Mark Complete on the task", []),   # a given name that is also an English word: left to the model
-    ("Appear Away", []),
-])
+@pytest.mark.parametrize(
+    "text, names",
+    [
+        ("we need to add Thelma Mitchell as guardian", ["Thelma Mitchell"]),
+        ("Tomasz Nowak cannot log in", ["Tomasz Nowak"]),
+        ("Windows Hello for Business", []),
+        ("Adobe Acrobat Reader", []),
+        ("Jenkins Pipeline", []),
+        ("Mark Complete on the task", []),  # a given name that is also an English word: left to the model
+        ("Appear Away", []),
+    ],
+)
 def test_a_given_name_and_surname_written_as_a_pair_is_a_full_name(words, text, names):
     assert [text[a:b] for a, b in words.full_names(text)] == names

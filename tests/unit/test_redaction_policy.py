@@ -13,7 +13,7 @@ from app.adapters.redactor import PatternRedactor
 from app.adapters.tracing import MAX_TRACED_CHARS, make_mask
 from app.logging_setup import RedactingFilter
 from app.settings import Settings
-from graphs.ports import ChatMessage
+from core.ports import ChatMessage
 from tests.fakes import ScriptedChatModel
 
 STRUCTURED = frozenset({"EMAIL", "PHONE", "CREDIT_CARD", "IBAN", "US_SSN", "IP_ADDRESS"})
@@ -57,8 +57,12 @@ def structured_redactors():
 def test_every_message_to_the_llm_passes_the_llm_policy(structured_redactors):
     inner = ScriptedChatModel(["ok"])
     llm = RedactingChatModel(inner, structured_redactors["llm"])
-    llm.complete([ChatMessage("system", "be brief"),
-                  ChatMessage("user", "my laptop 10.20.30.40 and pw: K9$mLp2q, call +44 20 7946 0958")])
+    llm.complete(
+        [
+            ChatMessage("system", "be brief"),
+            ChatMessage("user", "my laptop 10.20.30.40 and pw: K9$mLp2q, call +44 20 7946 0958"),
+        ]
+    )
     sent = inner.history[0][1].content
     assert "10.20.30.40" not in sent and "K9$mLp2q" not in sent and "7946" not in sent
     assert "[REDACTED:IP_ADDRESS_1]" in sent and "[REDACTED:PASSWORD]" in sent
@@ -68,8 +72,10 @@ def test_every_message_to_the_llm_passes_the_llm_policy(structured_redactors):
 def test_company_documents_quoted_as_sources_keep_their_contacts_but_not_secrets(structured_redactors):
     inner = ScriptedChatModel(["ok"])
     llm = RedactingChatModel(inner, structured_redactors["llm"])
-    prompt = ('<source id="1" title="Service desk">\nCall +44 20 7946 0000 or mail servicedesk@corp.example; '
-              'test key AKIA2E0A8F3B244C9986\n</source>\n\nQUESTION: can you call me on +44 20 7946 0958?')
+    prompt = (
+        '<source id="1" title="Service desk">\nCall +44 20 7946 0000 or mail servicedesk@corp.example; '
+        "test key AKIA2E0A8F3B244C9986\n</source>\n\nQUESTION: can you call me on +44 20 7946 0958?"
+    )
     llm.complete([ChatMessage("user", prompt)])
     sent = inner.history[0][0].content
     assert "+44 20 7946 0000" in sent and "servicedesk@corp.example" in sent  # the KB's own contacts
@@ -109,8 +115,10 @@ def test_a_record_is_redacted_once_even_when_several_filters_see_it():
 def test_the_trace_mask_redacts_nested_strings_and_hides_bytes():
     mask = make_mask(PatternRedactor())
     out = mask(data={"input": {"query": "pw: K9$mLp2q", "history": ["mail jane@corp.example"]}, "raw": b"\x00" * 10})
-    assert out == {"input": {"query": "pw: [REDACTED:PASSWORD]", "history": ["mail [REDACTED:EMAIL_1]"]},
-                   "raw": "<10 bytes>"}
+    assert out == {
+        "input": {"query": "pw: [REDACTED:PASSWORD]", "history": ["mail [REDACTED:EMAIL_1]"]},
+        "raw": "<10 bytes>",
+    }
 
 
 def test_a_long_traced_string_is_cut_before_redaction_and_a_cut_key_is_still_removed():
@@ -138,8 +146,15 @@ def test_uvicorn_access_lines_are_still_written_and_a_token_in_the_path_is_redac
     formatter = AccessFormatter('%(client_addr)s - "%(request_line)s" %(status_code)s', use_colors=False)
     lines = []
     for path in ("/chat", "/reset?access_token=Qm8vT3kLm9WxR2pN7cYb4HsD", "/search?q=my+password+is+Tr0ub4dor%263"):
-        record = logging.LogRecord("uvicorn.access", logging.INFO, __file__, 1, '%s - "%s %s HTTP/%s" %d',
-                                   ("127.0.0.1:5000", "GET", path, "1.1", 401), None)
+        record = logging.LogRecord(
+            "uvicorn.access",
+            logging.INFO,
+            __file__,
+            1,
+            '%s - "%s %s HTTP/%s" %d',
+            ("127.0.0.1:5000", "GET", path, "1.1", 401),
+            None,
+        )
         flt.filter(record)
         lines.append(formatter.format(record))
     assert lines[0] == '127.0.0.1:5000 - "GET /chat HTTP/1.1" 401 Unauthorized'
@@ -167,10 +182,21 @@ def test_the_trace_mask_redacts_strings_inside_objects_the_sdk_would_serialise_i
             return "token ghp_Kp9Lm2Qr5St8Uv1Wx4Yz7Ab0Cd3Ef6Gh9Ij"
 
     mask = make_mask(PatternRedactor())
-    out = mask(data={"document": Parsed("Wi-Fi", [Block("the admin password is Zq7!Lp4#We5x")], 3),
-                     "message": HumanMessage("pw: K9$mLp2q"), "other": Opaque(), "tags": {"a"}, "n": 2, "ok": None})
+    out = mask(
+        data={
+            "document": Parsed("Wi-Fi", [Block("the admin password is Zq7!Lp4#We5x")], 3),
+            "message": HumanMessage("pw: K9$mLp2q"),
+            "other": Opaque(),
+            "tags": {"a"},
+            "n": 2,
+            "ok": None,
+        }
+    )
     text = str(out)
     assert "Zq7!Lp4#We5x" not in text and "K9$mLp2q" not in text and "ghp_Kp9" not in text
-    assert out["document"] == {"title": "Wi-Fi", "blocks": [{"text": "the admin password is [REDACTED:PASSWORD]"}],
-                               "pages": 3}
+    assert out["document"] == {
+        "title": "Wi-Fi",
+        "blocks": [{"text": "the admin password is [REDACTED:PASSWORD]"}],
+        "pages": 3,
+    }
     assert out["n"] == 2 and out["ok"] is None and out["tags"] == ["a"]

@@ -30,7 +30,8 @@ def _graph(store: SessionStore):
 
 
 def _checkpoints(store: SessionStore, thread_id: str) -> int:
-    return store._conn.execute("SELECT COUNT(*) FROM checkpoints WHERE thread_id = ?", (thread_id,)).fetchone()[0]
+    with store.checkpoint_db.connect() as conn:
+        return conn.exec_driver_sql("SELECT COUNT(*) FROM checkpoints WHERE thread_id = ?", (thread_id,)).scalar()
 
 
 def _set_last_turn(store: SessionStore, thread_id: str, last_ts: float) -> None:
@@ -76,8 +77,16 @@ def test_a_session_from_before_activity_was_recorded_is_given_a_full_idle_period
 def _trace(i: int, started: float) -> dict:
     # about 0.9 KB of output that compression cannot shrink (records are stored compressed): the sizes stay real
     output = " ".join(base64.b64encode(hashlib.sha256(f"{i}:{k}".encode()).digest()).decode() for k in range(20))
-    return {"trace_id": f"{i:032x}", "graph": "support", "session_id": f"s{i}", "status": "ok", "started_ts": started,
-            "duration_ms": 12.0, "action": "answer", "nodes": [{"node": "answer", "output": output}]}
+    return {
+        "trace_id": f"{i:032x}",
+        "graph": "support",
+        "session_id": f"s{i}",
+        "status": "ok",
+        "started_ts": started,
+        "duration_ms": 12.0,
+        "action": "answer",
+        "nodes": [{"node": "answer", "output": output}],
+    }
 
 
 def test_traces_are_kept_under_their_size_limit_newest_first(tmp_path):
@@ -85,7 +94,7 @@ def test_traces_are_kept_under_their_size_limit_newest_first(tmp_path):
     now = time.time()
     for i in range(400):
         filler.submit(_trace(i, now - 400 + i))
-    assert filler.flush(30)
+    assert filler.flush(120)
     filler.close()
     store = TraceStore(tmp_path / "traces.sqlite", redactor=PatternRedactor(), max_bytes=256 * 1024)
     import sqlite3
@@ -114,12 +123,18 @@ def test_the_pass_forgets_answers_nobody_voted_on_once_their_vote_window_has_pas
         feedback.record_answer(message_id, "s-1", "vpn on linux", cited)
     feedback.vote("voted", "s-1", "up")
     with sessions.db.begin() as conn:  # two answers from two hours ago
-        conn.execute(answers.update().where(answers.c.message_id.in_(["voted", "unvoted"]))
-                     .values(created_at="2000-01-01T00:00:00+00:00"))
+        conn.execute(
+            answers.update()
+            .where(answers.c.message_id.in_(["voted", "unvoted"]))
+            .values(created_at="2000-01-01T00:00:00+00:00")
+        )
     report = run_retention(sessions, None, session_idle_s=DAY, answers=feedback)
     assert report.answers_pruned == 1
     with sessions.db.connect() as conn:
-        assert set(conn.execute(answers.select().with_only_columns(answers.c.message_id)).scalars()) == {"voted", "recent"}
+        assert set(conn.execute(answers.select().with_only_columns(answers.c.message_id)).scalars()) == {
+            "voted",
+            "recent",
+        }
     sessions.close()
 
 
@@ -128,7 +143,7 @@ def test_the_background_pass_hands_the_pages_it_freed_back_to_the_disk_without_a
     now = time.time()
     for i in range(400):
         filler.submit(_trace(i, now - 400 + i))
-    assert filler.flush(30)
+    assert filler.flush(120)
     filler.close()
     # a cap well under the traces' size (the file's other, empty tables keep about 250 KB of pages of their own)
     store = TraceStore(tmp_path / "traces.sqlite", redactor=PatternRedactor(), max_bytes=64 * 1024)
@@ -170,7 +185,7 @@ def test_a_busy_trace_store_keeps_near_its_size_cap_between_retention_passes(tmp
     now = time.time()
     for i in range(400):  # about 1.6 MB of records, within seconds: no retention pass, no ten minutes gone
         store.submit(_trace(i, now - 400 + i))
-    assert store.flush(30)
+    assert store.flush(120)
     import sqlite3
 
     with sqlite3.connect(store.path) as db:
@@ -178,3 +193,32 @@ def test_a_busy_trace_store_keeps_near_its_size_cap_between_retention_passes(tmp
     assert records <= 256 * 1024 * (1 + 0.1) + 8 * 1024  # the cap, the share written between prunes, one batch
     assert store.get(f"{399:032x}") is not None
     store.close()
+
+
+def test_the_pass_deletes_turn_outcomes_past_their_retention_and_clears_old_questions(tmp_path):
+    from sqlalchemy import select
+
+    from app.insights.outcomes import OutcomeStore, outcome_row
+    from app.storage.schema import turn_outcomes
+
+    sessions = SessionStore(tmp_path / "deskmate.sqlite")
+    now = time.time()
+    outcomes = OutcomeStore(sessions.db, retention_days=396, question_days=14, clock=lambda: now)
+    unanswered = {"action": "create_ticket", "ticket_event": "offered", "search_count": 1, "query": "book a room?"}
+    for trace_id, age_days in (("old", 400), ("month", 30), ("today", 0)):
+        row = outcome_row(
+            unanswered,
+            trace_id=trace_id,
+            session_id=trace_id,
+            user_id=None,
+            channel="web",
+            latency_ms=50.0,
+            ts=now - age_days * DAY,
+        )
+        assert outcomes.record(row)
+    report = run_retention(sessions, None, session_idle_s=DAY, outcomes=outcomes)
+    assert report.outcomes_pruned == 1
+    with sessions.db.connect() as conn:
+        kept = dict(conn.execute(select(turn_outcomes.c.trace_id, turn_outcomes.c.question)).all())
+    assert kept == {"month": None, "today": "book a room?"}  # the row stays a year, its question two weeks
+    sessions.close()

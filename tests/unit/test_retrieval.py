@@ -1,16 +1,25 @@
-"""The retrieval pipeline (nodes/retrieval.py): fusion, aggregation, neighbours, filters, feedback, rerank."""
+"""The retrieval pipeline (nodes/support/retrieval.py): fusion, aggregation, neighbours, filters, feedback, rerank."""
 
 from __future__ import annotations
 
 import pytest
 
 from app.adapters.lexical_index import BM25Index
-from graphs.context import RetrievalConfig, SupportContext
-from graphs.errors import InvalidFilter
-from graphs.filters import fallback_where, parse_filter, primary_where, validate_context
-from graphs.records import ChunkRecord, DocumentInfo
-from nodes.retrieval import (Ranking, aggregate_sections, apply_feedback, expand_neighbours, feedback_key, fuse,
-                             search_chunks)
+from core.errors import InvalidFilter
+from core.filters import fallback_where, parse_filter, primary_where, validate_context
+from core.records import ChunkRecord, DocumentInfo
+from graphs.support import RetrievalConfig, SupportContext
+from nodes.support.retrieval import (
+    Ranking,
+    aggregate_sections,
+    apply_feedback,
+    expand_neighbours,
+    feedback_key,
+    fuse,
+    prefer_named_topic,
+    prefer_title_match,
+    search_chunks,
+)
 from tests.fakes import HashingEmbedder, InMemoryIndex, chunk
 
 
@@ -21,10 +30,17 @@ def ranking(*chunks) -> Ranking:
 # --- fusion ---------------------------------------------------------------------------------------
 def test_weighted_fusion_gives_every_candidate_both_scores_and_a_calibrated_score():
     dense = [chunk("a", doc_id="d1", score=0.8), chunk("b", doc_id="d2", score=0.5)]
-    lexical = [dict(chunk("b", doc_id="d2", score=0.9), lexical_score=0.9),
-               dict(chunk("c", doc_id="d3", score=0.6), lexical_score=0.6)]
-    fused = fuse(dense, lexical, dense_scores={"d3-0": 0.2}, lexical_scores={"d1-0": 0.1},
-                 config=RetrievalConfig(dense_weight=0.3))
+    lexical = [
+        dict(chunk("b", doc_id="d2", score=0.9), lexical_score=0.9),
+        dict(chunk("c", doc_id="d3", score=0.6), lexical_score=0.6),
+    ]
+    fused = fuse(
+        dense,
+        lexical,
+        dense_scores={"d3-0": 0.2},
+        lexical_scores={"d1-0": 0.1},
+        config=RetrievalConfig(dense_weight=0.3),
+    )
     by_id = {c["chunk_id"]: c for c in fused.chunks}
     assert by_id["d1-0"]["score"] == pytest.approx(0.3 * 0.8 + 0.7 * 0.1)
     assert by_id["d2-0"]["score"] == pytest.approx(0.3 * 0.5 + 0.7 * 0.9) and by_id["d2-0"]["origin"] == "both"
@@ -36,13 +52,61 @@ def test_weighted_fusion_gives_every_candidate_both_scores_and_a_calibrated_scor
 def test_reciprocal_rank_fusion_orders_by_rank_and_keeps_the_calibrated_score():
     dense = [chunk("a", doc_id="d1", score=0.9), chunk("b", doc_id="d2", score=0.3)]
     lexical = [dict(chunk("b", doc_id="d2"), lexical_score=0.2), dict(chunk("c", doc_id="d3"), lexical_score=0.1)]
-    fused = fuse(dense, lexical, dense_scores={"d3-0": 0.1}, lexical_scores={"d1-0": 0.0},
-                 config=RetrievalConfig(fusion="rrf"))
+    fused = fuse(
+        dense, lexical, dense_scores={"d3-0": 0.1}, lexical_scores={"d1-0": 0.0}, config=RetrievalConfig(fusion="rrf")
+    )
     assert fused.chunks[0]["chunk_id"] == "d2-0"  # found by both, so first under rrf
     assert fused.chunks[0]["score"] < fused.chunks[1]["score"]  # while its confidence is lower than d1's
 
 
+# --- the title as the question a page answers ----------------------------------------------------
+def test_the_page_whose_title_the_question_says_outranks_a_neighbour_that_shares_body_words():
+    removing = chunk("a removed printer can be added back from the list", title="Remove a printer", score=0.317)
+    adding = chunk("open Devices and choose the queue", title="Add a printer", score=0.297, doc_id="d2")
+    out = prefer_title_match(ranking(removing, adding), "where do I add the printer on floor 3", 0.2).chunks
+    assert [c["title"] for c in out] == ["Add a printer", "Remove a printer"]
+    assert out[0]["score"] == pytest.approx(0.297 * 1.2, abs=1e-4)  # the whole title asked: + weight
+    assert out[1]["score"] == pytest.approx(0.317 * 1.1, abs=1e-4)  # half of it: + half the weight
+
+
+def test_a_title_the_question_never_uses_or_a_zero_weight_changes_nothing():
+    first = chunk("a", title="Why does my VPN drop every 8 hours?", score=0.5)
+    second = chunk("b", title="Travel expenses", score=0.4, doc_id="d2")
+    assert [c["score"] for c in prefer_title_match(ranking(first, second), "printer out of toner", 0.2).chunks] == [
+        0.5,
+        0.4,
+    ]
+    asked = "why does the vpn drop"
+    assert [c["score"] for c in prefer_title_match(ranking(first, second), asked, 0.0).chunks] == [0.5, 0.4]
+
+
+def test_a_boosted_score_stays_a_confidence_within_0_and_1():
+    page = chunk("restart it", title="Restart the router", score=0.95)
+    assert prefer_title_match(ranking(page), "restart the router", 0.2).chunks[0]["score"] == 1.0
+
+
 # --- aggregation ----------------------------------------------------------------------------------
+def test_the_article_about_the_thing_named_wins_over_one_about_the_same_symptom_elsewhere():
+    vpn = chunk("drops after 30 minutes", title="VPN Troubleshooting", section="It keeps disconnecting", score=0.45)
+    wifi = chunk("turn Wi-Fi off and on", title="Office Wi-Fi", section="Troubleshooting", score=0.3, doc_id="d2")
+    out = prefer_named_topic(ranking(vpn, wifi), "the wifi keeps dropping in the office").chunks
+    assert [c["title"] for c in out] == ["Office Wi-Fi", "VPN Troubleshooting"] and out[1]["score"] < 0.45
+
+
+def test_a_passage_also_about_things_not_asked_about_ranks_lower():
+    device = chunk("install the app", title="Enrolling a phone for e-mail", section="A new phone", score=0.67)
+    mfa = chunk("move your sign-in", title="Setting up MFA", section="Moving to a new phone", score=0.65, doc_id="d2")
+    out = prefer_named_topic(ranking(device, mfa), "how do I set up MFA on my new phone").chunks
+    assert [c["title"] for c in out] == ["Setting up MFA", "Enrolling a phone for e-mail"]
+
+
+def test_titles_that_name_nothing_asked_or_a_question_naming_nothing_keep_their_order():
+    first = chunk("a", title="Why does my connection drop?", score=0.5)
+    second = chunk("b", title="Travel expenses", score=0.4, doc_id="d2")
+    assert prefer_named_topic(ranking(first, second), "the wifi keeps dropping").chunks == [first, second]
+    assert [c["score"] for c in prefer_named_topic(ranking(first, second), "it keeps dropping").chunks] == [0.5, 0.4]
+
+
 def test_one_long_section_cannot_crowd_the_others_out_of_the_top_k():
     crowd = [chunk(f"part {i}", doc_id="big", chunk_index=i, section="Setup", score=0.9 - i * 0.01) for i in range(6)]
     others = [chunk("other", doc_id=f"o{i}", score=0.7 - i * 0.01) for i in range(3)]
@@ -98,32 +162,58 @@ def test_filter_values_are_lower_cased_split_and_sorted_into_primary_and_seconda
     parsed = parse_filter({"context_type": "How-To, Technical", "relevance_tags": ["VPN"]})
     assert parsed.primary == (("context_type", ("how-to", "technical")),)
     assert parsed.secondary == (("relevance_tags", ("vpn",)),)
-    assert primary_where(parsed) == {"$or": [{"context_type": {"$contains": "how-to"}},
-                                             {"context_type": {"$contains": "technical"}}]}
+    assert primary_where(parsed) == {
+        "$or": [{"context_type": {"$contains": "how-to"}}, {"context_type": {"$contains": "technical"}}]
+    }
     assert fallback_where(parsed) == {"relevance_tags": {"$contains": "vpn"}}
 
 
 def test_a_document_context_needs_all_three_mandatory_fields_or_none():
     assert validate_context({"context_type": None, "description": ""}) == {}
-    assert validate_context({"context_type": ["Technical"], "content_domain": "IT", "document_category": "guide",
-                             "description": "  VPN  guide "}) == {
-        "context_type": ["technical"], "content_domain": ["it"], "document_category": ["guide"],
-        "description": "VPN guide"}
+    assert validate_context(
+        {
+            "context_type": ["Technical"],
+            "content_domain": "IT",
+            "document_category": "guide",
+            "description": "  VPN  guide ",
+        }
+    ) == {
+        "context_type": ["technical"],
+        "content_domain": ["it"],
+        "document_category": ["guide"],
+        "description": "VPN guide",
+    }
     with pytest.raises(InvalidFilter, match="content_domain, document_category are required"):
         validate_context({"context_type": ["technical"]})
 
 
 # --- the whole pipeline over fakes ----------------------------------------------------------------
 DOCS = {
-    "vpn-howto": ("Connecting to the VPN", ["Open the Cisco client and type vpn.example.test",
-                                            "Click Connect and approve the MFA prompt"],
-                  {"context_type": ["how-to"], "content_domain": ["network"], "document_category": ["guide"],
-                   "relevance_tags": ["vpn"]}),
-    "vpn-policy": ("VPN policy", ["The VPN must be used on public networks"],
-                   {"context_type": ["policy"], "content_domain": ["security"], "document_category": ["policy"]}),
-    "printer": ("Printers", ["Add the printer from Settings, then print a test page"],
-                {"context_type": ["how-to"], "content_domain": ["office"], "document_category": ["guide"],
-                 "relevance_tags": ["printer"]}),
+    "vpn-howto": (
+        "Connecting to the VPN",
+        ["Open the Cisco client and type vpn.example.test", "Click Connect and approve the MFA prompt"],
+        {
+            "context_type": ["how-to"],
+            "content_domain": ["network"],
+            "document_category": ["guide"],
+            "relevance_tags": ["vpn"],
+        },
+    ),
+    "vpn-policy": (
+        "VPN policy",
+        ["The VPN must be used on public networks"],
+        {"context_type": ["policy"], "content_domain": ["security"], "document_category": ["policy"]},
+    ),
+    "printer": (
+        "Printers",
+        ["Add the printer from Settings, then print a test page"],
+        {
+            "context_type": ["how-to"],
+            "content_domain": ["office"],
+            "document_category": ["guide"],
+            "relevance_tags": ["printer"],
+        },
+    ),
 }
 
 
@@ -133,21 +223,49 @@ def pipeline():
     for doc_id, (title, texts, context) in DOCS.items():
         chunks = []
         for i, text in enumerate(texts):
-            record = ChunkRecord(chunk_id=f"{doc_id}-{i}", doc_id=doc_id, version="v1", title=title,
-                                 source=f"kb/{doc_id}.md", section="", os="", chunk_index=i, content_hash=f"h{i}",
-                                 text=text, embed_text=f"{title}\n{text}")
+            record = ChunkRecord(
+                chunk_id=f"{doc_id}-{i}",
+                doc_id=doc_id,
+                version="v1",
+                title=title,
+                source=f"kb/{doc_id}.md",
+                section="",
+                os="",
+                chunk_index=i,
+                content_hash=f"h{i}",
+                text=text,
+                embed_text=f"{title}\n{text}",
+            )
             record.update(context)
             chunks.append(record)
-        index.replace_document(DocumentInfo(doc_id=doc_id, version="v1", title=title, source=f"kb/{doc_id}.md",
-                                            content_type="markdown", chunk_count=len(chunks), size_bytes=1,
-                                            indexed_at="2025-01-01"),
-                               chunks, embedder.embed_documents([c["embed_text"] for c in chunks]))
+        index.replace_document(
+            DocumentInfo(
+                doc_id=doc_id,
+                version="v1",
+                title=title,
+                source=f"kb/{doc_id}.md",
+                content_type="markdown",
+                chunk_count=len(chunks),
+                size_bytes=1,
+                indexed_at="2025-01-01",
+            ),
+            chunks,
+            embedder.embed_documents([c["embed_text"] for c in chunks]),
+        )
         lexical.replace_document(doc_id, "v1", chunks)
 
     def search(query: str, *, search_filter=None, feedback=None, reranker=None, feedback_enabled=True, **config):
-        ctx = SupportContext(embedder=embedder, index=index, redactor=None, lexical=lexical, min_score=0.3,
-                             candidate_k=10, feedback=feedback, reranker=reranker,
-                             retrieval=RetrievalConfig(**{"feedback": feedback_enabled, **config}))
+        ctx = SupportContext(
+            embedder=embedder,
+            index=index,
+            redactor=None,
+            lexical=lexical,
+            min_score=0.3,
+            candidate_k=10,
+            feedback=feedback,
+            reranker=reranker,
+            retrieval=RetrievalConfig(**{"feedback": feedback_enabled, **config}),
+        )
         return search_chunks(ctx, query, embedder.embed_query(query), k=10, groups=None, search_filter=search_filter)
 
     return search
@@ -175,17 +293,21 @@ def test_primary_filters_return_only_matching_documents(pipeline):
 def test_secondary_filters_rank_and_are_the_fallback_when_primary_matches_nothing(pipeline):
     plain = pipeline("test", search_filter=parse_filter({"context_type": "how-to"}))
     assert plain[0]["doc_id"] == "printer"
-    ranked = pipeline("test", search_filter=parse_filter({"context_type": "how-to", "relevance_tags": "vpn"}),
-                      secondary_boost=0.5)
+    ranked = pipeline(
+        "test", search_filter=parse_filter({"context_type": "how-to", "relevance_tags": "vpn"}), secondary_boost=0.5
+    )
     assert ranked[0]["doc_id"] == "vpn-howto"
-    fallback = pipeline("vpn printer", search_filter=parse_filter({"context_type": "nothing-has-this",
-                                                                   "relevance_tags": "printer"}))
+    fallback = pipeline(
+        "vpn printer", search_filter=parse_filter({"context_type": "nothing-has-this", "relevance_tags": "printer"})
+    )
     assert fallback and {h["doc_id"] for h in fallback} == {"printer"}
     assert pipeline("vpn", search_filter=parse_filter({"context_type": "nothing-has-this"})) == []
 
 
 def test_dense_only_keeps_the_cosine_as_the_score(pipeline):
-    hits = pipeline("printer settings", lexical=False, aggregate_sections=False, neighbour_radius=0)
+    hits = pipeline(
+        "printer settings", lexical=False, aggregate_sections=False, neighbour_radius=0, title_match_weight=0.0
+    )
     assert hits[0]["doc_id"] == "printer" and hits[0]["score"] == hits[0]["dense_score"]
 
 
@@ -215,13 +337,23 @@ def tiny_cross_encoder(tmp_path_factory):
     from transformers import BertConfig, BertForSequenceClassification, BertTokenizer
 
     folder = tmp_path_factory.mktemp("tiny-cross-encoder")
-    words = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + sorted({
-        w for _, texts, _ in DOCS.values() for t in texts for w in t.lower().replace(",", " ").split()})
+    words = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + sorted(
+        {w for _, texts, _ in DOCS.values() for t in texts for w in t.lower().replace(",", " ").split()}
+    )
     (folder / "vocab.txt").write_text("\n".join(words) + "\n")
     torch.manual_seed(0)
-    model = BertForSequenceClassification(BertConfig(
-        vocab_size=len(words), hidden_size=16, num_hidden_layers=1, num_attention_heads=2, intermediate_size=32,
-        max_position_embeddings=128, num_labels=1, initializer_range=0.5))
+    model = BertForSequenceClassification(
+        BertConfig(
+            vocab_size=len(words),
+            hidden_size=16,
+            num_hidden_layers=1,
+            num_attention_heads=2,
+            intermediate_size=32,
+            max_position_embeddings=128,
+            num_labels=1,
+            initializer_range=0.5,
+        )
+    )
     torch.nn.init.normal_(model.classifier.weight, std=3.0)  # spread the scores so the order is decided
     model.save_pretrained(folder)
     BertTokenizer(str(folder / "vocab.txt")).save_pretrained(folder)
@@ -232,7 +364,7 @@ def tiny_cross_encoder(tmp_path_factory):
 
 @pytest.mark.slow
 def test_a_configured_reranker_rescores_every_candidate_including_the_neighbours(pipeline, tiny_cross_encoder):
-    from nodes.retrieval import passage
+    from nodes.support.retrieval import passage
 
     hits = pipeline("connect to the vpn with cisco", reranker=tiny_cross_encoder)
     assert len(hits) >= 3 and all("rerank_score" in h for h in hits)

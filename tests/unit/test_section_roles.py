@@ -2,7 +2,7 @@
 
 import pytest
 
-from nodes.indexing.roles import ROLE_RULES, heading_role, section_role
+from core.roles import ROLE_RULES, heading_role, section_role
 
 
 @pytest.mark.parametrize("rule", ROLE_RULES, ids=lambda r: r.role)
@@ -13,19 +13,34 @@ def test_every_role_rule_classifies_its_own_examples(rule):
         assert heading_role(heading) != rule.role, heading
 
 
-@pytest.mark.parametrize("layout", [
-    # Microsoft support
-    [("Symptoms", "symptoms"), ("Cause", "cause"), ("Resolution", "resolution"), ("Workaround", "workaround"),
-     ("More information", "more_info")],
-    # KCS (ServiceNow, Zendesk, Salesforce knowledge)
-    [("Issue", "symptoms"), ("Environment", "environment"), ("Resolution", "resolution"), ("Cause", "cause")],
-    # how-to page
-    [("Overview", "intro"), ("Before you begin", "prerequisites"), ("Configure the printer", "procedure"),
-     ("See also", "more_info")],
-    # FAQ
-    [("Why does my badge stop working?", "cause"), ("How do I reset my PIN?", "procedure"),
-     ("I got an error. How do I fix it?", "resolution")],
-])
+@pytest.mark.parametrize(
+    "layout",
+    [
+        # Microsoft support
+        [
+            ("Symptoms", "symptoms"),
+            ("Cause", "cause"),
+            ("Resolution", "resolution"),
+            ("Workaround", "workaround"),
+            ("More information", "more_info"),
+        ],
+        # KCS (ServiceNow, Zendesk, Salesforce knowledge)
+        [("Issue", "symptoms"), ("Environment", "environment"), ("Resolution", "resolution"), ("Cause", "cause")],
+        # how-to page
+        [
+            ("Overview", "intro"),
+            ("Before you begin", "prerequisites"),
+            ("Configure the printer", "procedure"),
+            ("See also", "more_info"),
+        ],
+        # FAQ
+        [
+            ("Why does my badge stop working?", "cause"),
+            ("How do I reset my PIN?", "procedure"),
+            ("I got an error. How do I fix it?", "resolution"),
+        ],
+    ],
+)
 def test_headings_of_common_article_layouts_get_their_roles(layout):
     assert [(h, heading_role(h)) for h, _ in layout] == layout
 
@@ -38,8 +53,10 @@ def test_a_heading_that_names_no_role_takes_its_parents():
 
 def test_without_a_telling_heading_the_shape_decides():
     assert section_role(["Printing from a Mac"], ["1. Open the file.", "2. Press Cmd+P."]) == "procedure"
-    assert section_role(["Office locations"], ["Site | Floor | Printer", "A | 1 | P-1", "B | 2 | P-2",
-                                                "C | 3 | P-3"]) == "reference"
+    assert (
+        section_role(["Office locations"], ["Site | Floor | Printer", "A | 1 | P-1", "B | 2 | P-2", "C | 3 | P-3"])
+        == "reference"
+    )
     assert section_role([], ["Welcome to the guide."]) == "intro"
     assert section_role(["Opening hours"], ["Weekdays 8 to 18."]) == "info"
 

@@ -1,7 +1,7 @@
 import pytest
 from pydantic import ValidationError
 
-from app.settings import Settings
+from app.settings import Settings, setting_fields
 from tests.conftest import REPO
 
 
@@ -16,12 +16,12 @@ def test_the_generated_configuration_page_lists_every_variable_with_its_descript
 
     page = render()
     rows = {line.split(" | ")[0] for line in page.splitlines() if line.startswith("| `")}
-    for name, field in Settings.model_fields.items():
+    for _, name, field in setting_fields():
         variables = " / ".join(f"`{alias}`" for alias in field.validation_alias.choices)
         row = next((line for line in page.splitlines() if line.startswith(f"| {variables} |")), None)
         assert row is not None, f"{name} ({variables}) is missing from the configuration page"
         assert " ".join(field.description.split()).replace("|", "\\|") in row, name
-    assert len(rows) >= len(Settings.model_fields)
+    assert len(rows) >= len(list(setting_fields()))
 
 
 def test_the_config_page_documents_every_key_of_the_policy_file():
@@ -29,8 +29,13 @@ def test_the_config_page_documents_every_key_of_the_policy_file():
     from app.config_reference import render
 
     page = render()
-    for keys in (config_file.TOP_KEYS, config_file.LLM_KEYS, config_file.COLLECTION_KEYS, config_file.RULE_KEYS,
-                 config_file.INTEGRATION_KEYS):
+    for keys in (
+        config_file.TOP_KEYS,
+        config_file.LLM_KEYS,
+        config_file.COLLECTION_KEYS,
+        config_file.RULE_KEYS,
+        config_file.INTEGRATION_KEYS,
+    ):
         assert [key for key in keys if f"| `{key}` |" not in page] == []
 
 
@@ -41,10 +46,10 @@ def test_the_readme_says_how_to_change_the_port_and_stays_short():
 
 
 def test_llm_provider_is_picked_from_what_is_configured():
-    assert Settings(_env_file=None).resolved_llm_provider == "none"
-    assert Settings(_env_file=None, groq_api_key="gsk_x").resolved_llm_provider == "groq"
-    assert Settings(_env_file=None, llm_base_url="http://127.0.0.1:11434/v1").resolved_llm_provider == "openai"
-    assert Settings(_env_file=None, groq_api_key="gsk_x", llm_provider="none").resolved_llm_provider == "none"
+    assert Settings(_env_file=None).llm.resolved_llm_provider == "none"
+    assert Settings(_env_file=None, groq_api_key="gsk_x").llm.resolved_llm_provider == "groq"
+    assert Settings(_env_file=None, llm_base_url="http://127.0.0.1:11434/v1").llm.resolved_llm_provider == "openai"
+    assert Settings(_env_file=None, groq_api_key="gsk_x", llm_provider="none").llm.resolved_llm_provider == "none"
 
 
 def test_an_incomplete_llm_configuration_is_refused_at_start_up():
@@ -59,4 +64,6 @@ def test_environment_variables_configure_it(monkeypatch):
     monkeypatch.setenv("DESKMATE_TOP_K", "7")
     monkeypatch.setenv("DESKMATE_KB_DIR", "")
     settings = Settings(_env_file=None)
-    assert settings.chroma_mode == "server" and settings.top_k == 7 and settings.kb_dir is None
+    assert (
+        settings.storage.chroma_mode == "server" and settings.retrieval.top_k == 7 and settings.storage.kb_dir is None
+    )

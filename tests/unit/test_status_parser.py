@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from nodes.status import MAX_UPDATE_CHARS, UNREADABLE, parse_summary
+from core.status import MAX_UPDATE_CHARS, UNREADABLE, parse_summary
 from tests.conftest import FIXTURES
 
 STATUSPAGE = FIXTURES / "statuspage"
@@ -38,8 +38,15 @@ def expected_entries(cell: str) -> list[tuple]:
 
 def test_the_fixtures_cover_every_state_the_checker_must_understand():
     categories = {row["category"] for row in ROWS}
-    assert categories == {"all_operational", "degraded_performance", "partial_outage", "major_outage", "maintenance",
-                          "scheduled_maintenance_only", "incident_no_component_impact"}
+    assert categories == {
+        "all_operational",
+        "degraded_performance",
+        "partial_outage",
+        "major_outage",
+        "maintenance",
+        "scheduled_maintenance_only",
+        "incident_no_component_impact",
+    }
     assert any(len(expected_entries(row["active_incidents"])) > 1 for row in ROWS)  # concurrent incidents
     assert any("monitoring" in row["active_incidents"] for row in ROWS)
     maintenance_states = {e[1] for row in ROWS for e in expected_entries(row["scheduled_maintenances"])}
@@ -54,10 +61,12 @@ def test_a_real_capture_parses_to_the_expected_status(row):
     assert report["description"] == row["status_description"]
     broken = sorted(f"{c['name']}={c['status']}" for c in report["components"] if c["status"] != "operational")
     assert broken == sorted(filter(None, row["non_operational_components"].split("; ")))
-    assert [(i["name"], i["status"], i["impact"]) for i in report["incidents"]] == \
-        expected_entries(row["active_incidents"])
-    assert [(m["name"], m["status"], None) for m in report["maintenances"]] == \
-        expected_entries(row["scheduled_maintenances"])
+    assert [(i["name"], i["status"], i["impact"]) for i in report["incidents"]] == expected_entries(
+        row["active_incidents"]
+    )
+    assert [(m["name"], m["status"], None) for m in report["maintenances"]] == expected_entries(
+        row["scheduled_maintenances"]
+    )
 
 
 def test_components_keep_page_order_and_incidents_name_what_they_affect():
@@ -103,39 +112,56 @@ def test_resolved_incidents_and_completed_maintenance_are_not_current():
     ]
     report = parse(summary)
     assert [i["name"] for i in report["incidents"]] == ["Incident with Codespaces"]
-    assert [(m["name"], m["status"]) for m in report["maintenances"]] == [("Tonight", "scheduled"),
-                                                                          ("Now", "verifying")]
+    assert [(m["name"], m["status"]) for m in report["maintenances"]] == [
+        ("Tonight", "scheduled"),
+        ("Now", "verifying"),
+    ]
 
 
 def test_component_groups_list_their_members_not_the_group():
     # GitHub's page has no groups, so this shape is built by hand after Statuspage's documented format
-    summary = {"status": {"indicator": "minor", "description": "Minor Service Outage"}, "components": [
-        {"id": "g1", "name": "Microsoft 365", "status": "partial_outage", "group": True, "components": ["c1", "c2"]},
-        {"id": "c1", "name": "Outlook", "status": "partial_outage", "group": False, "group_id": "g1"},
-        {"id": "c2", "name": "Teams", "status": "operational", "group": False, "group_id": "g1"},
-        {"id": "c3", "name": "VPN", "status": "operational"},
-    ]}
-    assert parse(summary)["components"] == [{"name": "Outlook", "status": "partial_outage"},
-                                            {"name": "Teams", "status": "operational"},
-                                            {"name": "VPN", "status": "operational"}]
+    summary = {
+        "status": {"indicator": "minor", "description": "Minor Service Outage"},
+        "components": [
+            {
+                "id": "g1",
+                "name": "Microsoft 365",
+                "status": "partial_outage",
+                "group": True,
+                "components": ["c1", "c2"],
+            },
+            {"id": "c1", "name": "Outlook", "status": "partial_outage", "group": False, "group_id": "g1"},
+            {"id": "c2", "name": "Teams", "status": "operational", "group": False, "group_id": "g1"},
+            {"id": "c3", "name": "VPN", "status": "operational"},
+        ],
+    }
+    assert parse(summary)["components"] == [
+        {"name": "Outlook", "status": "partial_outage"},
+        {"name": "Teams", "status": "operational"},
+        {"name": "VPN", "status": "operational"},
+    ]
 
 
 def test_the_status_json_subset_parses_with_no_components():
-    report = parse({"page": {"name": "Acme"},
-                    "status": {"indicator": "none", "description": "All Systems Operational"}})
+    report = parse(
+        {"page": {"name": "Acme"}, "status": {"indicator": "none", "description": "All Systems Operational"}}
+    )
     assert report["ok"] and report["indicator"] == "none" and report["components"] == [] == report["incidents"]
 
 
-@pytest.mark.parametrize("summary, reason", [
-    (None, "not a Statuspage summary"),
-    ([1, 2], "not a Statuspage summary"),
-    ("<html>", "not a Statuspage summary"),
-    ({"page": {}}, "no overall status"),
-    ({"status": "ok"}, "no overall status"),
-    ({"status": {"description": "fine"}}, "no overall status"),
-    ({"status": {"indicator": "none"}, "components": {"a": 1}}, "'components' is not a list"),
-    ({"status": {"indicator": "none"}, "incidents": "none"}, "'incidents' is not a list"),
-])
+@pytest.mark.parametrize(
+    "summary, reason",
+    [
+        (None, "not a Statuspage summary"),
+        ([1, 2], "not a Statuspage summary"),
+        ("<html>", "not a Statuspage summary"),
+        ({"page": {}}, "no overall status"),
+        ({"status": "ok"}, "no overall status"),
+        ({"status": {"description": "fine"}}, "no overall status"),
+        ({"status": {"indicator": "none"}, "components": {"a": 1}}, "'components' is not a list"),
+        ({"status": {"indicator": "none"}, "incidents": "none"}, "'incidents' is not a list"),
+    ],
+)
 def test_a_summary_of_the_wrong_shape_is_unreadable_not_an_exception(summary, reason):
     report = parse(summary)
     assert report["ok"] is False and report["indicator"] == "unknown"
@@ -144,13 +170,38 @@ def test_a_summary_of_the_wrong_shape_is_unreadable_not_an_exception(summary, re
 
 
 def test_malformed_entries_are_skipped_and_the_rest_is_kept():
-    summary = {"status": {"indicator": "major", "description": "Partial System Outage"},
-               "components": [None, {"name": ""}, {"status": "major_outage"},
-                              {"name": " VPN ", "status": "MAJOR_OUTAGE"}, {"name": "Mail"}],
-               "incidents": [7, {"name": "VPN down", "status": "identified", "impact": None, "components": None,
-                                 "incident_updates": [None, {"body": None}]}]}
+    summary = {
+        "status": {"indicator": "major", "description": "Partial System Outage"},
+        "components": [
+            None,
+            {"name": ""},
+            {"status": "major_outage"},
+            {"name": " VPN ", "status": "MAJOR_OUTAGE"},
+            {"name": "Mail"},
+        ],
+        "incidents": [
+            7,
+            {
+                "name": "VPN down",
+                "status": "identified",
+                "impact": None,
+                "components": None,
+                "incident_updates": [None, {"body": None}],
+            },
+        ],
+    }
     report = parse(summary)
     assert report["ok"] is True
     assert report["components"] == [{"name": "VPN", "status": "major_outage"}, {"name": "Mail", "status": "unknown"}]
-    assert report["incidents"] == [{"id": "", "name": "VPN down", "status": "identified", "impact": "none",
-                                    "components": [], "updated_at": "", "shortlink": "", "latest_update": ""}]
+    assert report["incidents"] == [
+        {
+            "id": "",
+            "name": "VPN down",
+            "status": "identified",
+            "impact": "none",
+            "components": [],
+            "updated_at": "",
+            "shortlink": "",
+            "latest_update": "",
+        }
+    ]

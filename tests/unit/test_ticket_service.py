@@ -7,8 +7,9 @@ import pytest
 from app.adapters.jira import JiraIssue
 from app.adapters.ticket_store import SqliteTicketStore
 from app.adapters.tickets import TicketService, topic_similarity, topic_words
-from graphs.errors import JiraError
-from graphs.ports import TicketDesk
+from core.errors import JiraError
+from core.ports import TicketDesk
+from tests.fakes import support_state
 from tests.unit.test_ticket_store import draft
 
 
@@ -29,8 +30,9 @@ class RecordingJira:
         self.calls.append(("create", ticket["id"]))
         self._maybe_fail()
         key = f"IT-{len(self.issues) + 1}"
-        self.issues[key] = JiraIssue(key=key, url=f"https://jira.example/browse/{key}", status="To Do",
-                                     status_category="new")
+        self.issues[key] = JiraIssue(
+            key=key, url=f"https://jira.example/browse/{key}", status="To Do", status_category="new"
+        )
         return self.issues[key]
 
     def add_comment(self, key: str, body: str) -> None:
@@ -134,8 +136,10 @@ def test_without_jira_a_ticket_is_local_and_complete(local_desk):
 def test_the_store_keeps_a_bounded_draft(local_desk):
     messages = [{"role": "user", "content": f"message {n}", "debug": "not part of a ticket"} for n in range(300)]
     ticket = local_desk.create(draft(conversation=messages, description="x" * 50_000), session_id="s", user_id="u")
-    assert len(ticket["conversation"]) == 100 and ticket["conversation"][-1] == {"role": "user",
-                                                                                 "content": "message 299"}
+    assert len(ticket["conversation"]) == 100 and ticket["conversation"][-1] == {
+        "role": "user",
+        "content": "message 299",
+    }
     assert len(ticket["description"]) == 8_000
 
 
@@ -208,7 +212,9 @@ def test_listing_merges_jira_statuses_in_one_search(desk, jira):
     listed = desk.list_for(user_id="u-1")
 
     assert [(t["id"], t["status"], t["jira_status"]) for t in listed] == [
-        (second["id"], "closed", "Closed"), (first["id"], "open", "In Progress")]
+        (second["id"], "closed", "Closed"),
+        (first["id"], "open", "In Progress"),
+    ]
     assert listed[0]["comments"] == ["Resolved in Jira: IT-2 is Closed."]
     assert [c for c in jira.calls if c[0] == "search"] == [("search", ("IT-2", "IT-1"))]
     assert [t["id"] for t in desk.list_for(user_id="u-1", status="open")] == [first["id"]]
@@ -237,9 +243,9 @@ def test_get_refreshes_from_jira_only_when_asked(desk, jira):
 
 
 def test_a_ticket_request_in_front_of_the_problem_is_left_out_of_the_summary():
-    from nodes.ticket_ops import draft_ticket
+    from nodes.support.ticket_ops import draft_ticket
 
     state = {"query": "please open a ticket, teams screen sharing is greyed out", "messages": []}
-    assert draft_ticket(state)["summary"].startswith("Teams screen sharing is greyed out")
+    assert draft_ticket(support_state(state))["summary"].startswith("Teams screen sharing is greyed out")
     state = {"query": "can you create a ticket: printer jams on tray 2", "messages": []}
-    assert draft_ticket(state)["summary"] == "Printer jams on tray 2"
+    assert draft_ticket(support_state(state))["summary"] == "Printer jams on tray 2"

@@ -8,20 +8,28 @@ import threading
 import pytest
 
 from app.adapters.ticket_store import SqliteTicketStore, normalise_ticket_id
-from graphs.errors import TicketStoreError
-from graphs.records import TicketDraft
+from core.errors import TicketStoreError
+from core.records import TicketDraft
 
 TICKET_ID = re.compile(r"^DM-[0-9ABCDEFGHJKMNPQRSTVWXYZ]{6}$")
 ISO_UTC = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")
 
 
-def draft(summary: str = "Outlook asks for my password again and again", topic: str = "outlook password prompt",
-          **changes) -> TicketDraft:
-    values = dict(summary=summary, description="Outlook keeps prompting for the password.", priority="medium",
-                  topic=topic, os="windows",
-                  steps_tried=[{"step": "Clear cached credentials", "outcome": "failed"}],
-                  conversation=[{"role": "user", "content": "my password is [REDACTED:PASSWORD] and it loops"},
-                                {"role": "assistant", "content": "Let's clear the cached credentials."}])
+def draft(
+    summary: str = "Outlook asks for my password again and again", topic: str = "outlook password prompt", **changes
+) -> TicketDraft:
+    values = dict(
+        summary=summary,
+        description="Outlook keeps prompting for the password.",
+        priority="medium",
+        topic=topic,
+        os="windows",
+        steps_tried=[{"step": "Clear cached credentials", "outcome": "failed"}],
+        conversation=[
+            {"role": "user", "content": "my password is [REDACTED:PASSWORD] and it loops"},
+            {"role": "assistant", "content": "Let's clear the cached credentials."},
+        ],
+    )
     values.update(changes)
     return TicketDraft(**values)
 

@@ -15,11 +15,20 @@ from langgraph.graph import END, START, StateGraph
 
 from app.adapters.memory import SessionStore
 from app.adapters.redactor import PatternRedactor
-from app.adapters.traces import (_BINARY_ZDICT, _ZDICT, RecordingTracer, RunRecorder, TraceStore, recorder_in, redact_value, shape,
-                                 unpack_record)
+from app.adapters.traces import (
+    _BINARY_ZDICT,
+    _ZDICT,
+    RecordingTracer,
+    RunRecorder,
+    TraceStore,
+    recorder_in,
+    redact_value,
+    shape,
+    unpack_record,
+)
 from app.adapters.tracing import NullTracer, run_config
-from app.chat_service import ChatService
-from graphs.errors import EmbeddingError
+from app.chat_service import ChatService, TurnRequest
+from core.errors import EmbeddingError
 from graphs.support import build_support_graph
 
 SECRET = "Zebra!Secret77"
@@ -50,8 +59,9 @@ def store(tmp_path):
 @pytest.fixture
 def chat(tmp_path, fake_kb_context, store):
     sessions = SessionStore(tmp_path / "sessions.sqlite")
-    service = ChatService(build_support_graph(sessions.checkpointer), fake_kb_context(), sessions,
-                          RecordingTracer(NullTracer(), store))
+    service = ChatService(
+        build_support_graph(sessions.checkpointer), fake_kb_context(), sessions, RecordingTracer(NullTracer(), store)
+    )
     yield service
     sessions.close()
 
@@ -68,10 +78,13 @@ def test_a_chat_turn_leaves_its_ordered_path_node_timings_decision_and_candidate
         assert node["start_ms"] >= previous_end - 0.01 and node["duration_ms"] >= 0
         previous_end = node["end_ms"]
     retrieve = record["nodes"][3]
-    assert retrieve["output_keys"] == ["articles", "confidence", "question_type", "retrieved_chunks",
-                                       "search_count"] and "query_embedding" in retrieve["input_keys"]
-    assert record["decisions"] == [{"action": "answer", "decided_by": "policy",
-                                    "reasoning": turn.output["decision_reasoning"]}]
+    assert (
+        retrieve["output_keys"] == ["articles", "confidence", "question_type", "retrieved_chunks", "search_count"]
+        and "query_embedding" in retrieve["input_keys"]
+    )
+    assert record["decisions"] == [
+        {"action": "answer", "decided_by": "policy", "reasoning": turn.output["decision_reasoning"]}
+    ]
     candidates = record["retrieval"][0]["candidates"]
     assert [c["chunk_id"] for c in candidates] == [c["chunk_id"] for c in turn.output["retrieved_chunks"]]
     assert candidates[0]["score"] == round(turn.output["retrieved_chunks"][0]["score"], 4)
@@ -92,7 +105,8 @@ def test_no_secret_and_no_embedding_reaches_the_trace_database(chat, store, tmp_
     turn = chat.ask(f"my password is {SECRET} and I can't connect to the vpn")
     assert store.flush()
     raw = (tmp_path / "traces.sqlite").read_bytes() + b"".join(
-        p.read_bytes() for p in tmp_path.glob("traces.sqlite-*"))  # the WAL too
+        p.read_bytes() for p in tmp_path.glob("traces.sqlite-*")
+    )  # the WAL too
     assert SECRET.encode() not in raw
     with sqlite3.connect(store.path) as db:  # the records compressed in that file, read back: redacted too
         stored = [unpack_record(row[0]) for row in db.execute("SELECT packed FROM runs")]
@@ -126,8 +140,9 @@ def test_a_record_reads_back_whole_though_its_row_stores_only_what_cannot_be_reb
     sink = store.submit
     store.submit = lambda record: (written.append(redact_value(record, PatternRedactor())), sink(record))
     sessions = SessionStore(tmp_path / "sessions.sqlite")
-    chat = ChatService(build_support_graph(sessions.checkpointer), fake_kb_context(), sessions,
-                       RecordingTracer(NullTracer(), store))
+    chat = ChatService(
+        build_support_graph(sessions.checkpointer), fake_kb_context(), sessions, RecordingTracer(NullTracer(), store)
+    )
     session = chat.ask("how do I connect to the vpn").session_id
     for text in ("im on linux", "my printer is not working", "it still does not work"):
         chat.ask(text, session_id=session)
@@ -152,9 +167,11 @@ def test_the_compression_dictionary_of_stored_records_is_the_one_they_were_writt
 def test_a_row_written_before_compression_is_still_read(store):
     record = {"trace_id": "plain-1", "graph": "support", "status": "ok", "path": ["redact"], "nodes": []}
     with store.db.begin() as conn:
-        conn.exec_driver_sql("INSERT INTO runs (trace_id, graph, status, started_at, summary, path, record) "
-                             "VALUES (?, ?, ?, ?, ?, ?, ?)",
-                             ("plain-1", "support", "ok", time.time(), "", '["redact"]', json.dumps(record)))
+        conn.exec_driver_sql(
+            "INSERT INTO runs (trace_id, graph, status, started_at, summary, path, record) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?)",
+            ("plain-1", "support", "ok", time.time(), "", '["redact"]', json.dumps(record)),
+        )
     assert store.get("plain-1")["path"] == ["redact"]
 
 
@@ -163,9 +180,11 @@ def test_a_row_written_as_compressed_text_before_the_binary_column_is_still_read
     packer = zlib.compressobj(9, zdict=_ZDICT)
     text = "z:" + base64.b85encode(packer.compress(json.dumps(record).encode()) + packer.flush()).decode()
     with store.db.begin() as conn:
-        conn.exec_driver_sql("INSERT INTO runs (trace_id, graph, status, started_at, summary, path, record) "
-                             "VALUES (?, ?, ?, ?, ?, ?, ?)",
-                             ("text-1", "support", "ok", time.time(), "", '["redact", "respond"]', text))
+        conn.exec_driver_sql(
+            "INSERT INTO runs (trace_id, graph, status, started_at, summary, path, record) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?)",
+            ("text-1", "support", "ok", time.time(), "", '["redact", "respond"]', text),
+        )
     assert store.get("text-1")["path"] == ["redact", "respond"]
 
 
@@ -177,8 +196,12 @@ def test_a_failing_node_is_recorded_as_an_error_with_the_path_so_far(tmp_path, f
             raise EmbeddingError("model crashed")
 
     sessions = SessionStore(tmp_path / "s.sqlite")
-    service = ChatService(build_support_graph(sessions.checkpointer), fake_kb_context(embedder=BrokenEmbedder()),
-                          sessions, RecordingTracer(NullTracer(), store))
+    service = ChatService(
+        build_support_graph(sessions.checkpointer),
+        fake_kb_context(embedder=BrokenEmbedder()),
+        sessions,
+        RecordingTracer(NullTracer(), store),
+    )
     with pytest.raises(EmbeddingError):
         service.ask("how do I connect to the vpn")
     sessions.close()
@@ -197,8 +220,16 @@ class _State(TypedDict, total=False):
 
 
 def test_llm_calls_are_recorded_with_their_node_model_and_token_counts(store):
-    model = GenericFakeChatModel(messages=iter([AIMessage(
-        content="Restart the router.", usage_metadata={"input_tokens": 42, "output_tokens": 7, "total_tokens": 49})]))
+    model = GenericFakeChatModel(
+        messages=iter(
+            [
+                AIMessage(
+                    content="Restart the router.",
+                    usage_metadata={"input_tokens": 42, "output_tokens": 7, "total_tokens": 49},
+                )
+            ]
+        )
+    )
 
     def answer(state: _State) -> dict:
         return {"reply": model.invoke([HumanMessage(state["question"])]).content}
@@ -219,7 +250,7 @@ def test_llm_calls_are_recorded_with_their_node_model_and_token_counts(store):
 
 
 def test_a_stream_closed_early_is_recorded_as_cancelled_and_the_session_stays_usable(chat, store):
-    events = chat.stream("my vpn keeps disconnecting", session_id="s-early")
+    events = chat.stream(chat.start(TurnRequest("my vpn keeps disconnecting", session_id="s-early")))
     for kind, data in events:
         if kind == "node" and data["name"] == "retrieve":
             break
@@ -256,8 +287,9 @@ def _run(i: int, started: float) -> dict:
 
 def test_old_runs_and_runs_beyond_the_cap_are_pruned(tmp_path):
     now = [1_000_000.0]
-    trace_store = TraceStore(tmp_path / "t.sqlite", redactor=PatternRedactor(), retention_days=1, max_runs=100,
-                             clock=lambda: now[0])
+    trace_store = TraceStore(
+        tmp_path / "t.sqlite", redactor=PatternRedactor(), retention_days=1, max_runs=100, clock=lambda: now[0]
+    )
     for i in range(105):
         trace_store.submit(_run(i, now[0] - (3 * 86400 if i < 2 else 1000 - i)))
     assert trace_store.flush()
@@ -283,8 +315,15 @@ def test_a_full_queue_drops_records_instead_of_making_the_chat_wait(tmp_path):
 
     def submit_six():
         for i in range(6):
-            trace_store.submit({"trace_id": f"{i:032x}", "graph": "support", "status": "ok", "started_ts": time.time(),
-                                "input": {"query": "x"}})
+            trace_store.submit(
+                {
+                    "trace_id": f"{i:032x}",
+                    "graph": "support",
+                    "status": "ok",
+                    "started_ts": time.time(),
+                    "input": {"query": "x"},
+                }
+            )
 
     submitter = threading.Thread(target=submit_six, daemon=True)
     submitter.start()
@@ -299,8 +338,15 @@ def test_a_full_queue_drops_records_instead_of_making_the_chat_wait(tmp_path):
 
 
 def test_shaping_caps_strings_and_lists_and_replaces_bytes_and_vectors():
-    shaped = shape({"data": b"\x00" * 2048, "query_embedding": [0.1] * 384, "answer": "word " * 1000,
-                    "items": list(range(100)), "nested": {"a": {"b": {"c": {"d": {"e": {"f": {"g": 1}}}}}}}})
+    shaped = shape(
+        {
+            "data": b"\x00" * 2048,
+            "query_embedding": [0.1] * 384,
+            "answer": "word " * 1000,
+            "items": list(range(100)),
+            "nested": {"a": {"b": {"c": {"d": {"e": {"f": {"g": 1}}}}}}},
+        }
+    )
     assert shaped["data"] == "<2048 bytes>" and shaped["query_embedding"] == "<384 floats>"
     assert len(shaped["answer"]) < 1600 and shaped["answer"].endswith("[5000 chars]")
     assert len(shaped["items"]) == 31 and shaped["items"][-1] == "… 70 more"
@@ -321,3 +367,77 @@ def test_the_database_holds_one_row_per_run(chat, store):
     with sqlite3.connect(store.path) as db:
         assert db.execute("SELECT COUNT(*) FROM runs").fetchone()[0] == 2
 
+
+class TextsSeen:
+    """A redactor that keeps every text it is given (and redacts with the pattern redactor)."""
+
+    def __init__(self) -> None:
+        self.inner = PatternRedactor()
+        self.texts: list[str] = []
+
+    def redact(self, text):
+        self.texts.append(text)
+        return self.inner.redact(text)
+
+
+def test_only_text_from_a_person_or_a_document_reaches_the_trace_redactor():
+    record = {
+        "trace_id": "9f1c2e",
+        "user_id": "anna.berg@example.com",
+        "session_id": "s-1",
+        "path": ["redact", "retrieve"],
+        "nodes": [{"name": "retrieve", "input_keys": ["turn"], "output_keys": ["retrieved_chunks"]}],
+        "output": {
+            "query": "my vpn drops, call me on +44 20 7946 0958",
+            "response_mode": "SMART_FALLBACK",
+            "question_type": "how-to",
+            "query_embedding": "<384 floats>",
+            "retrieved_chunks": ["8f2d2c1ee5e2dc15"],
+            "chunk_ids": ["8f2d2c1ee5e2dc15"],
+            "a_field_nobody_classified": "Zebra!Secret77 is my password",
+        },
+        "retrieval": [{"candidates": [{"chunk_id": "8f2d", "title": "Connecting to the VPN", "score": 0.8}]}],
+    }
+    redactor = TextsSeen()
+    redacted = redact_value(record, redactor)
+    assert sorted(redactor.texts) == sorted(
+        [
+            "anna.berg@example.com",
+            "s-1",
+            "my vpn drops, call me on +44 20 7946 0958",
+            "Zebra!Secret77 is my password",
+            "Connecting to the VPN",
+        ]
+    )
+    assert "anna.berg@example.com" not in json.dumps(redacted)  # a client's id is a person's: redacted
+    assert "Zebra!Secret77" not in json.dumps(redacted)  # an unclassified field is redacted
+    assert redacted["output"]["response_mode"] == "SMART_FALLBACK" and redacted["path"] == ["redact", "retrieve"]
+
+
+class BatchesSeen(TextsSeen):
+    """Takes batches too (as the service's redactors do), noting each batch it was given."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.batches: list[list[str]] = []
+
+    def redact_many(self, texts):
+        self.batches.append(list(texts))
+        return [self.inner.redact(text) for text in texts]
+
+
+def test_the_person_texts_of_a_batch_of_records_go_to_the_redactor_as_one_batch(tmp_path):
+    redactor = BatchesSeen()
+    trace_store = TraceStore(tmp_path / "traces.sqlite", redactor=redactor)
+    try:
+        trace_store._write(
+            [
+                ("run", {"trace_id": f"t{n}", "graph": "support", "status": "ok", "started_ts": 1.0, "input": text})
+                for n, text in enumerate([{"query": f"my password is {SECRET}"}, {"query": "the vpn drops"}])
+            ]
+        )
+        stored = trace_store.get("t0")
+    finally:
+        trace_store.close()
+    assert redactor.batches == [[f"my password is {SECRET}", "the vpn drops"]] and redactor.texts == []
+    assert stored is not None and SECRET not in json.dumps(stored)

@@ -6,5 +6,16 @@ from app.adapters.redaction.kinds import PII_KINDS, SECRET_KINDS, parse_pii_kind
 from app.adapters.redaction.policy import DESTINATIONS, RedactionPolicy, build_engine, build_redactors
 from app.adapters.redaction.spans import PLACEHOLDER, Span
 
-__all__ = ["DESTINATIONS", "PII_KINDS", "PLACEHOLDER", "PolicyRedactor", "RedactionEngine", "RedactionPolicy",
-           "SECRET_KINDS", "Span", "build_engine", "build_redactors", "parse_pii_kinds"]
+__all__ = [
+    "DESTINATIONS",
+    "PII_KINDS",
+    "PLACEHOLDER",
+    "PolicyRedactor",
+    "RedactionEngine",
+    "RedactionPolicy",
+    "SECRET_KINDS",
+    "Span",
+    "build_engine",
+    "build_redactors",
+    "parse_pii_kinds",
+]

@@ -16,11 +16,13 @@ import re
 from pathlib import Path
 
 # built-in and typing names that follow `name:` only as an annotation
-_TYPE_NAMES = frozenset("""
+_TYPE_NAMES = frozenset(
+    """
 str int float bool bytes bytearray complex dict list tuple set frozenset object type None Any Optional Union
 List Dict Tuple Set FrozenSet Callable Sequence Iterable Iterator Mapping MutableMapping Type Literal Annotated
 Awaitable Coroutine Generator AsyncIterator TypeAlias Self Tensor ndarray string number boolean any unknown void
-""".split())
+""".split()
+)
 DOTTED_NAME = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")  # `settings.auth_backend`, `torch.Tensor`
 # the parts of a name: `DB_PASSWORD` -> DB, PASSWORD; `apiKey2` -> api, Key, 2
 NAME_PARTS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
@@ -34,7 +36,7 @@ def is_type_annotation(after_colon: str) -> bool:
     head = re.match(r"\s*([A-Za-z_][\w.]*)", after_colon)
     if head is None:
         return False
-    word, rest = head.group(1), after_colon[head.end():]
+    word, rest = head.group(1), after_colon[head.end() :]
     last = word.rsplit(".", 1)[-1]
     if last in _TYPE_NAMES:
         return bool(re.match(r"\s*(?:\[|\||=(?!=)|,|\)|$)", rest))
@@ -55,8 +57,9 @@ _DOC_FIELD = re.compile(r"[:@](?:param|parameter|arg|argument|type|keyword|kwarg
 def is_declaration(text: str, colon_at: int, value_at: int) -> bool:
     """`password: str | None = None` (a parameter's type), `:param password: …` (its description): the
     colon at `colon_at` declares or documents a name rather than giving it a value at `value_at`."""
-    return (is_type_annotation(text[value_at:value_at + 200])
-            or bool(_DOC_FIELD.search(text, max(0, colon_at - 80), colon_at)))
+    return is_type_annotation(text[value_at : value_at + 200]) or bool(
+        _DOC_FIELD.search(text, max(0, colon_at - 80), colon_at)
+    )
 
 
 _EXPRESSION_AFTER = re.compile(r"\s*(?:[+*/%]|\?\?|\|\||&&)\s|\s+or\s+[\w.]+[.(]|\s*=(?![=>])")
@@ -79,24 +82,30 @@ def is_code_value(value: str, after: str) -> bool:
 
 # how a docstring's description of a parameter begins; a chat password that is a plain word ("pw: Sunshine
 # but it fails") is not one of these, so it is still removed
-_DESCRIPTION_STARTS = frozenset("""
+_DESCRIPTION_STARTS = frozenset(
+    """
 optional the a an if whether when used use required deprecated determine determines name path default defaults
 only your user password secret token key set sets returns return see note specifies controls provide provides
 enables disables allows indicates overrides must should can may will is are this which how what
-""".split())
+""".split()
+)
 
 
 def is_description(value: str, after: str, name: str, *, password: bool = True) -> bool:
     """`password: Optional password for opening encrypted PDFs.`, `backward pass: computes gradients`: a
     docstring's description, not a value. A word followed by more words: for a password only a word that
     begins descriptions (or any word after the English verb `pass`); a key or token is never a plain word."""
-    if (value.isalpha() and after.startswith(":`")) or (value[:-1].isalpha() and value.endswith(":")
-                                                         and after.startswith("`")):
+    if (value.isalpha() and after.startswith(":`")) or (
+        value[:-1].isalpha() and value.endswith(":") and after.startswith("`")
+    ):
         return True  # `pass :data:\`h11.SERVER\``, `Pass :meth:\`peek\``: a reStructuredText role
     if not value.isalpha() or not re.match(r"\s+[A-Za-z]+\s+[A-Za-z]", after):
         return False
-    return (not password or value.lower() in _DESCRIPTION_STARTS
-            or re.split(r"[-_\s]", name.lower())[-1] in {"pass", "passes"})
+    return (
+        not password
+        or value.lower() in _DESCRIPTION_STARTS
+        or re.split(r"[-_\s]", name.lower())[-1] in {"pass", "passes"}
+    )
 
 
 @functools.cache
@@ -121,12 +130,28 @@ def is_word(part: str) -> bool:
     two words (`serialnumber`)."""
     words, endings = _vocabulary()
     low = part.lower()
-    return low in words or any(low[:i] in words and (low[i:] in endings or low[i:] in words)
-                               for i in range(len(low) - 3, 2, -1))
+    return low in words or any(
+        low[:i] in words and (low[i:] in endings or low[i:] in words) for i in range(len(low) - 3, 2, -1)
+    )
 
 
-_VERB_OR_ADVERB_ENDINGS = ("ed", "ing", "ally", "ably", "ibly", "ently", "antly", "ously", "ively", "ately", "edly",
-                           "arly", "ully", "likely", "only")
+_VERB_OR_ADVERB_ENDINGS = (
+    "ed",
+    "ing",
+    "ally",
+    "ably",
+    "ibly",
+    "ently",
+    "antly",
+    "ously",
+    "ively",
+    "ately",
+    "edly",
+    "arly",
+    "ully",
+    "likely",
+    "only",
+)
 
 
 def is_participle(value: str) -> bool:

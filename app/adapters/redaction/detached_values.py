@@ -20,8 +20,13 @@ import re
 from typing import Iterator
 
 from app.adapters.redaction.spans import Span
-from app.adapters.redaction.values import (clean, key_name_kind, key_value_ok, value_looks_like_secret,
-                                           value_ok_without_connector)
+from app.adapters.redaction.values import (
+    clean,
+    key_name_kind,
+    key_value_ok,
+    value_looks_like_secret,
+    value_ok_without_connector,
+)
 
 SOURCE = "chat_rules"
 
@@ -41,8 +46,8 @@ _CALLS = (
     (r"\boci_p?connect", 1),  # PHP Oracle: (user, password, …)
 )
 _POSITIONAL = tuple(
-    (re.compile(call + r"\s*\(\s*" + (_ARG * before) + _PASSWORD_ARG), call == r"\.connect")
-    for call, before in _CALLS)
+    (re.compile(call + r"\s*\(\s*" + (_ARG * before) + _PASSWORD_ARG), call == r"\.connect") for call, before in _CALLS
+)
 _PORT_SECOND = re.compile(r"\(\s*[^,()\n]{1,200},\s*\d{1,5}\s*,")
 
 
@@ -59,12 +64,14 @@ def positional_passwords(text: str) -> Iterator[Span]:
 _BYTE_ARRAY = re.compile(
     r"(?P<name>[A-Za-z_]\w{0,60})(?:\s*\[\s*\w{0,10}\s*\])?\s*(?:=\s*(?:new\s+\w+\s*\[\s*\d*\s*\]\s*|bytes\s*\(\s*|"
     r"(?:b|bytearray)?\s*)?|[ \t]+)(?P<open>[{\[])\s*(?P<items>(?:(?:0[xX][0-9A-Fa-f]{1,2}|\d{1,3})[uU]?\s*,\s*(?:\\\s*)?){7,}"
-    r"(?:0[xX][0-9A-Fa-f]{1,2}|\d{1,3})?[uU]?)")
+    r"(?:0[xX][0-9A-Fa-f]{1,2}|\d{1,3})?[uU]?)"
+)
 _BYTE = re.compile(r"0[xX][0-9A-Fa-f]{1,2}|\d{1,3}")
 _KEY_NAME = re.compile(r"(?i:key|secret|passw|pwd|passphrase|psk|token|salt|nonce|seed)")
 _NOT_A_KEY_NAME = re.compile(
     r"(?i:key_?(?:map|code|board|pad|stroke|press|frame|word|event|sym|s?_?(?:up|down|table|names?|list|order|len(?:gth)?"
-    r"|sizes?|bits|index|count))|hot_?key|monkey|turkey|donkey|whiskey|jockey|hockey|tokeni[sz])")
+    r"|sizes?|bits|index|count))|hot_?key|monkey|turkey|donkey|whiskey|jockey|hockey|tokeni[sz])"
+)
 
 
 _ARRAY_START = re.compile(r"[{\[]\s*(?:0[xX][0-9A-Fa-f]{1,2}|\d{1,3})[uU]?\s*,")
@@ -93,8 +100,11 @@ def byte_array_keys(text: str) -> Iterator[Span]:
 
 # `password: |` / `client_secret: >-` (a block scalar's indicator, an optional comment), then the value on
 # the lines indented below it; at most 40 lines, and each line is redacted as written
-_YAML_BLOCK = re.compile(r"^(?P<indent>[ \t]*)(?:-[ \t]+)?[\"']?(?P<name>[A-Za-z_][\w.\-]{0,60})[\"']?[ \t]*:[ \t]*"
-                         r"[|>][+\-]?\d?[ \t]*(?:#[^\n]*)?\r?\n(?P<body>(?:(?P=indent)[ \t]+\S[^\n]*(?:\n|$)){1,40})", re.M)
+_YAML_BLOCK = re.compile(
+    r"^(?P<indent>[ \t]*)(?:-[ \t]+)?[\"']?(?P<name>[A-Za-z_][\w.\-]{0,60})[\"']?[ \t]*:[ \t]*"
+    r"[|>][+\-]?\d?[ \t]*(?:#[^\n]*)?\r?\n(?P<body>(?:(?P=indent)[ \t]+\S[^\n]*(?:\n|$)){1,40})",
+    re.M,
+)
 
 
 def yaml_block_values(text: str) -> Iterator[Span]:
@@ -117,10 +127,14 @@ def yaml_block_values(text: str) -> Iterator[Span]:
 # its key is called (`db-url`, `tls.key`, `.dockerconfigjson`); a ConfigMap's data beside it is not.
 _SECRET_KIND = re.compile(r"^kind:[ \t]*[\"']?Secret[\"']?[ \t]*$", re.M)
 _DOCUMENT = re.compile(r"(?:^|\n)---[^\n]*\n")
-_DATA_BLOCK = re.compile(r"^(?P<indent>[ \t]*)(?:data|stringData):[ \t]*\r?\n(?P<body>(?:(?P=indent)[ \t]+[^\n]*\n?)+)",
-                         re.M)
-_DATA_ENTRY = re.compile(r"^[ \t]+[\"']?[\w.\-]{1,253}[\"']?:[ \t]*(?P<q>[\"']?)(?P<secret>[^\s\"'#|>][^\n\"']*?)"
-                         r"(?P=q)[ \t]*$", re.M)
+_DATA_BLOCK = re.compile(
+    r"^(?P<indent>[ \t]*)(?:data|stringData):[ \t]*\r?\n(?P<body>(?:(?P=indent)[ \t]+[^\n]*\n?)+)", re.M
+)
+_DATA_ENTRY = re.compile(
+    r"^[ \t]+[\"']?[\w.\-]{1,253}[\"']?:[ \t]*(?P<q>[\"']?)(?P<secret>[^\s\"'#|>][^\n\"']*?)"
+    r"(?P=q)[ \t]*$",
+    re.M,
+)
 _JSON_SECRET = re.compile(r"\"kind\"\s*:\s*\"Secret\"")
 _JSON_DATA = re.compile(r"\"(?:data|stringData)\"\s*:\s*\{(?P<body>[^{}]{1,20000})\}")
 _JSON_ENTRY = re.compile(r"\"[\w.\-]{1,253}\"\s*:\s*\"(?P<secret>[^\"\n]{4,})\"")

@@ -9,13 +9,19 @@ or a GUID in a support chat is not a secret), and detect-secrets' own heuristic 
 from __future__ import annotations
 
 import re
-from typing import Iterator
+from typing import Any, Iterator
 
 from app.adapters.redaction.code_shapes import is_declaration
 from app.adapters.redaction.heuristics import is_masked, is_template, looks_fake
 from app.adapters.redaction.spans import Span
-from app.adapters.redaction.values import (URL_PLACEHOLDERS, key_name_kind, key_value_ok, names_a_public_value,
-                                           names_a_setting, value_looks_like_secret)
+from app.adapters.redaction.values import (
+    URL_PLACEHOLDERS,
+    key_name_kind,
+    key_value_ok,
+    names_a_public_value,
+    names_a_setting,
+    value_looks_like_secret,
+)
 
 _WINDOWS_SID = re.compile(r"S-1-\d+(?:-\d+){2,}")
 SOURCE = "detect_secrets"
@@ -33,16 +39,17 @@ _KIND_BY_TYPE = {
     "Hex High Entropy String": "SECRET",
     "Secret Keyword": "SECRET",
 }
-_SKIPPED_PLUGINS = frozenset({
-    "IPPublicDetector",  # IP addresses are personal data here, handled (and policed) by the PII detector
-})
+_SKIPPED_PLUGINS = frozenset(
+    {
+        "IPPublicDetector",  # IP addresses are personal data here, handled (and policed) by the PII detector
+    }
+)
 # detect-secrets' own patterns backtrack on long runs (`eyJeyJ…` costs seconds at 100,000 characters);
 # a longer line is a paste the chat rules check on their own (only the private-key markers are still looked for)
 _MAX_LINE = 4000
 _LONG_LINE_PLUGINS = frozenset({"PrivateKeyDetector"})  # literal markers: cheap, and a key may sit in a long line
 _ENTROPY_PLUGINS = frozenset({"Base64HighEntropyString", "HexHighEntropyString"})
-_KEYWORD_ON_LINE = re.compile(
-    r"(?i)(?:key|token|secret|passw|pwd|credential|auth|bearer|signature|salt|api)")
+_KEYWORD_ON_LINE = re.compile(r"(?i)(?:key|token|secret|passw|pwd|credential|auth|bearer|signature|salt|api)")
 # the entropy plugins count only with a secret keyword on the line; the keyword plugin needs one of its own
 # keywords (every one of detect_secrets.plugins.keyword.DENYLIST contains one of these)
 _KEYWORD_PLUGIN_ANCHOR = re.compile(r"(?i)key|pass|pwd|secret|contrase")
@@ -50,8 +57,8 @@ _BACKREFERENCE = re.compile(r"\\\d|\(\?P=")
 
 
 def _under_a_public_name(line: str, value: str) -> bool:
-    match = _KEYWORD_NAME.search(line[:max(line.find(value), 0)])
-    return bool(match) and names_a_public_value(match.group(1))
+    match = _KEYWORD_NAME.search(line[: max(line.find(value), 0)])
+    return match is not None and names_a_public_value(match.group(1))
 
 
 def _union_safe(plugin) -> bool:
@@ -76,7 +83,7 @@ def _code_or_prose(line: str, value: str) -> bool:
         return False
     if line[:at].rstrip().endswith(":") and is_declaration(line, line.rfind(":", 0, at), at):
         return True
-    return line[at - 1:at] not in ("\"", "'", "`") and any(c.isspace() for c in value.strip())
+    return line[at - 1 : at] not in ('"', "'", "`") and any(c.isspace() for c in value.strip())
 
 
 def _enclosing_token(line: str, value: str) -> str:
@@ -90,7 +97,7 @@ def _enclosing_token(line: str, value: str) -> str:
     space = line.rfind(" ", window_start, at)
     start = space + 1 if space >= 0 else window_start
     end = line.find(" ", at + len(value), window_end)
-    return line[start:end if end >= 0 else window_end]
+    return line[start : end if end >= 0 else window_end]
 
 
 class DetectSecretsPlugins:
@@ -99,10 +106,13 @@ class DetectSecretsPlugins:
     def __init__(self) -> None:
         from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
         from detect_secrets.filters import heuristic
-        from detect_secrets.plugins.keyword import CONFIG_DENYLIST_REGEX_TO_GROUP, QUOTES_REQUIRED_DENYLIST_REGEX_TO_GROUP
+        from detect_secrets.plugins.keyword import (
+            CONFIG_DENYLIST_REGEX_TO_GROUP,
+            QUOTES_REQUIRED_DENYLIST_REGEX_TO_GROUP,
+        )
 
-        self._plugins = [cls() for cls in get_mapping_from_secret_type_to_class().values()
-                         if cls.__name__ not in _SKIPPED_PLUGINS]
+        plugin_classes: dict[str, type[Any]] = get_mapping_from_secret_type_to_class()  # secret type → class
+        self._plugins = [cls() for cls in plugin_classes.values() if cls.__name__ not in _SKIPPED_PLUGINS]
         # one search for every plugin's patterns: most lines match none, and then no pattern plugin runs
         gated = [p for p in self._plugins if _union_safe(p)]
         self._gated = [_union_safe(p) for p in self._plugins]  # by position: a plugin's __eq__ is costly
@@ -113,9 +123,16 @@ class DetectSecretsPlugins:
 
     def _filtered(self, value: str, line: str, plugin) -> bool:
         h = self._h
-        return (h.is_sequential_string(value) or h.is_potential_uuid(value) or h.is_templated_secret(value)
-                or h.is_prefixed_with_dollar_sign(value) or h.is_not_alphanumeric_string(value)
-                or h.is_likely_id_string(value, line, plugin) or is_template(value) or is_masked(value))
+        return (
+            h.is_sequential_string(value)
+            or h.is_potential_uuid(value)
+            or h.is_templated_secret(value)
+            or h.is_prefixed_with_dollar_sign(value)
+            or h.is_not_alphanumeric_string(value)
+            or h.is_likely_id_string(value, line, plugin)
+            or is_template(value)
+            or is_masked(value)
+        )
 
     def _values(self, plugin, line: str) -> Iterator[tuple[str, str]]:
         name = type(plugin).__name__
@@ -128,8 +145,9 @@ class DetectSecretsPlugins:
                         yield value, "SECRET"
             return
         for value in plugin.analyze_string(line):
-            if name in _ENTROPY_PLUGINS and (not _KEYWORD_ON_LINE.search(line)
-                                             or plugin.calculate_shannon_entropy(value) <= plugin.entropy_limit):
+            if name in _ENTROPY_PLUGINS and (
+                not _KEYWORD_ON_LINE.search(line) or plugin.calculate_shannon_entropy(value) <= plugin.entropy_limit
+            ):
                 continue
             if looks_fake(_enclosing_token(line, value)):  # AKIA…EXAMPLE and friends from documentation
                 continue
@@ -154,8 +172,11 @@ class DetectSecretsPlugins:
             if long_line and type(plugin).__name__ not in _LONG_LINE_PLUGINS:
                 continue
             name = type(plugin).__name__
-            if ((gated and not any_pattern) or (name in _ENTROPY_PLUGINS and not keyword)
-                    or (name == "KeywordDetector" and not keyword_plugin)):
+            if (
+                (gated and not any_pattern)
+                or (name in _ENTROPY_PLUGINS and not keyword)
+                or (name == "KeywordDetector" and not keyword_plugin)
+            ):
                 continue  # nothing on the line that the plugin's patterns could match
             for value, kind in self._values(plugin, line):
                 value = value.strip()
@@ -172,9 +193,10 @@ class DetectSecretsPlugins:
                 if kind in ("SECRET", "API_KEY") and _under_a_public_name(line, value):
                     continue  # `"publicKey": "…"`, `csrf_token = "…"` (the entropy plugins see the same)
                 if kind == "SECRET" and type(plugin).__name__ == "KeywordDetector":
-                    kind = self._keyword_kind(line, value)
-                    if kind is None or (kind != "PASSWORD" and not key_value_ok(value)):
+                    keyword_kind = self._keyword_kind(line, value)
+                    if keyword_kind is None or (keyword_kind != "PASSWORD" and not key_value_ok(value)):
                         continue  # `secret = "db-secret"`: a name; `api_key = "0000…"`: a pattern
+                    kind = keyword_kind
                 at = line.find(value)
                 while at >= 0:
                     yield Span(offset + at, offset + at + len(value), kind, SOURCE)
@@ -183,7 +205,7 @@ class DetectSecretsPlugins:
     @staticmethod
     def _keyword_kind(line: str, value: str) -> str | None:
         at = line.find(value)
-        match = _KEYWORD_NAME.search(line[:max(at, 0)])
+        match = _KEYWORD_NAME.search(line[: max(at, 0)])
         if match and (names_a_setting(match.group(1)) or names_a_public_value(match.group(1))):
             return None  # `PasswordPolicy: MinimumLength=14`, `"primaryKey": "8f14…"`
         kind = key_name_kind(match.group(1)) if match else None

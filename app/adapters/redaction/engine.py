@@ -18,14 +18,16 @@ from typing import Callable, Iterable, Protocol, Sequence
 from app.adapters.redaction.kinds import PII_KINDS
 from app.adapters.redaction.public_values import public_by_design
 from app.adapters.redaction.spans import Span, render, resolve, trimmed
-from graphs.ports import Redaction
+from core.ports import Redaction
 
 # Everything a detector can match contains one of these: a digit (keys, phones, cards, IPs), '@'
 # (e-mail, URL credentials), ':' or '=' (assignments, headers), a PEM dash line, a long token, or a
 # secret word. Text without any of them ("How do I connect to the VPN?") skips the detectors.
 _MAYBE_SECRET = re.compile(
     r"\d|@|[:=]|-----|[A-Za-z0-9_+/\-]{16,}|pass|pw|pin|key|token|secret|auth|bearer|cred|cookie|login|"
-    r"pwd|contrase|mdp|[\[({<]\s*(?:at|dot)\s*[\])}>]|＠|﹫", re.I)
+    r"pwd|contrase|mdp|[\[({<]\s*(?:at|dot)\s*[\])}>]|＠|﹫",
+    re.I,
+)
 _MAYBE_NAME = re.compile(r"[A-Z][a-z]")
 TRUNCATION_NOTICE = " […{n} more characters removed: too long to check for secrets]"
 _busy = threading.local()
@@ -49,29 +51,51 @@ SecretDetector = Callable[[str], list[Span]]
 class RedactionEngine:
     """The detectors, built once and shared by every destination's redactor."""
 
-    def __init__(self, secret_detectors: Iterable[SecretDetector], pii_detectors: Iterable[PiiDetector] = (),
-                 *, max_chars: int = 100_000) -> None:
+    def __init__(
+        self,
+        secret_detectors: Iterable[SecretDetector],
+        pii_detectors: Iterable[PiiDetector] = (),
+        *,
+        max_chars: int = 100_000,
+    ) -> None:
         self.secret_detectors = list(secret_detectors)
         self.pii_detectors = list(pii_detectors)
         self.max_chars = max_chars
-        self.pii_kinds = frozenset().union(*(d.kinds for d in self.pii_detectors)) if self.pii_detectors else frozenset()
+        self.pii_kinds = (
+            frozenset().union(*(d.kinds for d in self.pii_detectors)) if self.pii_detectors else frozenset()
+        )
 
     def analyze(self, text: str, pii_kinds: frozenset[str]) -> list[Span]:
         """Resolved, non-overlapping spans to remove from `text` under a policy of `pii_kinds`."""
-        spans: list[Span] = []
-        for detect in self.secret_detectors:
-            spans.extend(detect(text))
-        if "<" in text or "://" in text:  # a form's anti-forgery token, a signed link's signature: public
-            spans = [s for s in spans if not public_by_design(text, s.start, s.end)]
-        spans.extend(_repeats(text, spans))
-        url_passwords = [s for s in spans if s.kind == "URL_CREDENTIALS"]
+        return self.analyze_many([text], pii_kinds)[0]
+
+    def analyze_many(self, texts: Sequence[str], pii_kinds: frozenset[str]) -> list[list[Span]]:
+        """`analyze` for each of `texts`; a personal-data detector with a batch form (`find_many`: the names
+        model reads all the texts as one batch) is called once for all of them."""
+        found: list[list[Span]] = []
+        for text in texts:
+            spans: list[Span] = []
+            for detect in self.secret_detectors:
+                spans.extend(detect(text))
+            if "<" in text or "://" in text:  # a form's anti-forgery token, a signed link's signature: public
+                spans = [s for s in spans if not public_by_design(text, s.start, s.end)]
+            spans.extend(_repeats(text, spans))
+            found.append(spans)
+        url_passwords = [[s for s in spans if s.kind == "URL_CREDENTIALS"] for spans in found]
         for detector in self.pii_detectors:
             wanted = pii_kinds & detector.kinds
-            if wanted:
+            if not wanted:
+                continue
+            find_many = getattr(detector, "find_many", None)
+            batch = find_many(list(texts), wanted) if find_many else [detector.find(t, wanted) for t in texts]
+            for spans, passwords, more in zip(found, url_passwords, batch):
                 # "user:pa55@host" is a URL's password and host, not an e-mail address
-                spans.extend(s for s in detector.find(text, wanted) if not (
-                    s.kind == "EMAIL" and any(u.start < s.end and s.start < u.end for u in url_passwords)))
-        return resolve(text, spans)
+                spans.extend(
+                    s
+                    for s in more
+                    if not (s.kind == "EMAIL" and any(u.start < s.end and s.start < u.end for u in passwords))
+                )
+        return [resolve(text, spans) for text, spans in zip(texts, found)]
 
     def bounded(self, text: str) -> str:
         if len(text) <= self.max_chars:
@@ -95,7 +119,7 @@ def _repeats(text: str, spans: list[Span]) -> list[Span]:
         s = trimmed(text, span)
         if s is None:
             continue
-        value = text[s.start:s.end]
+        value = text[s.start : s.end]
         if 6 <= len(value) <= 200 and "\n" not in value and s.kind not in PII_KINDS:
             found.setdefault(value, s.kind)
     extra: list[Span] = []
@@ -103,7 +127,7 @@ def _repeats(text: str, spans: list[Span]) -> list[Span]:
         at = text.find(value)
         while at >= 0:  # (a substring search: compiling a pattern per value cost more than the rest of this)
             end = at + len(value)
-            if not (_is_word_char(text[at - 1:at]) or _is_word_char(text[end:end + 1])):
+            if not (_is_word_char(text[at - 1 : at]) or _is_word_char(text[end : end + 1])):
                 extra.append(Span(at, end, kind, "repeat"))
             at = text.find(value, at + 1)
     return extra
@@ -116,14 +140,17 @@ def _is_word_char(ch: str) -> bool:
 class PolicyRedactor:
     """The Redactor port for one destination: secrets, plus the personal-data kinds in `pii_kinds`."""
 
-    def __init__(self, engine: RedactionEngine, pii_kinds: Iterable[str] = (), *, destination: str = "",
-                 cache_size: int = 1024) -> None:
+    def __init__(
+        self, engine: RedactionEngine, pii_kinds: Iterable[str] = (), *, destination: str = "", cache_size: int = 1024
+    ) -> None:
         self.engine = engine
         self.pii_kinds = frozenset(pii_kinds)
         missing = self.pii_kinds - engine.pii_kinds
         if missing:
-            raise ValueError(f"redaction policy for {destination or 'this destination'} asks for "
-                             f"{', '.join(sorted(missing))}, which no configured detector finds")
+            raise ValueError(
+                f"redaction policy for {destination or 'this destination'} asks for "
+                f"{', '.join(sorted(missing))}, which no configured detector finds"
+            )
         self.destination = destination
         self._cache: OrderedDict[bytes, Redaction] = OrderedDict()
         self._cache_size = cache_size
@@ -170,10 +197,49 @@ class PolicyRedactor:
                 self._cache.popitem(last=False)
         return result
 
+    def redact_many(self, texts: Sequence[str]) -> list[Redaction]:
+        """`redact` for each of `texts`, the ones not cached analysed together (one names-model batch)."""
+        _busy.depth = getattr(_busy, "depth", 0) + 1
+        try:
+            results: list[Redaction | None] = [None] * len(texts)
+            todo: dict[bytes, tuple[str, list[int]]] = {}
+            for n, text in enumerate(texts):
+                bounded = self.engine.bounded(text) if text else text
+                if not bounded or not self._may_contain(bounded):
+                    results[n] = Redaction(text=bounded)
+                    continue
+                key = hashlib.blake2b(bounded.encode("utf-8", "surrogatepass"), digest_size=20).digest()
+                with self._lock:
+                    cached = self._cache.get(key)
+                    if cached is not None:
+                        self._cache.move_to_end(key)
+                if cached is not None:
+                    results[n] = cached
+                else:
+                    todo.setdefault(key, (bounded, []))[1].append(n)
+            if todo:
+                keys = list(todo)
+                analysed = self.engine.analyze_many([todo[k][0] for k in keys], self.pii_kinds)
+                for key, spans in zip(keys, analysed):
+                    bounded, places = todo[key]
+                    result = render(bounded, spans)
+                    for n in places:
+                        results[n] = result
+                    with self._lock:
+                        self._cache[key] = result
+                        if len(self._cache) > self._cache_size:
+                            self._cache.popitem(last=False)
+            return [r if r is not None else Redaction(text="") for r in results]
+        finally:
+            _busy.depth -= 1
+
     def _redact_with_exemptions(self, text: str, exempt: Sequence[tuple[int, int]]) -> Redaction:
         bounded = self.engine.bounded(text)
         if not self._may_contain(bounded):
             return Redaction(text=bounded)
-        spans = [s for s in self.engine.analyze(bounded, self.pii_kinds)
-                 if s.kind not in PII_KINDS or not any(a <= s.start and s.end <= b for a, b in exempt)]
+        spans = [
+            s
+            for s in self.engine.analyze(bounded, self.pii_kinds)
+            if s.kind not in PII_KINDS or not any(a <= s.start and s.end <= b for a, b in exempt)
+        ]
         return render(bounded, spans)

@@ -16,20 +16,26 @@ from app.adapters.redaction.code_shapes import is_camel_case_name, is_wordlike
 _TEMPLATE = re.compile(
     r"^(?:<[^<>]{1,60}>|\$\{[^}]{1,60}\}|\{\{[^}]{1,60}\}\}|%\(?[A-Za-z_]{1,40}\)?s?%?|\$[A-Za-z_][A-Za-z0-9_]{1,60}"
     r"|%[A-Za-z_]{2,40}%|@[A-Za-z_][\w.\-]{1,40}@|\[[A-Za-z _\-]{2,40}\]"
-    r"|\{[a-z_][a-z0-9_.]{0,40}(?:![rsa])?(?::[^{}]{0,20})?\})$")  # … and a format field `{password}`
-_MASKED = re.compile(r"^[*x•#.\-_?]{3,}$|\*{3,}|x{6,}|X{6,}|•{3,}|[:=]x{4,}$", re.I)  # `****`, `xxxxxx`, `•••`, `VAL:xxxx`
+    r"|\{[a-z_][a-z0-9_.]{0,40}(?:![rsa])?(?::[^{}]{0,20})?\})$"
+)  # … and a format field `{password}`
+_MASKED = re.compile(
+    r"^[*x•#.\-_?]{3,}$|\*{3,}|x{6,}|X{6,}|•{3,}|[:=]x{4,}$", re.I
+)  # `****`, `xxxxxx`, `•••`, `VAL:xxxx`
 _CODE_REFERENCE = re.compile(
     r"^(?:os\.|process\.env|getenv\b|System\.getenv|ENV\[|env\[|config\.|settings\.|self\.|this\.|request\.|"
     r"args\.|params\.|props\.|ctx\.|secrets\.|vault\.|Base64\.|base64\.|new\s)"
     r"|^(?:None|null|nil|undefined|true|false|True|False)$"
     r"|^[A-Za-z_][\w.]*\("
     r"|^[A-Za-z_][\w.]*\[:?[\"']?[A-Za-z_][\w\-]*[\"']?\]?$"  # creds["password"], config[:token]
-    r"|^[A-Za-z_][\w.]*[\[(]$")  # the same, cut at the quote
-_PLAIN_WORDS = frozenset("""
+    r"|^[A-Za-z_][\w.]*[\[(]$"
+)  # the same, cut at the quote
+_PLAIN_WORDS = frozenset(
+    """
 string str int char bool boolean none null nil undefined true false empty required optional
 password passwd pwd secret token key value example sample test dummy placeholder changeme
 your yours here there this that hidden redacted masked unknown na n/a tbd todo
-""".split())
+""".split()
+)
 _SEQUENCES = ("0123456789", "abcdefghijklmnopqrstuvwxyz", "qwertyuiop", "asdfghjkl", "zxcvbnm")
 
 
@@ -43,25 +49,37 @@ def shannon_entropy(value: str) -> float:
 
 
 def char_classes(value: str) -> int:
-    return sum((any(c.islower() for c in value), any(c.isupper() for c in value),
-                any(c.isdigit() for c in value), any(not c.isalnum() for c in value)))
+    return sum(
+        (
+            any(c.islower() for c in value),
+            any(c.isupper() for c in value),
+            any(c.isdigit() for c in value),
+            any(not c.isalnum() for c in value),
+        )
+    )
 
 
 # `!Ref DbPassword`, `!Sub …`, `!!python/name:…`: a YAML tag (CloudFormation function, loader hook)
-_YAML_TAG = re.compile(r"^(?:!![a-z]+(?:/[\w:.]+)?|!(?:Ref|Sub|GetAtt|Join|Select|If|ImportValue|FindInMap|Base64|"
-                       r"Split|GetAZs|Cidr|Equals|Not|And|Or|Condition|Transform|vault|secret|env|include|reference|"
-                       r"input))$")
+_YAML_TAG = re.compile(
+    r"^(?:!![a-z]+(?:/[\w:.]+)?|!(?:Ref|Sub|GetAtt|Join|Select|If|ImportValue|FindInMap|Base64|"
+    r"Split|GetAZs|Cidr|Equals|Not|And|Or|Condition|Transform|vault|secret|env|include|reference|"
+    r"input))$"
+)
 # `YOUR_API_KEY`, `your-token-here`, `INSERT_KEY_HERE`, `<enter password>`: where the reader puts a value
-_FILL_IN = re.compile(r"^(?:your|insert|enter|replace|put)[_\- ]|[_\- ]here$|^(?:YOUR|INSERT|ENTER|REPLACE)[A-Z_]*$"
-                      r"|^(?:change|replace|fill|set|update)[_\- ]?(?:me|it|this)$", re.I)
+_FILL_IN = re.compile(
+    r"^(?:your|insert|enter|replace|put)[_\- ]|[_\- ]here$|^(?:YOUR|INSERT|ENTER|REPLACE)[A-Z_]*$"
+    r"|^(?:change|replace|fill|set|update)[_\- ]?(?:me|it|this)$",
+    re.I,
+)
 
 
 def is_template(value: str) -> bool:
     """`<your password>`, `${DB_PASS}`, `{{ token }}`, `{password}`, `$PASSWORD`, `%(pw)s`, `!Ref DbPassword`,
     `YOUR_API_KEY`: a placeholder, not a value."""
     value = value.strip("\"'`")
-    return (bool(_TEMPLATE.match(value) or _YAML_TAG.match(value) or _FILL_IN.search(value))
-            or value.startswith(("${", "{{", "%(", "$(", "<%", "#{")))
+    return bool(_TEMPLATE.match(value) or _YAML_TAG.match(value) or _FILL_IN.search(value)) or value.startswith(
+        ("${", "{{", "%(", "$(", "<%", "#{")
+    )
 
 
 def is_masked(value: str) -> bool:
@@ -76,8 +94,11 @@ _RESOURCE_PATH = re.compile(r"^[a-z0-9][a-z0-9._\-]*(?:/[a-z0-9][a-z0-9._\-]*){2
 
 
 # `vault:secret/data/db#password`, `op://it/db/password`, `arn:aws:secretsmanager:…`: where a secret store keeps it
-_SECRET_STORE = re.compile(r"^(?:vault|sm|ssm|secretsmanager|secretmanager|gsm|gcpsm|awssm|op|doppler|azkv|keyvault|akv|"
-                           r"kv|sops|bws|infisical|conjur|arn):(?://?)?[\w\-./#:]+$", re.I)
+_SECRET_STORE = re.compile(
+    r"^(?:vault|sm|ssm|secretsmanager|secretmanager|gsm|gcpsm|awssm|op|doppler|azkv|keyvault|akv|"
+    r"kv|sops|bws|infisical|conjur|arn):(?://?)?[\w\-./#:]+$",
+    re.I,
+)
 # an OpenSSH public key (`ssh-ed25519 AAAAC3…`): meant to be shared
 SSH_KEY_TYPE = r"(?:ssh-(?:rsa|dss|ed25519|ed448)|ecdsa-sha2-nistp\d+|sk-ssh-ed25519@openssh\.com)"
 _PUBLIC_KEY = re.compile(rf"^{SSH_KEY_TYPE}\s+AAAA")
@@ -87,8 +108,13 @@ def is_code_reference(value: str) -> bool:
     """`os.getenv("X")`, `config.password`, `None`, `vault:secret/db#pw`: code or a store reference that
     fetches a secret, not the secret; an SSH public key is not one either."""
     value = value.strip("\"'`")
-    return bool(_CODE_REFERENCE.match(value) or _SECRET_ATTRIBUTE.match(value) or _RESOURCE_PATH.match(value)
-                or _SECRET_STORE.match(value) or _PUBLIC_KEY.match(value))
+    return bool(
+        _CODE_REFERENCE.match(value)
+        or _SECRET_ATTRIBUTE.match(value)
+        or _RESOURCE_PATH.match(value)
+        or _SECRET_STORE.match(value)
+        or _PUBLIC_KEY.match(value)
+    )
 
 
 # `/run/secrets/db_password`, `~/.ssh/id_ed25519`, `C:\keys\server.pfx`: where a secret is kept, not the secret
@@ -125,7 +151,7 @@ def _has_run(value: str, length: int) -> bool:
     low = value.lower()
     for seq in _SEQUENCES:
         for i in range(len(seq) - length + 1):
-            part = seq[i:i + length]
+            part = seq[i : i + length]
             if part in low or part[::-1] in low:
                 return True
     return False
@@ -160,6 +186,12 @@ def looks_random(value: str, *, min_length: int = 16, min_entropy: float = 3.2) 
     """Long, mixed and high-entropy enough to be a key or token even without a known prefix, and not
     made of words or capitalised humps (`Qwen2ForTokenClassification`, `Gemma3nMultimodalEmbedder` are class
     names)."""
-    return (len(value) >= min_length and shannon_entropy(value) >= min_entropy and char_classes(value) >= 2
-            and any(c.isdigit() for c in value) and not looks_fake(value) and not is_wordlike(value)
-            and not is_camel_case_name(value))
+    return (
+        len(value) >= min_length
+        and shannon_entropy(value) >= min_entropy
+        and char_classes(value) >= 2
+        and any(c.isdigit() for c in value)
+        and not looks_fake(value)
+        and not is_wordlike(value)
+        and not is_camel_case_name(value)
+    )

@@ -10,26 +10,38 @@ from __future__ import annotations
 from types import MappingProxyType
 
 # secret kind -> priority
-SECRET_KINDS = MappingProxyType({
-    "PRIVATE_KEY": 100,
-    "URL_CREDENTIALS": 90,
-    "CONNECTION_STRING": 90,
-    "AWS_KEY": 80, "AZURE_KEY": 80, "GITHUB_TOKEN": 80, "GITLAB_TOKEN": 80, "SLACK_TOKEN": 80,
-    "STRIPE_KEY": 80, "JWT": 80,
-    "AUTH_HEADER": 70,
-    "API_KEY": 60, "TOKEN": 60,
-    "PASSWORD": 50,
-    "SECRET": 40,
-})
+SECRET_KINDS = MappingProxyType(
+    {
+        "PRIVATE_KEY": 100,
+        "URL_CREDENTIALS": 90,
+        "CONNECTION_STRING": 90,
+        "AWS_KEY": 80,
+        "AZURE_KEY": 80,
+        "GITHUB_TOKEN": 80,
+        "GITLAB_TOKEN": 80,
+        "SLACK_TOKEN": 80,
+        "STRIPE_KEY": 80,
+        "JWT": 80,
+        "AUTH_HEADER": 70,
+        "API_KEY": 60,
+        "TOKEN": 60,
+        "PASSWORD": 50,
+        "SECRET": 40,
+    }
+)
 
 # personal-data kind -> priority
-PII_KINDS = MappingProxyType({
-    "CREDIT_CARD": 35, "IBAN": 35, "US_SSN": 35,
-    "EMAIL": 30,
-    "PHONE": 20,
-    "IP_ADDRESS": 15,
-    "PERSON": 10,
-})
+PII_KINDS = MappingProxyType(
+    {
+        "CREDIT_CARD": 35,
+        "IBAN": 35,
+        "US_SSN": 35,
+        "EMAIL": 30,
+        "PHONE": 20,
+        "IP_ADDRESS": 15,
+        "PERSON": 10,
+    }
+)
 
 ALL_KINDS = MappingProxyType({**SECRET_KINDS, **PII_KINDS})
 
@@ -51,6 +63,8 @@ def parse_pii_kinds(value: str | list[str] | tuple[str, ...] | frozenset[str] | 
     kinds.discard("NONE")
     unknown = sorted(kinds - set(PII_KINDS))
     if unknown:
-        raise ValueError(f"unknown personal-data kind(s) {', '.join(unknown)}; "
-                         f"choose from {', '.join(sorted(PII_KINDS))} (secrets are always removed)")
+        raise ValueError(
+            f"unknown personal-data kind(s) {', '.join(unknown)}; "
+            f"choose from {', '.join(sorted(PII_KINDS))} (secrets are always removed)"
+        )
     return frozenset(kinds)

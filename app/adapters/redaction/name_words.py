@@ -31,19 +31,23 @@ log = logging.getLogger(__name__)
 
 # the languages whose words deskmate's users type (as values.SECRET_WORD's password words)
 LANGUAGES = ("en", "de", "fr", "es", "it", "nl", "pt", "sv", "da", "nb", "fi", "pl", "cs", "hu")
-COMMON_ZIPF = 3.0        # a word this frequent in English is a word, unless the name lists know it
-FUNCTION_ZIPF = 6.0      # a word this frequent in its language is never a name ("der", "la", "sie")
-LANGUAGE_MARGIN = 0.5    # mean Zipf a language must beat English by to count as the message's language
-_TOP_WORDS = 3000        # per other language: enough for its function words and its most frequent nouns
+COMMON_ZIPF = 3.0  # a word this frequent in English is a word, unless the name lists know it
+FUNCTION_ZIPF = 6.0  # a word this frequent in its language is never a name ("der", "la", "sie")
+LANGUAGE_MARGIN = 0.5  # mean Zipf a language must beat English by to count as the message's language
+_TOP_WORDS = 3000  # per other language: enough for its function words and its most frequent nouns
 
 # Presence and status words of chat and meeting apps (Teams, Slack, Zoom, Webex, Skype, Google Chat):
 # shown capitalised in the UI, typed capitalised by users, never a person.
-PRESENCE_STATES = frozenset("""
+PRESENCE_STATES = frozenset(
+    """
 available away busy offline online idle inactive active invisible presenting appear dnd brb ooo
-""".split())
+""".split()
+)
 PRESENCE_PHRASES = re.compile(
     r"\b(?:do\s+not\s+disturb|be\s+right\s+back|out\s+of\s+(?:the\s+)?office|in\s+a\s+(?:meeting|call)|"
-    r"on\s+a\s+call|appear\s+(?:away|offline)|focusing|on\s+holiday)\b", re.I)
+    r"on\s+a\s+call|appear\s+(?:away|offline)|focusing|on\s+holiday)\b",
+    re.I,
+)
 
 _WORD = re.compile(r"[^\W\d_][^\W\d_'’\-]*")
 _POSSESSIVE = re.compile(r"['’]s?$")
@@ -73,11 +77,18 @@ def _faker_names() -> tuple[frozenset[str], frozenset[str]]:
         except (ImportError, AttributeError) as exc:  # a locale that cannot load is one list fewer
             log.warning("name list for %s not loaded: %s", module.name, exc)
             continue
-        for attribute, target in (("first_names", given), ("first_names_male", given), ("first_names_female", given),
-                                  ("first_names_nonbinary", given), ("last_names", family),
-                                  ("last_names_male", family), ("last_names_female", family)):
-            values = next((klass.__dict__[attribute] for klass in provider.__mro__ if attribute in klass.__dict__),
-                          None)
+        for attribute, target in (
+            ("first_names", given),
+            ("first_names_male", given),
+            ("first_names_female", given),
+            ("first_names_nonbinary", given),
+            ("last_names", family),
+            ("last_names_male", family),
+            ("last_names_female", family),
+        ):
+            values = next(
+                (klass.__dict__[attribute] for klass in provider.__mro__ if attribute in klass.__dict__), None
+            )
             if values is not None and not isinstance(values, property):
                 target |= _name_parts(values)
     return frozenset(given), frozenset(family)
@@ -96,7 +107,7 @@ def _zipf_table(language: str, limit: int | None = None) -> dict[str, float]:
 class NameWords:
     given: frozenset[str]
     family: frozenset[str]
-    english: dict[str, float]            # every common English word -> Zipf
+    english: dict[str, float]  # every common English word -> Zipf
     frequent: dict[str, dict[str, float]]  # language -> its most frequent words -> Zipf
 
     def language(self, text: str) -> str:
@@ -138,7 +149,6 @@ class NameWords:
         first = next((m for m in _WORD.finditer(text, start, end) if self.name_like(m.group(0), language)), None)
         return None if first is None else (first.start(), end)
 
-
     def full_names(self, text: str) -> list[tuple[int, int]]:
         """A given name and a surname written as a pair ("Thelma Mitchell", "Ryan P Costa"), which the model
         misses in lists and address blocks: the given name a known one that is not also a common English word
@@ -147,18 +157,23 @@ class NameWords:
         for m in _FULL_NAME.finditer(text):
             given, family = m.group("given"), m.group("family")
             low_given, low_family = given.lower(), _POSSESSIVE.sub("", family.lower())
-            if (low_given in self.given and self.english.get(low_given, 0.0) < _GIVEN_NAME_AS_WORD_ZIPF
-                    and low_family not in PRESENCE_STATES
-                    and (low_family in self.family or self.english.get(low_family, 0.0) < COMMON_ZIPF)
-                    and self.english.get(low_family, 0.0) < FUNCTION_ZIPF):
+            if (
+                low_given in self.given
+                and self.english.get(low_given, 0.0) < _GIVEN_NAME_AS_WORD_ZIPF
+                and low_family not in PRESENCE_STATES
+                and (low_family in self.family or self.english.get(low_family, 0.0) < COMMON_ZIPF)
+                and self.english.get(low_family, 0.0) < FUNCTION_ZIPF
+            ):
                 found.append((m.start(), m.end("family")))
         return found
 
 
 _GIVEN_NAME_AS_WORD_ZIPF = 4.0
 _CAPITALISED = r"[^\W\d_a-z][^\W\d_A-Z]+"  # an upper-case letter, then lower-case letters (any script)
-_FULL_NAME = re.compile(rf"(?<![\w.@/\\-])(?P<given>{_CAPITALISED})[ \t]+(?:[A-Z]\.?[ \t]+)?"
-                        rf"(?P<family>{_CAPITALISED}(?:-{_CAPITALISED})?(?:['’]s)?)(?![\w@/\\-])")
+_FULL_NAME = re.compile(
+    rf"(?<![\w.@/\\-])(?P<given>{_CAPITALISED})[ \t]+(?:[A-Z]\.?[ \t]+)?"
+    rf"(?P<family>{_CAPITALISED}(?:-{_CAPITALISED})?(?:['’]s)?)(?![\w@/\\-])"
+)
 
 
 @lru_cache(maxsize=1)
@@ -167,5 +182,7 @@ def load_name_words() -> NameWords:
     given, family = _faker_names()
     english = _zipf_table("en")
     frequent = {lang: _zipf_table(lang, _TOP_WORDS) for lang in LANGUAGES}
-    log.info("name lists: %d given names, %d surnames; word lists for %s", len(given), len(family), ", ".join(LANGUAGES))
+    log.info(
+        "name lists: %d given names, %d surnames; word lists for %s", len(given), len(family), ", ".join(LANGUAGES)
+    )
     return NameWords(given, family, english, frequent)

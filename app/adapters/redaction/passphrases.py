@@ -30,7 +30,9 @@ _LEAD = re.compile(
     rf"\b(?:{SECRET_WORD}|(?:wi-?fi|wireless|wpa2?|network)\s+(?:security\s+)?key)"
     r"(?:\s+for\s+(?:the\s+|my\s+|our\s+)?[\w.@\-]+(?:\s+[\w.@\-]+)?)?\s*"
     r"(?:\b(?:is\s+now|is\s+still|is|was|would\s+be|should\s+be|will\s+be|set\s+to|changed\s+to|reset\s+to)\b\s*:?|[:=])"
-    r"[ \t]*", re.I)
+    r"[ \t]*",
+    re.I,
+)
 _QUOTES = {'"': '"', "'": "'", "“": "”", "‘": "’", "«": "»"}
 _MAX_QUOTED = 100
 _MAX_WORDS = 8
@@ -46,17 +48,20 @@ _STATUS = frozenset(
     "correct wrong incorrect invalid fine ok okay good bad weak simple easy short long great strong secure insecure "
     "safe unsafe valid new old current same different temporary temp blank empty hidden known unknown stale outdated "
     "obsolete usual secret private default "
-    "zero one two three four five six seven eight nine ten eleven twelve sixteen twenty thirty".split())
+    "zero one two three four five six seven eight nine ten eleven twelve sixteen twenty thirty".split()
+)
 # what a policy or a form says about a password: "Password: minimum eight characters", "alphanumeric only"
 _DESCRIPTION = frozenset(
     "minimum maximum min max symbols symbol uppercase lowercase upper lower special alphanumeric numeric numbers "
     "letter character length mixed combination account accounts domain email e-mail mail username user network "
     "windows ad sso vpn system systems least most only enough field fields option optional mandatory "
-    "required recommended format above below following attached screenshot".split())
+    "required recommended format above below following attached screenshot".split()
+)
 # words that start a new clause: the passphrase ended before them
 _CLAUSE_STARTERS = frozenset(
     "and but so because please can could which when since though although if it i that then however thanks "
-    "thank pls plz cause cos yet or".split())
+    "thank pls plz cause cos yet or".split()
+)
 
 
 def _is_prose(word: str) -> bool:
@@ -64,16 +69,27 @@ def _is_prose(word: str) -> bool:
     lowered = word.lower()
     if lowered in _STATUS:
         return False
-    return (lowered in NOT_A_SECRET or lowered in _DESCRIPTION or lowered in _CLAUSE_STARTERS
-            or is_participle(lowered) or key_name_kind(lowered) is not None or "'" in word or "’" in word)
+    return (
+        lowered in NOT_A_SECRET
+        or lowered in _DESCRIPTION
+        or lowered in _CLAUSE_STARTERS
+        or is_participle(lowered)
+        or key_name_kind(lowered) is not None
+        or "'" in word
+        or "’" in word
+    )
 
 
 def _password_like(token: str) -> bool:
     """A token with a digit or a symbol that is a value, not a link, path, address, version or template."""
     if token.isdigit():
         return 1 <= len(token) <= 12
-    return (any(c.isalnum() for c in token) and any(not c.isalpha() for c in token) and not PLACEHOLDER.search(token)
-            and value_looks_like_secret(token))
+    return (
+        any(c.isalnum() for c in token)
+        and any(not c.isalpha() for c in token)
+        and not PLACEHOLDER.search(token)
+        and value_looks_like_secret(token)
+    )
 
 
 def _core(token: str) -> str:
@@ -82,11 +98,11 @@ def _core(token: str) -> str:
 
 
 def _quoted(text: str, start: int) -> Span | None:
-    close = _QUOTES.get(text[start:start + 1])
+    close = _QUOTES.get(text[start : start + 1])
     if close is None:
         return None
     end = text.find(close, start + 1, start + 2 + _MAX_QUOTED)
-    inner = text[start + 1:end] if end > 0 else ""
+    inner = text[start + 1 : end] if end > 0 else ""
     value = inner.strip()
     if len(value) < 3 or "\n" in inner or is_template(value) or is_masked(value) or PLACEHOLDER.search(value):
         return None
@@ -101,7 +117,7 @@ def _quoted(text: str, start: int) -> Span | None:
 
 def _unquoted(text: str, start: int) -> Span | None:
     line_end = text.find("\n", start, start + _MAX_LINE)
-    line = text[start:line_end if line_end >= 0 else start + _MAX_LINE]
+    line = text[start : line_end if line_end >= 0 else start + _MAX_LINE]
     run: list[re.Match[str]] = []
     ended = False
     for match in _TOKEN.finditer(line):
@@ -116,7 +132,7 @@ def _unquoted(text: str, start: int) -> Span | None:
         if (is_word and _is_prose(core)) or (not is_word and not _password_like(core)):
             return None  # a sentence about the password, a link, a template: not a passphrase
         run.append(match)
-        if core != token and token[len(core):][:1] in _CLAUSE_END_PUNCTUATION:
+        if core != token and token[len(core) :][:1] in _CLAUSE_END_PUNCTUATION:
             ended = True
             break
     else:

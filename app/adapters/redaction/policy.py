@@ -7,7 +7,7 @@ destination removes the memory kinds plus its own (names go to a ticket, not to 
 
 | destination | applied by                                   |
 |-------------|----------------------------------------------|
-| memory      | nodes/redact.py (graph state, session store) |
+| memory      | nodes/support/redact.py (graph state, session store) |
 | llm         | RedactingChatModel, every outgoing message   |
 | ticket      | the ticket and feedback paths                |
 | trace       | the Langfuse mask                            |
@@ -20,8 +20,10 @@ from dataclasses import dataclass
 from typing import Literal
 
 from app.adapters.redaction.chat_rules import find_secrets
-from app.adapters.redaction.engine import PolicyRedactor, RedactionEngine
+from app.adapters.redaction.engine import PiiDetector, PolicyRedactor, RedactionEngine, SecretDetector
 from app.adapters.redaction.kinds import parse_pii_kinds
+from app.adapters.redaction.loading import LoadingDetector
+from core.ports import Redactor
 
 Destination = Literal["memory", "llm", "ticket", "trace", "log", "documents"]
 DESTINATIONS: tuple[Destination, ...] = ("memory", "llm", "ticket", "trace", "log")
@@ -38,10 +40,14 @@ class RedactionPolicy:
     log: frozenset[str] = frozenset()
 
     @classmethod
-    def from_settings(cls, settings) -> "RedactionPolicy":
-        return cls(memory=parse_pii_kinds(settings.redact_memory), llm=parse_pii_kinds(settings.redact_llm),
-                   ticket=parse_pii_kinds(settings.redact_ticket), trace=parse_pii_kinds(settings.redact_trace),
-                   log=parse_pii_kinds(settings.redact_log))
+    def from_settings(cls, settings) -> RedactionPolicy:
+        return cls(
+            memory=parse_pii_kinds(settings.redaction.redact_memory),
+            llm=parse_pii_kinds(settings.redaction.redact_llm),
+            ticket=parse_pii_kinds(settings.redaction.redact_ticket),
+            trace=parse_pii_kinds(settings.redaction.redact_trace),
+            log=parse_pii_kinds(settings.redaction.redact_log),
+        )
 
     def kinds_for(self, destination: Destination) -> frozenset[str]:
         if destination == "documents":
@@ -54,21 +60,35 @@ class RedactionPolicy:
         return any("PERSON" in self.kinds_for(d) for d in destinations)
 
 
-def build_engine(policy: RedactionPolicy, *, max_chars: int = 100_000, names_model: str | None = None,
-                 with_detect_secrets: bool = True, destinations=DESTINATIONS) -> RedactionEngine:
+def build_engine(
+    policy: RedactionPolicy,
+    *,
+    max_chars: int = 100_000,
+    names_model: str | None = None,
+    with_detect_secrets: bool = True,
+    destinations=DESTINATIONS,
+    load_names_in_background: bool = False,
+) -> RedactionEngine:
     """Detectors for `policy`: the names model (seconds to load) only when one of the `destinations`
-    in use removes names."""
+    in use removes names; `load_names_in_background`: it loads on a thread of its own and the first text
+    that needs it waits for it (the service starts without waiting; app/adapters/redaction/loading.py)."""
     from app.adapters.redaction.code_shapes import load_vocabulary
     from app.adapters.redaction.detect_secrets_plugins import DetectSecretsPlugins
     from app.adapters.redaction.pii import DEFAULT_SPACY_MODEL, PersonNames, StructuredPii, load_names_pipeline
 
     load_vocabulary()  # the word list that tells names from random keys: read here, not on the first message
-    secret_detectors = [find_secrets]
+    secret_detectors: list[SecretDetector] = [find_secrets]
     if with_detect_secrets:
         secret_detectors.append(DetectSecretsPlugins().find)
-    pii_detectors = [StructuredPii()]
+    pii_detectors: list[PiiDetector] = [StructuredPii()]
     if policy.needs_names(destinations):
-        pii_detectors.append(PersonNames(load_names_pipeline(names_model or DEFAULT_SPACY_MODEL)))
+
+        def person_names() -> PersonNames:
+            return PersonNames(load_names_pipeline(names_model or DEFAULT_SPACY_MODEL))
+
+        pii_detectors.append(
+            LoadingDetector(PersonNames.kinds, person_names) if load_names_in_background else person_names()
+        )
     return RedactionEngine(secret_detectors, pii_detectors, max_chars=max_chars)
 
 
@@ -80,16 +100,21 @@ class UnavailableRedactor:
         self.destination, self.missing = destination, missing
 
     def redact(self, text: str):
-        raise RuntimeError(f"the {self.destination} redactor was not built ({', '.join(sorted(self.missing))} "
-                           f"need a model that is only loaded when {self.destination} is configured)")
+        raise RuntimeError(
+            f"the {self.destination} redactor was not built ({', '.join(sorted(self.missing))} "
+            f"need a model that is only loaded when {self.destination} is configured)"
+        )
 
 
-def build_redactors(policy: RedactionPolicy, engine: RedactionEngine) -> dict[str, PolicyRedactor | UnavailableRedactor]:
+def build_redactors(policy: RedactionPolicy, engine: RedactionEngine) -> dict[str, Redactor]:
     """One redactor per destination (plus `documents`: secrets only), all sharing one engine."""
-    redactors: dict[str, PolicyRedactor | UnavailableRedactor] = {}
+    redactors: dict[str, Redactor] = {}
     for destination in (*DESTINATIONS, "documents"):
         kinds = policy.kinds_for(destination)
         missing = kinds - engine.pii_kinds
-        redactors[destination] = (UnavailableRedactor(destination, missing) if missing
-                                  else PolicyRedactor(engine, kinds, destination=destination))
+        redactors[destination] = (
+            UnavailableRedactor(destination, missing)
+            if missing
+            else PolicyRedactor(engine, kinds, destination=destination)
+        )
     return redactors

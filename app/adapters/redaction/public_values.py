@@ -15,13 +15,18 @@ import re
 
 _FORM_TOKEN_NAME = re.compile(
     r"\b(?:name|id|property)\s*=\s*[\"']?(?:_?csrf[\w\-]*|[\w\-]*xsrf[\w\-]*|authenticity_token|csrfmiddlewaretoken|"
-    r"__RequestVerificationToken|_token|anti-?forgery[\w\-]*)[\"'\s>]", re.I)
+    r"__RequestVerificationToken|_token|anti-?forgery[\w\-]*)[\"'\s>]",
+    re.I,
+)
 _TAG = re.compile(r"<(?:input|meta)\b[^<>]{0,600}>", re.I)
 _URL = re.compile(r"https?://[^\s\"'<>]+", re.I)
 # a link signed to be shared: CloudFront (Key-Pair-Id), S3/GCS presigned (X-Amz-/X-Goog- with an expiry)
 _SIGNED_LINK = re.compile(r"[?&](?:Key-Pair-Id|X-Amz-Expires|X-Goog-Expires)=", re.I)
-_SIGNED_PARAM = re.compile(r"[?&](?P<name>Signature|Key-Pair-Id|Policy|X-Amz-Signature|X-Goog-Signature|"
-                           r"X-Amz-Security-Token)=(?P<value>[^&#\s\"'<>]*)", re.I)
+_SIGNED_PARAM = re.compile(
+    r"[?&](?P<name>Signature|Key-Pair-Id|Policy|X-Amz-Signature|X-Goog-Signature|"
+    r"X-Amz-Security-Token)=(?P<value>[^&#\s\"'<>]*)",
+    re.I,
+)
 
 
 def public_by_design(text: str, start: int, end: int) -> bool:
@@ -32,6 +37,8 @@ def public_by_design(text: str, start: int, end: int) -> bool:
             return bool(_FORM_TOKEN_NAME.search(tag.group(0))) and "password" not in tag.group(0).lower()
     for url in _URL.finditer(text, max(0, start - 2000), min(len(text), end + 2000)):
         if url.start() <= start and end <= url.end() and _SIGNED_LINK.search(url.group(0)):
-            return any(url.start() + m.start("value") <= start and end <= url.start() + m.end("value")
-                       for m in _SIGNED_PARAM.finditer(url.group(0)))
+            return any(
+                url.start() + m.start("value") <= start and end <= url.start() + m.end("value")
+                for m in _SIGNED_PARAM.finditer(url.group(0))
+            )
     return False

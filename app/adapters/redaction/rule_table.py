@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from re import _constants as sre
-from re import _parser as sre_parse
+from re import _constants as sre  # type: ignore[attr-defined]  # private modules typeshed does not describe
+from re import _parser as sre_parse  # type: ignore[attr-defined]
 from typing import Callable, Iterator
 
 from app.adapters.redaction.spans import Span
@@ -38,8 +38,9 @@ def _alternatives(op, arg) -> Step | None:
     if op is sre.SUBPATTERN and arg[1] == 0 and arg[2] == 0:  # a plain group, no flags of its own
         return _prefixes(arg[3])
     if op is sre.BRANCH:
-        branches = [_prefixes(b) for b in arg[1]]
-        if any(b is None for b in branches):
+        read = [_prefixes(b) for b in arg[1]]
+        branches = [b for b in read if b is not None]
+        if len(branches) < len(read):
             return None
         if all(zero for _, zero, _ in branches):
             return [""], True, True  # `(?:(?<![A-Za-z0-9])|(?<=m))`: a choice of boundaries
@@ -87,7 +88,8 @@ class AnchorIndex:
 
     def __init__(self, patterns) -> None:
         self._gates: list[tuple[bool, frozenset[str] | None]] = []
-        cased, folded = set(), set()
+        cased: set[str] = set()
+        folded: set[str] = set()
         for pattern in patterns:
             anchors = anchors_of(pattern)
             is_folded = bool(pattern.flags & re.IGNORECASE)
@@ -99,8 +101,10 @@ class AnchorIndex:
         """For each pattern, in table order: may it match `text` (`lowered` is `text.lower()`)?"""
         cased = {a for a in self._cased if a in text}
         folded = {a for a in self._folded if a in lowered}
-        return [anchors is None or not anchors.isdisjoint(folded if is_folded else cased)
-                for is_folded, anchors in self._gates]
+        return [
+            anchors is None or not anchors.isdisjoint(folded if is_folded else cased)
+            for is_folded, anchors in self._gates
+        ]
 
 
 @dataclass(frozen=True)
@@ -125,14 +129,18 @@ class RuleTable:
         self.source = source
         self._index = AnchorIndex(rule.pattern for rule in self.rules)
 
-    def spans(self, text: str, lowered: str | None = None,
-              reject: Callable[[str, int, int], bool] | None = None) -> Iterator[Span]:
+    def spans(
+        self, text: str, lowered: str | None = None, reject: Callable[[str, int, int], bool] | None = None
+    ) -> Iterator[Span]:
         """Every accepted secret in `text`; `reject(text, start, end)` drops one its context shows to be code."""
         lowered = text.lower() if lowered is None else lowered
         for rule, may_match in zip(self.rules, self._index.active(text, lowered)):
             for m in rule.pattern.finditer(text) if may_match else ():
                 value = m.group("secret")
-                if not value or (rule.accept and not rule.accept(value)) or (
-                        reject is not None and reject(text, m.start("secret"), m.end("secret"))):
+                if (
+                    not value
+                    or (rule.accept and not rule.accept(value))
+                    or (reject is not None and reject(text, m.start("secret"), m.end("secret")))
+                ):
                     continue
                 yield Span(m.start("secret"), m.end("secret"), rule.kind, self.source)

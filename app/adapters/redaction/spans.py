@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass
 
 from app.adapters.redaction.kinds import NUMBERED_KINDS, priority
-from graphs.ports import Finding, Redaction
+from core.ports import Finding, Redaction
 
 PLACEHOLDER = re.compile(r"\[REDACTED:(?P<kind>[A-Z][A-Z_]*?)(?:_(?P<n>\d+))?\]")
 _EDGE = " \t\r\n\"'`"
@@ -70,8 +70,8 @@ def resolve(text: str, spans: list[Span]) -> list[Span]:
     cleaned: list[Span] = []
     for span in spans:
         for piece in _outside_placeholders(span, placeholders) if placeholders else [span]:
-            piece = trimmed(text, piece)
-            if piece is not None and sum(ch.isalnum() for ch in text[piece.start:piece.end]) >= 1:
+            kept = trimmed(text, piece)
+            if kept is not None and sum(ch.isalnum() for ch in text[kept.start : kept.end]) >= 1:
                 cleaned.append(piece)
     cleaned.sort(key=lambda s: (s.start, -s.end))
     merged: list[list[Span]] = []
@@ -102,7 +102,7 @@ def render(text: str, spans: list[Span]) -> Redaction:
     findings: list[Finding] = []
     cursor = 0
     for span in spans:
-        value = text[span.start:span.end]
+        value = text[span.start : span.end]
         if span.kind in NUMBERED_KINDS:
             key = (span.kind, " ".join(value.lower().split()))
             if key not in numbers:
@@ -111,7 +111,7 @@ def render(text: str, spans: list[Span]) -> Redaction:
             placeholder = f"[REDACTED:{span.kind}_{numbers[key]}]"
         else:
             placeholder = f"[REDACTED:{span.kind}]"
-        out.append(text[cursor:span.start])
+        out.append(text[cursor : span.start])
         out.append(placeholder)
         findings.append(Finding(kind=span.kind, placeholder=placeholder))
         cursor = span.end

@@ -7,7 +7,7 @@
   const access = document.getElementById("access");
   const accessMessage = document.getElementById("access-message");
   const keyState = document.getElementById("key-state");
-  const panels = { traces: "tab-traces", documents: "tab-documents", sources: "tab-sources", jobs: "tab-jobs", tickets: "tab-tickets", graphs: "tab-graphs" };
+  const panels = { traces: "tab-traces", documents: "tab-documents", sources: "tab-sources", jobs: "tab-jobs", tickets: "tab-tickets", graphs: "tab-graphs", insights: "tab-insights" };
   const loaded = {};
 
   // --- calls ----------------------------------------------------------------------------------------
@@ -56,7 +56,7 @@
     Object.entries(panels).forEach(([tab, id]) => { document.getElementById(id).hidden = tab !== name; });
     if (!loaded[name]) {
       loaded[name] = true;
-      ({ traces: loadTraces, documents: loadDocuments, sources: loadSources, jobs: loadJobs, tickets: loadTickets, graphs: loadGraphs })[name]()
+      ({ traces: loadTraces, documents: loadDocuments, sources: loadSources, jobs: loadJobs, tickets: loadTickets, graphs: loadGraphs, insights: loadInsights })[name]()
         .catch((error) => { loaded[name] = false; if (error.message !== "not allowed") console.error(error); });
     }
   }
@@ -397,8 +397,35 @@
     document.getElementById("graph-list").replaceChildren(...cards);
   }
 
+  // --- insights -----------------------------------------------------------------------------------------
+  const insightFilters = document.getElementById("insight-filters");
+  const insightStatus = document.getElementById("insight-status");
+  function insightQuery() {
+    const params = new URLSearchParams();
+    new FormData(insightFilters).forEach((value, name) => { if (value) params.set(name, value); });
+    return params.toString() ? `?${params}` : "";
+  }
+  async function loadInsights() {
+    insightStatus.textContent = "Counting…";
+    try {
+      const figures = await api(`/admin/insights${insightQuery()}`);
+      window.DeskmateInsights.render(document.getElementById("insight-body"), figures);
+      insightStatus.textContent = "";
+    } catch (error) {
+      insightStatus.textContent = error.message === "not allowed" ? "" : error.message;
+      throw error;
+    }
+  }
+  insightFilters.addEventListener("submit", (e) => { e.preventDefault(); loadInsights().catch(() => {}); });
+  document.getElementById("insight-csv").addEventListener("click", async () => {
+    const response = await fetch(`/admin/insights.csv${insightQuery()}`, { headers: authHeaders() });
+    if (!response.ok) { insightStatus.textContent = await errorDetail(response); return; }
+    window.DeskmateInsights.saveFile("deskmate-insights.csv", await response.text(), "text/csv");
+  });
+
   updateKeyState();
-  openTab("traces");
+  const startTab = /^#tab=(\w+)$/.exec(location.hash);
+  openTab(startTab && panels[startTab[1]] ? startTab[1] : "traces");
   const deepLink = /^#trace=([0-9a-f]{32})$/.exec(location.hash);
   if (deepLink) openTrace(deepLink[1]).catch(() => {});
 })();

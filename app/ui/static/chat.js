@@ -176,7 +176,11 @@
       panel.append(flow.status === "paused"
         ? quickReplies(["Continue troubleshooting", "continue", "primary"])
         : quickReplies(["✓ It works now", "It works now", "good"], ["✕ Still not working", "Still not working", "bad"],
+          ["Done, next step", "next", ""], ["Show all steps", "show all steps", "subtle"],
           ["Stop troubleshooting", "stop", "subtle"]));
+    } else if (flow.status === "completed") {
+      panel.append(el("div", { class: "step-count" }, `All ${flow.total} steps shown`),
+        quickReplies(["✓ It works now", "It works now", "good"], ["✕ Still not working", "Still not working", "bad"]));
     } else if (flow.status === "resolved") {
       panel.append(el("div", { class: "step-count" }, `✓ Solved at step ${Math.min(flow.step, flow.total)} of ${flow.total}`));
     } else if (flow.status === "escalated") {
@@ -344,7 +348,7 @@
     messages.append(live.article);
     scrollDown();
     let pendingUser = text;
-    const body = { message: text };
+    const body = { message: text, channel: "web" };
     if (sessionId) body.session_id = sessionId;
     const os = osForRequest(first);
     if (os) body.user_os = os;

@@ -27,7 +27,9 @@ def upgrade() -> None:
         sa.Column("os", sa.Text, nullable=False),
         sa.Column("steps_tried", sa.Text, nullable=False),
         sa.Column("conversation", sa.Text, nullable=False),
-        sa.Column("jira_key", sa.Text), sa.Column("jira_url", sa.Text), sa.Column("jira_error", sa.Text),
+        sa.Column("jira_key", sa.Text),
+        sa.Column("jira_url", sa.Text),
+        sa.Column("jira_error", sa.Text),
         sa.Column("jira_status", sa.Text),
         sa.Column("created_at", sa.String(32), nullable=False),
         sa.Column("updated_at", sa.String(32), nullable=False),
@@ -53,8 +55,9 @@ def upgrade() -> None:
     )
     op.create_table(
         "answer_chunks",
-        sa.Column("message_id", sa.String(64), sa.ForeignKey("answers.message_id", ondelete="CASCADE"),
-                  primary_key=True),
+        sa.Column(
+            "message_id", sa.String(64), sa.ForeignKey("answers.message_id", ondelete="CASCADE"), primary_key=True
+        ),
         sa.Column("key", sa.Text, primary_key=True),
         sa.Column("chunk_id", sa.Text, nullable=False),
         sa.Column("label", sa.Text, nullable=False),
@@ -63,8 +66,9 @@ def upgrade() -> None:
     op.create_index("answer_chunks_key", "answer_chunks", ["key"])
     op.create_table(
         "votes",
-        sa.Column("message_id", sa.String(64), sa.ForeignKey("answers.message_id", ondelete="CASCADE"),
-                  primary_key=True),
+        sa.Column(
+            "message_id", sa.String(64), sa.ForeignKey("answers.message_id", ondelete="CASCADE"), primary_key=True
+        ),
         sa.Column("rating", sa.String(8), nullable=False),
         sa.Column("reason", sa.Text),
         sa.Column("embedding", sa.LargeBinary),
@@ -119,6 +123,15 @@ def upgrade() -> None:
 def downgrade() -> None:
     for index, table in (("aliases_by_thread", "conversation_aliases"), ("aliases_by_age", "conversation_aliases")):
         op.drop_index(index, table_name=table)
-    for table in ("conversation_aliases", "session_owners", "run_feedback", "runs", "votes", "answer_chunks",
-                  "answers", "ticket_comments", "tickets"):
+    for table in (
+        "conversation_aliases",
+        "session_owners",
+        "run_feedback",
+        "runs",
+        "votes",
+        "answer_chunks",
+        "answers",
+        "ticket_comments",
+        "tickets",
+    ):
         op.drop_table(table)

@@ -23,10 +23,22 @@ depends_on = None
 BATCH = 1000
 
 answers = sa.table("answers", sa.column("message_id", sa.String), sa.column("cited", sa.LargeBinary))
-answer_chunks = sa.table("answer_chunks", sa.column("message_id", sa.String), sa.column("key", sa.Text),
-                         sa.column("chunk_id", sa.Text), sa.column("label", sa.Text), sa.column("source", sa.Text))
-cited_chunks = sa.table("cited_chunks", sa.column("id", sa.BigInteger), sa.column("key", sa.Text),
-                        sa.column("chunk_id", sa.Text), sa.column("label", sa.Text), sa.column("source", sa.Text))
+answer_chunks = sa.table(
+    "answer_chunks",
+    sa.column("message_id", sa.String),
+    sa.column("key", sa.Text),
+    sa.column("chunk_id", sa.Text),
+    sa.column("label", sa.Text),
+    sa.column("source", sa.Text),
+)
+cited_chunks = sa.table(
+    "cited_chunks",
+    sa.column("id", sa.BigInteger),
+    sa.column("key", sa.Text),
+    sa.column("chunk_id", sa.Text),
+    sa.column("label", sa.Text),
+    sa.column("source", sa.Text),
+)
 
 
 def _ref(key: str) -> int:
@@ -49,20 +61,28 @@ def upgrade() -> None:
     bind = op.get_bind()
     passages: dict[str, dict] = {}
     refs_of: dict[str, list[int]] = {}
-    rows = bind.execute(sa.select(answer_chunks.c.message_id, answer_chunks.c.key, answer_chunks.c.chunk_id,
-                                  answer_chunks.c.label, answer_chunks.c.source)
-                        .order_by(answer_chunks.c.message_id, answer_chunks.c.key))
+    rows = bind.execute(
+        sa.select(
+            answer_chunks.c.message_id,
+            answer_chunks.c.key,
+            answer_chunks.c.chunk_id,
+            answer_chunks.c.label,
+            answer_chunks.c.source,
+        ).order_by(answer_chunks.c.message_id, answer_chunks.c.key)
+    )
     for message_id, key, chunk_id, label, source in rows:
         ref = _ref(key)
         passages.setdefault(key, {"id": ref, "key": key, "chunk_id": chunk_id, "label": label, "source": source})
         refs_of.setdefault(message_id, []).append(ref)
     values = list(passages.values())
     for start in range(0, len(values), BATCH):
-        bind.execute(cited_chunks.insert(), values[start:start + BATCH])
-    updates = [{"m": message_id, "packed": struct.pack(f">{len(refs)}q", *refs)} for message_id, refs in refs_of.items()]
+        bind.execute(cited_chunks.insert(), values[start : start + BATCH])
+    updates = [
+        {"m": message_id, "packed": struct.pack(f">{len(refs)}q", *refs)} for message_id, refs in refs_of.items()
+    ]
     statement = answers.update().where(answers.c.message_id == sa.bindparam("m")).values(cited=sa.bindparam("packed"))
     for start in range(0, len(updates), BATCH):
-        bind.execute(statement, updates[start:start + BATCH])
+        bind.execute(statement, updates[start : start + BATCH])
 
     op.drop_index("answer_chunks_key", table_name="answer_chunks")
     op.drop_table("answer_chunks")
@@ -71,8 +91,9 @@ def upgrade() -> None:
 def downgrade() -> None:
     op.create_table(
         "answer_chunks",
-        sa.Column("message_id", sa.String(64), sa.ForeignKey("answers.message_id", ondelete="CASCADE"),
-                  primary_key=True),
+        sa.Column(
+            "message_id", sa.String(64), sa.ForeignKey("answers.message_id", ondelete="CASCADE"), primary_key=True
+        ),
         sa.Column("key", sa.Text, primary_key=True),
         sa.Column("chunk_id", sa.Text, nullable=False),
         sa.Column("label", sa.Text, nullable=False),
@@ -87,10 +108,17 @@ def downgrade() -> None:
         for ref in struct.unpack(f">{len(packed) // 8}q", packed):
             if ref in passages:
                 p = passages[ref]
-                restored.append({"message_id": message_id, "key": p.key, "chunk_id": p.chunk_id, "label": p.label,
-                                 "source": p.source})
+                restored.append(
+                    {
+                        "message_id": message_id,
+                        "key": p.key,
+                        "chunk_id": p.chunk_id,
+                        "label": p.label,
+                        "source": p.source,
+                    }
+                )
     for start in range(0, len(restored), BATCH):
-        bind.execute(answer_chunks.insert(), restored[start:start + BATCH])
+        bind.execute(answer_chunks.insert(), restored[start : start + BATCH])
     op.drop_index("answers_by_age", table_name="answers")
     with op.batch_alter_table("answers", recreate="never") as batch:  # SQLite ≥ 3.35 drops a column in place
         batch.drop_column("cited")

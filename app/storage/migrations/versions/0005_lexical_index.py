@@ -36,8 +36,7 @@ def upgrade() -> None:
     op.create_index("lexical_chunks_by_doc", "lexical_chunks", ["collection", "doc_id", "chunk_index"])
     op.create_table(
         "lexical_values",
-        sa.Column("row_id", sa.Integer, sa.ForeignKey("lexical_chunks.row_id", ondelete="CASCADE"),
-                  primary_key=True),
+        sa.Column("row_id", sa.Integer, sa.ForeignKey("lexical_chunks.row_id", ondelete="CASCADE"), primary_key=True),
         sa.Column("field", sa.String(32), primary_key=True),
         sa.Column("value", sa.String(128), primary_key=True),
     )
@@ -46,8 +45,7 @@ def upgrade() -> None:
         "lexical_postings",
         sa.Column("collection", sa.String(128), primary_key=True),
         sa.Column("term", sa.Text, primary_key=True),
-        sa.Column("row_id", sa.Integer, sa.ForeignKey("lexical_chunks.row_id", ondelete="CASCADE"),
-                  primary_key=True),
+        sa.Column("row_id", sa.Integer, sa.ForeignKey("lexical_chunks.row_id", ondelete="CASCADE"), primary_key=True),
         sa.Column("tf", sa.Integer, nullable=False),
         sa.Column("length", sa.Integer, nullable=False),
         sa.Column("restricted", sa.Boolean, nullable=False),

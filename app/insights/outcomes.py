@@ -1,0 +1,213 @@
+"""The outcome record of one chat turn: what it did (answered, walkthrough step, resolved, abstained, ticket
+offered or created, handoff, out of scope …), where, which article it cited, how sure it was, and — only when
+the turn went unanswered — its redacted question, for the knowledge-gap clusters.
+
+`outcome_row` reads a finished turn (the flat `TurnResult`) into one row; `OutcomeStore` writes it beside the
+turn's trace, adds the vote an answer gets later, and prunes: rows after their own retention (13 months by
+default), questions after the trace retention."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import time
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from sqlalchemy import delete, select, update
+from sqlalchemy.exc import SQLAlchemyError
+
+from app.storage import Database
+from app.storage.database import DatabaseUnavailable
+from app.storage.schema import CHANNELS, answers, turn_outcomes
+from core.ports import Redactor
+
+log = logging.getLogger(__name__)
+
+DEFAULT_CHANNEL = "api"
+MAX_QUESTION_CHARS = 500  # a gap question is a question, not a pasted log
+MAX_CITED = 10
+# what counts as an answer a user got: a cited answer or a walkthrough from an article
+ANSWERED = frozenset({"answered", "walkthrough_step", "resolved"})
+
+
+def checked_channel(channel: str | None) -> str:
+    """The channel a turn came in on; ValueError for one deskmate does not know."""
+    channel = (channel or DEFAULT_CHANNEL).strip().lower()
+    if channel not in CHANNELS:
+        raise ValueError(f"unknown channel {channel!r}; one of {', '.join(CHANNELS)}")
+    return channel
+
+
+def turn_outcome(result: Mapping[str, Any]) -> str:
+    """What a finished turn did, as one of app.storage.schema.OUTCOMES (the first rule that holds wins)."""
+    act = result.get("dialogue_act") or ""
+    event = result.get("ticket_event") or ""
+    action = result.get("action") or ""
+    flow = result.get("troubleshooting") or {}
+    cited = bool(result.get("sources"))
+    if event == "created":
+        return "ticket_created"
+    if act == "handoff":
+        return "handoff"
+    if act == "out_of_scope":
+        return "out_of_scope"
+    if act == "resolved" or (action == "troubleshoot" and flow.get("status") == "resolved"):
+        return "resolved"
+    if event == "offered":
+        return "ticket_offered"
+    if action == "troubleshoot" and flow.get("status") == "in_progress":
+        return "walkthrough_step"
+    if cited and action in ("answer", "troubleshoot"):
+        return "answered"
+    if action == "clarify" or result.get("is_clarifying"):
+        return "clarified"
+    if result.get("search_count") and not act:
+        return "abstained"
+    return "conversation"
+
+
+def is_gap(result: Mapping[str, Any], outcome: str) -> bool:
+    """A question the knowledge base did not answer: searched for and neither answered nor asked for by name
+    (a ticket request or a handoff is no gap in the articles), or turned away as out of scope."""
+    if outcome == "out_of_scope":
+        return True
+    if result.get("dialogue_act") or not result.get("search_count"):
+        return False
+    # the turn that creates a ticket is the user's "yes": its offer, a turn before, was the gap
+    return outcome in ("abstained", "ticket_offered")
+
+
+def asker_of(user_id: str | None, session_id: str) -> str:
+    """Who asked, as a hash: the signed-in user, or — with sign-in off — the conversation."""
+    who = f"user:{user_id}" if user_id and user_id != "anonymous" else f"session:{session_id}"
+    return hashlib.sha256(who.encode()).hexdigest()[:16]
+
+
+def _cited_article(result: Mapping[str, Any]) -> tuple[str | None, str | None, str | None]:
+    sources = result.get("sources") or []
+    if sources:
+        first = sources[0]
+        return first.get("doc_id") or None, first.get("title") or None, first.get("section") or None
+    if result.get("action") == "troubleshoot":  # a later step of a walkthrough: the article it follows
+        article = result.get("active_article") or {}
+        return article.get("doc_id") or None, article.get("title") or None, article.get("section") or None
+    return None, None, None
+
+
+def outcome_row(
+    result: Mapping[str, Any],
+    *,
+    trace_id: str,
+    session_id: str,
+    user_id: str | None,
+    channel: str,
+    latency_ms: float | None,
+    ts: float,
+) -> dict:
+    """The outcome row of a finished turn (`result`: the flat turn record and session). No text but the
+    (already redacted) question of a gap, which the store redacts once more with the trace policy."""
+    outcome = turn_outcome(result)
+    ticket = (result.get("ticket") or {}) if outcome == "ticket_created" else {}
+    doc_id, title, section = _cited_article(result)
+    gap = is_gap(result, outcome)
+    collections = result.get("collections") or []
+    return {
+        "trace_id": trace_id,
+        "ts": ts,
+        "day": int(ts // 86400),
+        "hour": int(ts % 86400 // 3600),
+        "channel": checked_channel(channel),
+        "collection": ",".join(collections)[:128],
+        "session_id": session_id,
+        "asker": asker_of(user_id, session_id),
+        "action": str(result.get("action") or "")[:32],
+        "outcome": outcome,
+        "doc_id": doc_id,
+        "doc_title": title,
+        "section": section,
+        "cited": json.dumps(
+            [[s.get("doc_id") or "", s.get("section") or ""] for s in (result.get("sources") or [])[:MAX_CITED]]
+        ),
+        "confidence": result.get("confidence"),
+        "vote": None,
+        "ticket_id": ticket.get("id"),
+        "ticket_priority": ticket.get("priority"),
+        "ticket_category": (ticket.get("kind") or "incident") if ticket else None,
+        "language": str(result.get("language") or "")[:8],
+        "latency_ms": round(latency_ms, 1) if latency_ms is not None else None,
+        "gap": int(gap),
+        "question": str(result.get("query") or "")[:MAX_QUESTION_CHARS] or None if gap else None,
+    }
+
+
+class OutcomeStore:
+    """The outcome rows on the relational store. Writes are one small row per turn, in the request thread;
+    a failure is logged and never fails the chat."""
+
+    def __init__(
+        self,
+        db: Database,
+        *,
+        redactor: Redactor | None = None,
+        retention_days: float = 396.0,
+        question_days: float = 14.0,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.db = db
+        self._redactor = redactor  # the trace policy: a question is kept as long as, and like, a trace
+        self._retention_s = retention_days * 86400
+        self._question_s = question_days * 86400
+        self._clock = clock
+
+    def record(self, row: dict) -> bool:
+        """Write a turn's outcome row; False (logged) when the database refused it."""
+        if row.get("question") and self._redactor is not None:
+            row = row | {"question": self._redactor.redact(row["question"]).text}
+        try:
+            with self.db.begin() as conn:
+                conn.execute(self.db.insert(turn_outcomes).values(row).on_conflict_do_nothing())
+            return True
+        except (SQLAlchemyError, DatabaseUnavailable) as exc:
+            log.warning("could not record the outcome of turn %s: %s", row.get("trace_id"), exc)
+            return False
+
+    def record_vote(self, trace_id: str, rating: str) -> None:
+        """A vote on the answer of a turn. A Not helpful vote makes the question a gap candidate: its redacted
+        wording is taken from the answer the vote is on (app/adapters/feedback.py keeps it)."""
+        values: dict[str, Any] = {"vote": rating}
+        if rating == "down":
+            asked = select(answers.c.query).where(answers.c.message_id == trace_id).scalar_subquery()
+            values |= {"gap": 1, "question": asked}
+        try:
+            with self.db.begin() as conn:
+                conn.execute(update(turn_outcomes).where(turn_outcomes.c.trace_id == trace_id).values(values))
+                if rating == "up":  # a vote changed to Helpful: no longer a gap of an answered question
+                    conn.execute(
+                        update(turn_outcomes)
+                        .where(turn_outcomes.c.trace_id == trace_id, turn_outcomes.c.outcome.in_(sorted(ANSWERED)))
+                        .values(gap=0, question=None)
+                    )
+        except (SQLAlchemyError, DatabaseUnavailable) as exc:
+            log.warning("could not record the vote on turn %s: %s", trace_id, exc)
+
+    def prune(self) -> int:
+        """Delete rows past the outcome retention and clear questions past the trace retention (by UTC day:
+        the indexed column); returns the rows deleted."""
+        now = self._clock()
+        with self.db.begin() as conn:
+            removed = conn.execute(
+                delete(turn_outcomes).where(turn_outcomes.c.day < int((now - self._retention_s) // 86400))
+            ).rowcount
+            conn.execute(
+                update(turn_outcomes)
+                .where(
+                    turn_outcomes.c.question.is_not(None),
+                    turn_outcomes.c.day < int((now - self._question_s) // 86400),
+                )
+                .values(question=None)
+            )
+        if removed:
+            log.info("insights: pruned %d outcome row(s)", removed)
+        return removed

@@ -1,0 +1,1 @@
+"""The status check's steps (graphs/status.py wires them)."""

@@ -1,0 +1,550 @@
+"""The answer composer: pick the article, then the part of it that answers what was asked.
+
+A search finds the passage most *like* the question. For a problem, that is usually the article's Symptoms —
+the user's own words — while what the user needs is its Resolution. So the composer works on the article, not
+on the chunk:
+
+1. `question_type` — what the message asks: fix a problem, how do I, why, where, what is.
+2. `rank_articles` — the searched chunks grouped by document; several good chunks of one article beat one
+   lucky chunk.
+3. `article_sections` — the chosen article read whole (every chunk, in order), as sections with their roles
+   (core/roles.py).
+4. `choose_target` — for a fix or a how-to, the resolution / workaround / procedure (all of it, in order; when
+   the article offers "Method 1 / Method 2" the best-supported one, with the others named as alternatives); for
+   "why", the cause; for "where" / "what is", the best-matching section.
+5. `render` — the target quoted as written (numbered steps, the code and lists under them kept), a one-line
+   "This matches: …" from the symptoms when the question was a problem, and the citation.
+
+Pure functions: the answer and troubleshoot nodes call them with chunks the ports returned.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Literal, Sequence
+
+from core.lexicon import is_troubleshooting
+from core.readers import is_admin
+from core.records import RetrievedChunk
+from core.roles import ACTIONABLE, heading_role, section_role
+from nodes.support.section_fit import SectionText, fit, question_terms
+
+QuestionType = Literal["fix", "how-to", "why", "where", "what-is"]
+
+MAX_ANSWER_CHARS = 2400  # the quoted part of an answer; longer resolutions end with a pointer to the article
+MATCH_LINE_CHARS = 180
+MATCH_LINE_SHARED = 2  # topic words the symptom line must share with the question to be shown as "This matches"
+ARTICLE_SECOND_WEIGHT = 0.1  # an article's second-best chunk adds this share of its score
+FIT_WEIGHT = 0.3  # a section whose heading covers the whole question gains this much over one that covers none
+CONTENT_ROLES = frozenset({"info", "reference"})  # sections whose heading names no role: what they say is the answer
+MIN_EVIDENCE = 0.1  # a section with less than this (no search hit, little of the question) is no candidate
+# per step of the wanted roles' order (a fix: resolution, workaround, procedure): the evidence a role the question
+# wants more is given ahead — much for a problem described ("keeps dropping"), whose answer is the troubleshooting
+# rather than a set-up procedure that shares its words, a little otherwise
+PROBLEM_PREFERENCE = 0.1
+ROLE_PREFERENCE = 0.03
+ALTERNATIVE_MARGIN = 0.05  # a later "Method n" is quoted first only when the search supports it this much more
+ALTERNATIVE = re.compile(r"^(method|option|solution|resolution|workaround|approach|fix|way)\s*([0-9]+|[ivx]+)\b", re.I)
+SEQUENTIAL = re.compile(r"^(step|phase|part)\s*([0-9]+|[ivx]+)\b", re.I)
+_STEP_LINE = re.compile(r"^\d+[.)]\s+\S")
+_LINK_TARGET = re.compile(r"\s*\((?:https?://|/)[^)\s]*\)")  # "@mention (https://…)": the link's address, not its words
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+
+# --- 1. what is asked ----------------------------------------------------------------------------------
+_WHY = re.compile(
+    r"^\s*(why|how come)\b|\bwhy\b\s*[?!.]*\s*$|\bwhy so\b|\bwhat gives\b|\bhow come\b|"
+    r"\bwhy (is|are|does|do|did|was|were|am|can'?t|won'?t|doesn'?t|isn'?t|"
+    r"would|does it|is it|do i|is my|are my)\b|\bwhat (causes|caused|is causing)\b|"
+    r"\breason (why|for)\b",
+    re.I,
+)
+_WHERE = re.compile(
+    r"^\s*(where|which (folder|menu|tab|setting|page|site|place))\b|"
+    r"\bwhere (do|can|is|are|does|should|would) (i|we|it|they|you|the|my)\b|\bwhere'?s\b",
+    re.I,
+)
+_WHAT_IS = re.compile(
+    r"^\s*(what(\s+is|'s|s|\s+are|\s+does)\b(?!\s+(the\s+)?(best\s+)?(way|steps?|procedure)\b)"
+    r"(?!.*\b(do|fix|should|can)\s+i\b)|what does .{1,60} mean\b|meaning of\b)|"
+    r"\bwhat (is|are) (that|this|those|these|it)\b",
+    re.I,
+)
+_HOW_TO = re.compile(
+    r"\bhow (do|can|could|should|would|to|does one)\b|\b(is there|what'?s) (a|an|any) "
+    r"(proper |easy |quick |better |good )?way\b|\bsteps? to\b|\bhow (i|we) can\b|"
+    r"^\s*(can|could) (i|we|you|it)\b|\bi (need|want|would like|'d like) to\b|\bhow\b.*\?\s*$",
+    re.I,
+)
+# "may I…", "can I use X on my own laptop?", "is Dropbox allowed?": a question of policy, answered by the section
+# that states it, not by a procedure
+_ALLOWED = re.compile(
+    r"^\s*(may|can|could) (i|we) (use|install|bring|connect|keep|take|run|store|share|access)\b.*"
+    r"\b(personal|own|home|private|family|non-company|byod)\b|"
+    r"\b(am i|are we|is it|is that|are they) (allowed|permitted|ok|okay|supported)\b|"
+    r"^\s*may (i|we)\b|\bis .{1,40} (allowed|permitted|supported)\b(?!.*\bhow\b)",
+    re.I,
+)
+# "how long / how many / how often …?" asks for a fact, not for steps
+_QUANTITY = re.compile(r"^\s*how (long|many|much|often|big|large|old|far|soon|fast)\b", re.I)
+_FIX_VERB = re.compile(
+    r"\bhow (do|can|could|should) (i|we|you) (fix|resolve|repair|solve|stop|get rid|get around|"
+    r"work around|troubleshoot|make it (stop|work))\b|\b(fix|resolve|solve) (this|it|that)\b",
+    re.I,
+)
+
+
+def question_type(text: str) -> QuestionType:
+    """What the message asks for. A problem described, or "how do I fix it", is a fix."""
+    if _FIX_VERB.search(text):
+        return "fix"
+    if _QUANTITY.search(text):
+        return "what-is"
+    if _WHY.search(text):
+        return "why"
+    if _WHERE.search(text):
+        return "where"
+    if (_WHAT_IS.search(text) or _ALLOWED.search(text)) and not is_troubleshooting(text):
+        return "what-is"
+    if _HOW_TO.search(text) and not (is_troubleshooting(text) and not re.search(r"\bhow (do|can|to)\b", text, re.I)):
+        return "how-to"
+    return "fix"
+
+
+# --- 2. articles --------------------------------------------------------------------------------------
+@dataclass
+class ArticleHits:
+    """The chunks a search returned from one document, best first, and the article's aggregated score."""
+
+    doc_id: str
+    title: str
+    source: str
+    hits: list[RetrievedChunk]
+    score: float
+
+
+def rank_articles(chunks: Sequence[RetrievedChunk]) -> list[ArticleHits]:
+    """Documents ranked by their best chunk plus a share of their second best."""
+    grouped: dict[str, list[RetrievedChunk]] = {}
+    for chunk in sorted(chunks, key=lambda c: c["score"], reverse=True):
+        grouped.setdefault(chunk["doc_id"], []).append(chunk)
+    articles = []
+    for doc_id, hits in grouped.items():
+        second = hits[1]["score"] if len(hits) > 1 else 0.0
+        articles.append(
+            ArticleHits(
+                doc_id,
+                hits[0]["title"],
+                hits[0]["source"],
+                hits,
+                round(hits[0]["score"] + ARTICLE_SECOND_WEIGHT * second, 4),
+            )
+        )
+    return sorted(articles, key=lambda a: a.score, reverse=True)
+
+
+# --- 3. the article read whole ------------------------------------------------------------------------------
+@dataclass
+class Section:
+    path: list[str]  # headings below the title
+    role: str
+    chunks: list[RetrievedChunk] = field(default_factory=list)
+
+    @property
+    def name(self) -> str:
+        return " > ".join(self.path)
+
+    @property
+    def text(self) -> str:
+        return "\n".join(c["text"] for c in self.chunks)
+
+    @property
+    def heading(self) -> str:
+        return self.path[-1] if self.path else ""
+
+    @property
+    def reader(self) -> str:
+        """Whom the section addresses (core/readers.py): admin when every chunk of it is admin material."""
+        return "admin" if self.chunks and all(is_admin(c) for c in self.chunks) else "user"
+
+
+def role_of(chunk: RetrievedChunk) -> str:
+    """The stored role; chunks indexed before roles existed get theirs from the heading path and text."""
+    return chunk.get("role") or section_role(
+        chunk["section"].split(" > ") if chunk["section"] else [], chunk["text"].splitlines()
+    )
+
+
+def article_sections(chunks: Sequence[RetrievedChunk]) -> list[Section]:
+    """An article's chunks (any order) as its sections in document order."""
+    sections: list[Section] = []
+    for chunk in sorted(chunks, key=lambda c: c["chunk_index"]):
+        if sections and sections[-1].name == chunk["section"]:
+            sections[-1].chunks.append(chunk)
+            continue
+        sections.append(Section(chunk["section"].split(" > ") if chunk["section"] else [], role_of(chunk), [chunk]))
+    return sections
+
+
+# --- 4. the part that answers -------------------------------------------------------------------------------
+@dataclass
+class Target:
+    """What to quote: sections in order (a unit: a resolution with its sequential steps, or one alternative),
+    the alternatives left out (named, not quoted), and the symptoms line."""
+
+    sections: list[Section]
+    alternatives: list[str] = field(default_factory=list)  # headings of the other ways the article offers
+    matches: str = ""  # "This matches: …" — a symptom sentence, for a problem
+    anchor: RetrievedChunk | None = None  # the chunk the citation points at
+    for_it_team: list[str] = field(default_factory=list)  # admin-only parts left out of a user answer (named)
+
+    @property
+    def admin_only(self) -> bool:
+        """Every section quoted addresses the IT team: the employee is not to carry it out themselves."""
+        return bool(self.sections) and all(s.reader == "admin" for s in self.sections)
+
+
+def _searched(section: Section, hits: dict[str, RetrievedChunk]) -> float:
+    """What the search found of a section: its best retrieved chunk's score, 0 when it returned none of it."""
+    return max((hits[c["chunk_id"]]["score"] for c in section.chunks if c["chunk_id"] in hits), default=0.0)
+
+
+def _evidence(sections: list[Section], hits: dict[str, RetrievedChunk], query: str) -> list[float]:
+    """How well each section answers: what the search found of it, plus how well its heading path and body cover
+    the question (nodes/support/section_fit.py) — the evidence for the many sections a search returns nothing of."""
+    fits = fit([SectionText(s.path, s.text) for s in sections], query)
+    # among "Method 1 … Method 3" the article's order rules unless the search itself favours a later one: their
+    # headings name a way to fix, not the problem asked about
+    return [
+        round(_searched(s, hits) + (0.0 if _numbered_way(s) else FIT_WEIGHT * f), 4) for s, f in zip(sections, fits)
+    ]
+
+
+def _numbered_way(section: Section) -> bool:
+    return any(ALTERNATIVE.match(heading) for heading in section.path)
+
+
+def _is_alternative(section: Section, depth: int, role: str) -> bool:
+    """The heading at `depth` names one of several ways to do the same thing ("Method 2: …", or FAQ-style
+    questions of the same role side by side)."""
+    heading = section.path[depth] if len(section.path) > depth else ""
+    named = heading_role(heading)
+    return (bool(ALTERNATIVE.match(heading)) or heading.endswith("?")) and named in (role, None)
+
+
+def _unit_prefix(sections: list[Section], index: int, wanted: tuple[str, ...]) -> list[str]:
+    """The heading path whose subtree answers. A section whose own heading names its role ("Archive a list",
+    "Method 2: …") is its own unit; one whose heading names none ("macOS") or only a step ("Step 2: …") climbs
+    to the nearest heading above it that does, so "Resolution > macOS" quotes the resolution."""
+    path, role = sections[index].path, sections[index].role
+    if not path:
+        return path
+    if heading_role(path[-1]) is not None and not SEQUENTIAL.match(path[-1]):
+        return path
+    for depth in range(len(path) - 1, 0, -1):
+        named = heading_role(path[depth - 1])
+        if named is not None and (named == role or named in wanted):
+            return path[:depth]
+    return path
+
+
+def _under(section: Section, prefix: list[str]) -> bool:
+    return section.path[: len(prefix)] == prefix
+
+
+def _pick(names: list[str], support: dict[str, float], admin: set[str] | None = None) -> str:
+    """Of alternatives in the article's order, the first — unless the search clearly favours another
+    (the article lists the likeliest fix first; a later one wins only on evidence). An employee is given a way
+    they can carry out themselves: alternatives for the IT team only when every way is one."""
+    names = [n for n in names if n not in (admin or set())] or names
+    first = names[0]
+    best = max(names, key=lambda n: (support[n], -names.index(n)))
+    return best if support[best] >= support[first] + ALTERNATIVE_MARGIN else first
+
+
+def _admin_names(groups: dict[str, list[Section]]) -> set[str]:
+    return {name for name, parts in groups.items() if all(s.reader == "admin" for s in parts)}
+
+
+def _choose_unit(
+    sections: list[Section], prefix: list[str], hits: dict[str, RetrievedChunk], query: str
+) -> tuple[list[Section], list[str], list[str]]:
+    """The sections under `prefix`, narrowed to one alternative when the article offers several.
+
+    Alternatives are "Method 1 … Method 3" (or Option, Solution …) headings either below the unit's heading
+    ("Resolution > Method 2") or beside it ("## Resolution" followed by "## Option 1", "## Option 2").
+    Returns the unit, the alternatives left out, and the parts for the IT team left out of a user's unit.
+    """
+    if not prefix:
+        return [s for s in sections if not s.path][:1], [], []
+    depth = len(prefix)
+    parent = prefix[:-1]
+    if SEQUENTIAL.match(prefix[-1]):  # "Step 2: …" beside "Step 1: …": the steps in order, from the first
+        steps = [
+            s for s in sections if _under(s, parent) and len(s.path) >= depth and SEQUENTIAL.match(s.path[depth - 1])
+        ]
+        return steps, [], []
+    unit = [s for s in sections if _under(s, prefix)]
+    role = unit[0].role if unit else ""
+    below = _alternatives_at(unit, depth, role)
+    if len(below) >= 2:
+        names, admin = list(below), _admin_names(below)
+        best = _pick(names, {n: _support(below[n], hits, query) for n in names}, admin)
+        chosen = [s for s in unit if len(s.path) == depth or s.path[depth] == best]
+        return chosen, [n for n in names if n != best], sorted(admin - {best}, key=names.index)
+    beside = _alternatives_at([s for s in sections if _under(s, parent)], depth - 1, role)
+    if len(beside) >= 2:
+        names, admin = list(beside), _admin_names(beside)
+        best = _pick(names, {n: _support(beside[n], hits, query) for n in names}, admin)
+        lead = [] if prefix[-1] in beside else [s for s in unit if len(s.path) == depth]  # "try these in order"
+        return lead + beside[best], [n for n in names if n != best], sorted(admin - {best}, key=names.index)
+    if unit and unit[0].reader == "user" and any(s.reader == "admin" for s in unit[1:]):
+        # "Resolution" with a "For administrators" part under it: the employee's steps, the rest named for IT
+        return [s for s in unit if s.reader == "user"], [], [s.name for s in unit if s.reader == "admin"]
+    return unit, [], []
+
+
+def _alternatives_at(sections: list[Section], depth: int, role: str) -> dict[str, list[Section]]:
+    """Sections grouped by their heading at `depth` when that heading names an alternative, in order."""
+    groups: dict[str, list[Section]] = {}
+    for s in sections:
+        if len(s.path) > depth and _is_alternative(s, depth, role):
+            groups.setdefault(s.path[depth], []).append(s)
+    return groups
+
+
+def _support(group: list[Section], hits: dict[str, RetrievedChunk], query: str) -> float:
+    """What the search itself found of an alternative (word overlap alone never overrides the article's order)."""
+    return round(
+        max((hits[c["chunk_id"]]["score"] for s in group for c in s.chunks if c["chunk_id"] in hits), default=0.0), 3
+    )
+
+
+def _symptom_line(sections: list[Section], query: str) -> str:
+    """The first sentence of the article's symptoms, when it says what the employee described: it shares at least
+    MATCH_LINE_SHARED of the question's topic words (their error message, their program). A fragment that shares
+    none ("Resource temporarily unavailable" for a question about something else) means nothing to them."""
+    symptoms = next((s for s in sections if s.role == "symptoms"), None)
+    if symptoms is None:
+        return ""
+    asked = question_terms(query)
+    lines = [re.sub(r"^\s*(?:\d+[.)]|[-*•])\s+", "", line).strip() for line in symptoms.text.splitlines()]
+    for at, line in enumerate(lines):
+        if len(line) < 20:
+            continue
+        sentence = _SENTENCE_END.split(_LINK_TARGET.sub("", line))[0]
+        if sentence.rstrip().endswith(":"):  # "… returns the following error message:" — the message is what matters
+            quoted = next((following for following in lines[at + 1 :] if following), "")
+            sentence = f"{sentence.rstrip()} {_LINK_TARGET.sub('', quoted)}".strip() if quoted else ""
+            if not sentence:
+                return ""
+        if len(asked & question_terms(sentence)) < min(MATCH_LINE_SHARED, len(asked)):
+            return ""
+        if len(sentence) > MATCH_LINE_CHARS:
+            sentence = sentence[:MATCH_LINE_CHARS].rsplit(" ", 1)[0] + " …"
+        return sentence
+    return ""
+
+
+WANTED_ROLES: dict[str, tuple[str, ...]] = {
+    "fix": ("resolution", "workaround", "procedure"),
+    "how-to": ("procedure", "resolution", "workaround"),
+    "why": ("cause",),
+}
+
+
+def choose_target(sections: list[Section], hits: Sequence[RetrievedChunk], qtype: QuestionType, query: str) -> Target:
+    """The sections that answer `qtype` in this article (see the module docstring)."""
+    if not sections:
+        return Target([])
+    by_id = {h["chunk_id"]: h for h in hits}
+    evidence = _evidence(sections, by_id, query)
+
+    def best_of(candidates: list[int]) -> int:
+        return max(candidates, key=lambda i: (round(evidence[i], 2), -i))
+
+    best_hit = best_of(list(range(len(sections))))
+    wanted = WANTED_ROLES.get(qtype, ())
+    target = best_hit
+    if wanted:
+        candidates = [i for i, s in enumerate(sections) if s.role in wanted]
+        # a manual's plain sections ("Outbox", "Unread count badge") and FAQ entries answer in their own right; only
+        # a section *about* the problem (Symptoms, Environment, Summary) sends the answer on to its resolution
+        answering = [i for i, s in enumerate(sections) if s.role in wanted or _answers_itself(s)]
+        supported = [i for i in answering if evidence[i] >= MIN_EVIDENCE]
+        preference = PROBLEM_PREFERENCE if qtype == "fix" and is_troubleshooting(query) else ROLE_PREFERENCE
+        if supported:  # the best-supported of them, the role the question wants most a little ahead
+            target = max(
+                _for_user(supported, sections),
+                key=lambda i: (round(evidence[i] + preference * _preference(wanted, sections[i].role), 2), -i),
+            )
+        elif candidates and sections[best_hit].role not in wanted:
+            # none found: the one nearest the best match in the article's outline ("Availability" → "Availability >
+            # Toggle invisible mode"), then the article's order of roles (Symptoms → Resolution, then Workaround)
+            near = sections[best_hit].path
+            target = min(
+                _for_user(candidates, sections),
+                key=lambda i: (-_shared_prefix(sections[i].path, near), wanted.index(sections[i].role), i),
+            )
+    if wanted and sections[target].reader == "admin":  # an employee's way, when the search found one too
+        users = [  # found by the search itself: words shared with the question do not make a way the same fix
+            i
+            for i, s in enumerate(sections)
+            if s.role in wanted and s.reader == "user" and _searched(s, by_id) >= MIN_EVIDENCE
+        ]
+        if users:
+            target = best_of(users)
+    unit, alternatives, for_it_team = _choose_unit(sections, _unit_prefix(sections, target, wanted), by_id, query)
+    unit = unit or [sections[target]]
+    matches = _symptom_line(sections, query) if qtype == "fix" and unit[0].role in ACTIONABLE else ""
+    # the article's own chunk (with its audience and metadata), scored as the search scored it
+    anchor = next(
+        (c | {"score": by_id[c["chunk_id"]]["score"]} for s in unit for c in s.chunks if c["chunk_id"] in by_id),
+        unit[0].chunks[0],
+    )
+    return Target(unit, alternatives, matches, anchor, for_it_team)
+
+
+def _answers_itself(section: Section) -> bool:
+    """A section that is its own answer though its role is none the question wants: plain content (no role named)
+    or an FAQ entry (a question as its heading, its answer below). The page's lead, above its first heading,
+    introduces what the sections below answer (a page that is all lead is answered whole anyway)."""
+    if not section.path:
+        return False
+    return section.role in CONTENT_ROLES or section.heading.rstrip().endswith("?")
+
+
+def _shared_prefix(path: list[str], other: list[str]) -> int:
+    """How many headings two sections share from the top (0 for sections under different top-level headings)."""
+    shared = 0
+    for a, b in zip(path, other):
+        if a != b:
+            break
+        shared += 1
+    return shared
+
+
+def _preference(wanted: tuple[str, ...], role: str) -> int:
+    """How much more the question wants this role than the last it accepts (a problem: resolution 2, procedure 0)."""
+    return len(wanted) - 1 - wanted.index(role) if role in wanted else 0
+
+
+def _for_user(candidates: list[int], sections: list[Section]) -> list[int]:
+    """The candidates an employee can carry out, when there are any; else all of them."""
+    return [i for i in candidates if sections[i].reader == "user"] or candidates
+
+
+# --- follow-ups that point into the article ("what about step 3?", "try method 2") --------------------------------
+_NUMBERS = {
+    "one": 1,
+    "first": 1,
+    "two": 2,
+    "second": 2,
+    "three": 3,
+    "third": 3,
+    "four": 4,
+    "fourth": 4,
+    "five": 5,
+    "fifth": 5,
+    "six": 6,
+    "sixth": 6,
+    "seven": 7,
+    "seventh": 7,
+    "eight": 8,
+    "eighth": 8,
+}
+_REFERENCE = re.compile(
+    r"\b(?:(step|method|option|solution|way|fix)\s*(?:number\s*|no\.?\s*|#\s*)?"
+    r"(\d{1,2}|one|two|three|four|five|six|seven|eight)\b|"
+    r"(first|second|third|fourth|fifth|sixth|seventh|eighth)\s+(step|method|option|solution|way))",
+    re.I,
+)
+
+
+_OTHER_ARTICLE = re.compile(
+    r"^\W*(the )?(other|second|2nd|last) (one|article|page)\b|^\W*(the )?other\W*$|"
+    r"^\W*(it'?s |its )?(the )?(second|other|2nd) one\b|^\W*2\W*$",
+    re.I,
+)
+
+
+def follow_up_reference(text: str) -> tuple[str, int] | None:
+    """("step", 3) for "what about step 3?", ("method", 2) for "try the second method", ("article", 2) for "the
+    other one" (of two articles offered); None otherwise."""
+    if _OTHER_ARTICLE.search(text):
+        return "article", 2
+    match = _REFERENCE.search(text)
+    if not match:
+        return None
+    kind = (match.group(1) or match.group(4)).lower()
+    number = match.group(2) or match.group(3)
+    n = int(number) if number.isdigit() else _NUMBERS[number.lower()]
+    return ("step" if kind == "step" else "method"), n
+
+
+def referenced_alternative(sections: list[Section], n: int) -> Target | None:
+    """The n-th alternative ("Method n", "Option n" …) of the article, quoted whole."""
+    for depth in range(0, 4):
+        names: list[str] = []
+        for s in sections:
+            if len(s.path) > depth and ALTERNATIVE.match(s.path[depth]) and s.path[depth] not in names:
+                names.append(s.path[depth])
+        if len(names) >= 2 and n <= len(names):
+            name = names[n - 1]
+            chosen = [s for s in sections if len(s.path) > depth and s.path[depth] == name]
+            return Target(chosen, [x for x in names if x != name], "", chosen[0].chunks[0])
+    return None
+
+
+# --- 5. the reply ---------------------------------------------------------------------------------------------
+def _bounded(lines: list[str], limit: int) -> tuple[list[str], bool]:
+    """Whole lines up to `limit` characters; a code block is never cut in the middle."""
+    out: list[str] = []
+    used = 0
+    fence_open = False
+    for line in lines:
+        if used + len(line) > limit and out and not fence_open:
+            return out, True
+        out.append(line)
+        used += len(line) + 1
+        if line.strip().startswith("```"):
+            fence_open = not fence_open
+    return out, False
+
+
+def target_lines(target: Target) -> list[str]:
+    """The target's text, subsection headings shown in bold above their part."""
+    lines: list[str] = []
+    for i, section in enumerate(target.sections):
+        if i > 0 and section.heading:
+            lines += ["", f"**{section.heading}**"]
+        lines += section.text.splitlines()
+    return lines
+
+
+def target_steps(target: Target) -> list[str]:
+    """The numbered steps of the target, in order, each with what sits under it (code, sub-steps). A numbered list
+    indented under a paragraph ("In Access 2007:" then "  1. …") is steps too, not lost for want of a step above."""
+    steps: list[str] = []
+    step_indent: int | None = None  # the indent of the step open now
+    for line in target_lines(target):
+        if not line.strip():
+            continue
+        indent = len(line) - len(line.lstrip())
+        if _STEP_LINE.match(line.lstrip()) and (step_indent is None or indent <= step_indent):
+            steps.append(re.sub(r"^\d+[.)]\s+", "", line.lstrip()).strip())
+            step_indent = indent
+        elif steps and step_indent is not None and indent > step_indent:
+            steps[-1] += "\n" + line.rstrip()
+    return steps
+
+
+def render(target: Target, *, limit: int = MAX_ANSWER_CHARS) -> tuple[str, bool]:
+    """The quoted part of an answer and whether it was cut short."""
+    lines, cut = _bounded(target_lines(target), limit)
+    return "\n".join(lines).strip(), cut
+
+
+def target_label(title: str, target: Target) -> str:
+    section = target.sections[0].name if target.sections else ""
+    return f"{title} › {section}" if section else title

@@ -1,0 +1,335 @@
+"""The retrieval pipeline, shared by the `retrieve` node and bench/retrieval.py.
+
+    dense + lexical candidates → fusion → the title as the question a page answers → section aggregation
+    → neighbours of the top hit
+    → optional cross-encoder rerank → feedback adjustment → top-k
+
+Each stage is a small function over a `Ranking` (chunks best first, with the value they are ranked
+by); `search_chunks` wires them and reaches the world only through the context's ports. Every
+stage is switchable (RetrievalConfig), so the benchmark measures exactly what users get, one
+feature at a time.
+
+`score` stays a calibrated 0..1 confidence that the decision and answer steps compare with
+`min_score`: the cosine when dense-only; with hybrid retrieval w·cosine + (1 − w)·BM25 share, where
+the BM25 share is the chunk's BM25 divided by the best BM25 any chunk could reach for the query
+(off-topic questions match neither and stay near 0); a reranker's probability when one is on.
+The ranking value equals the score under weighted fusion and is the reciprocal-rank sum under rrf.
+"""
+
+from __future__ import annotations
+
+import logging
+from contextlib import nullcontext
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Sequence, cast
+
+from core.filters import SearchFilter, access_where, combine_where, fallback_where, primary_where, secondary_matches
+from core.lexicon import it_topics
+from core.records import RetrievedChunk
+from core.text import Tokenizer
+
+if TYPE_CHECKING:
+    from graphs.support import RetrievalConfig, SupportContext
+
+log = logging.getLogger(__name__)
+
+
+def feedback_key(chunk: RetrievedChunk) -> str:
+    """What votes attach to: the chunk's text within its document, so they survive re-uploads that
+    leave the passage unchanged (a chunk id changes with every version)."""
+    content_hash = chunk.get("content_hash")
+    return f"{chunk['doc_id']}:{content_hash}" if content_hash else chunk["chunk_id"]
+
+
+def fits_os(chunk: RetrievedChunk, user_os: str | None) -> bool:
+    """A chunk written for another OS than the user's is not an answer for them."""
+    return not user_os or not chunk["os"] or chunk["os"] == user_os
+
+
+def _clip(value: float) -> float:
+    return round(min(1.0, max(0.0, value)), 4)
+
+
+@dataclass
+class Ranking:
+    """Chunks best first and the value each is ranked by (higher is better)."""
+
+    chunks: list[RetrievedChunk] = field(default_factory=list)
+    value: dict[str, float] = field(default_factory=dict)
+
+    def sort(self) -> Ranking:
+        self.chunks.sort(key=lambda c: self.value[c["chunk_id"]], reverse=True)
+        return self
+
+    def scale(self, chunk: RetrievedChunk, factor: float) -> None:
+        """Multiply a chunk's ranking value and its confidence (the confidence stays within 0..1)."""
+        self.value[chunk["chunk_id"]] *= factor
+        chunk["score"] = _clip(chunk["score"] * factor)
+
+
+# --- stage 1: fusion ---------------------------------------------------------------------------
+def dense_only(dense: Sequence[RetrievedChunk]) -> Ranking:
+    chunks = [RetrievedChunk(**hit) for hit in dense]
+    for chunk in chunks:
+        chunk.setdefault("dense_score", chunk["score"])
+        chunk.setdefault("origin", "dense")
+    return Ranking(chunks, {c["chunk_id"]: c["score"] for c in chunks}).sort()
+
+
+def fuse(
+    dense: Sequence[RetrievedChunk],
+    lexical: Sequence[RetrievedChunk],
+    *,
+    dense_scores: dict[str, float],
+    lexical_scores: dict[str, float],
+    config: RetrievalConfig,
+) -> Ranking:
+    """Merge both candidate lists. Each chunk gets both scores (looked up when only one side found it)
+    and `score` = w·dense + (1 − w)·lexical; ranked by that score, or by reciprocal rank under rrf."""
+    merged: dict[str, RetrievedChunk] = {}
+    for hit in dense:
+        merged[hit["chunk_id"]] = RetrievedChunk(**hit)
+        merged[hit["chunk_id"]].setdefault("dense_score", hit["score"])
+        merged[hit["chunk_id"]].setdefault("origin", "dense")
+    for hit in lexical:
+        if hit["chunk_id"] in merged:
+            both = merged[hit["chunk_id"]]
+            for key, field_value in hit.items():  # e.g. the document context, when one side lacks it
+                cast(dict[str, Any], both).setdefault(key, field_value)  # any key: both sides are chunks
+            both.update({"lexical_score": hit["lexical_score"], "origin": "both"})
+        else:
+            merged[hit["chunk_id"]] = RetrievedChunk(**hit)
+    w = config.dense_weight
+    value: dict[str, float] = {}
+    for chunk_id, chunk in merged.items():
+        d = chunk.get("dense_score", dense_scores.get(chunk_id, 0.0))
+        lex = chunk.get("lexical_score", lexical_scores.get(chunk_id, 0.0))
+        chunk.update({"dense_score": d, "lexical_score": lex, "score": _clip(w * d + (1 - w) * lex)})
+        value[chunk_id] = w * d + (1 - w) * lex
+    if config.fusion == "rrf":
+        ranks = [{h["chunk_id"]: r for r, h in enumerate(hits)} for hits in (dense, lexical)]
+        value = {cid: sum(1.0 / (config.rrf_k + r[cid] + 1) for r in ranks if cid in r) for cid in merged}
+    return Ranking(list(merged.values()), value).sort()
+
+
+def boost_secondary(ranking: Ranking, search_filter: SearchFilter, boost: float) -> Ranking:
+    """Secondary filters rank, not exclude: × (1 + boost × share of the secondary fields matched)."""
+    if not search_filter.secondary or boost <= 0:
+        return ranking
+    for chunk in ranking.chunks:
+        ranking.scale(chunk, 1 + boost * secondary_matches(chunk, search_filter))
+    return ranking.sort()
+
+
+# --- the title as the question a page answers ---------------------------------------------------
+# A page's title says which question it answers ("Add a printer", "Shared mailboxes", "Why does my VPN drop every 8
+# hours?"), in the words an asker uses for the thing, where the body's words come from the fix. Measured (the retrieval
+# context of bench/dev_sets.py searched directly): at 0.2 the right article is first for .800 of the help-centre set's
+# questions (.738 without) and .938 of the Microsoft set's (.925), but tv-dev's nDCG@10 falls .848 -> .833 (0.1: .836),
+# whose "articles" are sections of one manual with near-identical titles. Off until it is made safe for such a
+# collection (e.g. weighting title words by how few titles use them); the weight is RetrievalConfig.title_match_weight.
+TITLE_MATCH_WEIGHT = 0.0
+
+
+def title_match(title_terms: Sequence[str], question_terms: set[str]) -> float:
+    """The share of a title's terms (stop words dropped, stemmed) that the question uses (0..1)."""
+    return sum(t in question_terms for t in title_terms) / len(title_terms) if title_terms else 0.0
+
+
+def prefer_title_match(ranking: Ranking, query: str, weight: float = TITLE_MATCH_WEIGHT) -> Ranking:
+    """Passages rank higher by how much of their article's title the question says: × (1 + weight × share), so a
+    title the question repeats whole adds `weight`, one it never touches nothing (a long title shares a smaller
+    part, a short page's title-question a larger one). Confidence moves with the rank (the answer threshold reads
+    the article as ranked)."""
+    if weight <= 0 or not ranking.chunks:
+        return ranking
+    tokenize = Tokenizer()
+    asked = set(tokenize(query))
+    if not asked:
+        return ranking
+    shares: dict[str, float] = {}
+    for chunk in ranking.chunks:
+        title = chunk["title"]
+        if title not in shares:
+            shares[title] = title_match(list(dict.fromkeys(tokenize(title))), asked)
+        if shares[title]:
+            ranking.scale(chunk, 1 + weight * shares[title])
+    return ranking.sort()
+
+
+# --- stage 2: section aggregation ---------------------------------------------------------------
+def aggregate_sections(ranking: Ranking, *, max_per_section: int, bonus: float = 0.0) -> Ranking:
+    """Rank sections (document + heading path) by their best chunk (+ bonus × their second best) and
+    keep at most `max_per_section` chunks of each, so one long section cannot crowd the others out
+    of the top-k. A section's further chunks slot in by value but never before its best one, so a
+    section's rank is the position of its best chunk."""
+    value = ranking.value
+    sections: dict[tuple[str, str], list[RetrievedChunk]] = {}
+    for chunk in ranking.chunks:  # best first
+        sections.setdefault((chunk["doc_id"], chunk["section"]), []).append(chunk)
+
+    def section_value(members: list[RetrievedChunk]) -> float:
+        second = value[members[1]["chunk_id"]] if len(members) > 1 else 0.0
+        return value[members[0]["chunk_id"]] + bonus * second
+
+    ordered = sorted(sections.values(), key=section_value, reverse=True)
+    out: list[RetrievedChunk] = []
+    released: list[RetrievedChunk] = []  # further chunks whose section's best is already out
+    for members in ordered:
+        head = members[0]
+        while released and value[released[0]["chunk_id"]] > value[head["chunk_id"]]:
+            out.append(released.pop(0))
+        out.append(head)
+        released = sorted(released + members[1:max_per_section], key=lambda c: value[c["chunk_id"]], reverse=True)
+    kept = out + released
+    return Ranking(kept, {c["chunk_id"]: value[c["chunk_id"]] for c in kept})
+
+
+# --- stage 3: neighbours of the top hit ---------------------------------------------------------
+TOPIC_MISMATCH = 0.6  # a passage about another IT thing than the one the question names ranks this much lower
+# topics too broad to tell two articles apart ("connection", "app", "computer" fit almost anything)
+BROAD_TOPICS = frozenset({"network", "software", "laptop"})
+
+
+def _named_topics(text: str) -> set[str]:
+    return set(it_topics(text)) - BROAD_TOPICS
+
+
+def prefer_named_topic(ranking: Ranking, query: str) -> Ranking:
+    """The question names the thing it is about ("the wifi keeps dropping"): when some passage's title or section
+    names that thing too, passages whose title and section name only other things ("VPN Troubleshooting › The VPN
+    keeps disconnecting") rank lower, and those also about things not asked about ("Enrolling a phone for e-mail"
+    for MFA on a new phone) a little lower — the thing named decides the article, the symptom the section. A
+    knowledge base whose titles name no such thing is ranked as before."""
+    asked = _named_topics(query)
+    if not asked:
+        return ranking
+    named = {c["chunk_id"]: _named_topics(f"{c['title']} {c['section']}") for c in ranking.chunks}
+    if not any(topics & asked for topics in named.values()):
+        return ranking
+    for chunk in ranking.chunks:
+        topics = named[chunk["chunk_id"]]
+        if topics:  # the less of what it is about was asked about, the lower: "MFA on my new phone" → the MFA article
+            ranking.scale(chunk, TOPIC_MISMATCH + (1 - TOPIC_MISMATCH) * len(topics & asked) / len(asked))
+    return ranking.sort()
+
+
+def expand_neighbours(ranking: Ranking, neighbours: Sequence[RetrievedChunk], *, decay: float) -> Ranking:
+    """Put the top hit's adjacent chunks (same section) right after it, scored top × decay, so an
+    answer that continues in the next chunk is not cut in half. Done before reranking,
+    so a reranker scores them like every other candidate."""
+    if not ranking.chunks or not neighbours:
+        return ranking
+    top = ranking.chunks[0]
+    present = {c["chunk_id"] for c in ranking.chunks}
+    added = []
+    for neighbour in neighbours:
+        if neighbour["chunk_id"] in present:
+            continue
+        chunk = RetrievedChunk(**neighbour)
+        chunk.update({"score": _clip(top["score"] * decay), "origin": "neighbour"})
+        ranking.value[chunk["chunk_id"]] = ranking.value[top["chunk_id"]] * decay
+        added.append(chunk)
+    ranking.chunks[1:1] = added
+    return ranking
+
+
+# --- stage 4: rerank -----------------------------------------------------------------------------
+def rerank(ranking: Ranking, query: str, scores: Sequence[float], top_n: int) -> Ranking:
+    """The first `top_n` candidates (neighbours included) rescored by a cross-encoder; the rest dropped."""
+    pool = ranking.chunks[:top_n]
+    for chunk, probability in zip(pool, scores):
+        chunk.update({"rerank_score": _clip(probability), "score": _clip(probability)})
+    return Ranking(pool, {c["chunk_id"]: c["score"] for c in pool}).sort()
+
+
+def passage(chunk: RetrievedChunk) -> str:
+    """What a cross-encoder reads: the heading path and the body."""
+    heading = " > ".join(p for p in (chunk["title"], chunk["section"]) if p)
+    return f"{heading}\n{chunk['text']}"
+
+
+# --- stage 5: feedback ----------------------------------------------------------------------------
+def apply_feedback(ranking: Ranking, multipliers: dict[str, float]) -> Ranking:
+    """Bounded multipliers learned from votes (FeedbackSource), applied after fusion and rerank."""
+    if not multipliers:
+        return ranking
+    for chunk in ranking.chunks:
+        factor = multipliers.get(feedback_key(chunk))
+        if factor is not None and factor != 1.0:
+            chunk["feedback_multiplier"] = factor
+            ranking.scale(chunk, factor)
+    return ranking.sort()
+
+
+# --- the pipeline ---------------------------------------------------------------------------------
+def _candidates(ctx: SupportContext, query: str, embedding: Sequence[float], where: dict | None) -> Ranking:
+    config = ctx.retrieval
+    dense = ctx.index.query(embedding, k=ctx.candidate_k, where=where)
+    if not (config.lexical and ctx.lexical is not None):
+        return dense_only(dense)
+    dense_ids = {h["chunk_id"] for h in dense}
+    # the dense hits' BM25 shares come with the search (one call): those the search returned are not used
+    lexical, shares = ctx.lexical.search_scored(query, ctx.candidate_k, where=where, chunk_ids=sorted(dense_ids))
+    lexical_ids = {h["chunk_id"] for h in lexical}
+    return fuse(
+        dense,
+        lexical,
+        dense_scores=ctx.index.similarities(embedding, sorted(lexical_ids - dense_ids)),
+        lexical_scores={cid: share for cid, share in shares.items() if cid not in lexical_ids},
+        config=config,
+    )
+
+
+def search_chunks(
+    ctx: SupportContext,
+    query: str,
+    embedding: Sequence[float],
+    *,
+    k: int,
+    groups: frozenset[str] | None,
+    search_filter: SearchFilter | None = None,
+    user_os: str | None = None,
+) -> list[RetrievedChunk]:
+    """The best `k` chunks for a query (text for BM25 and the reranker, embedding for the dense index).
+
+    `groups`: the caller's groups — only unrestricted documents and those whose audience names one of
+    them are searched (filtered inside the vector and BM25 queries); None searches everything (admin tools).
+    """
+    config = ctx.retrieval
+    search_filter = search_filter or SearchFilter()
+    allowed = access_where(groups)
+    # a shared lexical index holds one connection for the calls below (search and scores, neighbours), and
+    # gives it back before the reranker runs
+    lexical_reads = ctx.lexical is not None and (config.lexical or config.neighbour_radius > 0)
+    with ctx.lexical.reading() if ctx.lexical is not None and lexical_reads else nullcontext():
+        ranking = _candidates(ctx, query, embedding, combine_where(allowed, primary_where(search_filter)))
+        if not ranking.chunks and search_filter.primary and search_filter.secondary:
+            # nothing matches the primary fields → any document matching a secondary value
+            ranking = _candidates(ctx, query, embedding, combine_where(allowed, fallback_where(search_filter)))
+        ranking.chunks = [c for c in ranking.chunks if fits_os(c, user_os)]
+        ranking = boost_secondary(ranking, search_filter, config.secondary_boost)
+        ranking = prefer_named_topic(ranking, query)
+        ranking = prefer_title_match(ranking, query, config.title_match_weight)
+        if config.aggregate_sections:
+            ranking = aggregate_sections(
+                ranking, max_per_section=config.max_chunks_per_section, bonus=config.section_bonus
+            )
+        if (
+            config.neighbour_radius > 0
+            and ctx.lexical is not None
+            and ranking.chunks
+            and ranking.chunks[0]["score"] >= ctx.min_score
+        ):
+            found = ctx.lexical.neighbours(ranking.chunks[0]["chunk_id"], config.neighbour_radius)
+            ranking = expand_neighbours(
+                ranking, [c for c in found if fits_os(c, user_os)], decay=config.neighbour_decay
+            )
+    if ctx.reranker is not None and ranking.chunks:
+        pool = ranking.chunks[: config.rerank_top_n]
+        ranking = rerank(ranking, query, ctx.reranker.score(query, [passage(c) for c in pool]), config.rerank_top_n)
+    if config.feedback and ctx.feedback is not None and ranking.chunks:
+        ranking = apply_feedback(
+            ranking, ctx.feedback.multipliers([feedback_key(c) for c in ranking.chunks], embedding)
+        )
+    return ranking.chunks[:k]

@@ -1,0 +1,72 @@
+"""How well each section of one article covers a question, by its heading path and its body.
+
+The search scores the passages it returned; a manual page with twenty sections has most of them unscored, and the
+passage most *like* the question is often not the one that answers it. So the sections of the chosen article are
+compared with the question word by word (stems), each word weighted by how rare it is *within the article*: a word
+every section uses ("notifications" on the notifications page) tells the sections apart no better than "the".
+The section's own heading is the strongest evidence (an author names a section after what it answers), the headings
+above it less, the body least. Pure functions over text; compose.py combines the fit with what the search found.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from typing import Sequence
+
+from core.text import COMPLAINT_WORDS, STOP_WORDS, topic_terms
+
+_HYPHENATED = re.compile(r"\b\w+(?:-\w+)+\b")
+_IGNORED = frozenset(STOP_WORDS | COMPLAINT_WORDS)
+OWN_HEADING_WEIGHT = 1.0  # a question word in the section's own heading
+PATH_WEIGHT = 0.5  # in a heading above it
+BODY_WEIGHT = 0.45  # only in its body
+BODY_CHARS = 4000  # of a section's body compared (a bound; the start of a section says what it is about)
+
+
+@dataclass(frozen=True)
+class SectionText:
+    """What `fit` reads of a section: its heading path below the title, and its body."""
+
+    path: Sequence[str]
+    body: str
+
+
+def question_terms(question: str) -> frozenset[str]:
+    """The stems of the question's topic words (no stop or complaint words, no numbers). A hyphenated word counts
+    once, joined ("wi-fi" → wifi, which a section's "Wi-Fi" also gives): its parts would count one thing thrice."""
+    joined = _HYPHENATED.sub(lambda m: m.group(0).replace("-", ""), question)
+    return topic_terms(joined, _IGNORED, numbers=False)
+
+
+def fit(sections: Sequence[SectionText], question: str) -> list[float]:
+    """For each section, 0–1: the share of the question's article-informative words it covers, a word in its own
+    heading counting fully, in a heading above it half, in its body a little less than that."""
+    terms = question_terms(question)
+    if not sections or not terms:
+        return [0.0] * len(sections)
+    own = [topic_terms(s.path[-1] if s.path else "", _IGNORED) for s in sections]
+    above = [topic_terms(" ".join(s.path[:-1]), _IGNORED) for s in sections]
+    body = [topic_terms(s.body[:BODY_CHARS], _IGNORED) for s in sections]
+    n = len(sections)
+    weight: dict[str, float] = {}
+    for term in terms:
+        df = sum(1 for i in range(n) if term in own[i] or term in above[i] or term in body[i])
+        if df:  # a word the article never uses says nothing about which of its sections answers
+            weight[term] = math.log((n + 1) / df)
+    total = sum(weight.values())
+    if total <= 0:
+        return [0.0] * n
+    scores = []
+    for i in range(n):
+        got = 0.0
+        for term, w in weight.items():
+            if term in own[i]:
+                got += OWN_HEADING_WEIGHT * w
+            elif term in above[i]:
+                got += PATH_WEIGHT * w
+            elif term in body[i]:
+                got += BODY_WEIGHT * w
+        scores.append(round(got / total, 4))
+    return scores

@@ -1,0 +1,354 @@
+"""troubleshoot: guide the user one step at a time, across turns, and read each reply.
+
+Steps come from the retrieved documentation (the numbered steps of the best passage offline;
+LLM-written from the same passages when one is configured), in the order the docs give them
+(simplest first). Each reply advances, closes, exits or escalates the workflow; escalation hands
+over to the ticket node.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from typing import TYPE_CHECKING, cast
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.runtime import Runtime
+
+import prompts
+from core.document_screen import unsafe_instructions
+from core.errors import LLMError
+from core.filters import AUDIENCE_FIELD, may_read
+from core.lexicon import OS_LABELS, content_words, it_topics
+from core.ports import ChatMessage
+from core.readers import is_admin
+from core.records import RetrievedChunk, Troubleshooting, TroubleshootingStep
+from nodes.support.article_answer import (
+    ALSO_FOR_IT_TEAM,
+    ArticleReading,
+    composed_context,
+    found_articles,
+    is_confident,
+    read_target,
+)
+from nodes.support.compose import render, target_steps
+from nodes.support.extractive import label, numbered_steps, same_section_run, to_source
+from nodes.support.procedure import asks_all_steps, asks_to_advance, is_fix_attempt, safe_end
+from nodes.support.replies import LLM_FALLBACK_NOTICE
+from nodes.support.retrieve import caller_groups, confident_chunks
+from nodes.support.ticket_ops import close_session_ticket
+from nodes.support.updates import split_update
+
+if TYPE_CHECKING:
+    from graphs.support import SupportContext, SupportState
+
+log = logging.getLogger(__name__)
+FOR_IT_TEAM_KEY = "for_it_team"  # in a walkthrough's source: the article's parts for the IT team (named, not walked)
+# A bound, not a cap that cuts: a procedure longer than this (rare) stops at a safe step, the rest in the article.
+MAX_STEPS = 40
+MAX_STEP_CHARS = 400
+REPLY_HINT = (
+    'Did that fix it? Reply "it works", "still broken", "next" when you\'ve done it, "all steps" to see them all, '
+    'or "stop".'
+)
+SETUP_HINT = 'Reply "next" when you\'ve done it, "all steps" to see them all, or "stop".'
+
+
+def steps_source(chunks: list[RetrievedChunk], user_os: str | None = None) -> tuple[list[str], RetrievedChunk | None]:
+    """The numbered steps of the best step-bearing passage (its section's continuation included).
+
+    With the user's OS unknown, steps written for one OS are skipped: "after a change on Linux" is no
+    first step for someone on a Mac. (Retrieval already dropped other-OS chunks when the OS is known.)
+    """
+    usable = [c for c in chunks if (user_os or not c["os"]) and not is_admin(c)]
+    for chunk in usable[:3]:
+        steps = [s for c in same_section_run(chunk, chunks) for s in numbered_steps(c["text"])]
+        if len(steps) >= 2:
+            return steps[: safe_end(steps, MAX_STEPS)], chunk
+    return [], None
+
+
+def candidate_steps(chunks: list[RetrievedChunk], user_os: str | None = None) -> list[str]:
+    return steps_source(chunks, user_os)[0]
+
+
+def walkthrough(
+    state: SupportState, ctx: SupportContext, groups: frozenset[str] = frozenset()
+) -> tuple[list[str], RetrievedChunk | None, str]:
+    """The steps to walk through, the chunk they are cited from, and a "This matches: …" line: the resolution
+    (or procedure) of the best article from its first step, each step with the code or list under it; the
+    numbered steps of the best passage when no article can be read whole."""
+    reading = read_target(state, ctx, groups=groups) if is_confident(state, ctx) else None
+    if reading is not None and reading.target.admin_only:
+        return [], None, ""  # steps for the IT team are no walkthrough for the employee
+    if reading is not None and (whole := _whole_procedure(reading)) is not None:
+        return whole
+    steps, chunk = steps_source(confident_chunks(state, ctx.min_score), state.get("user_os"))
+    if chunk is not None and (reading is None or chunk["doc_id"] != reading.article["doc_id"]):
+        # the steps are in another article than the best one: its procedure whole, not the passage found
+        ref = next((a for a in found_articles(state, ctx) if a["doc_id"] == chunk["doc_id"]), None)
+        other = read_target(state, ctx, ref, groups=groups) if ref is not None else None
+        whole = _whole_procedure(other) if other is not None and not other.target.admin_only else None
+        if whole is not None and other is not None and chunk["section"] in {s.name for s in other.target.sections}:
+            return whole
+    return [s for s in steps if not unsafe_instructions(s)], chunk, ""
+
+
+def _whole_procedure(reading: ArticleReading) -> tuple[list[str], RetrievedChunk, str] | None:
+    """The steps of the part of an article that answers, with its citation and "This matches" line; None when it
+    has fewer than two steps. Steps that ask for credentials or to turn security off are never walked through."""
+    steps = [s for s in target_steps(reading.target) if not unsafe_instructions(s)]
+    if len(steps) < 2:
+        return None
+    anchor = dict(reading.target.anchor or reading.target.sections[0].chunks[0])
+    anchor["section"] = reading.target.sections[0].name
+    if reading.target.for_it_team:  # the article's admin-only parts: named to the employee, put in a ticket
+        anchor[FOR_IT_TEAM_KEY] = list(reading.target.for_it_team)
+    return steps[: safe_end(steps, MAX_STEPS)], anchor, reading.target.matches  # type: ignore[return-value]
+
+
+def walkthrough_steps(state: SupportState, ctx: SupportContext, groups: frozenset[str] = frozenset()) -> list[str]:
+    return walkthrough(state, ctx, groups)[0]
+
+
+def too_long_to_answer_whole(state: SupportState, ctx: SupportContext, groups: frozenset[str] = frozenset()) -> bool:
+    """The procedure that answers is longer than one answer shows: guided step by step instead, so that every
+    step stays reachable ("next", or "all steps") rather than the answer stopping part-way."""
+    reading = read_target(state, ctx, groups=groups) if is_confident(state, ctx) else None
+    if reading is None or reading.target.admin_only or len(target_steps(reading.target)) < 2:
+        return False
+    return render(reading.target)[1]
+
+
+def workflow_reply(state: SupportState) -> str:
+    """The reply read in the context of a step: resolved, failed, exit, resume or ask (unclear)."""
+    kind = state["turn"].get("reply_kind", "")
+    return {
+        "resolved": "resolved",
+        "affirm": "resolved",
+        "failed": "failed",
+        "deny": "failed",
+        "exit": "exit",
+        "resume": "resume",
+    }.get(kind, "ask")
+
+
+def _llm_steps(state: SupportState, ctx: SupportContext, chunks: list[RetrievedChunk]) -> list[str]:
+    from nodes.support.answer import format_sources
+
+    prompt = prompts.render(
+        "troubleshoot",
+        sources=format_sources(chunks[:3]),
+        issue=state["turn"]["query"],
+        user_os=OS_LABELS.get(state.get("user_os") or "", "unknown"),
+    )
+    if ctx.llm is None:
+        raise LLMError("no LLM is configured")
+    reply = ctx.llm.complete(
+        [ChatMessage("system", prompts.render("system")), ChatMessage("user", prompt)], max_tokens=1500
+    )
+    match = re.search(r"\{.*\}", reply, re.S)
+    try:
+        steps = json.loads(match.group(0))["steps"] if match else None
+    except (json.JSONDecodeError, KeyError, TypeError) as exc:
+        raise LLMError(f"troubleshooting steps were not valid JSON: {exc}") from exc
+    if (
+        not isinstance(steps, list)
+        or not 2 <= len(steps) <= MAX_STEPS
+        or not all(isinstance(s, str) and 0 < len(s.strip()) <= MAX_STEP_CHARS for s in steps)
+    ):
+        raise LLMError(f"troubleshooting steps must be a list of 2-{MAX_STEPS} short strings")
+    return [re.sub(r"^\s*(step\s*)?\d+[.):]\s*", "", s.strip(), flags=re.I) for s in steps]
+
+
+def _step_text(flow: Troubleshooting) -> str:
+    index = flow["current"]
+    step = flow["steps"][index]["step"]
+    hint = REPLY_HINT if is_fix_attempt(step) or index + 1 == len(flow["steps"]) else SETUP_HINT
+    return f"**Step {index + 1} of {len(flow['steps'])}:** {step}\n\n{hint}"
+
+
+def _all_steps_text(flow: Troubleshooting) -> str:
+    """The whole procedure at once, every step in order with what sits under it."""
+    lines = [f"Here are all {len(flow['steps'])} steps:", ""]
+    for n, step in enumerate(flow["steps"], start=1):
+        first, _, rest = step["step"].partition("\n")
+        lines.append(f"{n}. {first}")
+        lines += [line for line in rest.splitlines()]
+    lines += ["", 'When you\'ve done them, did that fix it? Reply "it works" or "still broken".']
+    return "\n".join(lines)
+
+
+def _progress(flow: Troubleshooting) -> dict:
+    return {"troubleshooting": flow}
+
+
+def start(state: SupportState, ctx: SupportContext, groups: frozenset[str] = frozenset()) -> dict:
+    chunks = confident_chunks(state, ctx.min_score) or list(state["turn"].get("retrieved_chunks", []))
+    steps, source_chunk, matches = walkthrough(state, ctx, groups)
+    update: dict = {}
+    if ctx.llm is not None and not state["turn"].get("fallback_notice"):
+        try:
+            written = _llm_steps(state, ctx, composed_context(state, ctx, chunks, groups=groups))
+            if len(written) < len(steps):  # the procedure is delivered whole: a model that drops steps is not used
+                log.warning(
+                    "troubleshooting LLM gave %d of %d documented steps; using the documented ones",
+                    len(written),
+                    len(steps),
+                )
+            else:
+                steps = written
+        except LLMError as exc:
+            log.warning("troubleshooting LLM failed, using the documented steps: %s", exc)
+            update["fallback_notice"] = LLM_FALLBACK_NOTICE
+    source_chunk = source_chunk or chunks[0]
+    for_it_team = [
+        str(name) for name in cast(list, dict(source_chunk).get(FOR_IT_TEAM_KEY) or [])
+    ]  # admin sections, for IT
+    flow = Troubleshooting(
+        issue=state["turn"]["query"],
+        topic=", ".join(it_topics(state["turn"]["query"]) or content_words(state["turn"]["query"])[:3]),
+        steps=[{"step": s, "outcome": "pending"} for s in steps],
+        current=0,
+        failed=0,
+        asked_outcome=False,
+        status="in_progress",
+        os=state.get("user_os") or "",
+        source={
+            "title": source_chunk["title"],
+            "source": source_chunk["source"],
+            "chunk_id": source_chunk["chunk_id"],
+            **({AUDIENCE_FIELD: list(source_chunk[AUDIENCE_FIELD])} if source_chunk.get(AUDIENCE_FIELD) else {}),
+            **({FOR_IT_TEAM_KEY: for_it_team} if for_it_team else {}),
+        },
+    )
+    os_note = f" for {OS_LABELS[flow['os']]}" if flow["os"] else ""
+    intro = (
+        f"Let's work through this together. I'll take you through {len(steps)} steps{os_note} from "
+        f"**{label(source_chunk)}** [1], in the order it gives them."
+    )
+    if matches:
+        intro = f"This matches: {matches}\n\n{intro}"
+    if for_it_team:
+        names = ", ".join(f"**{name.split(' > ')[-1]}**" for name in for_it_team[:4])
+        intro += " " + ALSO_FOR_IT_TEAM.format(names=names)
+    text = f"{intro}\n\n{_step_text(flow)}\n\nSources:\n[1] {label(source_chunk)} — {source_chunk['source']}"
+    return update | _progress(flow) | {"answer": text, "sources": [to_source(1, source_chunk)], "needs_input": True}
+
+
+def _mark(flow: Troubleshooting, outcome: str) -> list[TroubleshootingStep]:
+    steps = [TroubleshootingStep(**s) for s in flow["steps"]]
+    steps[flow["current"]]["outcome"] = outcome
+    return steps
+
+
+COMPLETED = (
+    'That was the last step. If the problem is still there, reply "still broken" and I\'ll offer to open a ticket; '
+    "if it works now, you're all set."
+)
+LOST_ACCESS = (
+    "I've stopped this walkthrough: its steps come from a document you no longer have access to. "
+    'If you still need help, ask again or say "open a ticket".'
+)
+
+
+def advance(state: SupportState, ctx: SupportContext, config: RunnableConfig) -> dict:
+    current = state["troubleshooting"]
+    if current is None:
+        raise ValueError("advance is routed to only while a troubleshooting flow is open")
+    flow = Troubleshooting(**current)
+    if not may_read(flow.get("source") or {}, caller_groups(config)):
+        # the steps were read from a restricted document, and the caller has since left its audience
+        flow.update({"status": "exited", "steps": [], "current": 0, "source": {}})  # nor kept in the session any longer
+        return _progress(flow) | {"answer": LOST_ACCESS, "sources": [], "needs_input": False}
+    text = state["turn"].get("query", "")
+    if flow["status"] == "paused":  # "back to it": the step the employee was on, again
+        flow["status"] = "in_progress"
+        return _progress(flow) | {
+            "answer": f"Back to your issue: {flow['issue']}\n\n{_step_text(flow)}",
+            "needs_input": True,
+        }
+    if flow["status"] == "in_progress" and asks_all_steps(text):
+        flow.update({"current": len(flow["steps"]) - 1, "asked_outcome": False})
+        return _progress(flow) | {"answer": _all_steps_text(flow), "needs_input": True}
+    last = flow["current"] + 1 >= len(flow["steps"])
+    if flow["status"] == "in_progress" and (state["turn"].get("reply_kind") == "resume" or asks_to_advance(text)):
+        # "next", "done", "ok": the step is done, not failed
+        flow.update({"steps": _mark(flow, "done"), "asked_outcome": False})
+        if last:
+            flow["status"] = "completed"
+            return _progress(flow) | {"answer": COMPLETED, "needs_input": False}
+        flow["current"] += 1
+        return _progress(flow) | {"answer": _step_text(flow), "needs_input": True}
+    reply = workflow_reply(state)
+    if flow["status"] == "completed" and reply not in ("resolved", "failed", "exit"):
+        return _progress(flow) | {"answer": COMPLETED, "needs_input": False}
+    if reply == "resolved":
+        flow.update({"steps": _mark(flow, "resolved"), "status": "resolved"})
+        closed = close_session_ticket(
+            state,
+            ctx,
+            config,
+            reason=f"Resolved by step {flow['current'] + 1}: {flow['steps'][flow['current']]['step']}",
+        )
+        text = "Great, I'm glad that fixed it!"
+        if closed:
+            text += f" I've closed ticket **{closed['ticket']['id']}** since it's working now."
+        return _progress(flow) | closed | {"answer": text + " Anything else I can help with?", "needs_input": False}
+    if reply == "exit":
+        flow["status"] = "exited"
+        return _progress(flow) | {
+            "needs_input": False,
+            "answer": (
+                "OK, I've stopped the troubleshooting. If the problem comes back or you'd like a technician to look at "
+                'it, just say "open a ticket".'
+            ),
+        }
+    if reply == "ask" and not flow["asked_outcome"]:
+        flow["asked_outcome"] = True
+        return _progress(flow) | {"answer": f"Thanks. {REPLY_HINT}", "needs_input": True}
+    # failed (or still unclear after asking once): only a real attempt at the fix counts toward escalation
+    attempt = flow["status"] == "completed" or last or is_fix_attempt(flow["steps"][flow["current"]]["step"])
+    flow.update(
+        {
+            "steps": _mark(flow, "failed" if attempt else "done"),
+            "failed": flow["failed"] + attempt,
+            "asked_outcome": False,
+        }
+    )
+    if flow["status"] == "completed" or last or flow["failed"] >= ctx.max_failed_steps:
+        flow["status"] = "escalated"
+        return _progress(flow) | {
+            "needs_input": True,
+            "answer": (
+                f"I'm sorry, that didn't fix it either. We've tried {flow['failed']} of the documented fixes without "
+                "success, so this needs a technician."
+            ),
+        }
+    flow["current"] += 1
+    lead = "OK, let's try the next one." if attempt else "OK, on to the next step."
+    return _progress(flow) | {"answer": f"{lead}\n\n{_step_text(flow)}", "needs_input": True}
+
+
+def troubleshoot(state: SupportState, runtime: Runtime[SupportContext], config: RunnableConfig) -> dict:
+    ctx = runtime.context
+    flow = state.get("troubleshooting")
+    update: dict = {"is_clarifying": False}
+    if flow and continues_walkthrough(flow, state):
+        return split_update(update | advance(state, ctx, config), SESSION_KEYS)
+    return split_update(update | start(state, ctx, caller_groups(config)), SESSION_KEYS)
+
+
+def continues_walkthrough(flow: Troubleshooting, state: SupportState) -> bool:
+    """The message carries on the session's walkthrough: a reply to its step, "back to it" after a pause, or
+    the outcome after its last step."""
+    kind = state["turn"].get("reply_kind")
+    return (
+        flow["status"] == "in_progress"
+        or (flow["status"] == "paused" and kind == "resume")
+        or (flow["status"] == "completed" and (bool(kind) or asks_to_advance(state["turn"].get("query", ""))))
+    )
+
+
+SESSION_KEYS = ("troubleshooting", "ticket")  # what a walkthrough step changes of the session

@@ -1,0 +1,60 @@
+"""Everyday questions on the bundled sample knowledge base (kb/), through POST /chat of the real app: real MiniLM,
+real Chroma, SQLite tickets. Each question is answered from the section that holds the answer, in a conversation."""
+
+from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+
+from app.main import create_app
+from app.settings import Settings
+from tests.api.conversation import Chat
+
+pytestmark = pytest.mark.slow
+BUNDLED_KB = Path(__file__).resolve().parents[2] / "kb"
+
+
+@pytest.fixture(scope="module")
+def client(tmp_path_factory):
+    settings = Settings(_env_file=None, data_dir=tmp_path_factory.mktemp("data"), kb_dir=BUNDLED_KB)
+    with TestClient(create_app(settings), base_url="http://localhost") as test_client:
+        yield test_client
+
+
+def cited(reply):
+    return (reply["sources"][0]["source"], reply["sources"][0]["section"]) if reply["sources"] else None
+
+
+def test_wifi_dropping_in_the_office_gets_the_wifi_troubleshooting_not_the_vpn(client):
+    assert cited(Chat(client).say("my wifi keeps dropping out in the office")) == (
+        "kb/wifi.html",
+        "Troubleshooting Wi-Fi",
+    )
+
+
+def test_mfa_on_a_new_phone_gets_the_enrolments_new_phone_steps(client):
+    reply = Chat(client).say("how do I get MFA working on my new phone?")
+    assert cited(reply) == ("kb/mfa-enrolment.md", "Moving to a new phone")
+
+
+def test_reporting_a_phishing_mail_is_never_asked_did_that_fix_it(client):
+    reply = Chat(client).say("I got a strange email that looks like phishing, how do I report it?")
+    assert cited(reply)[0] == "kb/reporting-phishing.html" and "Did that fix it?" not in reply["answer"]
+
+
+def test_a_unc_path_keeps_both_leading_backslashes(client):
+    reply = Chat(client).say("how do I map the department share on Windows?")
+    assert "\\\\files.brightwave.example\\departments" in reply["answer"]
+
+
+def test_software_to_install_gets_the_request_procedure_with_the_request_offered_beside_it(client):
+    reply = Chat(client).say("I need Adobe Acrobat Pro installed")
+    assert cited(reply) == ("kb/software-requests.md", "Request software that is not in the catalogue")
+    assert reply["ticket_event"] == "offered" and "open a request" in reply["answer"]
+
+
+def test_a_mac_named_after_an_outlook_answer_keeps_the_outlook_topic(client):
+    chat = Chat(client)
+    chat.say("Outlook keeps asking for my password")
+    reply = chat.say("and on my mac?")
+    assert reply["user_os"] == "macos" and cited(reply)[0] == "kb/outlook-password-prompts.md"

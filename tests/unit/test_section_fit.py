@@ -1,0 +1,31 @@
+"""How well each section of one article covers a question (nodes/support/section_fit.py)."""
+
+from nodes.support.section_fit import SectionText, fit, question_terms
+
+FONTS = [
+    SectionText(["Set the default font for Word"], "Open Word. Word, Excel and PowerPoint each keep their own font."),
+    SectionText(["Set the default font for Excel"], "Open Excel. Word, Excel and PowerPoint each keep their own font."),
+    SectionText(["Set the default font for PowerPoint"], "Word, Excel and PowerPoint each keep their own font."),
+]
+
+
+def test_the_section_whose_heading_names_the_questions_rarest_word_fits_best():
+    scores = fit(FONTS, "make excel default to arial 10 for everyone")
+    assert scores.index(max(scores)) == 1 and scores[1] > scores[0]
+
+
+def test_a_word_in_the_own_heading_counts_more_than_the_same_word_only_in_the_body():
+    sections = [
+        SectionText(["Outbox"], "Messages wait here."),
+        SectionText(["Compose"], "A message you send goes to the outbox first."),
+    ]
+    first, second = fit(sections, "my mail is stuck in the outbox")
+    assert first > second > 0
+
+
+def test_a_word_the_article_never_uses_leaves_every_section_at_zero():
+    assert fit(FONTS, "the printer jams") == [0.0, 0.0, 0.0]
+
+
+def test_a_hyphenated_word_counts_once_joined():
+    assert question_terms("wi-fi keeps dropping") == question_terms("wifi keeps dropping")
