@@ -1,6 +1,10 @@
-"""The insights figures, counted by SQL on the outcome table (app/storage/schema.py `turn_outcomes`): every
-query groups on indexed integer columns within a window of days and returns a bounded number of rows, so
-nothing loops over turns in Python — the same statements on SQLite and Postgres.
+"""The insights figures, counted by SQL on the per-day rollups of the outcome rows (app/insights/rollup.py,
+app/storage/schema.py `insight_*`): every query reads a window's summary rows by the primary key's leading
+`day` and returns a bounded number of rows, so nothing loops over turns — in Python or in SQL — and the same
+statements run on SQLite and Postgres. The gap questions and the titles of the few articles shown are read
+from the outcome rows themselves, through their indexes.
+
+The numbers equal those counted turn by turn (app/insights/reference.py), which the tests check.
 
 A window is a range of UTC days, both ends included; `collection` narrows it to the turns asked of one
 knowledge collection ("" is the turns that named none)."""
@@ -14,14 +18,20 @@ from typing import Any
 from sqlalchemy import and_, case, desc, distinct, func, select
 from sqlalchemy.engine import Connection
 
-from app.insights.outcomes import ANSWERED
-from app.storage.schema import OUTCOMES, turn_outcomes
+from app.storage.schema import (
+    OUTCOMES,
+    insight_articles,
+    insight_conversations,
+    insight_counts,
+    insight_sections,
+    insight_walkthroughs,
+    turn_outcomes,
+)
 
 T = turn_outcomes
 TOP_ARTICLES = 10
 TOP_SECTIONS = 20
 MAX_WINDOW_DAYS = 400  # a little over the default retention: a year compared with the year before
-UNANSWERED = ("abstained", "ticket_offered", "handoff", "out_of_scope")
 
 
 @dataclass(frozen=True)
@@ -69,40 +79,52 @@ def _share(part: int, whole: int) -> float | None:
     return round(part / whole, 4) if whole else None
 
 
+def _absent(column) -> Any:
+    """A rollup key with "" for a missing value, as the outcome rows have it (NULL): read and ordered as NULL,
+    so the rows and their order are the ones counting the outcome rows gives on either engine."""
+    return func.nullif(column, "")
+
+
 def volume(conn: Connection, window: Window) -> dict:
     """Turns per day and per hour of day (UTC), by channel; and per outcome."""
-    where = window.where()
+    R = insight_counts
+    where = window.where(R)
+    turns = func.sum(R.c.turns)
     by_day = conn.execute(
-        select(T.c.day, T.c.channel, func.count()).where(*where).group_by(T.c.day, T.c.channel).order_by(T.c.day)
+        select(R.c.day, R.c.channel, turns).where(*where).group_by(R.c.day, R.c.channel).order_by(R.c.day, R.c.channel)
     ).all()
     by_hour = conn.execute(
-        select(T.c.hour, T.c.channel, func.count()).where(*where).group_by(T.c.hour, T.c.channel).order_by(T.c.hour)
+        select(R.c.hour, R.c.channel, turns)
+        .where(*where)
+        .group_by(R.c.hour, R.c.channel)
+        .order_by(R.c.hour, R.c.channel)
     ).all()
     by_outcome: dict[str, int] = {
-        outcome: n for outcome, n in conn.execute(select(T.c.outcome, func.count()).where(*where).group_by(T.c.outcome))
+        outcome: int(n) for outcome, n in conn.execute(select(R.c.outcome, turns).where(*where).group_by(R.c.outcome))
     }
     return {
-        "turns": sum(n for _, _, n in by_day),
-        "by_day": [{"day": day_label(d), "channel": c, "turns": n} for d, c, n in by_day],
-        "by_hour": [{"hour": h, "channel": c, "turns": n} for h, c, n in by_hour],
+        "turns": sum(int(n) for _, _, n in by_day),
+        "by_day": [{"day": day_label(d), "channel": c, "turns": int(n)} for d, c, n in by_day],
+        "by_hour": [{"hour": h, "channel": c, "turns": int(n)} for h, c, n in by_hour],
         "by_outcome": {outcome: int(by_outcome.get(outcome, 0)) for outcome in OUTCOMES},
     }
 
 
 def deflection(conn: Connection, window: Window) -> dict:
     """Per conversation: did it end answered or resolved without a ticket (deflected), and did the user say so
-    ("it works", a Helpful vote)? Shares of the conversations that asked something (not only small talk)."""
-    answered = tuple(sorted(ANSWERED))
+    ("it works", a Helpful vote)? Shares of the conversations that asked something (not only small talk): the
+    window's days of each conversation, merged."""
+    C = insight_conversations
     per_conversation = (
         select(
-            T.c.session_id,
-            func.max(case((T.c.outcome == "ticket_created", 1), else_=0)).label("ticketed"),
-            func.max(case((T.c.outcome.in_(answered), T.c.ts))).label("answered_at"),
-            func.max(case((T.c.outcome.in_(UNANSWERED), T.c.ts))).label("unanswered_at"),
-            func.max(case((T.c.outcome == "resolved", 1), (T.c.vote == "up", 1), else_=0)).label("confirmed"),
+            C.c.session_id,
+            func.max(case((C.c.tickets > 0, 1), else_=0)).label("ticketed"),
+            func.max(C.c.answered_at).label("answered_at"),
+            func.max(C.c.unanswered_at).label("unanswered_at"),
+            func.max(case((C.c.confirmations > 0, 1), else_=0)).label("confirmed"),
         )
-        .where(*window.where(), T.c.outcome != "conversation")
-        .group_by(T.c.session_id)
+        .where(*window.where(C))
+        .group_by(C.c.session_id)
         .subquery()
     )
     c = per_conversation.c
@@ -130,16 +152,17 @@ def deflection(conn: Connection, window: Window) -> dict:
 
 def tickets(conn: Connection, window: Window) -> dict:
     """Tickets created through deskmate, by category (incident, request, handoff) and priority."""
+    R = insight_counts
     rows = conn.execute(
-        select(T.c.ticket_category, T.c.ticket_priority, func.count())
-        .where(*window.where(), T.c.outcome == "ticket_created")
-        .group_by(T.c.ticket_category, T.c.ticket_priority)
+        select(R.c.ticket_category, R.c.ticket_priority, func.sum(R.c.turns))
+        .where(*window.where(R), R.c.outcome == "ticket_created")
+        .group_by(R.c.ticket_category, R.c.ticket_priority)
     ).all()
     by_category: dict[str, int] = {}
     by_priority: dict[str, int] = {}
     for category, priority, n in rows:
-        by_category[category or "incident"] = by_category.get(category or "incident", 0) + n
-        by_priority[priority or "unknown"] = by_priority.get(priority or "unknown", 0) + n
+        by_category[category or "incident"] = by_category.get(category or "incident", 0) + int(n)
+        by_priority[priority or "unknown"] = by_priority.get(priority or "unknown", 0) + int(n)
     return {"created": sum(by_category.values()), "by_category": by_category, "by_priority": by_priority}
 
 
@@ -163,73 +186,83 @@ def _titles(conn: Connection, doc_ids: set[str], documents: list[dict] | None) -
 def articles(conn: Connection, window: Window, documents: list[dict] | None = None) -> dict:
     """Most cited articles; Helpful / Not helpful per article and per section; the articles whose walkthroughs
     most often end in a ticket; and (given the collection's documents) the ones never cited in the window.
-    Each query reads a covering index (app/storage/schema.py); titles are looked up for the few rows shown."""
-    where = window.where()
-    answered = T.c.outcome.in_(tuple(sorted(ANSWERED)))
-    # no "doc_id IS NOT NULL" in the WHERE: SQLite would then read the rows through the doc_id index; the one
-    # group of turns without an article is dropped here instead (hence a row more than shown)
+    Each reads a rollup's window of days; titles are looked up for the few rows shown."""
+    A, S, W, C = insight_articles, insight_sections, insight_walkthroughs, insight_conversations
+    doc = _absent(A.c.doc_id)
+    citations = func.sum(A.c.citations)
+    # the group of turns that cited no article (doc_id "") is read like the others, as None, and dropped here
+    # (hence a row more than shown)
     cited = _cited(
         conn.execute(
-            select(T.c.doc_id, func.count().label("n"))
-            .where(answered, *where)
-            .group_by(T.c.doc_id)
-            .order_by(desc("n"), T.c.doc_id)
+            select(doc, citations.label("n"))
+            .where(*window.where(A))
+            .group_by(A.c.doc_id)
+            .having(citations > 0)
+            .order_by(desc("n"), doc)
             .limit(TOP_ARTICLES + 1)
         ).all(),
         TOP_ARTICLES,
     )
-    up = func.sum(case((T.c.vote == "up", 1), else_=0))
-    down = func.sum(case((T.c.vote == "down", 1), else_=0))
-    voted = [T.c.vote.in_(("up", "down")), *where]
+    up, down = func.sum(A.c.helpful), func.sum(A.c.not_helpful)
     by_article = _cited(
         conn.execute(
-            select(T.c.doc_id, up.label("up"), down.label("down"))
-            .where(*voted)
-            .group_by(T.c.doc_id)
-            .order_by((up + down).desc(), T.c.doc_id)
+            select(doc, up.label("up"), down.label("down"))
+            .where(*window.where(A))
+            .group_by(A.c.doc_id)
+            .having(up + down > 0)
+            .order_by((up + down).desc(), doc)
             .limit(TOP_ARTICLES + 1)
         ).all(),
         TOP_ARTICLES,
     )
+    section_doc, section = _absent(S.c.doc_id), _absent(S.c.section)
+    up, down = func.sum(S.c.helpful), func.sum(S.c.not_helpful)
     by_section = _cited(
         conn.execute(
-            select(T.c.doc_id, T.c.section, up, down)
-            .where(*voted)
-            .group_by(T.c.doc_id, T.c.section)
-            .order_by(down.desc(), up.desc(), T.c.doc_id, T.c.section)
+            select(section_doc, section, up, down)
+            .where(*window.where(S))
+            .group_by(S.c.doc_id, S.c.section)
+            .having(up + down > 0)
+            .order_by(down.desc(), up.desc(), section_doc, section)
             .limit(TOP_SECTIONS + 1)
         ).all(),
         TOP_SECTIONS,
     )
     # a conversation whose walkthrough from the article was followed by a ticket in the same conversation: the
-    # window's (and the next day's) tickets, one row per conversation, joined to its walkthrough steps
+    # window's (and the next day's) last ticket of each conversation, against its first step from the article
     first, last = window.days
     ticketed = (
-        select(T.c.session_id, func.max(T.c.ts).label("last_ticket"))
-        .where(T.c.outcome == "ticket_created", T.c.day >= first, T.c.day <= last + 1)
-        .group_by(T.c.session_id)
+        select(C.c.session_id, func.max(C.c.last_ticket).label("last_ticket"))
+        .where(C.c.last_ticket.is_not(None), C.c.day >= first, C.c.day <= last + 1)
+        .group_by(C.c.session_id)
         .subquery("ticketed")
     )
+    walked_doc = _absent(W.c.doc_id)
     walkthroughs = conn.execute(
         select(
-            T.c.doc_id,
-            func.count(distinct(T.c.session_id)).label("walkthroughs"),
-            func.count(distinct(case((ticketed.c.last_ticket > T.c.ts, T.c.session_id)))).label("ticketed"),
+            walked_doc,
+            func.count(distinct(W.c.session_id)).label("walkthroughs"),
+            func.count(distinct(case((ticketed.c.last_ticket > W.c.first_step, W.c.session_id)))).label("ticketed"),
         )
-        .select_from(T.outerjoin(ticketed, ticketed.c.session_id == T.c.session_id))
-        .where(T.c.outcome == "walkthrough_step", *where)
-        .group_by(T.c.doc_id)
-        .order_by(desc("ticketed"), desc("walkthroughs"), T.c.doc_id)
+        .select_from(W.outerjoin(ticketed, ticketed.c.session_id == W.c.session_id))
+        .where(*window.where(W))
+        .group_by(W.c.doc_id)
+        .order_by(desc("ticketed"), desc("walkthroughs"), walked_doc)
         .limit(TOP_ARTICLES + 1)
     ).all()
     walkthroughs = _cited(walkthroughs, TOP_ARTICLES)
     ever: set[str | None] = set()
     if documents is not None:
-        ever = {doc_id for (doc_id,) in conn.execute(select(T.c.doc_id).where(answered, *where).distinct()).all()}
+        ever = {
+            doc_id
+            for (doc_id,) in conn.execute(
+                select(doc).where(*window.where(A)).group_by(A.c.doc_id).having(citations > 0)
+            ).all()
+        }
     shown = {row[0] for rows in (cited, by_article, by_section, walkthroughs) for row in rows}
     title = _titles(conn, shown, documents)
     figures: dict[str, Any] = {
-        "most_cited": [{"doc_id": d, "title": title[d], "citations": n} for d, n in cited],
+        "most_cited": [{"doc_id": d, "title": title[d], "citations": int(n)} for d, n in cited],
         "votes_by_article": [
             {"doc_id": d, "title": title[d], "helpful": int(u), "not_helpful": int(n)} for d, u, n in by_article
         ],

@@ -3,8 +3,9 @@ offered or created, handoff, out of scope …), where, which article it cited, h
 the turn went unanswered — its redacted question, for the knowledge-gap clusters.
 
 `outcome_row` reads a finished turn (the flat `TurnResult`) into one row; `OutcomeStore` writes it beside the
-turn's trace, adds the vote an answer gets later, and prunes: rows after their own retention (13 months by
-default), questions after the trace retention."""
+turn's trace and counts it into the per-day rollups the figures read (app/insights/rollup.py), adds the vote an
+answer gets later (to both), and prunes: rows and rollups after their own retention (13 months by default),
+questions after the trace retention."""
 
 from __future__ import annotations
 
@@ -18,6 +19,8 @@ from typing import Any
 from sqlalchemy import delete, select, update
 from sqlalchemy.exc import SQLAlchemyError
 
+from app.insights import rollup
+from app.insights.rollup import ANSWERED
 from app.storage import Database
 from app.storage.database import DatabaseUnavailable
 from app.storage.schema import CHANNELS, answers, turn_outcomes
@@ -28,8 +31,6 @@ log = logging.getLogger(__name__)
 DEFAULT_CHANNEL = "api"
 MAX_QUESTION_CHARS = 500  # a gap question is a question, not a pasted log
 MAX_CITED = 10
-# what counts as an answer a user got: a cited answer or a walkthrough from an article
-ANSWERED = frozenset({"answered", "walkthrough_step", "resolved"})
 
 
 def checked_channel(channel: str | None) -> str:
@@ -143,8 +144,8 @@ def outcome_row(
 
 
 class OutcomeStore:
-    """The outcome rows on the relational store. Writes are one small row per turn, in the request thread;
-    a failure is logged and never fails the chat."""
+    """The outcome rows on the relational store. Writes are one small row per turn and its rollup counts, in one
+    transaction in the request thread; a failure is logged and never fails the chat."""
 
     def __init__(
         self,
@@ -167,7 +168,14 @@ class OutcomeStore:
             row = row | {"question": self._redactor.redact(row["question"]).text}
         try:
             with self.db.begin() as conn:
-                conn.execute(self.db.insert(turn_outcomes).values(row).on_conflict_do_nothing())
+                written = conn.execute(
+                    self.db.insert(turn_outcomes)
+                    .values(row)
+                    .on_conflict_do_nothing()
+                    .returning(turn_outcomes.c.trace_id)  # (a rowcount is -1 through some Postgres drivers)
+                ).first()
+                if written is not None:  # a turn recorded twice (a retried write) is counted once
+                    rollup.add_turn(self.db, conn, row)
             return True
         except (SQLAlchemyError, DatabaseUnavailable) as exc:
             log.warning("could not record the outcome of turn %s: %s", row.get("trace_id"), exc)
@@ -180,26 +188,39 @@ class OutcomeStore:
         if rating == "down":
             asked = select(answers.c.query).where(answers.c.message_id == trace_id).scalar_subquery()
             values |= {"gap": 1, "question": asked}
+        T = turn_outcomes
         try:
             with self.db.begin() as conn:
-                conn.execute(update(turn_outcomes).where(turn_outcomes.c.trace_id == trace_id).values(values))
+                before = (
+                    conn.execute(
+                        select(T.c.day, T.c.collection, T.c.session_id, T.c.outcome, T.c.doc_id, T.c.section, T.c.vote)
+                        .where(T.c.trace_id == trace_id)
+                        .with_for_update()  # two votes on one turn at once: one moves the counts after the other
+                    )
+                    .mappings()
+                    .first()
+                )
+                if before is None:
+                    return
+                conn.execute(update(T).where(T.c.trace_id == trace_id).values(values))
                 if rating == "up":  # a vote changed to Helpful: no longer a gap of an answered question
                     conn.execute(
                         update(turn_outcomes)
                         .where(turn_outcomes.c.trace_id == trace_id, turn_outcomes.c.outcome.in_(sorted(ANSWERED)))
                         .values(gap=0, question=None)
                     )
+                rollup.change_vote(self.db, conn, dict(before), rating)
         except (SQLAlchemyError, DatabaseUnavailable) as exc:
             log.warning("could not record the vote on turn %s: %s", trace_id, exc)
 
     def prune(self) -> int:
-        """Delete rows past the outcome retention and clear questions past the trace retention (by UTC day:
-        the indexed column); returns the rows deleted."""
+        """Delete rows and their days' rollups past the outcome retention and clear questions past the trace
+        retention (by UTC day: the indexed column); returns the rows deleted."""
         now = self._clock()
+        oldest = int((now - self._retention_s) // 86400)
         with self.db.begin() as conn:
-            removed = conn.execute(
-                delete(turn_outcomes).where(turn_outcomes.c.day < int((now - self._retention_s) // 86400))
-            ).rowcount
+            removed = conn.execute(delete(turn_outcomes).where(turn_outcomes.c.day < oldest)).rowcount
+            rollup.prune(conn, oldest)
             conn.execute(
                 update(turn_outcomes)
                 .where(

@@ -357,6 +357,73 @@ turn_outcomes = Table(
     ),
 )
 
+# the per-day rollups of the outcome rows (app/insights/rollup.py): what the figures read, kept up to date as
+# each turn is written and each vote arrives, rebuilt in bulk from `turn_outcomes` for a range of days (the
+# migration that adds them, `deskmate db vacuum`'s check, a bulk load) and pruned with it. Keys are never
+# NULL: a missing article, section or ticket field is "" (the outcome rows never store "" for those).
+insight_counts = Table(  # turns per day, hour, channel and outcome (a created ticket's category and priority)
+    "insight_counts",
+    metadata,
+    Column("day", Integer, primary_key=True),
+    Column("collection", String(128), primary_key=True),
+    Column("channel", String(16), primary_key=True),
+    Column("hour", Integer, primary_key=True),
+    Column("outcome", String(24), primary_key=True),
+    Column("ticket_category", String(16), primary_key=True),
+    Column("ticket_priority", String(16), primary_key=True),
+    Column("turns", Integer, nullable=False),
+)
+insight_articles = Table(  # per day and article: answers citing it (walkthrough steps included) and votes
+    "insight_articles",
+    metadata,
+    Column("day", Integer, primary_key=True),
+    Column("collection", String(128), primary_key=True),
+    Column("doc_id", String(64), primary_key=True),
+    Column("citations", Integer, nullable=False),
+    Column("helpful", Integer, nullable=False),
+    Column("not_helpful", Integer, nullable=False),
+)
+insight_sections = Table(  # per day, article and section: the votes (only sections that got one)
+    "insight_sections",
+    metadata,
+    Column("day", Integer, primary_key=True),
+    Column("collection", String(128), primary_key=True),
+    Column("doc_id", String(64), primary_key=True),
+    Column("section", Text, primary_key=True),
+    Column("helpful", Integer, nullable=False),
+    Column("not_helpful", Integer, nullable=False),
+)
+insight_conversations = Table(  # per day and conversation (turns other than small talk): how it went that day
+    "insight_conversations",
+    metadata,
+    Column("day", Integer, primary_key=True),
+    Column("collection", String(128), primary_key=True),
+    Column("session_id", String(128), primary_key=True),
+    Column("tickets", Integer, nullable=False),  # tickets created
+    Column("confirmations", Integer, nullable=False),  # turns resolved ("it works") or voted Helpful
+    Column("answered_at", Float),  # the last answered turn's time
+    Column("unanswered_at", Float),  # the last unanswered turn's time
+    Column("last_ticket", Float),  # the last ticket's time
+    Index(  # the conversations that created a ticket: for the walkthroughs that ended in one
+        "insight_conversations_tickets",
+        "day",
+        "session_id",
+        "last_ticket",
+        sqlite_where=text("last_ticket IS NOT NULL"),
+        postgresql_where=text("last_ticket IS NOT NULL"),
+    ),
+)
+insight_walkthroughs = Table(  # per day, conversation and article: its first walkthrough step that day
+    "insight_walkthroughs",
+    metadata,
+    Column("day", Integer, primary_key=True),
+    Column("collection", String(128), primary_key=True),
+    Column("session_id", String(128), primary_key=True),
+    Column("doc_id", String(64), primary_key=True),
+    Column("first_step", Float, nullable=False),
+)
+INSIGHT_ROLLUPS = (insight_counts, insight_articles, insight_sections, insight_conversations, insight_walkthroughs)
+
 # --- chat platforms (app/channels): deliveries seen once, and the threads tickets were created from ---------
 # a platform event or button press already handled (Slack retries a delivery it thinks was lost): its key once
 channel_deliveries = Table(

@@ -1,0 +1,122 @@
+"""Per-day rollups of the outcome rows (app/insights/rollup.py): what the insights figures read, so a 30-day
+window costs its days' summary rows instead of its turns. New tables only, filled here from the outcome rows
+already written (one grouped INSERT … SELECT each, the same as app/insights/rollup.py `rebuild`); from then on
+the outcome store keeps them up to date as turns and votes are written. Downgrading drops them (the figures of
+the older code count the outcome rows).
+
+Revision ID: 0013
+Revises: 0012
+"""
+
+import sqlalchemy as sa
+from alembic import op
+
+revision = "0013"
+down_revision = "0012"
+branch_labels = None
+depends_on = None
+
+ANSWERED = "('answered', 'resolved', 'walkthrough_step')"
+UNANSWERED = "('abstained', 'ticket_offered', 'handoff', 'out_of_scope')"
+# the rollups of the rows already written, as app/insights/rollup.py `rebuild` computes them
+BACKFILL = (
+    """INSERT INTO insight_counts
+        (day, collection, channel, hour, outcome, ticket_category, ticket_priority, turns)
+    SELECT day, collection, channel, hour, outcome,
+        COALESCE(CASE WHEN outcome = 'ticket_created' THEN ticket_category END, ''),
+        COALESCE(CASE WHEN outcome = 'ticket_created' THEN ticket_priority END, ''), COUNT(*)
+    FROM turn_outcomes
+    GROUP BY day, collection, channel, hour, outcome,
+        COALESCE(CASE WHEN outcome = 'ticket_created' THEN ticket_category END, ''),
+        COALESCE(CASE WHEN outcome = 'ticket_created' THEN ticket_priority END, '')""",
+    f"""INSERT INTO insight_articles (day, collection, doc_id, citations, helpful, not_helpful)
+    SELECT day, collection, COALESCE(doc_id, ''),
+        SUM(CASE WHEN outcome IN {ANSWERED} THEN 1 ELSE 0 END),
+        SUM(CASE WHEN vote = 'up' THEN 1 ELSE 0 END), SUM(CASE WHEN vote = 'down' THEN 1 ELSE 0 END)
+    FROM turn_outcomes WHERE outcome IN {ANSWERED} OR vote IN ('up', 'down')
+    GROUP BY day, collection, COALESCE(doc_id, '')""",
+    """INSERT INTO insight_sections (day, collection, doc_id, section, helpful, not_helpful)
+    SELECT day, collection, COALESCE(doc_id, ''), COALESCE(section, ''),
+        SUM(CASE WHEN vote = 'up' THEN 1 ELSE 0 END), SUM(CASE WHEN vote = 'down' THEN 1 ELSE 0 END)
+    FROM turn_outcomes WHERE vote IN ('up', 'down')
+    GROUP BY day, collection, COALESCE(doc_id, ''), COALESCE(section, '')""",
+    f"""INSERT INTO insight_conversations
+        (day, collection, session_id, tickets, confirmations, answered_at, unanswered_at, last_ticket)
+    SELECT day, collection, session_id,
+        SUM(CASE WHEN outcome = 'ticket_created' THEN 1 ELSE 0 END),
+        SUM(CASE WHEN outcome = 'resolved' THEN 1 WHEN vote = 'up' THEN 1 ELSE 0 END),
+        MAX(CASE WHEN outcome IN {ANSWERED} THEN ts END), MAX(CASE WHEN outcome IN {UNANSWERED} THEN ts END),
+        MAX(CASE WHEN outcome = 'ticket_created' THEN ts END)
+    FROM turn_outcomes WHERE outcome <> 'conversation'
+    GROUP BY day, collection, session_id""",
+    """INSERT INTO insight_walkthroughs (day, collection, session_id, doc_id, first_step)
+    SELECT day, collection, session_id, COALESCE(doc_id, ''), MIN(ts)
+    FROM turn_outcomes WHERE outcome = 'walkthrough_step'
+    GROUP BY day, collection, session_id, COALESCE(doc_id, '')""",
+)
+
+
+def upgrade() -> None:
+    op.create_table(
+        "insight_counts",
+        sa.Column("day", sa.Integer, primary_key=True),
+        sa.Column("collection", sa.String(128), primary_key=True),
+        sa.Column("channel", sa.String(16), primary_key=True),
+        sa.Column("hour", sa.Integer, primary_key=True),
+        sa.Column("outcome", sa.String(24), primary_key=True),
+        sa.Column("ticket_category", sa.String(16), primary_key=True),
+        sa.Column("ticket_priority", sa.String(16), primary_key=True),
+        sa.Column("turns", sa.Integer, nullable=False),
+    )
+    op.create_table(
+        "insight_articles",
+        sa.Column("day", sa.Integer, primary_key=True),
+        sa.Column("collection", sa.String(128), primary_key=True),
+        sa.Column("doc_id", sa.String(64), primary_key=True),
+        sa.Column("citations", sa.Integer, nullable=False),
+        sa.Column("helpful", sa.Integer, nullable=False),
+        sa.Column("not_helpful", sa.Integer, nullable=False),
+    )
+    op.create_table(
+        "insight_sections",
+        sa.Column("day", sa.Integer, primary_key=True),
+        sa.Column("collection", sa.String(128), primary_key=True),
+        sa.Column("doc_id", sa.String(64), primary_key=True),
+        sa.Column("section", sa.Text, primary_key=True),
+        sa.Column("helpful", sa.Integer, nullable=False),
+        sa.Column("not_helpful", sa.Integer, nullable=False),
+    )
+    op.create_table(
+        "insight_conversations",
+        sa.Column("day", sa.Integer, primary_key=True),
+        sa.Column("collection", sa.String(128), primary_key=True),
+        sa.Column("session_id", sa.String(128), primary_key=True),
+        sa.Column("tickets", sa.Integer, nullable=False),
+        sa.Column("confirmations", sa.Integer, nullable=False),
+        sa.Column("answered_at", sa.Float),
+        sa.Column("unanswered_at", sa.Float),
+        sa.Column("last_ticket", sa.Float),
+    )
+    op.create_index(
+        "insight_conversations_tickets",
+        "insight_conversations",
+        ["day", "session_id", "last_ticket"],
+        sqlite_where=sa.text("last_ticket IS NOT NULL"),
+        postgresql_where=sa.text("last_ticket IS NOT NULL"),
+    )
+    op.create_table(
+        "insight_walkthroughs",
+        sa.Column("day", sa.Integer, primary_key=True),
+        sa.Column("collection", sa.String(128), primary_key=True),
+        sa.Column("session_id", sa.String(128), primary_key=True),
+        sa.Column("doc_id", sa.String(64), primary_key=True),
+        sa.Column("first_step", sa.Float, nullable=False),
+    )
+    for statement in BACKFILL:
+        op.execute(sa.text(statement))
+
+
+def downgrade() -> None:
+    for table in ("insight_walkthroughs", "insight_conversations", "insight_sections", "insight_articles"):
+        op.drop_table(table)
+    op.drop_table("insight_counts")
