@@ -5,10 +5,15 @@ default retention), on the embedded SQLite file and on Postgres, for 30-day wind
     python bench/insights.py --turns 200000 --engines sqlite
     DESKMATE_BENCH_POSTGRES=postgresql://postgres@host:5432/postgres python bench/insights.py
 
-What is timed is what GET /admin/insights runs in SQL (app/insights/figures.py: volume by day/hour/channel,
-outcomes, deflection per conversation, tickets, articles incl. walkthroughs ending in a ticket and never
-cited, the gap questions), for windows ending on random days of the last year: p50 / p95 / max over the
-repeats. The gap clustering is timed apart (it embeds the window's unanswered questions once, then reads its
+The fill is a bulk load (the outcome table's secondary indexes dropped, COPY on Postgres, executemany in
+batches of 50,000 on SQLite, the indexes built again), then the per-day rollups are built in bulk from it as
+the server rebuilds them (app/insights/rollup.py `rebuild`); both are timed.
+
+What is timed is what GET /admin/insights runs in SQL (app/insights/figures.py, on the rollups: volume by
+day/hour/channel, outcomes, deflection per conversation, tickets, articles incl. walkthroughs ending in a
+ticket and never cited; the gap questions on the outcome rows), for windows ending on random days of the last
+year: p50 / p95 / max over the repeats. `--reference` also times the same figures counted from the outcome
+rows turn by turn (app/insights/reference.py, what the server read before the rollups) and checks both agree. The gap clustering is timed apart (it embeds the window's unanswered questions once, then reads its
 cache): with the real embedding model, cold and warm.
 
 The turns are conversations of 1–4 turns with an outcome mix like a soak's (most answered, some walkthroughs,
@@ -30,14 +35,17 @@ import uuid
 from datetime import date, timedelta
 from pathlib import Path
 
+from sqlalchemy import func, select
+
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from app.insights import figures  # noqa: E402
+
+from app.insights import figures, reference, rollup  # noqa: E402
 from app.insights.figures import Window  # noqa: E402
 from app.insights.gaps import MAX_QUESTIONS, knowledge_gaps  # noqa: E402
 from app.storage import Database  # noqa: E402
-from app.storage.schema import turn_outcomes  # noqa: E402
+from app.storage.schema import INSIGHT_ROLLUPS, turn_outcomes  # noqa: E402
 
 DAY = 86400
 COLUMNS = [c.name for c in turn_outcomes.columns]
@@ -115,9 +123,14 @@ def synthetic_rows(turns: int, days: int, end_day: int, rng: random.Random):
 
 
 def fill(db: Database, turns: int, days: int, end_day: int, seed: int) -> float:
+    """Bulk-load the synthetic turns: the outcome table's secondary indexes dropped, the rows streamed in (COPY on
+    Postgres, executemany in batches of 50,000 on SQLite), the indexes built again, statistics gathered."""
     started = time.perf_counter()
     rng = random.Random(seed)
-    batch: list[tuple] = []
+    indexes = sorted(turn_outcomes.indexes, key=lambda index: str(index.name))
+    with db.begin() as conn:
+        for index in indexes:
+            index.drop(conn)
     raw = db.engine.raw_connection()
     try:
         cursor = raw.cursor()
@@ -126,34 +139,59 @@ def fill(db: Database, turns: int, days: int, end_day: int, seed: int) -> float:
                 for row in synthetic_rows(turns, days, end_day, rng):
                     copy.write_row([row[c] for c in COLUMNS])
         else:
+            cursor.execute("PRAGMA cache_size = -524288")  # 512 MB: the random primary key stays in memory
             statement = f"INSERT INTO turn_outcomes ({', '.join(COLUMNS)}) VALUES ({', '.join('?' * len(COLUMNS))})"
+            batch: list[tuple] = []
             for row in synthetic_rows(turns, days, end_day, rng):
                 batch.append(tuple(row[c] for c in COLUMNS))
-                if len(batch) == 20_000:
+                if len(batch) == 50_000:
                     cursor.executemany(statement, batch)
                     batch.clear()
             if batch:
                 cursor.executemany(statement, batch)
         raw.commit()
-        if db.is_postgres:  # what autovacuum does after a bulk load: statistics and the visibility map
-            raw.driver_connection.autocommit = True
-            raw.driver_connection.execute("VACUUM ANALYZE turn_outcomes")
-        else:
-            cursor.execute("ANALYZE")
-            raw.commit()
     finally:
         raw.close()
+    with db.begin() as conn:
+        for index in indexes:
+            index.create(conn)
+    analyze(db, "turn_outcomes")
     return time.perf_counter() - started
 
 
-def time_figures(db: Database, window: Window, documents: list[dict]) -> dict[str, float]:
+def analyze(db: Database, *tables: str) -> None:
+    """What autovacuum does after a bulk load on Postgres (statistics and the visibility map); ANALYZE on SQLite."""
+    raw = db.engine.raw_connection()
+    try:
+        if db.is_postgres:
+            raw.driver_connection.autocommit = True
+            raw.driver_connection.execute(f"VACUUM ANALYZE {', '.join(tables)}")
+        else:
+            raw.cursor().execute("ANALYZE")
+            raw.commit()
+    finally:
+        raw.close()
+
+
+def build_rollups(db: Database) -> float:
+    """The per-day rollups of every loaded turn, in bulk, as the server rebuilds them (app/insights/rollup.py)."""
+    started = time.perf_counter()
+    with db.begin() as conn:
+        rollup.rebuild(conn)
+    analyze(db, *(table.name for table in INSIGHT_ROLLUPS))
+    return time.perf_counter() - started
+
+
+def time_figures(db: Database, window: Window, documents: list[dict], counted=figures) -> dict[str, float]:
+    """Each figure's SQL for one window, wall and CPU ms; `counted`: the rollups (app/insights/figures.py) or
+    the outcome rows turn by turn (app/insights/reference.py)."""
     spent: dict[str, float] = {}
     with db.connect() as conn:
         for name, run in (
-            ("volume", lambda: figures.volume(conn, window)),
-            ("deflection", lambda: figures.deflection(conn, window)),
-            ("tickets", lambda: figures.tickets(conn, window)),
-            ("articles", lambda: figures.articles(conn, window, documents)),
+            ("volume", lambda: counted.volume(conn, window)),
+            ("deflection", lambda: counted.deflection(conn, window)),
+            ("tickets", lambda: counted.tickets(conn, window)),
+            ("articles", lambda: counted.articles(conn, window, documents)),
             ("gap_questions", lambda: figures.gap_questions(conn, window, MAX_QUESTIONS)),
         ):
             started, cpu = time.perf_counter(), time.process_time()
@@ -178,26 +216,51 @@ def run_engine(name: str, url: str, args, documents: list[dict]) -> dict:
     try:
         end_day = (date.today() - date(1970, 1, 1)).days
         filled = fill(db, args.turns, args.days, end_day, args.seed)
-        print(f"\n{name}: {args.turns:,} turns over {args.days} days written in {filled:.1f} s")
+        print(
+            f"\n{name}: {args.turns:,} turns over {args.days} days written in {filled:.1f} s "
+            f"({args.turns / filled:,.0f} turns/s; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)"
+        )
+        built = build_rollups(db)
+        with db.connect() as conn:
+            sizes = {t.name: conn.execute(select(func.count()).select_from(t)).scalar() for t in INSIGHT_ROLLUPS}
+        print(
+            f"  rollups rebuilt in bulk in {built:.1f} s: "
+            + ", ".join(f"{table} {n:,}" for table, n in sizes.items())
+            + f" rows (load average {os.getloadavg()[0]:.1f})"
+        )
         rng = random.Random(args.seed + 1)
-        samples = []
+        windows = []
         for i in range(args.repeats):
             last = date.today() - timedelta(days=0 if i == 0 else rng.randrange(args.days - args.window))
-            window = Window.of(last - timedelta(days=args.window - 1), last)
-            samples.append(time_figures(db, window, documents))
-        totals = [s["total"] for s in samples]
-        cpu = [s["total_cpu"] for s in samples]
-        print(
-            f"  figures SQL, {args.window}-day window, {args.repeats} windows: p50 {statistics.median(totals):.0f} ms, "
-            f"p95 {pct(totals, 0.95):.0f} ms, max {max(totals):.0f} ms (target p95 ≤ 500 ms); load average "
-            f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores"
-        )
-        if not db.is_postgres:  # in-process: the CPU the queries took, whatever else the machine was doing
-            print(f"  CPU of this process for them: p50 {statistics.median(cpu):.0f} ms, p95 {pct(cpu, 0.95):.0f} ms")
-        for part in PARTS:
-            values = [s[part] for s in samples]
-            print(f"    {part:14} p50 {statistics.median(values):6.0f} ms  p95 {pct(values, 0.95):6.0f} ms")
-        result = {"fill_s": filled, "p50": statistics.median(totals), "p95": pct(totals, 0.95)}
+            windows.append(Window.of(last - timedelta(days=args.window - 1), last))
+        result: dict = {"fill_s": filled, "rollups_s": built}
+        for label, counted in (("rollups", figures), ("outcome rows, turn by turn", reference)):
+            if counted is reference and not args.reference:
+                continue
+            samples = [time_figures(db, window, documents, counted) for window in windows]
+            totals = [s["total"] for s in samples]
+            cpu = [s["total_cpu"] for s in samples]
+            print(
+                f"  figures SQL from the {label}, {args.window}-day window, {args.repeats} windows: "
+                f"p50 {statistics.median(totals):.0f} ms, p95 {pct(totals, 0.95):.0f} ms, max {max(totals):.0f} ms "
+                f"(target p95 ≤ 500 ms); load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores"
+            )
+            if not db.is_postgres:  # in-process: the CPU the queries took, whatever else the machine was doing
+                print(
+                    f"  CPU of this process for them: p50 {statistics.median(cpu):.0f} ms, p95 {pct(cpu, 0.95):.0f} ms"
+                )
+            for part in PARTS:
+                values = [s[part] for s in samples]
+                print(f"    {part:14} p50 {statistics.median(values):6.0f} ms  p95 {pct(values, 0.95):6.0f} ms")
+            result[label] = {"p50": statistics.median(totals), "p95": pct(totals, 0.95)}
+        if args.reference:  # the two ways of counting give the same figures
+            with db.connect() as conn:
+                for window in windows[:3]:
+                    same = all(
+                        getattr(figures, part)(conn, window) == getattr(reference, part)(conn, window)
+                        for part in ("volume", "deflection", "tickets")
+                    ) and figures.articles(conn, window, documents) == reference.articles(conn, window, documents)
+                    print(f"  {window.first} … {window.last}: rollups and rows agree: {same}")
         if args.cluster:
             from app.adapters.embeddings import SentenceTransformerEmbedder
 
@@ -227,6 +290,12 @@ def main() -> int:
     parser.add_argument("--engines", default="sqlite,postgres")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--no-cluster", dest="cluster", action="store_false", help="skip timing the gap clustering")
+    parser.add_argument(
+        "--reference",
+        action="store_true",
+        help="also time the figures counted from the outcome rows turn by turn (app/insights/reference.py), and "
+        "check that both give the same figures",
+    )
     args = parser.parse_args()
     documents = [{"doc_id": uuid.UUID(int=i).hex[:16], "title": f"Article {i}"} for i in range(300)]
     engines = [e.strip() for e in args.engines.split(",") if e.strip()]
