@@ -23,6 +23,7 @@ from app.storage.schema import (
     insight_articles,
     insight_conversations,
     insight_counts,
+    insight_deflection,
     insight_sections,
     insight_walkthroughs,
     turn_outcomes,
@@ -113,7 +114,14 @@ def volume(conn: Connection, window: Window) -> dict:
 def deflection(conn: Connection, window: Window) -> dict:
     """Per conversation: did it end answered or resolved without a ticket (deflected), and did the user say so
     ("it works", a Helpful vote)? Shares of the conversations that asked something (not only small talk): the
-    window's days of each conversation, merged."""
+    conversations of one day as their day counted them, those spanning days or collections merged over the
+    window's days of them."""
+    D = insight_deflection
+    lone = conn.execute(
+        select(
+            func.sum(D.c.conversations), func.sum(D.c.deflected), func.sum(D.c.confirmed), func.sum(D.c.ticketed)
+        ).where(*window.where(D))
+    ).one()
     C = insight_conversations
     per_conversation = (
         select(
@@ -123,7 +131,7 @@ def deflection(conn: Connection, window: Window) -> dict:
             func.max(C.c.unanswered_at).label("unanswered_at"),
             func.max(case((C.c.confirmations > 0, 1), else_=0)).label("confirmed"),
         )
-        .where(*window.where(C))
+        .where(*window.where(C), C.c.alone == 0)
         .group_by(C.c.session_id)
         .subquery()
     )
@@ -131,7 +139,7 @@ def deflection(conn: Connection, window: Window) -> dict:
     ended_answered = and_(
         c.ticketed == 0, c.answered_at.is_not(None), (c.unanswered_at.is_(None)) | (c.answered_at > c.unanswered_at)
     )
-    row = conn.execute(
+    spanning = conn.execute(
         select(
             func.count(),
             func.coalesce(func.sum(case((ended_answered, 1), else_=0)), 0),
@@ -139,7 +147,7 @@ def deflection(conn: Connection, window: Window) -> dict:
             func.coalesce(func.sum(c.ticketed), 0),
         ).select_from(per_conversation)
     ).one()
-    conversations, deflected, confirmed, ticketed = (int(v or 0) for v in row)
+    conversations, deflected, confirmed, ticketed = (int(a or 0) + int(b or 0) for a, b in zip(lone, spanning))
     return {
         "conversations": conversations,
         "deflected": deflected,

@@ -191,11 +191,14 @@ class OutcomeStore:
         T = turn_outcomes
         try:
             with self.db.begin() as conn:
+                # a write first: the row's lock on Postgres (two votes on one turn at once move the counts one
+                # after the other), the write lock on SQLite (no read-then-write upgrade to be refused)
+                conn.execute(update(T).where(T.c.trace_id == trace_id).values(vote=T.c.vote))
                 before = (
                     conn.execute(
-                        select(T.c.day, T.c.collection, T.c.session_id, T.c.outcome, T.c.doc_id, T.c.section, T.c.vote)
-                        .where(T.c.trace_id == trace_id)
-                        .with_for_update()  # two votes on one turn at once: one moves the counts after the other
+                        select(
+                            T.c.day, T.c.collection, T.c.session_id, T.c.outcome, T.c.doc_id, T.c.section, T.c.vote
+                        ).where(T.c.trace_id == trace_id)
                     )
                     .mappings()
                     .first()

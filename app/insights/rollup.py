@@ -2,9 +2,11 @@
 so a window of days costs its days' few summary rows instead of its turns.
 
 Each turn is counted in as it is written (`add_turn`, in the transaction that writes its outcome row) and a vote
-moves its counts when it arrives or changes (`change_vote`); a ticket created later is a turn of its own. Every
-rollup column is a sum, or the latest / earliest time of something — so the counts stay exact whatever order
-turns and votes arrive in. `rebuild` recomputes a range of days from `turn_outcomes` in bulk (after a bulk load,
+moves its counts when it arrives or changes (`change_vote`); a ticket created later is a turn of its own. The
+rollup columns are sums, or the latest / earliest time of something, so the counts stay exact whatever order
+turns and votes arrive in. A conversation is a row per day (and collection) it asked something in; the many
+that live one day only are also counted, as they ended, in their day's `insight_deflection`, so a window's
+deflection merges the rows of the few that span days only. `rebuild` recomputes a range of days from `turn_outcomes` in bulk (after a bulk load,
 and what the migration that adds the rollups does), `prune` drops the days past the retention.
 
 The figures counted from the rollups are the same numbers as counted from the outcome rows themselves
@@ -15,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from sqlalchemy import ColumnElement, case, delete, func, or_, select
+from sqlalchemy import ColumnElement, and_, case, delete, func, or_, select, update
 from sqlalchemy.engine import Connection
 
 from app.storage import Database
@@ -24,6 +26,7 @@ from app.storage.schema import (
     insight_articles,
     insight_conversations,
     insight_counts,
+    insight_deflection,
     insight_sections,
     insight_walkthroughs,
     turn_outcomes,
@@ -33,12 +36,6 @@ T = turn_outcomes
 # what counts as an answer a user got: a cited answer or a walkthrough from an article
 ANSWERED = frozenset({"answered", "walkthrough_step", "resolved"})
 UNANSWERED = ("abstained", "ticket_offered", "handoff", "out_of_scope")
-
-
-def _later(current: Any, new: Any) -> ColumnElement:
-    """The later of two times either of which may be NULL (SQLite's max(a, NULL) is NULL, Postgres' greatest
-    ignores it: spelt out, the same on both)."""
-    return case((new.is_(None), current), (or_(current.is_(None), new > current), new), else_=current)
 
 
 def _earlier(current: Any, new: Any) -> ColumnElement:
@@ -97,30 +94,7 @@ def add_turn(db: Database, conn: Connection, row: Mapping[str, Any]) -> None:
             db, conn, insight_sections, key | {"doc_id": doc, "section": section}, {"helpful": up, "not_helpful": down}
         )
     if outcome != "conversation":
-        ts = float(row["ts"])
-        C = insight_conversations
-        statement = db.insert(C).values(
-            **key,
-            session_id=row["session_id"],
-            tickets=int(ticket),
-            confirmations=_confirms(outcome, vote),
-            answered_at=ts if outcome in ANSWERED else None,
-            unanswered_at=ts if outcome in UNANSWERED else None,
-            last_ticket=ts if ticket else None,
-        )
-        new = statement.excluded
-        conn.execute(
-            statement.on_conflict_do_update(
-                index_elements=["day", "collection", "session_id"],
-                set_={
-                    "tickets": C.c.tickets + new.tickets,
-                    "confirmations": C.c.confirmations + new.confirmations,
-                    "answered_at": _later(C.c.answered_at, new.answered_at),
-                    "unanswered_at": _later(C.c.unanswered_at, new.unanswered_at),
-                    "last_ticket": _later(C.c.last_ticket, new.last_ticket),
-                },
-            )
-        )
+        _add_to_conversation(db, conn, row)
     if outcome == "walkthrough_step":
         W = insight_walkthroughs
         statement = db.insert(W).values(**key, session_id=row["session_id"], doc_id=doc, first_step=float(row["ts"]))
@@ -130,6 +104,79 @@ def add_turn(db: Database, conn: Connection, row: Mapping[str, Any]) -> None:
                 set_={"first_step": _earlier(W.c.first_step, statement.excluded.first_step)},
             )
         )
+
+
+def _ended(state: Mapping[str, Any]) -> dict[str, int]:
+    """How a conversation's rows (merged) say it ended, as `insight_deflection` counts it."""
+    ticketed = state["tickets"] > 0
+    answered_at, unanswered_at = state["answered_at"], state["unanswered_at"]
+    answered = answered_at is not None and (unanswered_at is None or answered_at > unanswered_at)
+    return {
+        "conversations": 1,
+        "deflected": int(answered and not ticketed),
+        "confirmed": int(state["confirmations"] > 0 and not ticketed),
+        "ticketed": int(ticketed),
+    }
+
+
+def _add_ended(
+    db: Database, conn: Connection, key: dict[str, Any], plus: dict[str, int] | None, minus: dict[str, int] | None
+) -> None:
+    """Count a lone conversation's ending (`plus`) into its day instead of the one it had (`minus`)."""
+    delta = {name: (plus or {}).get(name, 0) - (minus or {}).get(name, 0) for name in _ENDINGS}
+    if any(delta.values()):
+        _add(db, conn, insight_deflection, key, delta)
+
+
+_ENDINGS = ("conversations", "deflected", "confirmed", "ticketed")
+
+
+def _add_to_conversation(db: Database, conn: Connection, row: Mapping[str, Any]) -> None:
+    """Merge a turn (other than small talk) into its conversation's row of the day. A conversation's only row
+    is counted in its day's `insight_deflection` as it stands; once the conversation has a second row (another
+    day or collection) the first leaves that count and a window merges the rows instead."""
+    C = insight_conversations
+    key = _key(row)
+    session = row["session_id"]
+    outcome = row["outcome"]
+    ts = float(row["ts"])
+    rows: list[dict[str, Any]] = [
+        dict(r) for r in conn.execute(select(C).where(C.c.session_id == session).with_for_update()).mappings()
+    ]
+    mine = next((r for r in rows if r["day"] == key["day"] and r["collection"] == key["collection"]), None)
+    empty: dict[str, Any] = {"tickets": 0, "confirmations": 0, "answered_at": None, "unanswered_at": None}
+    state: dict[str, Any] = dict(mine) if mine is not None else empty | {"last_ticket": None}
+
+    def later(current: float | None, new: float | None) -> float | None:
+        return current if new is None or (current is not None and current >= new) else new
+
+    state["tickets"] += int(outcome == "ticket_created")
+    state["confirmations"] += _confirms(outcome, row.get("vote"))
+    state["answered_at"] = later(state["answered_at"], ts if outcome in ANSWERED else None)
+    state["unanswered_at"] = later(state["unanswered_at"], ts if outcome in UNANSWERED else None)
+    state["last_ticket"] = later(state["last_ticket"], ts if outcome == "ticket_created" else None)
+    values = {name: state[name] for name in ("tickets", "confirmations", "answered_at", "unanswered_at")}
+    values["last_ticket"] = state["last_ticket"]
+    if mine is not None:
+        conn.execute(
+            update(C)
+            .where(C.c.day == key["day"], C.c.collection == key["collection"], C.c.session_id == session)
+            .values(values)
+        )
+        if mine["alone"]:
+            _add_ended(db, conn, key, _ended(state), _ended(mine))
+        return
+    conn.execute(C.insert().values(**key, session_id=session, alone=int(not rows), **values))
+    if not rows:
+        _add_ended(db, conn, key, _ended(state), None)
+    for other in rows:  # the conversation's row that was alone is now one of two
+        if other["alone"]:
+            conn.execute(
+                update(C)
+                .where(C.c.day == other["day"], C.c.collection == other["collection"], C.c.session_id == session)
+                .values(alone=0)
+            )
+            _add_ended(db, conn, _key(other), None, _ended(other))
 
 
 def change_vote(db: Database, conn: Connection, before: Mapping[str, Any], vote: str | None) -> None:
@@ -152,11 +199,28 @@ def change_vote(db: Database, conn: Connection, before: Mapping[str, Any], vote:
     confirms = _confirms(outcome, vote) - _confirms(outcome, old)
     if outcome != "conversation" and confirms:
         C = insight_conversations
+        found = (
+            conn.execute(
+                select(C)
+                .where(
+                    C.c.day == key["day"], C.c.collection == key["collection"], C.c.session_id == before["session_id"]
+                )
+                .with_for_update()
+            )
+            .mappings()
+            .first()
+        )
+        if found is None:
+            return
+        state = dict(found)
         conn.execute(
-            C.update()
+            update(C)
             .where(C.c.day == key["day"], C.c.collection == key["collection"], C.c.session_id == before["session_id"])
             .values(confirmations=C.c.confirmations + confirms)
         )
+        if state["alone"]:
+            changed = dict(state) | {"confirmations": state["confirmations"] + confirms}
+            _add_ended(db, conn, key, _ended(changed), _ended(state))
 
 
 def _days(table, first: int | None, last: int | None) -> list:
@@ -224,12 +288,39 @@ def rebuild(conn: Connection, first: int | None = None, last: int | None = None)
             .group_by(T.c.day, T.c.collection, T.c.session_id),
         )
     )
+    _rebuild_deflection(conn)
     conn.execute(
         insight_walkthroughs.insert().from_select(
             ["day", "collection", "session_id", "doc_id", "first_step"],
             select(T.c.day, T.c.collection, T.c.session_id, doc, func.min(T.c.ts))
             .where(*within, T.c.outcome == "walkthrough_step")
             .group_by(T.c.day, T.c.collection, T.c.session_id, doc),
+        )
+    )
+
+
+def _rebuild_deflection(conn: Connection) -> None:
+    """Which conversations have one row only (over every day: a range rebuilt may have given one a second), and
+    each day's count of how those ended."""
+    C = insight_conversations
+    spanning = select(C.c.session_id).group_by(C.c.session_id).having(func.count() > 1)
+    conn.execute(update(C).values(alone=case((C.c.session_id.in_(spanning), 0), else_=1)))
+    conn.execute(delete(insight_deflection))
+    ticketed = C.c.tickets > 0
+    answered = and_(C.c.answered_at.is_not(None), or_(C.c.unanswered_at.is_(None), C.c.answered_at > C.c.unanswered_at))
+    conn.execute(
+        insight_deflection.insert().from_select(
+            ["day", "collection", *_ENDINGS],
+            select(
+                C.c.day,
+                C.c.collection,
+                func.count(),
+                func.sum(case((and_(answered, C.c.tickets == 0), 1), else_=0)),
+                func.sum(case((and_(C.c.confirmations > 0, C.c.tickets == 0), 1), else_=0)),
+                func.sum(case((ticketed, 1), else_=0)),
+            )
+            .where(C.c.alone == 1)
+            .group_by(C.c.day, C.c.collection),
         )
     )
 

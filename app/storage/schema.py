@@ -404,6 +404,22 @@ insight_conversations = Table(  # per day and conversation (turns other than sma
     Column("answered_at", Float),  # the last answered turn's time
     Column("unanswered_at", Float),  # the last unanswered turn's time
     Column("last_ticket", Float),  # the last ticket's time
+    # 1: the conversation's only row (one day, one collection), counted in `insight_deflection`; 0: it spans
+    # days or collections, and a window merges its rows
+    Column("alone", Integer, nullable=False, server_default="1"),
+    Index("insight_conversations_by_session", "session_id"),
+    Index(  # the conversations that span days or collections, as the deflection of a window merges them
+        "insight_conversations_spanning",
+        "day",
+        "session_id",
+        "collection",
+        "tickets",
+        "confirmations",
+        "answered_at",
+        "unanswered_at",
+        sqlite_where=text("alone = 0"),
+        postgresql_where=text("alone = 0"),
+    ),
     Index(  # the conversations that created a ticket: for the walkthroughs that ended in one
         "insight_conversations_tickets",
         "day",
@@ -412,6 +428,16 @@ insight_conversations = Table(  # per day and conversation (turns other than sma
         sqlite_where=text("last_ticket IS NOT NULL"),
         postgresql_where=text("last_ticket IS NOT NULL"),
     ),
+)
+insight_deflection = Table(  # per day: how the conversations that lived that day only (`alone`) ended
+    "insight_deflection",
+    metadata,
+    Column("day", Integer, primary_key=True),
+    Column("collection", String(128), primary_key=True),
+    Column("conversations", Integer, nullable=False),
+    Column("deflected", Integer, nullable=False),  # ended answered or resolved, no ticket
+    Column("confirmed", Integer, nullable=False),  # resolved by the user, no ticket
+    Column("ticketed", Integer, nullable=False),
 )
 insight_walkthroughs = Table(  # per day, conversation and article: its first walkthrough step that day
     "insight_walkthroughs",
@@ -422,7 +448,14 @@ insight_walkthroughs = Table(  # per day, conversation and article: its first wa
     Column("doc_id", String(64), primary_key=True),
     Column("first_step", Float, nullable=False),
 )
-INSIGHT_ROLLUPS = (insight_counts, insight_articles, insight_sections, insight_conversations, insight_walkthroughs)
+INSIGHT_ROLLUPS = (
+    insight_counts,
+    insight_articles,
+    insight_sections,
+    insight_conversations,
+    insight_deflection,
+    insight_walkthroughs,
+)
 
 # --- chat platforms (app/channels): deliveries seen once, and the threads tickets were created from ---------
 # a platform event or button press already handled (Slack retries a delivery it thinks was lost): its key once

@@ -1,5 +1,6 @@
 """Per-day rollups of the outcome rows (app/insights/rollup.py): what the insights figures read, so a 30-day
-window costs its days' summary rows instead of its turns. New tables only, filled here from the outcome rows
+window costs its days' summary rows instead of its turns (a conversation of one day only is counted in its
+day's `insight_deflection`; `alone` = 0 marks the rows of the few that span days or collections). New tables only, filled here from the outcome rows
 already written (one grouped INSERT … SELECT each, the same as app/insights/rollup.py `rebuild`); from then on
 the outcome store keeps them up to date as turns and votes are written. Downgrading drops them (the figures of
 the older code count the outcome rows).
@@ -49,6 +50,16 @@ BACKFILL = (
         MAX(CASE WHEN outcome = 'ticket_created' THEN ts END)
     FROM turn_outcomes WHERE outcome <> 'conversation'
     GROUP BY day, collection, session_id""",
+    """UPDATE insight_conversations SET alone = CASE WHEN session_id IN
+        (SELECT session_id FROM insight_conversations GROUP BY session_id HAVING COUNT(*) > 1) THEN 0 ELSE 1 END""",
+    """INSERT INTO insight_deflection (day, collection, conversations, deflected, confirmed, ticketed)
+    SELECT day, collection, COUNT(*),
+        SUM(CASE WHEN answered_at IS NOT NULL AND (unanswered_at IS NULL OR answered_at > unanswered_at)
+            AND tickets = 0 THEN 1 ELSE 0 END),
+        SUM(CASE WHEN confirmations > 0 AND tickets = 0 THEN 1 ELSE 0 END),
+        SUM(CASE WHEN tickets > 0 THEN 1 ELSE 0 END)
+    FROM insight_conversations WHERE alone = 1
+    GROUP BY day, collection""",
     """INSERT INTO insight_walkthroughs (day, collection, session_id, doc_id, first_step)
     SELECT day, collection, session_id, COALESCE(doc_id, ''), MIN(ts)
     FROM turn_outcomes WHERE outcome = 'walkthrough_step'
@@ -96,6 +107,15 @@ def upgrade() -> None:
         sa.Column("answered_at", sa.Float),
         sa.Column("unanswered_at", sa.Float),
         sa.Column("last_ticket", sa.Float),
+        sa.Column("alone", sa.Integer, nullable=False, server_default="1"),
+    )
+    op.create_index("insight_conversations_by_session", "insight_conversations", ["session_id"])
+    op.create_index(
+        "insight_conversations_spanning",
+        "insight_conversations",
+        ["day", "session_id", "collection", "tickets", "confirmations", "answered_at", "unanswered_at"],
+        sqlite_where=sa.text("alone = 0"),
+        postgresql_where=sa.text("alone = 0"),
     )
     op.create_index(
         "insight_conversations_tickets",
@@ -103,6 +123,15 @@ def upgrade() -> None:
         ["day", "session_id", "last_ticket"],
         sqlite_where=sa.text("last_ticket IS NOT NULL"),
         postgresql_where=sa.text("last_ticket IS NOT NULL"),
+    )
+    op.create_table(
+        "insight_deflection",
+        sa.Column("day", sa.Integer, primary_key=True),
+        sa.Column("collection", sa.String(128), primary_key=True),
+        sa.Column("conversations", sa.Integer, nullable=False),
+        sa.Column("deflected", sa.Integer, nullable=False),
+        sa.Column("confirmed", sa.Integer, nullable=False),
+        sa.Column("ticketed", sa.Integer, nullable=False),
     )
     op.create_table(
         "insight_walkthroughs",
@@ -117,6 +146,7 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
-    for table in ("insight_walkthroughs", "insight_conversations", "insight_sections", "insight_articles"):
+    for table in ("insight_walkthroughs", "insight_deflection", "insight_conversations", "insight_sections"):
         op.drop_table(table)
+    op.drop_table("insight_articles")
     op.drop_table("insight_counts")
