@@ -22,8 +22,9 @@ from app.storage.schema import (
     OUTCOMES,
     insight_articles,
     insight_conversations,
-    insight_counts,
     insight_deflection,
+    insight_hours,
+    insight_outcomes,
     insight_sections,
     insight_walkthroughs,
     turn_outcomes,
@@ -88,20 +89,24 @@ def _absent(column) -> Any:
 
 def volume(conn: Connection, window: Window) -> dict:
     """Turns per day and per hour of day (UTC), by channel; and per outcome."""
-    R = insight_counts
-    where = window.where(R)
-    turns = func.sum(R.c.turns)
+    R, H = insight_outcomes, insight_hours
     by_day = conn.execute(
-        select(R.c.day, R.c.channel, turns).where(*where).group_by(R.c.day, R.c.channel).order_by(R.c.day, R.c.channel)
+        select(R.c.day, R.c.channel, func.sum(R.c.turns))
+        .where(*window.where(R))
+        .group_by(R.c.day, R.c.channel)
+        .order_by(R.c.day, R.c.channel)
     ).all()
     by_hour = conn.execute(
-        select(R.c.hour, R.c.channel, turns)
-        .where(*where)
-        .group_by(R.c.hour, R.c.channel)
-        .order_by(R.c.hour, R.c.channel)
+        select(H.c.hour, H.c.channel, func.sum(H.c.turns))
+        .where(*window.where(H))
+        .group_by(H.c.hour, H.c.channel)
+        .order_by(H.c.hour, H.c.channel)
     ).all()
     by_outcome: dict[str, int] = {
-        outcome: int(n) for outcome, n in conn.execute(select(R.c.outcome, turns).where(*where).group_by(R.c.outcome))
+        outcome: int(n)
+        for outcome, n in conn.execute(
+            select(R.c.outcome, func.sum(R.c.turns)).where(*window.where(R)).group_by(R.c.outcome)
+        )
     }
     return {
         "turns": sum(int(n) for _, _, n in by_day),
@@ -160,7 +165,7 @@ def deflection(conn: Connection, window: Window) -> dict:
 
 def tickets(conn: Connection, window: Window) -> dict:
     """Tickets created through deskmate, by category (incident, request, handoff) and priority."""
-    R = insight_counts
+    R = insight_outcomes
     rows = conn.execute(
         select(R.c.ticket_category, R.c.ticket_priority, func.sum(R.c.turns))
         .where(*window.where(R), R.c.outcome == "ticket_created")

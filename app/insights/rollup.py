@@ -25,8 +25,9 @@ from app.storage.schema import (
     INSIGHT_ROLLUPS,
     insight_articles,
     insight_conversations,
-    insight_counts,
     insight_deflection,
+    insight_hours,
+    insight_outcomes,
     insight_sections,
     insight_walkthroughs,
     turn_outcomes,
@@ -68,14 +69,14 @@ def add_turn(db: Database, conn: Connection, row: Mapping[str, Any]) -> None:
     outcome = row["outcome"]
     vote = row.get("vote")
     ticket = outcome == "ticket_created"
+    _add(db, conn, insight_hours, key | {"channel": row["channel"], "hour": int(row["hour"])}, {"turns": 1})
     _add(
         db,
         conn,
-        insight_counts,
+        insight_outcomes,
         key
         | {
             "channel": row["channel"],
-            "hour": int(row["hour"]),
             "outcome": outcome,
             "ticket_category": (row.get("ticket_category") or "") if ticket else "",
             "ticket_priority": (row.get("ticket_priority") or "") if ticket else "",
@@ -242,10 +243,17 @@ def rebuild(conn: Connection, first: int | None = None, last: int | None = None)
     doc = func.coalesce(T.c.doc_id, "")
     category = func.coalesce(case((ticket, T.c.ticket_category)), "")
     priority = func.coalesce(case((ticket, T.c.ticket_priority)), "")
-    grouped = (T.c.day, T.c.collection, T.c.channel, T.c.hour, T.c.outcome, category, priority)
+    hourly = (T.c.day, T.c.collection, T.c.channel, T.c.hour)
     conn.execute(
-        insight_counts.insert().from_select(
-            ["day", "collection", "channel", "hour", "outcome", "ticket_category", "ticket_priority", "turns"],
+        insight_hours.insert().from_select(
+            ["day", "collection", "channel", "hour", "turns"],
+            select(*hourly, func.count()).where(*within).group_by(*hourly),
+        )
+    )
+    grouped = (T.c.day, T.c.collection, T.c.channel, T.c.outcome, category, priority)
+    conn.execute(
+        insight_outcomes.insert().from_select(
+            ["day", "collection", "channel", "outcome", "ticket_category", "ticket_priority", "turns"],
             select(*grouped, func.count()).where(*within).group_by(*grouped),
         )
     )

@@ -361,13 +361,21 @@ turn_outcomes = Table(
 # each turn is written and each vote arrives, rebuilt in bulk from `turn_outcomes` for a range of days (the
 # migration that adds them, `deskmate db vacuum`'s check, a bulk load) and pruned with it. Keys are never
 # NULL: a missing article, section or ticket field is "" (the outcome rows never store "" for those).
-insight_counts = Table(  # turns per day, hour, channel and outcome (a created ticket's category and priority)
-    "insight_counts",
+insight_hours = Table(  # turns per day, hour and channel
+    "insight_hours",
     metadata,
     Column("day", Integer, primary_key=True),
     Column("collection", String(128), primary_key=True),
     Column("channel", String(16), primary_key=True),
     Column("hour", Integer, primary_key=True),
+    Column("turns", Integer, nullable=False),
+)
+insight_outcomes = Table(  # turns per day, channel and outcome (and a created ticket's category and priority)
+    "insight_outcomes",
+    metadata,
+    Column("day", Integer, primary_key=True),
+    Column("collection", String(128), primary_key=True),
+    Column("channel", String(16), primary_key=True),
     Column("outcome", String(24), primary_key=True),
     Column("ticket_category", String(16), primary_key=True),
     Column("ticket_priority", String(16), primary_key=True),
@@ -449,7 +457,8 @@ insight_walkthroughs = Table(  # per day, conversation and article: its first wa
     Column("first_step", Float, nullable=False),
 )
 INSIGHT_ROLLUPS = (
-    insight_counts,
+    insight_hours,
+    insight_outcomes,
     insight_articles,
     insight_sections,
     insight_conversations,

@@ -21,13 +21,14 @@ ANSWERED = "('answered', 'resolved', 'walkthrough_step')"
 UNANSWERED = "('abstained', 'ticket_offered', 'handoff', 'out_of_scope')"
 # the rollups of the rows already written, as app/insights/rollup.py `rebuild` computes them
 BACKFILL = (
-    """INSERT INTO insight_counts
-        (day, collection, channel, hour, outcome, ticket_category, ticket_priority, turns)
-    SELECT day, collection, channel, hour, outcome,
+    """INSERT INTO insight_hours (day, collection, channel, hour, turns)
+    SELECT day, collection, channel, hour, COUNT(*) FROM turn_outcomes GROUP BY day, collection, channel, hour""",
+    """INSERT INTO insight_outcomes (day, collection, channel, outcome, ticket_category, ticket_priority, turns)
+    SELECT day, collection, channel, outcome,
         COALESCE(CASE WHEN outcome = 'ticket_created' THEN ticket_category END, ''),
         COALESCE(CASE WHEN outcome = 'ticket_created' THEN ticket_priority END, ''), COUNT(*)
     FROM turn_outcomes
-    GROUP BY day, collection, channel, hour, outcome,
+    GROUP BY day, collection, channel, outcome,
         COALESCE(CASE WHEN outcome = 'ticket_created' THEN ticket_category END, ''),
         COALESCE(CASE WHEN outcome = 'ticket_created' THEN ticket_priority END, '')""",
     f"""INSERT INTO insight_articles (day, collection, doc_id, citations, helpful, not_helpful)
@@ -69,11 +70,18 @@ BACKFILL = (
 
 def upgrade() -> None:
     op.create_table(
-        "insight_counts",
+        "insight_hours",
         sa.Column("day", sa.Integer, primary_key=True),
         sa.Column("collection", sa.String(128), primary_key=True),
         sa.Column("channel", sa.String(16), primary_key=True),
         sa.Column("hour", sa.Integer, primary_key=True),
+        sa.Column("turns", sa.Integer, nullable=False),
+    )
+    op.create_table(
+        "insight_outcomes",
+        sa.Column("day", sa.Integer, primary_key=True),
+        sa.Column("collection", sa.String(128), primary_key=True),
+        sa.Column("channel", sa.String(16), primary_key=True),
         sa.Column("outcome", sa.String(24), primary_key=True),
         sa.Column("ticket_category", sa.String(16), primary_key=True),
         sa.Column("ticket_priority", sa.String(16), primary_key=True),
@@ -148,5 +156,5 @@ def upgrade() -> None:
 def downgrade() -> None:
     for table in ("insight_walkthroughs", "insight_deflection", "insight_conversations", "insight_sections"):
         op.drop_table(table)
-    op.drop_table("insight_articles")
-    op.drop_table("insight_counts")
+    for table in ("insight_articles", "insight_outcomes", "insight_hours"):
+        op.drop_table(table)
