@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
-from sqlalchemy import and_, case, desc, distinct, func, select
+from sqlalchemy import and_, case, desc, distinct, func, select, union_all
 from sqlalchemy.engine import Connection
 
 from app.storage.schema import (
@@ -26,6 +26,7 @@ from app.storage.schema import (
     insight_hours,
     insight_outcomes,
     insight_sections,
+    insight_walkthrough_days,
     insight_walkthroughs,
     turn_outcomes,
 )
@@ -250,16 +251,30 @@ def articles(conn: Connection, window: Window, documents: list[dict] | None = No
         .group_by(C.c.session_id)
         .subquery("ticketed")
     )
-    walked_doc = _absent(W.c.doc_id)
-    walkthroughs = conn.execute(
+    # conversations of one day as their day counted them; those spanning days merged over the window's days
+    L = insight_walkthrough_days
+    lone = select(
+        L.c.doc_id.label("doc_id"),
+        L.c.walkthroughs.label("walkthroughs"),
+        L.c.ended_in_ticket.label("ticketed"),
+    ).where(*window.where(L))
+    spanning = (
         select(
-            walked_doc,
-            func.count(distinct(W.c.session_id)).label("walkthroughs"),
-            func.count(distinct(case((ticketed.c.last_ticket > W.c.first_step, W.c.session_id)))).label("ticketed"),
+            W.c.doc_id,
+            func.count(distinct(W.c.session_id)),
+            func.count(distinct(case((ticketed.c.last_ticket > W.c.first_step, W.c.session_id)))),
         )
         .select_from(W.outerjoin(ticketed, ticketed.c.session_id == W.c.session_id))
-        .where(*window.where(W))
+        .where(*window.where(W), W.c.alone == 0)
         .group_by(W.c.doc_id)
+    )
+    both = union_all(lone, spanning).subquery("walked")
+    walked_doc = _absent(both.c.doc_id)
+    walked, ended = func.sum(both.c.walkthroughs), func.sum(both.c.ticketed)
+    walkthroughs = conn.execute(
+        select(walked_doc, walked.label("walkthroughs"), ended.label("ticketed"))
+        .group_by(both.c.doc_id)
+        .having(walked > 0)
         .order_by(desc("ticketed"), desc("walkthroughs"), walked_doc)
         .limit(TOP_ARTICLES + 1)
     ).all()
@@ -284,7 +299,13 @@ def articles(conn: Connection, window: Window, documents: list[dict] | None = No
             for d, s, u, n in by_section
         ],
         "walkthroughs_ending_in_ticket": [
-            {"doc_id": d, "title": title[d], "walkthroughs": w, "ended_in_ticket": k, "rate": _share(k, w)}
+            {
+                "doc_id": d,
+                "title": title[d],
+                "walkthroughs": int(w),
+                "ended_in_ticket": int(k),
+                "rate": _share(int(k), int(w)),
+            }
             for d, w, k in walkthroughs
             if k
         ],

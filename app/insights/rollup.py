@@ -29,6 +29,7 @@ from app.storage.schema import (
     insight_hours,
     insight_outcomes,
     insight_sections,
+    insight_walkthrough_days,
     insight_walkthroughs,
     turn_outcomes,
 )
@@ -94,17 +95,52 @@ def add_turn(db: Database, conn: Connection, row: Mapping[str, Any]) -> None:
         _add(
             db, conn, insight_sections, key | {"doc_id": doc, "section": section}, {"helpful": up, "not_helpful": down}
         )
-    if outcome != "conversation":
-        _add_to_conversation(db, conn, row)
+    if outcome == "conversation":
+        return
+    session = row["session_id"]
+    before = _lone_walkthroughs(conn, session)
+    _add_to_conversation(db, conn, row)
+    W = insight_walkthroughs
     if outcome == "walkthrough_step":
-        W = insight_walkthroughs
-        statement = db.insert(W).values(**key, session_id=row["session_id"], doc_id=doc, first_step=float(row["ts"]))
+        statement = db.insert(W).values(**key, session_id=session, doc_id=doc, first_step=float(row["ts"]))
         conn.execute(
             statement.on_conflict_do_update(
                 index_elements=["day", "collection", "session_id", "doc_id"],
                 set_={"first_step": _earlier(W.c.first_step, statement.excluded.first_step)},
             )
         )
+    after = _lone_walkthroughs(conn, session)
+    if after is None:  # the conversation spans days or collections: its walkthroughs are merged per window
+        conn.execute(update(W).where(W.c.session_id == session, W.c.alone == 1).values(alone=0))
+    for day, collection, doc_id in sorted(set(before or {}) | set(after or {})):
+        was, now = (
+            (before or {}).get((day, collection, doc_id), (0, 0)),
+            (after or {}).get((day, collection, doc_id), (0, 0)),
+        )
+        if was != now:
+            _add(
+                db,
+                conn,
+                insight_walkthrough_days,
+                {"day": day, "collection": collection, "doc_id": doc_id},
+                {"walkthroughs": now[0] - was[0], "ended_in_ticket": now[1] - was[1]},
+            )
+
+
+def _lone_walkthroughs(conn: Connection, session: str) -> dict[tuple[int, str, str], tuple[int, int]] | None:
+    """A conversation of one day (and collection) only: per article it walked through, (1, whether a ticket came
+    after its first step) — what `insight_walkthrough_days` counts of it. None for one that spans days."""
+    C, W = insight_conversations, insight_walkthroughs
+    rows = conn.execute(select(C.c.alone, C.c.last_ticket).where(C.c.session_id == session)).all()
+    if len(rows) > 1 or (rows and not rows[0].alone):
+        return None
+    last_ticket = rows[0].last_ticket if rows else None
+    return {
+        (day, collection, doc_id): (1, int(last_ticket is not None and last_ticket > first_step))
+        for day, collection, doc_id, first_step in conn.execute(
+            select(W.c.day, W.c.collection, W.c.doc_id, W.c.first_step).where(W.c.session_id == session)
+        )
+    }
 
 
 def _ended(state: Mapping[str, Any]) -> dict[str, int]:
@@ -305,6 +341,7 @@ def rebuild(conn: Connection, first: int | None = None, last: int | None = None)
             .group_by(T.c.day, T.c.collection, T.c.session_id, doc),
         )
     )
+    _rebuild_walkthrough_days(conn)
 
 
 def _rebuild_deflection(conn: Connection) -> None:
@@ -329,6 +366,31 @@ def _rebuild_deflection(conn: Connection) -> None:
             )
             .where(C.c.alone == 1)
             .group_by(C.c.day, C.c.collection),
+        )
+    )
+
+
+def _rebuild_walkthrough_days(conn: Connection) -> None:
+    """The walkthroughs of the conversations of one day only, per day and article (after `_rebuild_deflection`,
+    whose `alone` they take)."""
+    C, W = insight_conversations, insight_walkthroughs
+    lone = select(C.c.session_id).where(C.c.alone == 1)
+    conn.execute(update(W).values(alone=case((W.c.session_id.in_(lone), 1), else_=0)))
+    conn.execute(delete(insight_walkthrough_days))
+    same = and_(C.c.day == W.c.day, C.c.collection == W.c.collection, C.c.session_id == W.c.session_id)
+    conn.execute(
+        insight_walkthrough_days.insert().from_select(
+            ["day", "collection", "doc_id", "walkthroughs", "ended_in_ticket"],
+            select(
+                W.c.day,
+                W.c.collection,
+                W.c.doc_id,
+                func.count(),
+                func.sum(case((C.c.last_ticket > W.c.first_step, 1), else_=0)),
+            )
+            .select_from(W.join(C, same))
+            .where(W.c.alone == 1)
+            .group_by(W.c.day, W.c.collection, W.c.doc_id),
         )
     )
 

@@ -455,6 +455,27 @@ insight_walkthroughs = Table(  # per day, conversation and article: its first wa
     Column("session_id", String(128), primary_key=True),
     Column("doc_id", String(64), primary_key=True),
     Column("first_step", Float, nullable=False),
+    Column("alone", Integer, nullable=False, server_default="1"),  # as the conversation's `insight_conversations`
+    Index("insight_walkthroughs_by_session", "session_id"),
+    Index(  # the walkthroughs of the conversations that span days or collections, merged per window
+        "insight_walkthroughs_spanning",
+        "day",
+        "doc_id",
+        "session_id",
+        "collection",
+        "first_step",
+        sqlite_where=text("alone = 0"),
+        postgresql_where=text("alone = 0"),
+    ),
+)
+insight_walkthrough_days = Table(  # per day and article: the walkthroughs of conversations of that day only
+    "insight_walkthrough_days",
+    metadata,
+    Column("day", Integer, primary_key=True),
+    Column("collection", String(128), primary_key=True),
+    Column("doc_id", String(64), primary_key=True),
+    Column("walkthroughs", Integer, nullable=False),  # conversations that walked through the article
+    Column("ended_in_ticket", Integer, nullable=False),  # … and created a ticket after its first step
 )
 INSIGHT_ROLLUPS = (
     insight_hours,
@@ -464,6 +485,7 @@ INSIGHT_ROLLUPS = (
     insight_conversations,
     insight_deflection,
     insight_walkthroughs,
+    insight_walkthrough_days,
 )
 
 # --- chat platforms (app/channels): deliveries seen once, and the threads tickets were created from ---------

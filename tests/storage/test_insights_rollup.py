@@ -110,13 +110,14 @@ def assert_rollups_equal_the_rows(db: Database) -> None:
 
 
 def rollup_rows(db: Database) -> dict[str, list]:
-    """Every rollup's rows, but a day's deflection count all of whose conversations moved to spanning (zeros)."""
+    """Every rollup's rows, but the counts of a day all of whose conversations went on another day (zeros)."""
     with db.connect() as conn:
         return {
             table.name: sorted(
                 tuple(row)
                 for row in conn.execute(sa.select(table)).all()
-                if table.name != "insight_deflection" or any(row[2:])
+                if table.name not in ("insight_deflection", "insight_walkthrough_days")
+                or any(row[len(table.primary_key.columns) :])
             )
             for table in INSIGHT_ROLLUPS
         }
@@ -164,6 +165,8 @@ def test_figures_from_the_rollups_equal_the_figures_from_the_rows(database_url):
         kept = rollup_rows(db)
         assert kept["insight_sections"] and kept["insight_walkthroughs"]
         assert {row[-1] for row in kept["insight_conversations"]} == {0, 1}  # lone and spanning conversations
+        assert {row[-1] for row in kept["insight_walkthroughs"]} == {0, 1}
+        assert any(row[-1] for row in kept["insight_walkthrough_days"])  # a lone walkthrough that ended in a ticket
         with db.begin() as conn:
             rollup.rebuild(conn)
         assert rollup_rows(db) == kept

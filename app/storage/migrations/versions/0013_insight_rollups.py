@@ -1,6 +1,7 @@
 """Per-day rollups of the outcome rows (app/insights/rollup.py): what the insights figures read, so a 30-day
 window costs its days' summary rows instead of its turns (a conversation of one day only is counted in its
-day's `insight_deflection`; `alone` = 0 marks the rows of the few that span days or collections). New tables only, filled here from the outcome rows
+day's `insight_deflection` and its walkthroughs in `insight_walkthrough_days`; `alone` = 0 marks the rows of
+the few that span days or collections). New tables only, filled here from the outcome rows
 already written (one grouped INSERT … SELECT each, the same as app/insights/rollup.py `rebuild`); from then on
 the outcome store keeps them up to date as turns and votes are written. Downgrading drops them (the figures of
 the older code count the outcome rows).
@@ -65,6 +66,14 @@ BACKFILL = (
     SELECT day, collection, session_id, COALESCE(doc_id, ''), MIN(ts)
     FROM turn_outcomes WHERE outcome = 'walkthrough_step'
     GROUP BY day, collection, session_id, COALESCE(doc_id, '')""",
+    """UPDATE insight_walkthroughs SET alone = CASE WHEN session_id IN
+        (SELECT session_id FROM insight_conversations WHERE alone = 1) THEN 1 ELSE 0 END""",
+    """INSERT INTO insight_walkthrough_days (day, collection, doc_id, walkthroughs, ended_in_ticket)
+    SELECT w.day, w.collection, w.doc_id, COUNT(*), SUM(CASE WHEN c.last_ticket > w.first_step THEN 1 ELSE 0 END)
+    FROM insight_walkthroughs w JOIN insight_conversations c
+        ON c.day = w.day AND c.collection = w.collection AND c.session_id = w.session_id
+    WHERE w.alone = 1
+    GROUP BY w.day, w.collection, w.doc_id""",
 )
 
 
@@ -148,12 +157,30 @@ def upgrade() -> None:
         sa.Column("session_id", sa.String(128), primary_key=True),
         sa.Column("doc_id", sa.String(64), primary_key=True),
         sa.Column("first_step", sa.Float, nullable=False),
+        sa.Column("alone", sa.Integer, nullable=False, server_default="1"),
+    )
+    op.create_index("insight_walkthroughs_by_session", "insight_walkthroughs", ["session_id"])
+    op.create_index(
+        "insight_walkthroughs_spanning",
+        "insight_walkthroughs",
+        ["day", "doc_id", "session_id", "collection", "first_step"],
+        sqlite_where=sa.text("alone = 0"),
+        postgresql_where=sa.text("alone = 0"),
+    )
+    op.create_table(
+        "insight_walkthrough_days",
+        sa.Column("day", sa.Integer, primary_key=True),
+        sa.Column("collection", sa.String(128), primary_key=True),
+        sa.Column("doc_id", sa.String(64), primary_key=True),
+        sa.Column("walkthroughs", sa.Integer, nullable=False),
+        sa.Column("ended_in_ticket", sa.Integer, nullable=False),
     )
     for statement in BACKFILL:
         op.execute(sa.text(statement))
 
 
 def downgrade() -> None:
+    op.drop_table("insight_walkthrough_days")
     for table in ("insight_walkthroughs", "insight_deflection", "insight_conversations", "insight_sections"):
         op.drop_table(table)
     for table in ("insight_articles", "insight_outcomes", "insight_hours"):
