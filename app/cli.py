@@ -432,6 +432,31 @@ def cmd_db_upgrade(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_db_rebuild_insights(args: argparse.Namespace) -> int:
+    """Recompute the insights rollups from the turn outcome rows (all days, or the last --days), in one
+    transaction: after rows reached `turn_outcomes` another way than the server (a restore of that table). With
+    the server stopped: turns written meanwhile could be counted twice or not at all."""
+    import time
+
+    from app.insights import rollup
+    from app.storage import Database, DatabaseUnavailable, database_url_for
+
+    settings = _settings(args)
+    first = int(time.time() // 86400) - args.days + 1 if args.days else None
+    try:
+        database = Database.open(database_url_for(settings))
+        started = time.perf_counter()
+        with database.begin() as conn:
+            rollup.rebuild(conn, first)
+    except DatabaseUnavailable as exc:
+        print(f"deskmate: {exc}", file=sys.stderr)
+        return 1
+    span = f"the last {args.days} day(s)" if args.days else "every day"
+    print(f"insights rollups of {span} rebuilt in {time.perf_counter() - started:.1f} s")
+    database.close()
+    return 0
+
+
 def cmd_db_migrate_from_sqlite(args: argparse.Namespace) -> int:
     """Copy an SQLite data dir's sessions, tickets, votes and traces into the configured database."""
     from app.adapters.memory import SessionStore
@@ -623,6 +648,12 @@ def build_parser() -> argparse.ArgumentParser:
         "vacuum", help="expire idle sessions, prune checkpoints and traces, compact the files (safe while serving)"
     )
     vacuum.set_defaults(func=cmd_db_vacuum)
+    rebuild = db_sub.add_parser(
+        "rebuild-insights",
+        help="recompute the insights' per-day rollups from the turn outcome rows (with the server stopped)",
+    )
+    rebuild.add_argument("--days", type=int, default=0, help="only the last DAYS days, today included (default: all)")
+    rebuild.set_defaults(func=cmd_db_rebuild_insights)
 
     report = sub.add_parser(
         "report", help="write the insights of the last days (deflection, gaps, articles) as one HTML page"

@@ -206,3 +206,19 @@ def test_the_migration_fills_the_rollups_from_the_rows_already_written(database_
         assert rollup_rows(db) == kept
     finally:
         db.close()
+
+
+def test_the_cli_rebuilds_the_rollups_of_rows_written_around_the_store(tmp_path, capsys):
+    from app.cli import main
+
+    db = Database.open(f"sqlite:///{tmp_path / 'deskmate.sqlite'}")
+    try:
+        with db.begin() as conn:  # a restore of the outcome table alone: rows, no rollups
+            conn.execute(turn_outcomes.insert(), random_turns(random.Random(3), 40))
+        assert all(not rows for rows in rollup_rows(db).values())
+        assert main(["--data-dir", str(tmp_path), "db", "rebuild-insights"]) == 0
+        assert "rebuilt" in capsys.readouterr().out
+        assert rollup_rows(db)["insight_outcomes"]
+        assert_rollups_equal_the_rows(db)
+    finally:
+        db.close()
