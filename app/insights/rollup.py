@@ -98,49 +98,58 @@ def add_turn(db: Database, conn: Connection, row: Mapping[str, Any]) -> None:
     if outcome == "conversation":
         return
     session = row["session_id"]
-    before = _lone_walkthroughs(conn, session)
-    _add_to_conversation(db, conn, row)
     W = insight_walkthroughs
+    walked = {  # the conversation's walkthroughs so far: (day, collection, article) → its first step
+        (r.day, r.collection, r.doc_id): (r.first_step, r.alone)
+        for r in conn.execute(
+            select(W.c.day, W.c.collection, W.c.doc_id, W.c.first_step, W.c.alone).where(W.c.session_id == session)
+        )
+    }
+    lone_before, lone_after = _add_to_conversation(db, conn, row)
+    now = {place: first for place, (first, _) in walked.items()}
     if outcome == "walkthrough_step":
-        statement = db.insert(W).values(**key, session_id=session, doc_id=doc, first_step=float(row["ts"]))
+        place = (key["day"], key["collection"], doc)
+        ts = float(row["ts"])
+        now[place] = min(ts, now.get(place, ts))
+        statement = db.insert(W).values(
+            **key, session_id=session, doc_id=doc, first_step=ts, alone=int(lone_after is not None)
+        )
         conn.execute(
             statement.on_conflict_do_update(
                 index_elements=["day", "collection", "session_id", "doc_id"],
                 set_={"first_step": _earlier(W.c.first_step, statement.excluded.first_step)},
             )
         )
-    after = _lone_walkthroughs(conn, session)
-    if after is None:  # the conversation spans days or collections: its walkthroughs are merged per window
+    if not now:
+        return
+    if lone_after is None and any(alone for _, alone in walked.values()):
+        # the conversation now spans days or collections: its walkthroughs are merged per window
         conn.execute(update(W).where(W.c.session_id == session, W.c.alone == 1).values(alone=0))
-    for day, collection, doc_id in sorted(set(before or {}) | set(after or {})):
-        was, now = (
-            (before or {}).get((day, collection, doc_id), (0, 0)),
-            (after or {}).get((day, collection, doc_id), (0, 0)),
-        )
-        if was != now:
+    before = _lone_walkthroughs({place: first for place, (first, _) in walked.items()}, lone_before)
+    after = _lone_walkthroughs(now, lone_after)
+    for place in sorted(set(before) | set(after)):
+        was, then = before.get(place, (0, 0)), after.get(place, (0, 0))
+        if was != then:
+            day, collection, doc_id = place
             _add(
                 db,
                 conn,
                 insight_walkthrough_days,
                 {"day": day, "collection": collection, "doc_id": doc_id},
-                {"walkthroughs": now[0] - was[0], "ended_in_ticket": now[1] - was[1]},
+                {"walkthroughs": then[0] - was[0], "ended_in_ticket": then[1] - was[1]},
             )
 
 
-def _lone_walkthroughs(conn: Connection, session: str) -> dict[tuple[int, str, str], tuple[int, int]] | None:
-    """A conversation of one day (and collection) only: per article it walked through, (1, whether a ticket came
-    after its first step) — what `insight_walkthrough_days` counts of it. None for one that spans days."""
-    C, W = insight_conversations, insight_walkthroughs
-    rows = conn.execute(select(C.c.alone, C.c.last_ticket).where(C.c.session_id == session)).all()
-    if len(rows) > 1 or (rows and not rows[0].alone):
-        return None
-    last_ticket = rows[0].last_ticket if rows else None
-    return {
-        (day, collection, doc_id): (1, int(last_ticket is not None and last_ticket > first_step))
-        for day, collection, doc_id, first_step in conn.execute(
-            select(W.c.day, W.c.collection, W.c.doc_id, W.c.first_step).where(W.c.session_id == session)
-        )
-    }
+def _lone_walkthroughs(
+    walked: dict[tuple[int, str, str], float], last_ticket: Any
+) -> dict[tuple[int, str, str], tuple[int, int]]:
+    """What `insight_walkthrough_days` counts of a conversation of one day (and collection) only: per article
+    it walked through, (1, whether a ticket came after its first step); nothing for one that spans days
+    (`last_ticket` None)."""
+    if last_ticket is None:
+        return {}
+    ticket = last_ticket[0]
+    return {place: (1, int(ticket is not None and ticket > first)) for place, first in walked.items()}
 
 
 def _ended(state: Mapping[str, Any]) -> dict[str, int]:
@@ -168,10 +177,13 @@ def _add_ended(
 _ENDINGS = ("conversations", "deflected", "confirmed", "ticketed")
 
 
-def _add_to_conversation(db: Database, conn: Connection, row: Mapping[str, Any]) -> None:
+def _add_to_conversation(
+    db: Database, conn: Connection, row: Mapping[str, Any]
+) -> tuple[tuple[float | None] | None, tuple[float | None] | None]:
     """Merge a turn (other than small talk) into its conversation's row of the day. A conversation's only row
     is counted in its day's `insight_deflection` as it stands; once the conversation has a second row (another
-    day or collection) the first leaves that count and a window merges the rows instead."""
+    day or collection) the first leaves that count and a window merges the rows instead. Returns, before and
+    after the turn, (its last ticket's time,) while the conversation has one row only, else None."""
     C = insight_conversations
     key = _key(row)
     session = row["session_id"]
@@ -180,6 +192,7 @@ def _add_to_conversation(db: Database, conn: Connection, row: Mapping[str, Any])
     rows: list[dict[str, Any]] = [
         dict(r) for r in conn.execute(select(C).where(C.c.session_id == session).with_for_update()).mappings()
     ]
+    lone_before = (rows[0]["last_ticket"],) if len(rows) == 1 and rows[0]["alone"] else None
     mine = next((r for r in rows if r["day"] == key["day"] and r["collection"] == key["collection"]), None)
     empty: dict[str, Any] = {"tickets": 0, "confirmations": 0, "answered_at": None, "unanswered_at": None}
     state: dict[str, Any] = dict(mine) if mine is not None else empty | {"last_ticket": None}
@@ -202,10 +215,11 @@ def _add_to_conversation(db: Database, conn: Connection, row: Mapping[str, Any])
         )
         if mine["alone"]:
             _add_ended(db, conn, key, _ended(state), _ended(mine))
-        return
+        return lone_before, ((state["last_ticket"],) if lone_before is not None else None)
     conn.execute(C.insert().values(**key, session_id=session, alone=int(not rows), **values))
     if not rows:
         _add_ended(db, conn, key, _ended(state), None)
+        return None, (state["last_ticket"],)
     for other in rows:  # the conversation's row that was alone is now one of two
         if other["alone"]:
             conn.execute(
@@ -214,6 +228,7 @@ def _add_to_conversation(db: Database, conn: Connection, row: Mapping[str, Any])
                 .values(alone=0)
             )
             _add_ended(db, conn, _key(other), None, _ended(other))
+    return lone_before, None
 
 
 def change_vote(db: Database, conn: Connection, before: Mapping[str, Any], vote: str | None) -> None:
