@@ -98,14 +98,16 @@ def add_turn(db: Database, conn: Connection, row: Mapping[str, Any]) -> None:
     if outcome == "conversation":
         return
     session = row["session_id"]
+    # first the conversation's rows (locked on Postgres until the transaction ends), then its walkthroughs so
+    # far: (day, collection, article) → the first step, and whether it is counted per day
+    lone_before, lone_after = _add_to_conversation(db, conn, row)
     W = insight_walkthroughs
-    walked = {  # the conversation's walkthroughs so far: (day, collection, article) → its first step
+    walked = {
         (r.day, r.collection, r.doc_id): (r.first_step, r.alone)
         for r in conn.execute(
             select(W.c.day, W.c.collection, W.c.doc_id, W.c.first_step, W.c.alone).where(W.c.session_id == session)
         )
     }
-    lone_before, lone_after = _add_to_conversation(db, conn, row)
     now = {place: first for place, (first, _) in walked.items()}
     if outcome == "walkthrough_step":
         place = (key["day"], key["collection"], doc)
