@@ -301,6 +301,7 @@ def _build_resources(
             database,
             redactor=redactors["trace"],
             document_redactor=redactors["documents"],
+            upstream_redactor=redactor,  # the redact node's (memory's): what the trace need not redact again
             retention_days=settings.retention.trace_retention_days,
             max_runs=settings.retention.trace_max_runs,
             max_bytes=int(settings.retention.trace_max_mb * 1024 * 1024),
