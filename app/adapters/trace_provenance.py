@@ -95,7 +95,8 @@ class Provenance:
         evidence = record if isinstance(record, dict) else {}
         self._upstream = frozenset(evidence.get(UPSTREAM_KEY) or ()) if redactors.upstream is not None else frozenset()
         self._chunks = list(evidence.get(DOCUMENTS_KEY) or ()) if redactors.no_names is not None else []
-        # titles, sections and sources of the record (document values, stored under the documents policy)
+        # titles, sections and sources of the record (stored under the documents policy) and the values the system
+        # wrote by construction (enums, node names: stored as they are)
         self._short = sorted({v for v in document_values if len(v.strip()) >= 4}, key=len, reverse=True)
         self._decided: dict[str, Redactor] = {}
 
@@ -116,8 +117,8 @@ class Provenance:
 
     def names_only_from_documents(self, text: str) -> bool:
         """Every name-like word of `text` (any case: what the names detector could keep) lies in verbatim document
-        text: inside a title, section or source of the record that `text` quotes, or with its context on its line
-        in the body of a chunk this run retrieved. False when one does not (or there are none to prove)."""
+        text: inside a title, section or source of the record that `text` quotes (or a value the system made, such
+        as a response mode), or with its context on its line in the body of a chunk this run retrieved. False when one does not (or there are none to prove)."""
         words = self._redactors.words()
         covered = []
         for value in self._short:

@@ -485,10 +485,12 @@ def redact_all(
 
 
 def document_values(value: Any, key: str = "") -> set[str]:
-    """The strings of a record under the document keys (titles, sections, sources)."""
+    """The strings of a record that a document or the system wrote by construction: those under the document keys
+    (titles, sections, sources) and those `made_by_the_system` (enum values such as a response mode, node names).
+    A text that quotes one of them (a reasoning naming an article) quotes that, not a person."""
     found: set[str] = set()
     if isinstance(value, str):
-        if key in DOCUMENT_KEYS:
+        if key in DOCUMENT_KEYS or (key not in _CLIENT_IDS and made_by_the_system(key, value)):
             found.add(value)
     elif isinstance(value, dict):
         for k, v in value.items():
