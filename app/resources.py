@@ -417,8 +417,7 @@ def _build_resources(
     )
     # a sync whose worker died for the last time ends in the lease sweep, whichever process runs it
     resources.jobs.on_given_up = lambda job: end_source_sync(resources, job)
-    if isinstance(parser, SandboxedParser):  # its workers started above, beside the models: ready before /ready is
-        parser.wait_ready()
+    # (the parse sandbox's workers start on a thread of their own: no chat needs them, the first parse waits)
     return resources
 
 
