@@ -259,7 +259,9 @@ def main() -> int:
                 profile.disable()
             thread_s = time.thread_time() - thread0
             wall_s = time.perf_counter() - wall0
-            time.sleep(1.0)  # the trace writer finishes the last turns' records
+            if resources.traces is not None:  # the trace writer finishes the last turns' records (all of them)
+                resources.traces.flush(timeout=120)
+            time.sleep(1.0)
             process_s = time.process_time() - process0
             meter.on = False
             threads = {name: seconds - threads0.get(name, 0.0) for name, seconds in thread_cpu().items()}
