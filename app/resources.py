@@ -302,6 +302,8 @@ def _build_resources(
             redactor=redactors["trace"],
             document_redactor=redactors["documents"],
             upstream_redactor=redactor,  # the redact node's (memory's): what the trace need not redact again
+            # an answer's quoted sections, as evidence that its names are the documents' (never stored)
+            document_texts=lambda doc_id: [c["text"] for c in index.document_chunks(doc_id, None)],
             retention_days=settings.retention.trace_retention_days,
             max_runs=settings.retention.trace_max_runs,
             max_bytes=int(settings.retention.trace_max_mb * 1024 * 1024),

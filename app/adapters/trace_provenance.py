@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 from core.ports import Redactor
 
@@ -32,6 +32,7 @@ UPSTREAM_KEY = "_redacted_upstream"  # strings the `redact` node wrote (the memo
 DOCUMENTS_KEY = "_document_texts"  # texts of the chunks this run retrieved (never stored: chunk bodies)
 EVIDENCE_KEYS = (UPSTREAM_KEY, DOCUMENTS_KEY)
 MAX_DOCUMENT_TEXTS = 64  # chunk texts kept as evidence per run
+MAX_ARTICLES = 6  # documents a record cites whose chunks the writer reads as evidence (an answer quotes one)
 
 _WORD = re.compile(r"[^\W\d_][^\W\d_'’\-]*")  # as name_words._WORD: what the names detector judges word by word
 CONTEXT_CHARS = 24  # a name-like word counts as a document's when it and this much around it (on its line) are
@@ -53,9 +54,13 @@ class TraceRedactors:
     upstream: Redactor | None = None  # the trace kinds memory does not remove; no secret detectors
     no_names: Redactor | None = None  # the trace policy less names
     name_words: Any = field(default=None, repr=False)  # NameWords, loaded on first use (the writer thread)
+    # doc_id -> the texts of its chunks (the index's): the sections an answer quotes beyond the retrieved chunks
+    document_texts: Callable[[str], list[str]] | None = None
 
     @classmethod
-    def build(cls, trace: Redactor, memory: Redactor | None) -> TraceRedactors:
+    def build(
+        cls, trace: Redactor, memory: Redactor | None, document_texts: Callable[[str], list[str]] | None = None
+    ) -> TraceRedactors:
         """The narrower redactors when `trace` (and `memory`) are the service's PolicyRedactors on one engine."""
         from app.adapters.redaction.engine import PolicyRedactor, RedactionEngine
 
@@ -77,7 +82,7 @@ class TraceRedactors:
         no_names = None
         if "PERSON" in trace.pii_kinds:
             no_names = PolicyRedactor(engine, trace.pii_kinds - {"PERSON"}, destination="trace")
-        return cls(trace, upstream, no_names)
+        return cls(trace, upstream, no_names, document_texts=document_texts)
 
     def words(self):
         if self.name_words is None:
@@ -99,6 +104,7 @@ class Provenance:
         # wrote by construction (enums, node names: stored as they are)
         self._short = sorted({v for v in document_values if len(v.strip()) >= 4}, key=len, reverse=True)
         self._decided: dict[str, Redactor] = {}
+        self._articles = _doc_ids(record) if redactors.no_names is not None and redactors.document_texts else []
 
     def choose(self, value: str) -> Redactor:
         """The redactor for `value`, a string of the record that is not a document value (those keep theirs)."""
@@ -111,8 +117,19 @@ class Provenance:
         redactors = self._redactors
         if value in self._upstream and redactors.upstream is not None:
             return redactors.upstream
-        if redactors.no_names is not None and (self._chunks or self._short) and self.names_only_from_documents(value):
+        if redactors.no_names is None or not (self._chunks or self._short or self._articles):
+            return redactors.full
+        if self.names_only_from_documents(value):
             return redactors.no_names
+        if self._articles and redactors.document_texts is not None:  # the cited articles' whole text, read once
+            for doc_id in self._articles:
+                try:
+                    self._chunks.extend(redactors.document_texts(doc_id))
+                except Exception:  # noqa: BLE001 — evidence only: without it the text takes the full redactor
+                    pass
+            self._articles = []
+            if self.names_only_from_documents(value):
+                return redactors.no_names
         return redactors.full
 
     def names_only_from_documents(self, text: str) -> bool:
@@ -141,3 +158,25 @@ class Provenance:
             if len(context) < (end - start) + MIN_CONTEXT_CHARS or not any(context in chunk for chunk in self._chunks):
                 return False
         return True
+
+
+def _doc_ids(record: Any) -> list[str]:
+    """The documents a record names (`doc_id` values, in order, at most MAX_ARTICLES)."""
+    found: dict[str, None] = {}
+
+    def walk(value: Any, key: str) -> None:
+        if len(found) >= MAX_ARTICLES:
+            return
+        if isinstance(value, str):
+            if key == "doc_id" and value:
+                found[value] = None
+        elif isinstance(value, dict):
+            for k, v in value.items():
+                if k not in EVIDENCE_KEYS:
+                    walk(v, k)
+        elif isinstance(value, list):
+            for v in value:
+                walk(v, key)
+
+    walk(record, "")
+    return list(found)

@@ -834,6 +834,7 @@ class TraceStore:
         redactor: Redactor,
         document_redactor: Redactor | None = None,
         upstream_redactor: Redactor | None = None,
+        document_texts: Callable[[str], list[str]] | None = None,
         retention_days: float = 14.0,
         max_runs: int = 20_000,
         max_bytes: int | None = None,
@@ -848,7 +849,8 @@ class TraceStore:
         # `upstream_redactor`: the one the support graph's redact node uses (memory's); with it, and with the
         # service's own redactors, a string proven redacted upstream or to hold only documents' names goes
         # through a narrower redactor (trace_provenance.py)
-        self._routes = TraceRedactors.build(redactor, upstream_redactor)
+        # (`document_texts`: doc_id -> its chunks' texts, the evidence for an answer quoting a whole section)
+        self._routes = TraceRedactors.build(redactor, upstream_redactor, document_texts)
         self._retention_s = retention_days * 86400
         self._max_runs = max_runs
         self._max_bytes = max_bytes

@@ -95,3 +95,21 @@ def test_a_chat_turn_keeps_ids_and_removes_names_and_secrets_with_the_narrower_r
     ids = [c["chunk_id"] for c in turn.output["retrieved_chunks"]]
     if ids:
         assert [c["chunk_id"] for c in record["retrieval"][0]["candidates"]] == ids
+
+
+def test_an_answer_quoting_a_section_that_was_not_retrieved_is_proven_by_the_cited_articles_text(redactors):
+    read: list[str] = []
+
+    def article(doc_id: str) -> list[str]:
+        read.append(doc_id)
+        return [CHUNK] if doc_id == "kb-signin" else []
+
+    routes = TraceRedactors.build(redactors["trace"], redactors["memory"], article)
+    record = {"output": {"sources": [{"doc_id": "kb-signin", "chunk_id": "c1"}]}}
+    route = Provenance(record, routes, document_values(record))
+    quoted = (
+        "1. If the sign-in still fails, ask Dana Whitfield on the service desk; she keeps the list of locked accounts."
+    )
+    assert route.choose(quoted) is routes.no_names
+    assert route.choose("Naomi Ryan says the sign-in still fails") is routes.full
+    assert read == ["kb-signin"]  # the article read once per record, only when the retrieved chunks did not do
