@@ -145,6 +145,8 @@ class Provenance:
                 at = text.find(value, at + 1)
         language = None
         for m in _WORD.finditer(text):
+            if not _maybe_name_like(words, m.group(0)):
+                continue  # (not name-like in any language: no need to tell the text's language)
             language = language or words.language(text)
             if not words.name_like(m.group(0), language):
                 continue
@@ -180,3 +182,12 @@ def _doc_ids(record: Any) -> list[str]:
 
     walk(record, "")
     return list(found)
+
+
+def _maybe_name_like(words: Any, word: str) -> bool:
+    """False only for a word `NameWords.name_like` rejects in every language: not in the name lists and a common
+    English word (name_like's other case). Cheaper than finding the text's language first."""
+    from app.adapters.redaction.name_words import _POSSESSIVE, COMMON_ZIPF
+
+    low = _POSSESSIVE.sub("", word.lower())
+    return low in words.given or low in words.family or words.english.get(low, 0.0) < COMMON_ZIPF
