@@ -301,6 +301,9 @@ def _build_resources(
             database,
             redactor=redactors["trace"],
             document_redactor=redactors["documents"],
+            upstream_redactor=redactor,  # the redact node's (memory's): what the trace need not redact again
+            # an answer's quoted sections, as evidence that its names are the documents' (never stored)
+            document_texts=lambda doc_id: [c["text"] for c in index.document_chunks(doc_id, None)],
             retention_days=settings.retention.trace_retention_days,
             max_runs=settings.retention.trace_max_runs,
             max_bytes=int(settings.retention.trace_max_mb * 1024 * 1024),
@@ -416,8 +419,7 @@ def _build_resources(
     )
     # a sync whose worker died for the last time ends in the lease sweep, whichever process runs it
     resources.jobs.on_given_up = lambda job: end_source_sync(resources, job)
-    if isinstance(parser, SandboxedParser):  # its workers started above, beside the models: ready before /ready is
-        parser.wait_ready()
+    # (the parse sandbox's workers start on a thread of their own: no chat needs them, the first parse waits)
     return resources
 
 

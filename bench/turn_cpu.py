@@ -3,7 +3,8 @@
     python bench/turn_cpu.py                       # 200 turns, the bundled KB, the embedded defaults
     python bench/turn_cpu.py --turns 400 --distinct  # every message new: no query-embedding cache hits
     python bench/turn_cpu.py --threads 2           # DESKMATE_TORCH_THREADS=2, to compare
-    python bench/turn_cpu.py --profile             # also the top functions by own time (cProfile)
+    python bench/turn_cpu.py --profile             # also the top functions by own time (cProfile), the turn
+                                                   # thread's and the trace writer's
 
 The real resources are built (app/resources.py: MiniLM, embedded Chroma with BM25 beside it, SQLite, the
 redactors, the local trace store) in a scratch data dir, the bundled KB is indexed, and the turns are the
@@ -213,6 +214,21 @@ def report(
             row(f"  thread {name}", seconds)
 
 
+def profile_writer(store, profile):
+    """Profile every batch the trace store's writer thread writes from now on (cProfile sees one thread)."""
+    write = store._write
+
+    def profiled(batch):
+        profile.enable()
+        try:
+            return write(batch)
+        finally:
+            profile.disable()
+
+    store._write = profiled
+    return profile
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--turns", type=int, default=200, help="measured turns (default 200), after 20 warm-up ones")
@@ -244,11 +260,13 @@ def main() -> int:
             time_adapters(meter, resources)
             run_turns(resources, 20, args.distinct, meter)  # warm-up: caches, pooled connections
             time.sleep(1.0)
-            profile = None
+            profile = writer_profile = None
             if args.profile:
                 import cProfile
 
                 profile = cProfile.Profile()
+                if resources.traces is not None:
+                    writer_profile = profile_writer(resources.traces, cProfile.Profile())
             meter.on = True
             threads0 = thread_cpu()
             process0, thread0, wall0 = time.process_time(), time.thread_time(), time.perf_counter()
@@ -259,7 +277,9 @@ def main() -> int:
                 profile.disable()
             thread_s = time.thread_time() - thread0
             wall_s = time.perf_counter() - wall0
-            time.sleep(1.0)  # the trace writer finishes the last turns' records
+            if resources.traces is not None:  # the trace writer finishes the last turns' records (all of them)
+                resources.traces.flush(timeout=120)
+            time.sleep(1.0)
             process_s = time.process_time() - process0
             meter.on = False
             threads = {name: seconds - threads0.get(name, 0.0) for name, seconds in thread_cpu().items()}
@@ -269,6 +289,9 @@ def main() -> int:
 
                 print()
                 pstats.Stats(profile).sort_stats("tottime").print_stats(30)
+                if writer_profile is not None:
+                    print("trace writer thread:")
+                    pstats.Stats(writer_profile).sort_stats("cumulative").print_stats(30)
         finally:
             resources.close()
     return 0

@@ -328,36 +328,54 @@ class SandboxedParser:
         # fires first; RLIMIT_CPU is the backstop for a worker whose parent is gone or stuck.
         self.cpu_seconds = cpu_seconds if cpu_seconds is not None else int(math.ceil(timeout_s)) + 1
         context = _start_context()
+        self._context_name = context.get_start_method()
         args = (parser_factory, memory_mb, self.cpu_seconds, max_result_bytes)
         self._workers = [_Worker(context, args) for _ in range(workers)]
         self._idle: queue.Queue[_Worker] = queue.Queue()
         self._closed = threading.Event()
         self.restarts = 0
+        # the workers start on a thread of their own (the forkserver imports the parsers: seconds on a busy
+        # machine), so the service is ready before they are; the first parse waits for them (`_started`)
+        self._starter = threading.Thread(target=self._start_workers, name="parse-sandbox-start", daemon=True)
+        self._starter.start()
+
+    def _start_workers(self) -> None:
         started = time.monotonic()
         for worker in self._workers:
-            worker.ensure_started()
+            try:
+                worker.ensure_started()
+            except OSError as exc:  # the first parse tries again (`_return`'s restart, or the exchange's)
+                log.error("could not start a parse worker: %s", exc)
             self._idle.put(worker)
         log.info(
             "parse sandbox: %d worker(s) via %s in %.2f s (timeout %g s, memory %d MB)",
-            workers,
-            context.get_start_method(),
+            len(self._workers),
+            self._context_name,
             time.monotonic() - started,
-            timeout_s,
-            memory_mb,
+            self.timeout_s,
+            self.memory_mb,
         )
+
+    def _started(self) -> None:
+        """Wait until the workers have been started (at most once per sandbox: the start thread ends)."""
+        if self._starter.is_alive():
+            self._starter.join()
 
     def wait_ready(self, timeout_s: float = STARTUP_TIMEOUT_S) -> bool:
         """Wait until every idle worker has started (False if one could not; the next upload starts another)."""
         deadline = time.monotonic() + timeout_s
+        self._started()
         return all(w.await_ready(max(0.0, deadline - time.monotonic())) for w in list(self._idle.queue))
 
     def worker_pids(self) -> list[int]:
+        self._started()
         return [w.pid for w in self._workers if w.pid is not None]
 
     def parse(self, name: str, data: bytes) -> ParsedDocument:
         if self._closed.is_set():
             raise RuntimeError("the parse sandbox has been closed")
         filename = PurePosixPath(name).name or name
+        self._started()
         try:  # bounded: every exchange ends within its timeout, so a queue of waiters drains
             worker = self._idle.get(timeout=self.timeout_s * (len(self._workers) + 2) + 30)
         except queue.Empty:
@@ -438,6 +456,7 @@ class SandboxedParser:
         if self._closed.is_set():
             return
         self._closed.set()
+        self._started()
         while True:
             try:
                 self._idle.get_nowait().stop()

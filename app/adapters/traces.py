@@ -38,6 +38,14 @@ from langchain_core.callbacks import BaseCallbackHandler
 from sqlalchemy import delete, func, select
 from sqlalchemy.engine import Connection, RowMapping
 
+from app.adapters.trace_provenance import (
+    DOCUMENTS_KEY,
+    MAX_DOCUMENT_TEXTS,
+    UPSTREAM_KEY,
+    Provenance,
+    TraceRedactors,
+    without_evidence,
+)
 from app.storage import Database
 from app.storage.database import reclaim_sqlite
 from app.storage.schema import run_feedback, runs
@@ -399,58 +407,98 @@ def shape(value: Any, depth: int = 0, key: str = "") -> Any:
 
 
 def redact_value(
-    value: Any, redactor: Redactor, memo: dict | None = None, key: str = "", documents: Redactor | None = None
+    value: Any,
+    redactor: Redactor,
+    memo: dict | None = None,
+    key: str = "",
+    documents: Redactor | None = None,
+    route: Provenance | None = None,
 ) -> Any:
     """Every string through the trace redactor, each distinct one once per record (one call per string:
     the redaction engine caches what repeats between records, such as titles and system messages);
-    document titles, sections and sources through the `documents` redactor when one is given. Called without
-    a `memo`, the record's strings are first redacted together (`redact_all`: one names-model batch)."""
+    document titles, sections and sources through the `documents` redactor when one is given; with a `route`
+    (trace_provenance.Provenance), a string it proves needs less through the narrower redactor it names. Called
+    without a `memo`, the record's evidence keys are left out and its strings are first redacted together
+    (`redact_all`: one names-model batch per redactor)."""
     if memo is None:
         memo = {}
-        redact_all([value], redactor, memo, documents)
+        value = without_evidence(value)
+        redact_all([value], redactor, memo, documents, route)
     if isinstance(value, str):
         if not value.strip() or made_by_the_system(key, value):
             return value
-        use = documents if documents is not None and key in DOCUMENT_KEYS else redactor
-        memo_key = (use is redactor, value)
+        use = _redactor_for(key, value, redactor, documents, route)
+        memo_key = (id(use), value)
         if memo_key not in memo:
             memo[memo_key] = use.redact(value).text
         return memo[memo_key]
     if isinstance(value, dict):
-        return {k: redact_value(v, redactor, memo, k, documents) for k, v in value.items()}
+        return {k: redact_value(v, redactor, memo, k, documents, route) for k, v in value.items()}
     if isinstance(value, list):
-        return [redact_value(v, redactor, memo, key, documents) for v in value]
+        return [redact_value(v, redactor, memo, key, documents, route) for v in value]
     return value
 
 
-def redact_all(values: Iterable[Any], redactor: Redactor, memo: dict, documents: Redactor | None = None) -> None:
+def _redactor_for(
+    key: str, value: str, redactor: Redactor, documents: Redactor | None, route: Provenance | None
+) -> Redactor:
+    if documents is not None and key in DOCUMENT_KEYS:
+        return documents
+    return route.choose(value) if route is not None else redactor
+
+
+def redact_all(
+    values: Iterable[Any],
+    redactor: Redactor,
+    memo: dict,
+    documents: Redactor | None = None,
+    route: Provenance | Callable[[Any], Provenance | None] | None = None,
+) -> None:
     """Fill `memo` (as `redact_value` keys it) with the redacted form of every string of `values` that needs
     one, each redactor called once for all of them when it can take a batch (`redact_many`): the names model
-    then reads the person's texts of a whole batch of records in one pass instead of one text at a time."""
-    wanted: dict[bool, dict[str, None]] = {True: {}, False: {}}
+    then reads the person's texts of a whole batch of records in one pass instead of one text at a time.
+    `route`: one Provenance for all values, or a function giving each value (record) its own."""
+    wanted: dict[int, tuple[Redactor, dict[str, None]]] = {}
 
-    def collect(value: Any, key: str) -> None:
+    def collect(value: Any, key: str, routed: Provenance | None) -> None:
         if isinstance(value, str):
             if value.strip() and not made_by_the_system(key, value):
-                is_trace = documents is None or key not in DOCUMENT_KEYS
-                if (is_trace, value) not in memo:
-                    wanted[is_trace][value] = None
+                use = _redactor_for(key, value, redactor, documents, routed)
+                if (id(use), value) not in memo:
+                    wanted.setdefault(id(use), (use, {}))[1][value] = None
         elif isinstance(value, dict):
             for k, v in value.items():
-                collect(v, k)
+                collect(v, k, routed)
         elif isinstance(value, list):
             for v in value:
-                collect(v, key)
+                collect(v, key, routed)
 
     for value in values:
-        collect(value, "")
-    for is_trace, use in ((True, redactor), (False, documents)):
+        routed = route(value) if callable(route) else route
+        collect(value, "", routed)
+    for use, texts in wanted.values():
         many = getattr(use, "redact_many", None)
-        texts = list(wanted[is_trace])
         if many is None or not texts:
             continue  # redact_value calls `redact` text by text
-        for text, redacted in zip(texts, many(texts), strict=True):
-            memo[(is_trace, text)] = redacted.text
+        for text, redacted in zip(texts, many(list(texts)), strict=True):
+            memo[(id(use), text)] = redacted.text
+
+
+def document_values(value: Any, key: str = "") -> set[str]:
+    """The strings of a record that a document or the system wrote by construction: those under the document keys
+    (titles, sections, sources) and those `made_by_the_system` (enum values such as a response mode, node names).
+    A text that quotes one of them (a reasoning naming an article) quotes that, not a person."""
+    found: set[str] = set()
+    if isinstance(value, str):
+        if key in DOCUMENT_KEYS or (key not in _CLIENT_IDS and made_by_the_system(key, value)):
+            found.add(value)
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            found |= document_values(v, k)
+    elif isinstance(value, list):
+        for v in value:
+            found |= document_values(v, key)
+    return found
 
 
 # --- the callback handler: one per graph run ---------------------------------------------------------
@@ -527,6 +575,10 @@ class RunRecorder(BaseCallbackHandler):
         self._nodes: dict = {}
         self._llm: dict = {}
         self._errors: list[dict] = []
+        # what the trace writer may use to choose a narrower redactor (trace_provenance.py), never stored: the
+        # strings the `redact` node wrote, and the texts of the chunks the run retrieved
+        self._upstream: dict[str, None] = {}
+        self._documents: dict[str, None] = {}
         self.finished = False
         self.record: dict | None = None
         self.timings: dict[str, float] | None = None
@@ -565,6 +617,18 @@ class RunRecorder(BaseCallbackHandler):
                     node.raw_output = outputs
                     node.output_keys = sorted(outputs)
                     node.output = shape(_by_ref(outputs))
+                    self._note_evidence(node.name, outputs)
+
+    def _note_evidence(self, node: str, outputs: dict) -> None:
+        if node == "redact" and self._graph == "support":
+            # nodes/support/redact.py: the memory redactor's output (the message, a system message's persona)
+            for value in [outputs.get("query"), *(outputs.get("directives") or {}).values()]:
+                if isinstance(value, str) and value:
+                    self._upstream[shape(value)] = None  # as the record holds it (cut like every string)
+        for chunk in outputs.get("retrieved_chunks") or ():
+            text = chunk.get("text") if isinstance(chunk, dict) else None
+            if isinstance(text, str) and text and len(self._documents) < MAX_DOCUMENT_TEXTS:
+                self._documents[text] = None
 
     def on_chain_error(self, error, *, run_id, parent_run_id=None, **kwargs):
         now = time.perf_counter()
@@ -708,6 +772,10 @@ class RunRecorder(BaseCallbackHandler):
             ],
             "timings": self.timings,
         }
+        if self._upstream:
+            self.record[UPSTREAM_KEY] = list(self._upstream)
+        if self._documents:
+            self.record[DOCUMENTS_KEY] = list(self._documents)
         for node in nodes:
             node.raw_output = {}  # keep nothing unshaped once the record is built
         if self._sink is not None:
@@ -765,6 +833,8 @@ class TraceStore:
         *,
         redactor: Redactor,
         document_redactor: Redactor | None = None,
+        upstream_redactor: Redactor | None = None,
+        document_texts: Callable[[str], list[str]] | None = None,
         retention_days: float = 14.0,
         max_runs: int = 20_000,
         max_bytes: int | None = None,
@@ -776,6 +846,11 @@ class TraceStore:
         self.db = db if isinstance(db, Database) else Database.open(f"sqlite:///{Path(db).resolve()}")
         self._redactor = redactor
         self._document_redactor = document_redactor
+        # `upstream_redactor`: the one the support graph's redact node uses (memory's); with it, and with the
+        # service's own redactors, a string proven redacted upstream or to hold only documents' names goes
+        # through a narrower redactor (trace_provenance.py)
+        # (`document_texts`: doc_id -> its chunks' texts, the evidence for an answer quoting a whole section)
+        self._routes = TraceRedactors.build(redactor, upstream_redactor, document_texts)
         self._retention_s = retention_days * 86400
         self._max_runs = max_runs
         self._max_bytes = max_bytes
@@ -867,11 +942,28 @@ class TraceStore:
         """Write the batch in one transaction; returns the record bytes written."""
         rows, ratings = [], []
         batch = list(batch)
-        memo: dict = {}  # the batch's strings, redacted together (one names-model pass)
-        redact_all([payload for kind, payload in batch if kind == "run"], self._redactor, memo, self._document_redactor)
+        memo: dict = {}  # the batch's strings, redacted together (one names-model pass per redactor)
+        routes = self._routes
+        narrower = routes.upstream is not None or routes.no_names is not None
+        records = {
+            id(payload): (without_evidence(payload), Provenance(payload, routes, document_values(payload)))
+            if narrower
+            else (without_evidence(payload), None)
+            for kind, payload in batch
+            if kind == "run"
+        }
+        by_record = {id(stored): route for stored, route in records.values()}
+        redact_all(
+            [stored for stored, _ in records.values()],
+            self._redactor,
+            memo,
+            self._document_redactor,
+            lambda stored: by_record[id(stored)],
+        )
         for kind, payload in batch:
             if kind == "run":
-                record = redact_value(payload, self._redactor, memo, documents=self._document_redactor)
+                stored, route = records[id(payload)]
+                record = redact_value(stored, self._redactor, memo, documents=self._document_redactor, route=route)
                 rows.append(
                     {
                         "trace_id": record["trace_id"],

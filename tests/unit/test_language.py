@@ -63,3 +63,15 @@ class BrokenDetector:
 
 def test_a_failing_detector_reads_the_message_as_english():
     assert message_language("Mein Drucker druckt nicht mehr", BrokenDetector()) == ""
+
+
+def test_the_model_loads_in_the_background_and_a_message_waits_for_it():
+    detector = Py3LangidDetector()  # returns before the model is read
+    assert detector.detect("Mein Drucker druckt nicht mehr, was kann ich tun?")[0] == "de"
+    assert Py3LangidDetector(background=False).detect("my printer stopped printing")[0] == "en"
+
+
+def test_a_model_that_could_not_load_fails_the_message_instead_of_guessing():
+    detector = Py3LangidDetector(languages=("xx-not-a-language",))
+    with pytest.raises(RuntimeError, match="could not be loaded"):
+        detector.detect("my printer stopped printing")

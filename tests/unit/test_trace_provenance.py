@@ -1,0 +1,115 @@
+"""The trace writer sends a string through a narrower redactor only where the code proves it needs no more: the
+memory redactor's output (the redact node's) skips the secret detectors, a text whose every name-like word is
+verbatim document text skips the names model. Everything else still goes through the full trace redactor."""
+
+import json
+
+import pytest
+
+from app.adapters.memory import SessionStore
+from app.adapters.redactor import redactors_from_settings
+from app.adapters.trace_provenance import DOCUMENTS_KEY, UPSTREAM_KEY, Provenance, TraceRedactors
+from app.adapters.traces import RecordingTracer, TraceStore, document_values
+from app.adapters.tracing import NullTracer
+from app.chat_service import ChatService
+from app.settings import Settings
+from graphs.support import build_support_graph
+
+SECRET = "Zebra!Secret77"
+CHUNK = (
+    "Open Settings and choose Accounts. If the sign-in still fails, ask Dana Whitfield on the service desk; "
+    "she keeps the list of locked accounts.\nThen sign in again."
+)
+
+
+@pytest.fixture(scope="module")
+def redactors():
+    built = redactors_from_settings(Settings(_env_file=None), in_use=("memory", "trace"))
+    built["trace"].redact("warm up for Naomi Ryan")  # waits for the names model
+    return built
+
+
+def _route(redactors, record: dict) -> tuple[TraceRedactors, Provenance]:
+    routes = TraceRedactors.build(redactors["trace"], redactors["memory"])
+    return routes, Provenance(record, routes, document_values(record))
+
+
+def test_the_narrower_redactors_exist_only_for_the_services_own_redactors(redactors):
+    routes = TraceRedactors.build(redactors["trace"], redactors["memory"])
+    assert routes.upstream is not None and routes.no_names is not None
+    assert routes.upstream.pii_kinds == redactors["trace"].pii_kinds - redactors["memory"].pii_kinds
+    assert "PERSON" not in routes.no_names.pii_kinds
+    assert TraceRedactors.build(redactors["trace"], redactors["trace"]).upstream is None  # not memory's
+    from app.adapters.redactor import PatternRedactor
+
+    plain = TraceRedactors.build(PatternRedactor(), redactors["memory"])
+    assert plain.upstream is None and plain.no_names is None
+
+
+def test_only_the_redact_nodes_output_counts_as_redacted_upstream(redactors):
+    record = {UPSTREAM_KEY: ["the vpn drops for Naomi Ryan"], "output": {}}
+    routes, route = _route(redactors, record)
+    assert route.choose("the vpn drops for Naomi Ryan") is routes.upstream
+    assert route.choose(f"the vpn drops, password {SECRET}") is routes.full
+    # what the upstream redactor still removes: the names the trace adds to memory
+    assert "Naomi" not in routes.upstream.redact("the vpn drops for Naomi Ryan").text
+
+
+def test_a_name_quoted_from_a_document_skips_the_names_model_but_a_persons_does_not(redactors):
+    record = {DOCUMENTS_KEY: [CHUNK], "retrieval": [{"candidates": [{"title": "Signing in to Brightwave"}]}]}
+    routes, route = _route(redactors, record)
+    quoted = (
+        "From **Signing in to Brightwave** [1]:\n\nIf the sign-in still fails, ask Dana Whitfield on the service desk"
+    )
+    assert route.choose(quoted) is routes.no_names
+    assert route.choose(quoted + "\n\nNaomi Ryan asked this.") is routes.full  # a name not in the document
+    assert route.choose("ask Dana Whitfield") is routes.full  # too little context to be the document's
+    # a secret in a document quote is still removed on the narrower path
+    assert SECRET not in routes.no_names.redact(f"If the sign-in still fails, the password is {SECRET}").text
+
+
+def test_a_chat_turn_keeps_ids_and_removes_names_and_secrets_with_the_narrower_redactors(tmp_path, fake_kb_context):
+    redactors = redactors_from_settings(Settings(_env_file=None), in_use=("memory", "trace"))
+    store = TraceStore(
+        tmp_path / "traces.sqlite",
+        redactor=redactors["trace"],
+        document_redactor=redactors["documents"],
+        upstream_redactor=redactors["memory"],
+    )
+    sessions = SessionStore(tmp_path / "sessions.sqlite")
+    chat = ChatService(
+        build_support_graph(sessions.checkpointer), fake_kb_context(), sessions, RecordingTracer(NullTracer(), store)
+    )
+    try:
+        turn = chat.ask(f"My colleague Naomi Ryan cannot connect to the VPN, her password is {SECRET}")
+        assert store.flush(timeout=300)
+        record = store.get(turn.trace_id)
+    finally:
+        store.close()
+        sessions.close()
+    assert record is not None and "VPN" in record["input"]["query"]
+    text = json.dumps(record)
+    assert "Naomi" not in text and "Ryan" not in text and SECRET not in text
+    assert UPSTREAM_KEY not in text and DOCUMENTS_KEY not in text  # the evidence is never stored
+    assert record["trace_id"] == turn.trace_id and record["session_id"] == turn.session_id  # ids unchanged
+    ids = [c["chunk_id"] for c in turn.output["retrieved_chunks"]]
+    if ids:
+        assert [c["chunk_id"] for c in record["retrieval"][0]["candidates"]] == ids
+
+
+def test_an_answer_quoting_a_section_that_was_not_retrieved_is_proven_by_the_cited_articles_text(redactors):
+    read: list[str] = []
+
+    def article(doc_id: str) -> list[str]:
+        read.append(doc_id)
+        return [CHUNK] if doc_id == "kb-signin" else []
+
+    routes = TraceRedactors.build(redactors["trace"], redactors["memory"], article)
+    record = {"output": {"sources": [{"doc_id": "kb-signin", "chunk_id": "c1"}]}}
+    route = Provenance(record, routes, document_values(record))
+    quoted = (
+        "1. If the sign-in still fails, ask Dana Whitfield on the service desk; she keeps the list of locked accounts."
+    )
+    assert route.choose(quoted) is routes.no_names
+    assert route.choose("Naomi Ryan says the sign-in still fails") is routes.full
+    assert read == ["kb-signin"]  # the article read once per record, only when the retrieved chunks did not do
