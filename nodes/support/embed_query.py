@@ -33,17 +33,13 @@ def is_follow_up(state: SupportState) -> bool:
 
 
 def search_variants(state: SupportState) -> list[str]:
-    """The wordings this turn may search with, best first; each search takes the next untried one.
-
-    Every wording is the employee's own words (a follow-up's with the topic it follows): the IT topics the
-    classifier names ("software" for "the app") are never searched, since a category word the message does not
-    say pulls the search to whatever article is about the category (installing the app) rather than the one
-    the message's words, as GET /search ranks them, found."""
+    """The wordings this turn may search with, best first; each search takes the next untried one."""
     query = strip_placeholders(state["turn"]["query"]) or state["turn"]["query"].strip()
     topic = state.get("active_topic") or ""
     follow_up = is_follow_up(state)
     base = f"{topic} - {query}" if follow_up else query
-    focused = " ".join(([topic] if follow_up else []) + list(dict.fromkeys(content_words(query))))
+    focus_words = list(dict.fromkeys(state["turn"].get("keywords", []) + content_words(query)))
+    focused = " ".join(([topic] if follow_up else []) + focus_words)
     previous = _previous_user_text(state)
     with_history = f"{previous} {query}" if previous else ""
     variants = [v for v in (base, focused, with_history) if v.strip()]

@@ -144,14 +144,6 @@ def test_a_follow_up_does_not_replace_the_active_topic():
     assert out["active_topic"] == "find my mac address"
 
 
-def test_a_reworded_search_says_only_the_messages_own_words_never_a_topic_the_classifier_named():
-    state = {"query": "forgot my password and there is no reset button in the app", "keywords": ["software"]}
-    variants = search_variants(support_state(state))
-    assert variants[0] == state["query"]
-    assert all("software" not in v.split() for v in variants)
-    assert "password" in variants[1].split() and "reset" in variants[1].split()
-
-
 def _first_search(doc_id: str, answerable: float) -> dict:
     return {
         "doc_id": doc_id,
