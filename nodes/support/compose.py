@@ -45,7 +45,7 @@ MIN_EVIDENCE = 0.1  # a section with less than this (no search hit, little of th
 PROBLEM_PREFERENCE = 0.1
 ROLE_PREFERENCE = 0.03
 # an employee's section is preferred to one for the IT team unless the IT team's fits the question this much better
-FOR_USER_MARGIN = 0.15
+FOR_USER_MARGIN = 0.1
 ALTERNATIVE_MARGIN = 0.05  # a later "Method n" is quoted first only when the search supports it this much more
 ALTERNATIVE = re.compile(r"^(method|option|solution|resolution|workaround|approach|fix|way)\s*([0-9]+|[ivx]+)\b", re.I)
 SEQUENTIAL = re.compile(r"^(step|phase|part)\s*([0-9]+|[ivx]+)\b", re.I)
