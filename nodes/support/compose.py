@@ -44,6 +44,8 @@ MIN_EVIDENCE = 0.1  # a section with less than this (no search hit, little of th
 # rather than a set-up procedure that shares its words, a little otherwise
 PROBLEM_PREFERENCE = 0.1
 ROLE_PREFERENCE = 0.03
+# an employee's section is preferred to one for the IT team unless the IT team's fits the question this much better
+FOR_USER_MARGIN = 0.1
 ALTERNATIVE_MARGIN = 0.05  # a later "Method n" is quoted first only when the search supports it this much more
 ALTERNATIVE = re.compile(r"^(method|option|solution|resolution|workaround|approach|fix|way)\s*([0-9]+|[ivx]+)\b", re.I)
 SEQUENTIAL = re.compile(r"^(step|phase|part)\s*([0-9]+|[ivx]+)\b", re.I)
@@ -374,10 +376,12 @@ def choose_target(sections: list[Section], hits: Sequence[RetrievedChunk], qtype
         supported = [i for i in answering if evidence[i] >= MIN_EVIDENCE]
         preference = PROBLEM_PREFERENCE if qtype == "fix" and is_troubleshooting(query) else ROLE_PREFERENCE
         if supported:  # the best-supported of them, the role the question wants most a little ahead
-            target = max(
-                _for_user(supported, sections),
-                key=lambda i: (round(evidence[i] + preference * _preference(wanted, sections[i].role), 2), -i),
-            )
+
+            def weighed(i: int) -> tuple[float, int]:
+                return round(evidence[i] + preference * _preference(wanted, sections[i].role), 2), -i
+
+            weights = [weighed(i)[0] for i in range(len(sections))]
+            target = max(_for_user(supported, sections, weights, wanted), key=weighed)
         elif candidates and sections[best_hit].role not in wanted:
             # none found: the one nearest the best match in the article's outline ("Availability" → "Availability >
             # Toggle invisible mode"), then the article's order of roles (Symptoms → Resolution, then Workaround)
@@ -390,7 +394,10 @@ def choose_target(sections: list[Section], hits: Sequence[RetrievedChunk], qtype
         users = [  # found by the search itself: words shared with the question do not make a way the same fix
             i
             for i, s in enumerate(sections)
-            if s.role in wanted and s.reader == "user" and _searched(s, by_id) >= MIN_EVIDENCE
+            if s.role in wanted
+            and s.reader == "user"
+            and _searched(s, by_id) >= MIN_EVIDENCE
+            and evidence[i] >= evidence[target] - FOR_USER_MARGIN
         ]
         if users:
             target = best_of(users)
@@ -429,9 +436,22 @@ def _preference(wanted: tuple[str, ...], role: str) -> int:
     return len(wanted) - 1 - wanted.index(role) if role in wanted else 0
 
 
-def _for_user(candidates: list[int], sections: list[Section]) -> list[int]:
-    """The candidates an employee can carry out, when there are any; else all of them."""
-    return [i for i in candidates if sections[i].reader == "user"] or candidates
+def _for_user(
+    candidates: list[int], sections: list[Section], weight: Sequence[float] | None = None, wanted: tuple[str, ...] = ()
+) -> list[int]:
+    """The candidates an employee can carry out, when there are any; else all of them. Given each section's
+    `weight` (its evidence), an employee's section must come within FOR_USER_MARGIN of the best of the IT team's
+    `wanted` ways: the IT team's fix for the very thing asked ("Set the default font for Excel") is not traded
+    for an employee's fix of something else ("… for Word"). An IT-team section of another role (an explanation)
+    never outweighs an employee's."""
+    admin_ways = [i for i in candidates if sections[i].reader == "admin" and sections[i].role in wanted]
+    best = max((weight[i] for i in admin_ways), default=0.0) if weight is not None else 0.0
+    users = [
+        i
+        for i in candidates
+        if sections[i].reader == "user" and (weight is None or weight[i] >= best - FOR_USER_MARGIN)
+    ]
+    return users or candidates
 
 
 # --- follow-ups that point into the article ("what about step 3?", "try method 2") --------------------------------

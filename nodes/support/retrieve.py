@@ -10,7 +10,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.runtime import Runtime
 
 from core.filters import parse_filter
-from core.records import RetrievedChunk
+from core.records import ArticleRef, RetrievedChunk
 from nodes.support.article_answer import assess
 from nodes.support.compose import question_type
 from nodes.support.retrieval import fits_os, search_chunks
@@ -52,7 +52,7 @@ def retrieve(state: SupportState, runtime: Runtime[SupportContext], config: Runn
         # "and on windows?" asks what the previous question asked, for another case
         "question_type": (active or {}).get("question_type") or question_type(state["turn"].get("query", "")),
     }
-    if articles and (not earlier or articles[0]["answerable"] > earlier[0]["answerable"]):  # this turn's best search
+    if articles and (not earlier or _confirms(articles[0], earlier[0])):  # this turn's best search
         update.update(articles=articles, confidence=articles[0]["confidence"])
     elif not earlier:
         update.update(articles=[], confidence=0.0)
@@ -67,6 +67,14 @@ def retrieve(state: SupportState, runtime: Runtime[SupportContext], config: Runn
             best[hit["chunk_id"]] = hit
     update["retrieved_chunks"] = sorted(best.values(), key=lambda c: c["score"], reverse=True)[: ctx.top_k]
     return {"turn": update}
+
+
+def _confirms(found: ArticleRef, first: ArticleRef) -> bool:
+    """A search in other words this turn counts when it finds the article the message's own words ranked first
+    (as GET /search ranks it) more answerable; another article it ranks first is not taken in its place: the
+    rewording (fewer words, an earlier message added) is a second look at the same question, and an article only
+    it finds first is one the question itself did not find."""
+    return found["doc_id"] == first["doc_id"] and found["answerable"] > first["answerable"]
 
 
 def confident_chunks(state: SupportState, min_score: float) -> list[RetrievedChunk]:

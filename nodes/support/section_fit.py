@@ -18,7 +18,30 @@ from typing import Sequence
 from core.text import COMPLAINT_WORDS, STOP_WORDS, topic_terms
 
 _HYPHENATED = re.compile(r"\b\w+(?:-\w+)+\b")
-_IGNORED = frozenset(STOP_WORDS | COMPLAINT_WORDS)
+_IGNORED = frozenset(STOP_WORDS | COMPLAINT_WORDS | {"whether"})
+# irregular past forms a stemmer leaves apart from their verb: "lost my phone" is the situation of a heading
+# "If you lose your device", "forgot my password" of "If you've forgotten your password"
+_IRREGULAR = {
+    "lost": "lose",
+    "forgot": "forget",
+    "forgotten": "forget",
+    "stole": "steal",
+    "stolen": "steal",
+    "hid": "hide",
+    "hidden": "hide",
+    "sent": "send",
+    "took": "take",
+    "taken": "take",
+    "wrote": "write",
+    "written": "write",
+    "chose": "choose",
+    "chosen": "choose",
+    "froze": "freeze",
+    "frozen": "freeze",
+    "overwrote": "overwrite",
+    "overwritten": "overwrite",
+}
+_IRREGULAR_WORD = re.compile(r"\b(" + "|".join(_IRREGULAR) + r")\b", re.I)
 OWN_HEADING_WEIGHT = 1.0  # a question word in the section's own heading
 PATH_WEIGHT = 0.5  # in a heading above it
 BODY_WEIGHT = 0.45  # only in its body
@@ -33,11 +56,16 @@ class SectionText:
     body: str
 
 
+def text_terms(text: str, *, numbers: bool = True) -> frozenset[str]:
+    """The stems of a text's topic words (no stop or complaint words), an irregular past form as its verb."""
+    return topic_terms(_IRREGULAR_WORD.sub(lambda m: _IRREGULAR[m.group(0).lower()], text), _IGNORED, numbers=numbers)
+
+
 def question_terms(question: str) -> frozenset[str]:
     """The stems of the question's topic words (no stop or complaint words, no numbers). A hyphenated word counts
     once, joined ("wi-fi" → wifi, which a section's "Wi-Fi" also gives): its parts would count one thing thrice."""
     joined = _HYPHENATED.sub(lambda m: m.group(0).replace("-", ""), question)
-    return topic_terms(joined, _IGNORED, numbers=False)
+    return text_terms(joined, numbers=False)
 
 
 def fit(sections: Sequence[SectionText], question: str) -> list[float]:
@@ -46,9 +74,9 @@ def fit(sections: Sequence[SectionText], question: str) -> list[float]:
     terms = question_terms(question)
     if not sections or not terms:
         return [0.0] * len(sections)
-    own = [topic_terms(s.path[-1] if s.path else "", _IGNORED) for s in sections]
-    above = [topic_terms(" ".join(s.path[:-1]), _IGNORED) for s in sections]
-    body = [topic_terms(s.body[:BODY_CHARS], _IGNORED) for s in sections]
+    own = [text_terms(s.path[-1] if s.path else "") for s in sections]
+    above = [text_terms(" ".join(s.path[:-1])) for s in sections]
+    body = [text_terms(s.body[:BODY_CHARS]) for s in sections]
     n = len(sections)
     weight: dict[str, float] = {}
     for term in terms:

@@ -358,3 +358,58 @@ def test_a_symptom_line_that_introduces_an_error_message_carries_the_message_not
     target = choose_target(article_sections(page), [hit(page, "Symptoms", 0.5)], "fix", question)
     assert target.matches.startswith("When you try to save a document")
     assert target.matches.endswith("Could not create the work file. Check the temp environment variable.")
+
+
+def _with_readers(chunks: list[RetrievedChunk], admin: set[str]) -> list[RetrievedChunk]:
+    return [{**c, "reader": "admin" if c["section"] in admin else "user"} for c in chunks]  # type: ignore[misc]
+
+
+FONT_PER_APP = _with_readers(
+    article(
+        "fonts",
+        "Change the default font",
+        [
+            ("Set the default font for Word", "1. Open the Home tab.\n2. Pick the font and select Set As Default."),
+            (
+                "Set the default font for Excel",
+                "1. Open the Group Policy editor.\n2. Set the standard font policy for the spreadsheet app.",
+            ),
+        ],
+    ),
+    admin={"Set the default font for Excel"},
+)
+
+
+def test_the_it_teams_steps_for_the_very_thing_asked_beat_an_employees_steps_for_another_thing():
+    hits = [
+        hit(FONT_PER_APP, "Set the default font for Word", 0.3),
+        hit(FONT_PER_APP, "Set the default font for Excel", 0.3),
+    ]
+    target = choose_target(article_sections(FONT_PER_APP), hits, "fix", "make excel use arial as its default font")
+    assert [s.name for s in target.sections] == ["Set the default font for Excel"] and target.admin_only
+
+
+def test_an_employees_way_is_still_preferred_when_the_it_teams_fits_the_question_no_better():
+    hits = [
+        hit(FONT_PER_APP, "Set the default font for Word", 0.3),
+        hit(FONT_PER_APP, "Set the default font for Excel", 0.3),
+    ]
+    target = choose_target(article_sections(FONT_PER_APP), hits, "how-to", "how do i set a default font")
+    assert [s.name for s in target.sections] == ["Set the default font for Word"]
+
+
+def test_an_it_team_explanation_never_outweighs_the_employees_section_for_a_why_question():
+    page = _with_readers(
+        article(
+            "oof",
+            "Automatic replies",
+            [
+                ("What are automatic replies?", "Automatic replies are rules the mail server runs for a mailbox."),
+                ("Reply history", "Each sender gets the automatic reply once while it is on."),
+            ],
+        ),
+        admin={"What are automatic replies?"},
+    )
+    hits = [hit(page, "What are automatic replies?", 0.4), hit(page, "Reply history", 0.25)]
+    target = choose_target(article_sections(page), hits, "why", "why did my automatic reply go out only once?")
+    assert [s.name for s in target.sections] == ["Reply history"]

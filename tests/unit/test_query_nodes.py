@@ -142,3 +142,29 @@ def test_a_follow_up_does_not_replace_the_active_topic():
         )
     )
     assert out["active_topic"] == "find my mac address"
+
+
+def _first_search(doc_id: str, answerable: float) -> dict:
+    return {
+        "doc_id": doc_id,
+        "title": doc_id,
+        "source": f"kb/{doc_id}.md",
+        "score": answerable,
+        "answerable": answerable,
+        "confidence": answerable,
+        "hits": [],
+    }
+
+
+def test_a_reworded_search_never_puts_another_article_in_place_of_the_one_the_messages_words_found():
+    state = {"query_embedding": [1.0], "search_count": 1, "articles": [_first_search("password", 0.4)]}
+    found = [chunk("install the desktop app", doc_id="install", score=0.9)]
+    out = turn_result(retrieve(support_state(state), _runtime(index=_FixedIndex(found)), {}))
+    assert "articles" not in out  # the first search's article stays the one answered from
+
+
+def test_a_reworded_search_that_finds_the_same_article_more_answerable_counts():
+    state = {"query_embedding": [1.0], "search_count": 1, "articles": [_first_search("password", 0.4)]}
+    found = [chunk("reset a forgotten password", doc_id="password", score=0.9)]
+    out = turn_result(retrieve(support_state(state), _runtime(index=_FixedIndex(found)), {}))
+    assert out["articles"][0]["doc_id"] == "password" and out["articles"][0]["answerable"] == 0.9

@@ -29,3 +29,14 @@ def test_a_word_the_article_never_uses_leaves_every_section_at_zero():
 
 def test_a_hyphenated_word_counts_once_joined():
     assert question_terms("wi-fi keeps dropping") == question_terms("wifi keeps dropping")
+
+
+def test_a_question_in_the_past_tense_names_the_situation_a_heading_puts_in_the_present():
+    sections = [
+        SectionText(["Configuring two-factor authentication"], "Open your security settings and scan the code."),
+        SectionText(["Recovery codes if you lose your second factor"], "Keep these codes somewhere safe."),
+        SectionText(["Logging in with two-factor authentication"], "Enter the code your app shows."),
+    ]
+    scores = fit(sections, "lost my phone with the authenticator app, it keeps asking for the code")
+    assert scores.index(max(scores)) == 1
+    assert question_terms("forgot my password") == question_terms("forget my password")
