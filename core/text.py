@@ -109,6 +109,9 @@ def snowball() -> Snowball:
     return Snowball()
 
 
+MAX_COMPOUND_WORDS = 3  # "out of office": the longest run of words a query's compound is looked for in
+
+
 class Tokenizer:
     """What the lexical index indexes and searches: lower-case words split at apostrophes ("don't" → don, t),
     hyphenated words also joined, single letters and STOP_WORDS dropped, Snowball stems.
@@ -123,6 +126,20 @@ class Tokenizer:
             piece for word in WORD.findall(text.lower()) for part in _APOSTROPHE.split(word) for piece in pieces(part)
         ]
         return self._stem([w for w in words if len(w) > 1 and w not in STOP_WORDS])
+
+    def compounds(self, text: str) -> list[str]:
+        """Consecutive words a query writes apart that a document may write as one word or hyphenated ("out of
+        office" ~ "out-of-office", "sign in" ~ "sign-in", "wi fi" ~ "Wi-Fi"): their joined forms, stemmed as
+        indexed terms are (a hyphenated word is indexed joined too). Candidates only: an index searches those it
+        holds, so a pair that is no word anywhere in the documents changes nothing."""
+        words = [piece for word in WORD.findall(text.lower()) for piece in re.split(r"['’-]", word) if piece]
+        joined = {
+            "".join(words[i : i + n])
+            for n in range(2, MAX_COMPOUND_WORDS + 1)
+            for i in range(len(words) - n + 1)
+            if not any(w.isdigit() for w in words[i : i + n])
+        }
+        return self._stem(sorted(w for w in joined if w not in STOP_WORDS))
 
 
 def topic_terms(text: str, ignored: frozenset[str], *, numbers: bool = True) -> frozenset[str]:
