@@ -184,7 +184,6 @@ def test_readers_never_see_two_versions_of_a_document_while_it_is_rewritten(tmp_
     assert mixed == []
 
 
-
 def _absence_and_calendar(index: BM25Index | None = None) -> BM25Index:
     index = index or BM25Index()
     index.replace_document(
@@ -198,7 +197,9 @@ def _absence_and_calendar(index: BM25Index | None = None) -> BM25Index:
         [chunk("calendar", 0, "Holiday calendar: set the office holidays to show up in your calendar.")],
     )
     index.replace_document("signin", "v1", [chunk("signin", 0, "If sign-in fails, clear the browser's cookies.")])
-    index.replace_document("signature", "v1", [chunk("signature", 0, "Sign e-mails: a signed mail shows a sign badge.")])
+    index.replace_document(
+        "signature", "v1", [chunk("signature", 0, "Sign e-mails: a signed mail shows a sign badge.")]
+    )
     return index
 
 
