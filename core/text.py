@@ -109,6 +109,16 @@ def snowball() -> Snowball:
     return Snowball()
 
 
+# the particle of a phrasal compound ("sign in", "set up", "check out", "pop up", "add on", "log off")
+PARTICLES = frozenset({"in", "up", "out", "on", "off", "over", "down", "back"})
+
+
+def _piece(word: str) -> bool:
+    """A piece of one or two letters that is no function word ("wi" and "fi" of Wi-Fi, the "e" of e-mail); two
+    such pieces, or a single letter and the word after it, are joined ("pc" beside a word stays a word)."""
+    return len(word) <= 2 and word not in STOP_WORDS and not word.isdigit()
+
+
 class Tokenizer:
     """What the lexical index indexes and searches: lower-case words split at apostrophes ("don't" → don, t),
     hyphenated words also joined, single letters and STOP_WORDS dropped, Snowball stems.
@@ -123,6 +133,32 @@ class Tokenizer:
             piece for word in WORD.findall(text.lower()) for part in _APOSTROPHE.split(word) for piece in pieces(part)
         ]
         return self._stem([w for w in words if len(w) > 1 and w not in STOP_WORDS])
+
+    def compounds(self, text: str) -> list[str]:
+        """Words a query writes apart that a document may write as one word or hyphenated: their joined forms,
+        stemmed as indexed terms are (a hyphenated word is indexed joined too). Three shapes, the ones English
+        compounds take: a word and its particle ("sign in", "set up", "pop up" ~ sign-in, setup, pop-up), a word
+        split into short pieces ("wi fi", "e mail" ~ Wi-Fi, e-mail), and three words around a function word ("out
+        of office", "end to end", "do not disturb"). Any other pair of words is found by its own terms already,
+        and joined could make a word the question never meant ("a way" is not "away", "folder sync" not the app
+        FolderSync). Candidates only: an index searches those it holds, so a run that is no word anywhere in the
+        documents changes nothing."""
+        # a word's apostrophe ending ("customer's", "can't") is no piece of a compound
+        words = [piece for word in WORD.findall(text.lower()) for piece in _APOSTROPHE.split(word)[0].split("-")]
+        joined = set()
+        for i in range(len(words) - 1):
+            first, second = words[i], words[i + 1]
+            if first.isdigit() or second.isdigit():
+                continue
+            if first not in STOP_WORDS and len(first) > 2 and second in PARTICLES:
+                joined.add(first + second)
+            elif _piece(first) and (len(first) == 1 or _piece(second)):
+                joined.add(first + second)
+            if i + 2 < len(words):
+                third = words[i + 2]
+                if second in STOP_WORDS and third not in STOP_WORDS and len(third) > 2 and not third.isdigit():
+                    joined.add(first + second + third)
+        return self._stem(sorted(w for w in joined if w not in STOP_WORDS))
 
 
 def topic_terms(text: str, ignored: frozenset[str], *, numbers: bool = True) -> frozenset[str]:

@@ -257,14 +257,25 @@ class BM25Index:
     def _hit(self, row: int, score: float) -> RetrievedChunk:
         return lexical_hit(self._record(row), score)
 
+    def _query_terms(self, text: str) -> list[str]:
+        """The query's terms, and the joined forms of words it writes apart that the documents hold as one
+        ("sign in" → signin where a page says "sign-in"); call with the lock held."""
+        terms = self._tokenize(text)
+        compounds = getattr(self._tokenize, "compounds", None)
+        if compounds is None or not terms:
+            return terms
+        return terms + [c for c in compounds(text) if c in self._postings and c not in terms]
+
     def search(
         self, text: str, k: int, where: Mapping[str, Any] | None = None, active: Mapping[str, str] | None = None
     ) -> list[RetrievedChunk]:
         """Top `k` chunks with a BM25 score above zero; `active` (doc → version) drops other versions."""
-        terms = self._tokenize(text)
-        if not terms or k <= 0:
+        if k <= 0:
             return []
         with self._lock:
+            terms = self._query_terms(text)
+            if not terms:
+                return []
             scores, best = self._score_all(terms)
             if where:
                 mask = np.zeros(len(scores), dtype=bool)
@@ -295,8 +306,8 @@ class BM25Index:
         return nullcontext()
 
     def lexical_scores(self, text: str, chunk_ids: Sequence[str]) -> dict[str, float]:
-        terms = self._tokenize(text)
         with self._lock:
+            terms = self._query_terms(text)
             rows = {cid: self._by_chunk[cid] for cid in chunk_ids if cid in self._by_chunk}
             if not terms or not rows:
                 return {cid: 0.0 for cid in rows}

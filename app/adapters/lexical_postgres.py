@@ -197,6 +197,23 @@ class PostgresBM25Index:
     def _query_terms(self, text_: str) -> list[str]:
         return list(dict.fromkeys(self._terms(text_)))[:MAX_QUERY_TERMS]
 
+    def _with_compounds(self, conn: Connection, text_: str, terms: list[str]) -> list[str]:
+        """`terms` and the joined forms of words the query writes apart that this collection holds as one
+        (the in-process index's BM25Index._query_terms, looked up here in one indexed read)."""
+        compounds = getattr(self._tokenize, "compounds", None)
+        if compounds is None or not terms:
+            return terms
+        candidates = [c for c in dict.fromkeys(stored_term(t) for t in compounds(text_)) if c not in terms]
+        if not candidates:
+            return terms
+        held = set(
+            conn.execute(
+                text("SELECT term FROM lexical_terms WHERE collection = :collection AND term = ANY(:terms)"),
+                {"collection": self.collection, "terms": candidates[:MAX_QUERY_TERMS]},
+            ).scalars()
+        )
+        return (terms + [c for c in candidates if c in held])[:MAX_QUERY_TERMS]
+
     # --- writes -----------------------------------------------------------------------------
     def prepare(self, chunks: Sequence[ChunkRecord]) -> list[tuple[dict[str, Any], Counter]]:
         """The chunks' records and term counts (the CPU half of a write, done while a document is embedded)."""
@@ -402,6 +419,7 @@ class PostgresBM25Index:
         clause = _Where()
         condition = clause.sql(where)
         with self._read() as conn:
+            terms = self._with_compounds(conn, text_, terms)
             rows = conn.execute(_search_statement(condition), self._params(terms, {"k": k, **clause.params})).all()
         return [
             lexical_hit(json.loads(row.record), float(row.share))
@@ -425,6 +443,7 @@ class PostgresBM25Index:
         clause = _Where()
         condition = clause.sql(where)
         with self._read() as conn:
+            terms = self._with_compounds(conn, text_, terms)
             rows = conn.execute(
                 _search_scored_statement(condition),
                 self._params(terms, {"k": k, "ids": list(chunk_ids), **clause.params}),
@@ -441,6 +460,7 @@ class PostgresBM25Index:
             return {}
         terms = self._query_terms(text_)
         with self._read() as conn:
+            terms = self._with_compounds(conn, text_, terms)
             rows = conn.execute(_LEXICAL_SCORES, self._params(terms, {"ids": list(chunk_ids)})).all()
         return {chunk_id: round(float(share), 4) if terms else 0.0 for chunk_id, share in rows}
 

@@ -116,6 +116,7 @@ QUERIES = [
     "client certificates expire",
     "capital of France",
     "connecting printers to the wireless network password",
+    "wi fi password",  # written apart, hyphenated in the page: the joined form is searched on both backends
 ]
 WHERES = [
     None,

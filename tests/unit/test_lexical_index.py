@@ -9,6 +9,7 @@ import pytest
 from app.adapters.lexical_index import BM25Index, HybridIndex
 from app.adapters.vector_index import ChromaVectorIndex, make_client
 from core.records import ChunkRecord, DocumentInfo
+from core.text import Tokenizer
 
 
 def chunk(
@@ -181,3 +182,39 @@ def test_readers_never_see_two_versions_of_a_document_while_it_is_rewritten(tmp_
     done.set()
     reader.join()
     assert mixed == []
+
+
+def _absence_and_calendar(index: BM25Index | None = None) -> BM25Index:
+    index = index or BM25Index()
+    index.replace_document(
+        "absence",
+        "v1",
+        [chunk("absence", 0, "Out-of-office replies: choose the dates you are away and a short note.")],
+    )
+    index.replace_document(
+        "calendar",
+        "v1",
+        [chunk("calendar", 0, "Holiday calendar: set the office holidays to show up in your calendar.")],
+    )
+    index.replace_document("signin", "v1", [chunk("signin", 0, "If sign-in fails, clear the browser's cookies.")])
+    index.replace_document(
+        "signature", "v1", [chunk("signature", 0, "Sign e-mails: a signed mail shows a sign badge.")]
+    )
+    return index
+
+
+def test_words_a_question_writes_apart_find_the_page_that_hyphenates_them():
+    index = _absence_and_calendar()
+    hits = index.search("away for two weeks, how do I set an out of office", k=3)
+    assert hits[0]["doc_id"] == "absence"
+    assert index.search("I can't sign in", k=1)[0]["doc_id"] == "signin"
+
+
+def test_a_pair_of_words_no_document_joins_changes_no_score():
+    index = _absence_and_calendar()
+    tokenize = Tokenizer()
+    plain = _absence_and_calendar(BM25Index(tokenizer=lambda text: tokenize(text)))  # type: ignore[arg-type]
+    question = "the holiday calendar shows every week"
+    assert [(h["chunk_id"], h["score"]) for h in index.search(question, k=3)] == [
+        (h["chunk_id"], h["score"]) for h in plain.search(question, k=3)
+    ]
