@@ -64,6 +64,8 @@ BUTTON_FIELD = "deskmate"  # the Action.Submit data field naming the button
 USER_CACHE_S = 3600
 USER_CACHE_SIZE = 10_000
 MAX_PENDING = 500  # activities acknowledged and not yet handled; beyond it Teams gets 503 and delivers again later
+CARD_WAIT_S = 3.0  # how long a press waits for the card it came from to be kept (a click right after it appeared)
+CARD_POLL_S = 0.05
 CONNECTOR_ATTEMPTS = 3  # a 429 or 5xx from the connector is tried again, after Retry-After (at most 5 s)
 PUBLIC_SECRET_WARNING = f"⚠️ {SECRET_SEEN_WARNING}"
 
@@ -380,11 +382,20 @@ class TeamsChannel:
             log.warning("teams: could not keep card %s: %s", key, exc)
 
     def _card(self, thread: TeamsThread, card_id: str) -> dict | None:
-        try:
-            return self.store.card(f"teams:card:{thread.target}:{card_id}") if card_id else None
-        except Exception as exc:
-            log.warning("teams: could not read card %s: %s", card_id, exc)
+        """The card a press came from. A press can arrive before the delivery that posted the card has kept it
+        (a click within moments of the card appearing, another replica): it is waited for, briefly."""
+        if not card_id:
             return None
+        deadline = time.monotonic() + CARD_WAIT_S
+        while True:
+            try:
+                card = self.store.card(f"teams:card:{thread.target}:{card_id}")
+            except Exception as exc:
+                log.warning("teams: could not read card %s: %s", card_id, exc)
+                return None
+            if card is not None or time.monotonic() >= deadline:
+                return card
+            time.sleep(CARD_POLL_S)
 
     # --- who is asking -------------------------------------------------------------------------------------
     def _user(self, activity: Activity) -> ChannelUser:

@@ -214,6 +214,23 @@ def test_a_chunked_over_size_upload_is_refused_at_the_limit_and_the_rest_is_neve
     with DeskmateProcess(
         tmp_path / "data", tmp_path / "serve.log", DESKMATE_MAX_UPLOAD_BYTES=str(limit), TMPDIR=str(spool_disk)
     ) as server:
+        # models and parse workers finish loading after the server is ready, and a loader may unpack into TMPDIR:
+        # a first message and a first small upload wait for them, so what is measured below is the over-size
+        # upload's spooling alone
+        assert (
+            httpx.post(
+                f"{server.url}/chat",
+                json={"message": "my printer on the third floor is not printing anything"},
+                timeout=120,
+            ).status_code
+            == 200
+        )
+        warm = httpx.post(
+            f"{server.url}/documents?wait=true",
+            files={"file": ("warm.md", b"# Warm\n\nReady.\n", "text/markdown")},
+            timeout=120,
+        )
+        assert warm.status_code in (200, 201, 202), warm.text
         peak = PeakUse(spool_disk)
         peak.start()
         sock = socket.create_connection(("127.0.0.1", server.port))

@@ -51,3 +51,28 @@ def test_a_step_press_removes_the_step_buttons_and_keeps_the_votes_and_a_vote_re
     voted = after_press(pressed, "helpful", "Alice")
     assert _keys(voted) == [] and "Marked helpful" in voted["body"][-1]["text"]
     assert card["body"][0] == voted["body"][0]  # the answer itself stays as it was
+
+
+def test_a_press_that_arrives_before_its_card_was_kept_still_finds_the_card(tmp_path):
+    """A click right after the card appeared can reach deskmate before the delivery that posted the card has kept
+    it: the press waits for it briefly instead of leaving the card's buttons in place."""
+    import threading
+    import types
+
+    from app.channels.store import ChannelStore
+    from app.channels.teams import TeamsChannel, TeamsThread
+    from app.storage import Database
+
+    db = Database.open(f"sqlite:///{tmp_path / 'channels.sqlite'}")
+    store = ChannelStore(db)
+    thread = TeamsThread("https://smba.example.test", "19:helpdesk@thread.tacv2", "1700000000100")
+    card = {"type": "AdaptiveCard", "body": [{"type": "TextBlock", "text": "Step 1 of 3"}]}
+    keeper = threading.Timer(0.3, store.keep_card, args=(f"teams:card:{thread.target}:1000000000002", card))
+    keeper.start()
+    channel = types.SimpleNamespace(store=store)  # the one collaborator `_card` reads
+    try:
+        assert TeamsChannel._card(channel, thread, "1000000000002") == card  # type: ignore[arg-type]
+        assert TeamsChannel._card(channel, thread, "") is None
+    finally:
+        keeper.join()
+        db.close()
