@@ -53,8 +53,11 @@ class JobQueue:
         lease_s: float = 60.0,
         max_attempts: int = 3,
         on_given_up: Callable[[dict], None] | None = None,
+        clock: Callable[[], float] = time.time,
     ) -> None:
         self.database = database
+        # the wall clock leases are measured on (a test passes its own, so a loaded machine cannot expire a lease)
+        self._clock = clock
         self.lease_s = lease_s
         self.max_attempts = max_attempts
         # told about every job the lease sweep ends for good (failed after max_attempts, or cancelled): no
@@ -66,7 +69,7 @@ class JobQueue:
         """A new queued job (or, with `worker`, one already claimed by that worker: run in place)."""
         if kind not in JOB_KINDS:
             raise ValueError(f"unknown job kind {kind!r}; known: {', '.join(JOB_KINDS)}")
-        now = time.time()
+        now = self._clock()
         row = {
             "id": uuid.uuid4().hex,
             "kind": kind,
@@ -120,7 +123,7 @@ class JobQueue:
 
     def cancel(self, job_id: str) -> dict:
         """A queued job is cancelled now; a running one is asked to stop at its next chunk batch."""
-        now = time.time()
+        now = self._clock()
         with self.database.begin() as conn:
             conn.execute(
                 update(jobs)
@@ -137,7 +140,7 @@ class JobQueue:
     def supersede(self, job_id: str, reason: str) -> dict:
         """Cancel a job because what it would write is no longer wanted (its document was deleted): a queued
         job now, a running one at its next chunk batch or before its switch; `reason` is its error either way."""
-        now = time.time()
+        now = self._clock()
         with self.database.begin() as conn:
             conn.execute(
                 update(jobs)
@@ -168,7 +171,7 @@ class JobQueue:
     def claim(self, worker: str, *, ids: builtins.list[str] | None = None) -> dict | None:
         """Take the oldest queued job (of `ids`, when given) for `worker`; None when there is none."""
         self.requeue_expired()
-        now = time.time()
+        now = self._clock()
         with self.database.begin() as conn:
             query = select(jobs.c.id).where(jobs.c.state == "queued").order_by(jobs.c.created_at).limit(1)
             if ids is not None:
@@ -199,7 +202,7 @@ class JobQueue:
     def requeue_expired(self) -> int:
         """Running jobs whose worker stopped renewing the lease: queued again, or failed after max_attempts
         (`on_given_up` is told about each job ended here)."""
-        now = time.time()
+        now = self._clock()
         expired = and_(jobs.c.state == "running", jobs.c.lease_until < now)
         with self.database.connect() as conn:  # a read first: an idle worker's poll writes nothing
             if conn.execute(select(jobs.c.id).where(expired).limit(1)).first() is None:
@@ -248,7 +251,7 @@ class JobQueue:
         """Renew the lease (and record progress); True when an admin asked the job to stop.
 
         JobLost when the job is no longer this worker's (its lease ran out and it was taken over)."""
-        now = time.time()
+        now = self._clock()
         values: dict[str, Any] = {"heartbeat_at": now, "lease_until": now + self.lease_s}
         if done is not None:
             values["progress_done"] = done
@@ -283,7 +286,7 @@ class JobQueue:
                 .where(jobs.c.id == job_id, jobs.c.worker == worker, jobs.c.state == "running")
                 .values(
                     state=state,
-                    finished_at=time.time(),
+                    finished_at=self._clock(),
                     lease_until=None,
                     error=error,
                     error_kind=error_kind,
@@ -312,7 +315,7 @@ class JobQueue:
 
     def prune(self, older_than_s: float) -> int:
         """Forget finished jobs older than this (the retention pass)."""
-        cutoff = time.time() - older_than_s
+        cutoff = self._clock() - older_than_s
         with self.database.begin() as conn:
             return conn.execute(delete(jobs).where(jobs.c.state.in_(TERMINAL), jobs.c.finished_at < cutoff)).rowcount
 

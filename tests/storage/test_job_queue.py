@@ -5,7 +5,6 @@ waited for (SKIP LOCKED)."""
 from __future__ import annotations
 
 import threading
-import time
 
 import pytest
 from sqlalchemy import select
@@ -28,19 +27,22 @@ def database_url(request, tmp_path):
 
 def test_a_job_whose_worker_stops_renewing_its_lease_runs_again_then_fails_after_the_last_attempt(database_url):
     database = Database.open(database_url)
+    now = [1_000_000.0]  # the queue's clock: only this test moves it, however slow the machine is
     try:
-        queue = JobQueue(database, lease_s=0.3, max_attempts=2)
+        queue = JobQueue(database, lease_s=30, max_attempts=2, clock=lambda: now[0])
         job = queue.enqueue("index_upload", {"doc_id": "d"})
         first = queue.claim("w1")
         assert first["id"] == job["id"] and first["attempts"] == 1 and queue.claim("w2") is None
         assert queue.heartbeat(job["id"], "w1", done=3, total=9) is False
-        time.sleep(0.4)  # w1 was killed: no more heartbeats
+        now[0] += 29  # inside the lease the heartbeat renewed: nobody else may take the job
+        assert queue.claim("w2") is None
+        now[0] += 2  # w1 was killed: no more heartbeats, and its lease has run out
         second = queue.claim("w2")
         assert second["id"] == job["id"] and second["attempts"] == 2 and second["worker"] == "w2"
         assert second["progress_done"] == 0  # run again from the start
         with pytest.raises(JobLost):
             queue.heartbeat(job["id"], "w1")  # the killed worker's run, had it come back, gives up
-        time.sleep(0.4)
+        now[0] += 31
         assert queue.claim("w3") is None
         failed = queue.get(job["id"])
         assert failed["state"] == "failed" and "stopped 2 times" in failed["error"]
