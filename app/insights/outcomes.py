@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from sqlalchemy import delete, select, update
+from sqlalchemy import bindparam, delete, select, update
 from sqlalchemy.engine import Connection
 from sqlalchemy.exc import SQLAlchemyError
 
@@ -145,6 +145,15 @@ def outcome_row(
     }
 
 
+# the vote already cast on a turn's answer, if any (locking the answer's row: see OutcomeStore)
+_VOTE_CAST = (
+    select(votes.c.rating)
+    .select_from(answers.outerjoin(votes, votes.c.message_id == answers.c.message_id))
+    .where(answers.c.message_id == bindparam("trace_id"))
+    .with_for_update(of=answers)
+)
+
+
 class OutcomeStore:
     """The outcome rows on the relational store. A turn's row and its rollup counts are one transaction, written
     off the reply path by the outcome writer (app/insights/writer.py); a failure is logged and never fails the
@@ -169,6 +178,9 @@ class OutcomeStore:
         self._retention_s = retention_days * 86400
         self._question_s = question_days * 86400
         self._clock = clock
+        # built once: a statement's construction costs more CPU than its run (a rowcount is -1 through some
+        # Postgres drivers, hence RETURNING)
+        self._insert = db.insert(turn_outcomes).on_conflict_do_nothing().returning(turn_outcomes.c.trace_id)
 
     def record(self, row: dict) -> bool:
         """Write a turn's outcome row; False (logged) when the database refused it."""
@@ -203,22 +215,12 @@ class OutcomeStore:
             return False
 
     def _write(self, conn: Connection, row: dict) -> None:
-        written = conn.execute(
-            self.db.insert(turn_outcomes)
-            .values(row)
-            .on_conflict_do_nothing()
-            .returning(turn_outcomes.c.trace_id)  # (a rowcount is -1 through some Postgres drivers)
-        ).first()
+        written = conn.execute(self._insert, row).first()
         if written is None:  # a turn recorded twice (a retried write) is counted once
             return
         rollup.add_turn(self.db, conn, row)
         # a vote that came first: it found no row to change, so the row takes it now
-        waiting = conn.execute(
-            select(votes.c.rating)
-            .select_from(answers.outerjoin(votes, votes.c.message_id == answers.c.message_id))
-            .where(answers.c.message_id == row["trace_id"])
-            .with_for_update(of=answers)
-        ).first()
+        waiting = conn.execute(_VOTE_CAST, {"trace_id": row["trace_id"]}).first()
         if waiting is not None and waiting.rating is not None:
             self._apply_vote(conn, row["trace_id"], waiting.rating)
 
