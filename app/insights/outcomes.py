@@ -201,9 +201,13 @@ class OutcomeStore:
         return sum(self._record_one(row) for row in rows)
 
     def _redacted(self, row: dict) -> dict:
-        if row.get("question") and self._redactor is not None:
+        if not row.get("question") or self._redactor is None:
+            return row
+        try:
             return row | {"question": self._redactor.redact(row["question"]).text}
-        return row
+        except RuntimeError as exc:  # the names model failed to load: the turn counts, its wording is not kept
+            log.warning("the question of turn %s is not kept: it could not be redacted (%s)", row.get("trace_id"), exc)
+            return row | {"question": None}
 
     def _record_one(self, row: dict) -> bool:
         try:

@@ -41,24 +41,25 @@ class OutcomeWriter:
     # -- producers (request threads): never block ---------------------------------------------------------
     def submit(self, row: dict) -> None:
         """Queue a turn's outcome row for the writer; a full queue drops it (logged), never waits."""
-        with self._idle:
-            if self._closed:
-                self.dropped += 1
-                log.warning("outcome writer closed: the outcome of turn %s is not recorded", row.get("trace_id"))
-                return
-            self._pending += 1
-        try:
-            self._queue.put_nowait(row)
-        except queue.Full:
-            with self._idle:
-                self._pending -= 1
-                self.dropped += 1
-                self._idle.notify_all()
+        with self._idle:  # (the writer takes this lock only after a write: never held for long)
+            closed = self._closed
+            if not closed:
+                try:
+                    self._queue.put_nowait(row)
+                    self._pending += 1
+                    return
+                except queue.Full:
+                    pass
+            self.dropped += 1
+            dropped = self.dropped
+        if closed:
+            log.warning("outcome writer closed: the outcome of turn %s is not recorded", row.get("trace_id"))
+        else:
             log.warning(
                 "outcome writer is behind (%d waiting): the outcome of turn %s is not recorded (%d dropped so far)",
                 self._queue.qsize(),
                 row.get("trace_id"),
-                self.dropped,
+                dropped,
             )
 
     def flush(self, timeout: float = 2.0) -> bool:

@@ -208,3 +208,21 @@ def test_a_full_queue_drops_the_outcome_logs_it_and_never_blocks_the_chat(db, ca
     with db.connect() as conn:
         written = conn.execute(sa.select(turn_outcomes.c.trace_id)).scalars().all()
     assert sorted(written) == sorted(r["trace_id"] for r in rows[:3])
+
+
+def test_a_question_that_cannot_be_redacted_is_not_kept_but_its_turn_counts(db, caplog):
+    class BrokenRedactor:
+        def redact(self, text):
+            raise RuntimeError("the names model could not be loaded")
+
+    writer = OutcomeWriter(OutcomeStore(db, redactor=BrokenRedactor()))
+    rows = random_turns(random.Random(6), 3)
+    gap = rows[0] | {"outcome": "abstained", "gap": 1, "question": "Ana Lopez cannot log in"}
+    with caplog.at_level(logging.WARNING, logger="app.insights.outcomes"):
+        for row in [gap, *rows[1:]]:
+            writer.submit(row)
+        writer.close(timeout=10)
+    with db.connect() as conn:
+        stored = dict(conn.execute(sa.select(turn_outcomes.c.trace_id, turn_outcomes.c.question)).all())
+    assert len(stored) == len(rows) and stored[gap["trace_id"]] is None
+    assert writer.failed == 0 and f"the question of turn {gap['trace_id']} is not kept" in caplog.text
