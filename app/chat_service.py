@@ -23,7 +23,8 @@ from app.adapters.feedback import cited_chunks
 from app.adapters.memory import SessionStore
 from app.adapters.traces import recorder_in
 from app.adapters.tracing import run_config
-from app.insights.outcomes import OutcomeStore, checked_channel, outcome_row
+from app.insights.outcomes import checked_channel, outcome_row
+from app.insights.writer import OutcomeWriter
 from app.schemas import (
     ChatResponse,
     StageTimingsOut,
@@ -186,7 +187,7 @@ class ChatService:
         tracer,
         *,
         feedback=None,
-        outcomes: OutcomeStore | None = None,
+        outcomes: OutcomeWriter | None = None,
         max_message_chars: int = DEFAULT_MAX_MESSAGE_CHARS,
     ) -> None:
         self._graph = graph
@@ -194,7 +195,7 @@ class ChatService:
         self._sessions = sessions
         self._tracer = tracer
         self._feedback = feedback  # FeedbackStore: which chunks each answer cited (None: feedback is off)
-        self._outcomes = outcomes  # the outcome record of every turn, for insights (None: not kept)
+        self._outcomes = outcomes  # writes every turn's outcome record, for insights (None: not kept)
         self.max_message_chars = max_message_chars
 
     def _session_lock(self, session_id: str):
@@ -398,10 +399,11 @@ class ChatService:
             log.warning("could not record answer %s for feedback: %s", turn.trace_id, exc)
 
     def remember_outcome(self, prepared: PreparedTurn, turn: ChatTurn) -> None:
-        """Write the turn's outcome record beside its trace (app/insights/outcomes.py); never fails the chat."""
+        """Hand the turn's outcome record (app/insights/outcomes.py) to the writer, which stores it beside the
+        turn's trace after the reply; never waits for the database, never fails the chat."""
         if self._outcomes is None:
             return
-        self._outcomes.record(
+        self._outcomes.submit(
             outcome_row(
                 turn.output,
                 trace_id=turn.trace_id,

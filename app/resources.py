@@ -31,6 +31,7 @@ from app.disk_guard import DiskGuard
 from app.encoder_switch import match_encoder
 from app.indexing_service import IndexingService
 from app.insights.outcomes import OutcomeStore
+from app.insights.writer import OutcomeWriter
 from app.job_worker import end_source_sync
 from app.logging_setup import install_log_redaction
 from app.settings import Settings
@@ -79,6 +80,7 @@ class Resources:
     disk: DiskGuard | None = None  # free space of the data directory's disk (None: DESKMATE_MIN_FREE_MB=0)
     data_lock: DataDirLock | None = None  # this process's hold on an embedded data directory
     outcomes: OutcomeStore | None = None  # the outcome record of every chat turn (GET /admin/insights)
+    outcome_writer: OutcomeWriter | None = None  # writes those records off the reply path (one thread)
 
     def indexer_for(self, collection: str | None) -> IndexingService | None:
         """The indexer of a named collection (None: the main one); None when there is no such collection."""
@@ -94,6 +96,8 @@ class Resources:
 
     def close(self) -> None:
         try:
+            if self.outcome_writer is not None:  # the turns answered last, before the database closes
+                self.outcome_writer.close()
             self.tracer.shutdown()
             self.sessions.close()
             self.tickets.shutdown()
@@ -371,13 +375,14 @@ def _build_resources(
         retention_days=settings.retention.insights_retention_days,
         question_days=settings.retention.trace_retention_days,
     )
+    outcome_writer = OutcomeWriter(outcomes)
     chat = ChatService(
         build_support_graph(sessions.checkpointer),
         support_context,
         sessions,
         tracer,
         feedback=feedback,
-        outcomes=outcomes,
+        outcomes=outcome_writer,
         max_message_chars=settings.conversation.max_message_chars,
     )
     indexing_graph = build_indexing_graph()
@@ -416,6 +421,7 @@ def _build_resources(
         jobs=JobQueue(database, lease_s=settings.jobs.job_lease_s, max_attempts=settings.jobs.job_max_attempts),
         originals=OriginalStore(database),
         outcomes=outcomes,
+        outcome_writer=outcome_writer,
     )
     # a sync whose worker died for the last time ends in the lease sweep, whichever process runs it
     resources.jobs.on_given_up = lambda job: end_source_sync(resources, job)

@@ -61,6 +61,9 @@ NODE_NAMES = (
     "localize",
     "respond",
 )
+# what the turn thread does after the graph, before the reply: the answer's cited chunks (for a vote) and the
+# turn's outcome row (for insights)
+RECORDS = ("answer record for feedback (remember_answer)", "outcome record (remember_outcome)")
 
 
 class Meter:
@@ -117,6 +120,8 @@ def time_adapters(meter: Meter, resources) -> None:
     meter.wrap_method("graph invoke (nodes + LangGraph)", chat._graph, "invoke")
     for name in ("claim", "prune", "forget_aliases"):
         meter.wrap_method("session bookkeeping (claim, prune)", chat._sessions, name)
+    meter.wrap_method(RECORDS[0], chat, "remember_answer")
+    meter.wrap_method(RECORDS[1], chat, "remember_outcome")
 
 
 def messages(turns: int, distinct: bool, start: int = 0):
@@ -198,6 +203,8 @@ def report(
             )
     row("LangGraph (invoke minus nodes: channels, checkpoint, callbacks)", invoke - sum(nodes.values()))
     row("session bookkeeping (claim, prune)", meter.cpu.get("session bookkeeping (claim, prune)", 0.0))
+    for label in RECORDS:
+        row(label, meter.cpu.get(label, 0.0))
     row(
         "HTTP reply (envelope, JSON)",
         meter.cpu.get("HTTP reply (envelope, JSON)", 0.0),
@@ -206,9 +213,10 @@ def report(
         invoke
         + meter.cpu.get("session bookkeeping (claim, prune)", 0.0)
         + meter.cpu.get("HTTP reply (envelope, JSON)", 0.0)
+        + sum(meter.cpu.get(label, 0.0) for label in RECORDS)
     )
     row("rest of the turn thread (session lock, run config, logging)", thread_s - accounted)
-    row("other threads (trace writer, checkpoint writes, torch)", process_s - thread_s)
+    row("other threads (trace and outcome writers, checkpoints, torch)", process_s - thread_s)
     for name, seconds in sorted(threads.items(), key=lambda item: -item[1]):
         if name != "MainThread" and seconds * per >= 0.05:
             row(f"  thread {name}", seconds)
@@ -279,6 +287,9 @@ def main() -> int:
             wall_s = time.perf_counter() - wall0
             if resources.traces is not None:  # the trace writer finishes the last turns' records (all of them)
                 resources.traces.flush(timeout=120)
+            outcomes = getattr(resources, "outcome_writer", None)
+            if outcomes is not None:  # and the outcome writer its rows
+                outcomes.flush(timeout=120)
             time.sleep(1.0)
             process_s = time.process_time() - process0
             meter.on = False

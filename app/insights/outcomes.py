@@ -3,8 +3,9 @@ offered or created, handoff, out of scope …), where, which article it cited, h
 the turn went unanswered — its redacted question, for the knowledge-gap clusters.
 
 `outcome_row` reads a finished turn (the flat `TurnResult`) into one row; `OutcomeStore` writes it beside the
-turn's trace and counts it into the per-day rollups the figures read (app/insights/rollup.py), adds the vote an
-answer gets later (to both), and prunes: rows and rollups after their own retention (13 months by default),
+turn's trace (from the outcome writer's thread, app/insights/writer.py) and counts it into the per-day rollups
+the figures read (app/insights/rollup.py), adds the vote an answer gets (to both, whichever is written first),
+and prunes: rows and rollups after their own retention (13 months by default),
 questions after the trace retention."""
 
 from __future__ import annotations
@@ -16,14 +17,15 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from sqlalchemy import delete, select, update
+from sqlalchemy import bindparam, delete, select, update
+from sqlalchemy.engine import Connection
 from sqlalchemy.exc import SQLAlchemyError
 
 from app.insights import rollup
 from app.insights.rollup import ANSWERED
 from app.storage import Database
 from app.storage.database import DatabaseUnavailable
-from app.storage.schema import CHANNELS, answers, turn_outcomes
+from app.storage.schema import CHANNELS, answers, turn_outcomes, votes
 from core.ports import Redactor
 
 log = logging.getLogger(__name__)
@@ -143,9 +145,24 @@ def outcome_row(
     }
 
 
+# the vote already cast on a turn's answer, if any (locking the answer's row: see OutcomeStore)
+_VOTE_CAST = (
+    select(votes.c.rating)
+    .select_from(answers.outerjoin(votes, votes.c.message_id == answers.c.message_id))
+    .where(answers.c.message_id == bindparam("trace_id"))
+    .with_for_update(of=answers)
+)
+
+
 class OutcomeStore:
-    """The outcome rows on the relational store. Writes are one small row per turn and its rollup counts, in one
-    transaction in the request thread; a failure is logged and never fails the chat."""
+    """The outcome rows on the relational store. A turn's row and its rollup counts are one transaction, written
+    off the reply path by the outcome writer (app/insights/writer.py); a failure is logged and never fails the
+    chat.
+
+    A vote can come before its turn's row is written (the writer is behind, or the vote reached another
+    replica): the vote then finds no row and the row, when written, takes the vote the feedback store already
+    holds. The answer's row (`answers`, written before the reply) is the meeting point: both writes lock it on
+    Postgres, as a vote's own insert does, so one of them sees the other's (SQLite has one writer at a time)."""
 
     def __init__(
         self,
@@ -161,60 +178,97 @@ class OutcomeStore:
         self._retention_s = retention_days * 86400
         self._question_s = question_days * 86400
         self._clock = clock
+        # built once: a statement's construction costs more CPU than its run (a rowcount is -1 through some
+        # Postgres drivers, hence RETURNING)
+        self._insert = db.insert(turn_outcomes).on_conflict_do_nothing().returning(turn_outcomes.c.trace_id)
 
     def record(self, row: dict) -> bool:
         """Write a turn's outcome row; False (logged) when the database refused it."""
-        if row.get("question") and self._redactor is not None:
-            row = row | {"question": self._redactor.redact(row["question"]).text}
+        return self._record_one(self._redacted(row))
+
+    def record_many(self, rows: list[dict]) -> int:
+        """Write turns' outcome rows in one transaction (the writer's batch); when that fails, row by row, so
+        one row the database refuses loses only itself. Returns how many were written."""
+        rows = [self._redacted(row) for row in rows]
+        if len(rows) > 1:
+            try:
+                with self.db.begin() as conn:
+                    for row in rows:
+                        self._write(conn, row)
+                return len(rows)
+            except (SQLAlchemyError, DatabaseUnavailable) as exc:
+                log.info("could not write %d outcome rows at once (%s); writing them one by one", len(rows), exc)
+        return sum(self._record_one(row) for row in rows)
+
+    def _redacted(self, row: dict) -> dict:
+        if not row.get("question") or self._redactor is None:
+            return row
+        try:
+            return row | {"question": self._redactor.redact(row["question"]).text}
+        except RuntimeError as exc:  # the names model failed to load: the turn counts, its wording is not kept
+            log.warning("the question of turn %s is not kept: it could not be redacted (%s)", row.get("trace_id"), exc)
+            return row | {"question": None}
+
+    def _record_one(self, row: dict) -> bool:
         try:
             with self.db.begin() as conn:
-                written = conn.execute(
-                    self.db.insert(turn_outcomes)
-                    .values(row)
-                    .on_conflict_do_nothing()
-                    .returning(turn_outcomes.c.trace_id)  # (a rowcount is -1 through some Postgres drivers)
-                ).first()
-                if written is not None:  # a turn recorded twice (a retried write) is counted once
-                    rollup.add_turn(self.db, conn, row)
+                self._write(conn, row)
             return True
         except (SQLAlchemyError, DatabaseUnavailable) as exc:
             log.warning("could not record the outcome of turn %s: %s", row.get("trace_id"), exc)
             return False
 
+    def _write(self, conn: Connection, row: dict) -> None:
+        written = conn.execute(self._insert, row).first()
+        if written is None:  # a turn recorded twice (a retried write) is counted once
+            return
+        rollup.add_turn(self.db, conn, row)
+        # a vote that came first: it found no row to change, so the row takes it now
+        waiting = conn.execute(_VOTE_CAST, {"trace_id": row["trace_id"]}).first()
+        if waiting is not None and waiting.rating is not None:
+            self._apply_vote(conn, row["trace_id"], waiting.rating)
+
     def record_vote(self, trace_id: str, rating: str) -> None:
         """A vote on the answer of a turn. A Not helpful vote makes the question a gap candidate: its redacted
         wording is taken from the answer the vote is on (app/adapters/feedback.py keeps it)."""
-        values: dict[str, Any] = {"vote": rating}
-        if rating == "down":
-            asked = select(answers.c.query).where(answers.c.message_id == trace_id).scalar_subquery()
-            values |= {"gap": 1, "question": asked}
         T = turn_outcomes
         try:
             with self.db.begin() as conn:
                 # a write first: the row's lock on Postgres (two votes on one turn at once move the counts one
                 # after the other), the write lock on SQLite (no read-then-write upgrade to be refused)
                 conn.execute(update(T).where(T.c.trace_id == trace_id).values(vote=T.c.vote))
-                before = (
-                    conn.execute(
-                        select(
-                            T.c.day, T.c.collection, T.c.session_id, T.c.outcome, T.c.doc_id, T.c.section, T.c.vote
-                        ).where(T.c.trace_id == trace_id)
-                    )
-                    .mappings()
-                    .first()
-                )
-                if before is None:
-                    return
-                conn.execute(update(T).where(T.c.trace_id == trace_id).values(values))
-                if rating == "up":  # a vote changed to Helpful: no longer a gap of an answered question
-                    conn.execute(
-                        update(turn_outcomes)
-                        .where(turn_outcomes.c.trace_id == trace_id, turn_outcomes.c.outcome.in_(sorted(ANSWERED)))
-                        .values(gap=0, question=None)
-                    )
-                rollup.change_vote(self.db, conn, dict(before), rating)
+                # then the answer's row: a turn's row being written waits for this vote, or this vote for it
+                conn.execute(select(answers.c.message_id).where(answers.c.message_id == trace_id).with_for_update())
+                self._apply_vote(conn, trace_id, rating)
         except (SQLAlchemyError, DatabaseUnavailable) as exc:
             log.warning("could not record the vote on turn %s: %s", trace_id, exc)
+
+    def _apply_vote(self, conn: Connection, trace_id: str, rating: str) -> None:
+        """Set the vote on a turn's row and move its rollup counts (nothing when the row is not written yet)."""
+        T = turn_outcomes
+        values: dict[str, Any] = {"vote": rating}
+        if rating == "down":
+            asked = select(answers.c.query).where(answers.c.message_id == trace_id).scalar_subquery()
+            values |= {"gap": 1, "question": asked}
+        before = (
+            conn.execute(
+                select(T.c.day, T.c.collection, T.c.session_id, T.c.outcome, T.c.doc_id, T.c.section, T.c.vote).where(
+                    T.c.trace_id == trace_id
+                )
+            )
+            .mappings()
+            .first()
+        )
+        if before is None:
+            return
+        conn.execute(update(T).where(T.c.trace_id == trace_id).values(values))
+        if rating == "up":  # a vote changed to Helpful: no longer a gap of an answered question
+            conn.execute(
+                update(T)
+                .where(T.c.trace_id == trace_id, T.c.outcome.in_(sorted(ANSWERED)))
+                .values(gap=0, question=None)
+            )
+        rollup.change_vote(self.db, conn, dict(before), rating)
 
     def prune(self) -> int:
         """Delete rows and their days' rollups past the outcome retention and clear questions past the trace

@@ -50,13 +50,22 @@ def _key(row: Mapping[str, Any]) -> dict[str, Any]:
 
 def _add(db: Database, conn: Connection, table, key: dict[str, Any], counts: dict[str, int]) -> None:
     """Add `counts` to the row `key` of a rollup (created at these counts when it is not there yet)."""
-    statement = db.insert(table).values(**key, **counts)
-    conn.execute(
-        statement.on_conflict_do_update(
-            index_elements=list(key),
-            set_={name: table.c[name] + statement.excluded[name] for name in counts},
+    conn.execute(_upsert(db, table, tuple(key), tuple(counts)), key | counts)
+
+
+_UPSERTS: dict[tuple, Any] = {}
+
+
+def _upsert(db: Database, table, keys: tuple[str, ...], counts: tuple[str, ...]):
+    """The statement `_add` runs, built once per rollup and set of columns: a turn's write runs a handful of
+    them, and building one costs more CPU than the database takes to run it."""
+    made = (db.is_postgres, table.name, keys, counts)
+    if made not in _UPSERTS:
+        statement = db.insert(table)
+        _UPSERTS[made] = statement.on_conflict_do_update(
+            index_elements=list(keys), set_={name: table.c[name] + statement.excluded[name] for name in counts}
         )
-    )
+    return _UPSERTS[made]
 
 
 def _confirms(outcome: str, vote: str | None) -> int:

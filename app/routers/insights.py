@@ -15,6 +15,7 @@ from app.insights.service import as_csv, insights
 from app.resources import Resources
 
 router = APIRouter(tags=["insights"], dependencies=[Depends(require_admin)])
+OUTCOMES_WAIT_S = 2.0  # at most this long for the outcome writer to write the turns waiting in its queue
 
 
 def window_of(
@@ -45,6 +46,8 @@ async def _figures(resources: Resources, window: Window) -> dict:
     indexer = resources.indexer_for(window.collection)
 
     def count() -> dict:
+        if resources.outcome_writer is not None:  # the turns answered here so far are counted, not just most
+            resources.outcome_writer.flush(OUTCOMES_WAIT_S)
         documents = [dict(d) for d in indexer.index.list_documents()] if indexer is not None else None
         return insights(database, resources.embedder, window, documents)
 
