@@ -54,6 +54,15 @@ _GENERIC_PROBLEM = re.compile(r"^(problem|issue|symptoms?|question|error|q)\s*([
 _GENERIC_ANSWER = re.compile(
     r"^(solutions?|resolution|answer|workaround|fix|cause|explanation|a)\s*([0-9]+|[ivx]+)?$", re.I
 )
+# the verb of "how do I …" / "how to …" / "I need to …", and verbs too general to name a task
+_ACTION = re.compile(
+    r"\bhow (?:do|can|could|should|would|shall) (?:i|we|you|one)\s+([a-z]+)\b|\bhow to\s+([a-z]+)\b|"
+    r"\b(?:i|we) (?:need|want|would like|'d like) to\s+([a-z]+)\b",
+    re.I,
+)
+_VAGUE_ACTIONS = frozenset({"do", "get", "make", "use", "go", "be", "have", "fix", "know", "see", "try", "find"})
+ACTION_WEIGHT = 0.15  # a section whose heading opens with the very verb asked about ("how do I report" → "Report …")
+_PREPARATION = re.compile(r"^(before|prior to|ahead of|in preparation for)\b", re.I)
 PROBLEM_STATEMENT_CHARS = 400  # of a problem statement read as its solution's heading
 SEQUENTIAL = re.compile(r"^(step|phase|part)\s*([0-9]+|[ivx]+)\b", re.I)
 _STEP_LINE = re.compile(r"^\d+[.)]\s+\S")
@@ -432,6 +441,8 @@ def choose_target(sections: list[Section], hits: Sequence[RetrievedChunk], qtype
         return Target([])
     by_id = {h["chunk_id"]: h for h in hits}
     evidence = _evidence(sections, by_id, query)
+    if asked := _asked_action(query):  # "how do I report it?": the section headed "Report a suspicious message"
+        evidence = [e + (ACTION_WEIGHT if _heading_action(s) == asked else 0.0) for e, s in zip(evidence, sections)]
 
     def best_of(candidates: list[int]) -> int:
         return max(candidates, key=lambda i: (round(evidence[i], 2), -i))
@@ -472,9 +483,10 @@ def choose_target(sections: list[Section], hits: Sequence[RetrievedChunk], qtype
         ]
         if users:
             target = best_of(users)
-    problem = problems_answered(sections)[target]
+    paired = problems_answered(sections)
+    problem = paired[target]
     # a solution of a known-problems list is chosen among the ways its own problem offers, never another problem's
-    scope = [s for s, p in zip(sections, problems_answered(sections)) if p == problem] if problem is not None else []
+    scope = [s for s, p in zip(sections, paired) if p == problem] if problem is not None else []
     unit, alternatives, for_it_team = _choose_unit(
         scope or sections, _unit_prefix(sections, target, wanted), by_id, query, sections[target]
     )
@@ -489,11 +501,30 @@ def choose_target(sections: list[Section], hits: Sequence[RetrievedChunk], qtype
     return Target(unit, alternatives, matches, anchor, for_it_team)
 
 
+def _asked_action(query: str) -> str:
+    """The stem of the verb a how-to asks about ("how do I report it" → report), "" when none is named."""
+    match = _ACTION.search(query)
+    verb = next((g for g in match.groups() if g), "") if match else ""
+    terms = question_terms(verb) if verb.lower() not in _VAGUE_ACTIONS else frozenset()
+    return next(iter(terms), "")
+
+
+def _heading_action(section: Section) -> str:
+    """The stem of the verb an instruction heading opens with ("Report a suspicious message" → report)."""
+    if section.role not in ACTIONABLE or not section.heading:
+        return ""
+    first = clean_heading(section.heading).split(" ", 1)[0]
+    terms = question_terms(first) if first and not first.lower().endswith("ing") else frozenset()
+    return next(iter(terms), "")
+
+
 def _answers_itself(section: Section) -> bool:
     """A section that is its own answer though its role is none the question wants: plain content (no role named)
     or an FAQ entry (a question as its heading, its answer below). The page's lead, above its first heading,
-    introduces what the sections below answer (a page that is all lead is answered whole anyway)."""
-    if not section.path:
+    introduces what the sections below answer (a page that is all lead is answered whole anyway); a section on
+    what comes before ("Before your first day", "Before you upgrade") prepares for the situation asked about, it
+    does not answer it."""
+    if not section.path or _PREPARATION.match(clean_heading(section.heading)):
         return False
     return section.role in CONTENT_ROLES or section.heading.rstrip().endswith("?")
 

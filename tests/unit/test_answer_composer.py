@@ -462,3 +462,32 @@ def test_each_of_several_labelled_lists_says_which_it_is_in_its_first_step():
     )
     target = choose_target(article_sections(chunks), [], "fix", "notifications are blocked in the browser")
     assert target_steps(target) == ["Chrome: Open Settings.", "Allow notifications.", "Firefox: Open Preferences."]
+
+
+def test_a_section_on_what_comes_before_does_not_answer_the_situation_it_prepares_for():
+    chunks = article(
+        "start",
+        "Starting at the company",
+        [
+            ("Before your first day", "Your manager requests your accounts. You receive a welcome e-mail."),
+            ("Your first morning", "1. Collect your laptop.\n2. Sign in with your temporary password."),
+            ("Your first week", "1. Test the VPN from home.\n2. Finish your training."),
+        ],
+    )
+    target = choose_target(article_sections(chunks), [], "fix", "it's my first day")
+    assert [s.name for s in target.sections] == ["Your first morning"]
+
+
+def test_how_do_i_with_a_verb_gets_the_section_headed_with_that_verb_not_one_that_merely_shares_words():
+    chunks = article(
+        "phish",
+        "Suspicious e-mails",
+        [
+            ("Signs of a phishing email", "Urgency and look-alike links in an email. Report them as phishing."),
+            ("Report a suspicious message", "1. Select the message.\n2. Select Report > Phishing."),
+            ("What happens after you report", "The security team reviews every phishing email you report."),
+        ],
+    )
+    question = "I got a strange email that looks like phishing, how do I report it?"
+    target = choose_target(article_sections(chunks), [], "how-to", question)
+    assert [s.name for s in target.sections] == ["Report a suspicious message"]
