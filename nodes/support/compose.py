@@ -27,7 +27,7 @@ from typing import Literal, Sequence
 from core.lexicon import is_troubleshooting
 from core.readers import is_admin
 from core.records import RetrievedChunk
-from core.roles import ACTIONABLE, heading_role, section_role
+from core.roles import ACTIONABLE, clean_heading, heading_role, section_role
 from nodes.support.section_fit import SectionText, fit, question_terms
 
 QuestionType = Literal["fix", "how-to", "why", "where", "what-is"]
@@ -48,6 +48,22 @@ ROLE_PREFERENCE = 0.03
 FOR_USER_MARGIN = 0.1
 ALTERNATIVE_MARGIN = 0.05  # a later "Method n" is quoted first only when the search supports it this much more
 ALTERNATIVE = re.compile(r"^(method|option|solution|resolution|workaround|approach|fix|way)\s*([0-9]+|[ivx]+)\b", re.I)
+# headings that name only their part of a problem/solution pair ("Problem", "Solution 2", "Answer"): a list of
+# known problems repeats them, so the problem statement's text says what each pair is about
+_GENERIC_PROBLEM = re.compile(r"^(problem|issue|symptoms?|question|error|q)\s*([0-9]+|[ivx]+)?$", re.I)
+_GENERIC_ANSWER = re.compile(
+    r"^(solutions?|resolution|answer|workaround|fix|cause|explanation|a)\s*([0-9]+|[ivx]+)?$", re.I
+)
+# the verb of "how do I …" / "how to …" / "I need to …", and verbs too general to name a task
+_ACTION = re.compile(
+    r"\bhow (?:do|can|could|should|would|shall) (?:i|we|you|one)\s+([a-z]+)\b|\bhow to\s+([a-z]+)\b|"
+    r"\b(?:i|we) (?:need|want|would like|'d like) to\s+([a-z]+)\b",
+    re.I,
+)
+_VAGUE_ACTIONS = frozenset({"do", "get", "make", "use", "go", "be", "have", "fix", "know", "see", "try", "find"})
+ACTION_WEIGHT = 0.15  # a section whose heading opens with the very verb asked about ("how do I report" → "Report …")
+_PREPARATION = re.compile(r"^(before|prior to|ahead of|in preparation for)\b", re.I)
+PROBLEM_STATEMENT_CHARS = 400  # of a problem statement read as its solution's heading
 SEQUENTIAL = re.compile(r"^(step|phase|part)\s*([0-9]+|[ivx]+)\b", re.I)
 _STEP_LINE = re.compile(r"^\d+[.)]\s+\S")
 _LINK_TARGET = re.compile(r"\s*\((?:https?://|/)[^)\s]*\)")  # "@mention (https://…)": the link's address, not its words
@@ -211,14 +227,63 @@ def _searched(section: Section, hits: dict[str, RetrievedChunk]) -> float:
     return max((hits[c["chunk_id"]]["score"] for c in section.chunks if c["chunk_id"] in hits), default=0.0)
 
 
+def problems_answered(sections: Sequence[Section]) -> list[int | None]:
+    """For each section, the sibling problem statement it answers, when its own heading names nothing but its role
+    and the problem is one of several stated side by side.
+
+    A "Known problems" list pairs a "Problem" with the "Solution" (or "Solution 1", "Solution 2", "Answer") after
+    it, every pair under the same two headings: what such a solution is about is its problem's text, not its
+    heading, which every solution of the list shares."""
+    paired: list[int | None] = [None] * len(sections)
+    statements: dict[tuple[str, ...], int] = {}
+    for section in sections:
+        if section.path and _is_problem_statement(section.heading):
+            statements[tuple(section.path[:-1])] = statements.get(tuple(section.path[:-1]), 0) + 1
+    problem: int | None = None
+    for i, section in enumerate(sections):
+        if not section.path:
+            problem = None
+            continue
+        if problem is not None and sections[problem].path[:-1] != section.path[: len(sections[problem].path) - 1]:
+            problem = None  # left the list the problem was stated in
+        if _is_problem_statement(section.heading) and statements[tuple(section.path[:-1])] >= 2:
+            problem = i  # one of a list of problems (an article's single "Symptoms" is the whole article's)
+        elif problem is not None and len(section.path) >= len(sections[problem].path):
+            depth = len(sections[problem].path) - 1
+            if len(section.path) == depth + 1 and not _GENERIC_ANSWER.match(clean_heading(section.heading)):
+                problem = None  # a sibling with a heading of its own is no answer to the problem above it
+            else:
+                paired[i] = problem
+    return paired
+
+
+def _is_problem_statement(heading: str) -> bool:
+    return bool(_GENERIC_PROBLEM.match(clean_heading(heading)))
+
+
 def _evidence(sections: list[Section], hits: dict[str, RetrievedChunk], query: str) -> list[float]:
     """How well each section answers: what the search found of it, plus how well its heading path and body cover
-    the question (nodes/support/section_fit.py) — the evidence for the many sections a search returns nothing of."""
-    fits = fit([SectionText(s.path, s.text) for s in sections], query)
+    the question (nodes/support/section_fit.py) — the evidence for the many sections a search returns nothing of.
+    A solution under a generic heading is read with the problem statement it answers as its heading, and what the
+    search found of that statement counts for it."""
+    paired = problems_answered(sections)
+    texts = []
+    for s, p in zip(sections, paired):
+        if p is None:
+            texts.append(SectionText(s.path, s.text))
+        else:
+            statement = sections[p].text[:PROBLEM_STATEMENT_CHARS]
+            texts.append(SectionText([*s.path[:-1], f"{s.heading} {statement}"], s.text))
+    fits = fit(texts, query)
     # among "Method 1 … Method 3" the article's order rules unless the search itself favours a later one: their
     # headings name a way to fix, not the problem asked about
     return [
-        round(_searched(s, hits) + (0.0 if _numbered_way(s) else FIT_WEIGHT * f), 4) for s, f in zip(sections, fits)
+        round(
+            max(_searched(s, hits), _searched(sections[p], hits) if p is not None else 0.0)
+            + (0.0 if _numbered_way(s) and p is None else FIT_WEIGHT * f),
+            4,
+        )
+        for s, f, p in zip(sections, fits, paired)
     ]
 
 
@@ -269,7 +334,7 @@ def _admin_names(groups: dict[str, list[Section]]) -> set[str]:
 
 
 def _choose_unit(
-    sections: list[Section], prefix: list[str], hits: dict[str, RetrievedChunk], query: str
+    sections: list[Section], prefix: list[str], hits: dict[str, RetrievedChunk], query: str, chosen: Section
 ) -> tuple[list[Section], list[str], list[str]]:
     """The sections under `prefix`, narrowed to one alternative when the article offers several.
 
@@ -286,14 +351,14 @@ def _choose_unit(
             s for s in sections if _under(s, parent) and len(s.path) >= depth and SEQUENTIAL.match(s.path[depth - 1])
         ]
         return steps, [], []
-    unit = [s for s in sections if _under(s, prefix)]
+    unit = _run(sections, prefix, chosen)
     role = unit[0].role if unit else ""
     below = _alternatives_at(unit, depth, role)
     if len(below) >= 2:
         names, admin = list(below), _admin_names(below)
         best = _pick(names, {n: _support(below[n], hits, query) for n in names}, admin)
-        chosen = [s for s in unit if len(s.path) == depth or s.path[depth] == best]
-        return chosen, [n for n in names if n != best], sorted(admin - {best}, key=names.index)
+        way = [s for s in unit if len(s.path) == depth or s.path[depth] == best]
+        return way, [n for n in names if n != best], sorted(admin - {best}, key=names.index)
     beside = _alternatives_at([s for s in sections if _under(s, parent)], depth - 1, role)
     if len(beside) >= 2:
         names, admin = list(beside), _admin_names(beside)
@@ -304,6 +369,21 @@ def _choose_unit(
         # "Resolution" with a "For administrators" part under it: the employee's steps, the rest named for IT
         return [s for s in unit if s.reader == "user"], [], [s.name for s in unit if s.reader == "admin"]
     return unit, [], []
+
+
+def _run(sections: list[Section], prefix: list[str], chosen: Section) -> list[Section]:
+    """The sections under `prefix` that stand together with `chosen` in the article: two parts that share a heading
+    path but are apart in the page ("Solution" of one problem and of another) are two units, not one."""
+    at = next((i for i, s in enumerate(sections) if s is chosen), None)
+    if at is None or not _under(chosen, prefix):
+        return [s for s in sections if _under(s, prefix)]
+    start = at
+    while start > 0 and _under(sections[start - 1], prefix):
+        start -= 1
+    end = at + 1
+    while end < len(sections) and _under(sections[end], prefix):
+        end += 1
+    return sections[start:end]
 
 
 def _alternatives_at(sections: list[Section], depth: int, role: str) -> dict[str, list[Section]]:
@@ -322,11 +402,11 @@ def _support(group: list[Section], hits: dict[str, RetrievedChunk], query: str) 
     )
 
 
-def _symptom_line(sections: list[Section], query: str) -> str:
+def _symptom_line(sections: list[Section], query: str, statement: Section | None = None) -> str:
     """The first sentence of the article's symptoms, when it says what the employee described: it shares at least
     MATCH_LINE_SHARED of the question's topic words (their error message, their program). A fragment that shares
     none ("Resource temporarily unavailable" for a question about something else) means nothing to them."""
-    symptoms = next((s for s in sections if s.role == "symptoms"), None)
+    symptoms = statement or next((s for s in sections if s.role == "symptoms"), None)
     if symptoms is None:
         return ""
     asked = question_terms(query)
@@ -361,6 +441,8 @@ def choose_target(sections: list[Section], hits: Sequence[RetrievedChunk], qtype
         return Target([])
     by_id = {h["chunk_id"]: h for h in hits}
     evidence = _evidence(sections, by_id, query)
+    if asked := _asked_action(query):  # "how do I report it?": the section headed "Report a suspicious message"
+        evidence = [e + (ACTION_WEIGHT if _heading_action(s) == asked else 0.0) for e, s in zip(evidence, sections)]
 
     def best_of(candidates: list[int]) -> int:
         return max(candidates, key=lambda i: (round(evidence[i], 2), -i))
@@ -401,9 +483,16 @@ def choose_target(sections: list[Section], hits: Sequence[RetrievedChunk], qtype
         ]
         if users:
             target = best_of(users)
-    unit, alternatives, for_it_team = _choose_unit(sections, _unit_prefix(sections, target, wanted), by_id, query)
+    paired = problems_answered(sections)
+    problem = paired[target]
+    # a solution of a known-problems list is chosen among the ways its own problem offers, never another problem's
+    scope = [s for s, p in zip(sections, paired) if p == problem] if problem is not None else []
+    unit, alternatives, for_it_team = _choose_unit(
+        scope or sections, _unit_prefix(sections, target, wanted), by_id, query, sections[target]
+    )
     unit = unit or [sections[target]]
-    matches = _symptom_line(sections, query) if qtype == "fix" and unit[0].role in ACTIONABLE else ""
+    statement = sections[problem] if problem is not None else None
+    matches = _symptom_line(sections, query, statement) if qtype == "fix" and unit[0].role in ACTIONABLE else ""
     # the article's own chunk (with its audience and metadata), scored as the search scored it
     anchor = next(
         (c | {"score": by_id[c["chunk_id"]]["score"]} for s in unit for c in s.chunks if c["chunk_id"] in by_id),
@@ -412,11 +501,30 @@ def choose_target(sections: list[Section], hits: Sequence[RetrievedChunk], qtype
     return Target(unit, alternatives, matches, anchor, for_it_team)
 
 
+def _asked_action(query: str) -> str:
+    """The stem of the verb a how-to asks about ("how do I report it" → report), "" when none is named."""
+    match = _ACTION.search(query)
+    verb = next((g for g in match.groups() if g), "") if match else ""
+    terms = question_terms(verb) if verb.lower() not in _VAGUE_ACTIONS else frozenset()
+    return next(iter(terms), "")
+
+
+def _heading_action(section: Section) -> str:
+    """The stem of the verb an instruction heading opens with ("Report a suspicious message" → report)."""
+    if section.role not in ACTIONABLE or not section.heading:
+        return ""
+    first = clean_heading(section.heading).split(" ", 1)[0]
+    terms = question_terms(first) if first and not first.lower().endswith("ing") else frozenset()
+    return next(iter(terms), "")
+
+
 def _answers_itself(section: Section) -> bool:
     """A section that is its own answer though its role is none the question wants: plain content (no role named)
     or an FAQ entry (a question as its heading, its answer below). The page's lead, above its first heading,
-    introduces what the sections below answer (a page that is all lead is answered whole anyway)."""
-    if not section.path:
+    introduces what the sections below answer (a page that is all lead is answered whole anyway); a section on
+    what comes before ("Before your first day", "Before you upgrade") prepares for the situation asked about, it
+    does not answer it."""
+    if not section.path or _PREPARATION.match(clean_heading(section.heading)):
         return False
     return section.role in CONTENT_ROLES or section.heading.rstrip().endswith("?")
 
@@ -544,19 +652,40 @@ def target_lines(target: Target) -> list[str]:
 
 def target_steps(target: Target) -> list[str]:
     """The numbered steps of the target, in order, each with what sits under it (code, sub-steps). A numbered list
-    indented under a paragraph ("In Access 2007:" then "  1. …") is steps too, not lost for want of a step above."""
+    indented under a paragraph ("In Access 2007:" then "  1. …") is steps too, not lost for want of a step above.
+    When a section holds one list per platform or browser, each under a short label ("Chrome", "Desktop app >
+    Windows", "Alternate instructions:"), the first step of each list says which it is: "Chrome: Click …"."""
     steps: list[str] = []
     step_indent: int | None = None  # the indent of the step open now
+    labels: list[str] = []  # short lines since the last step: the name of the list that starts next
+    named: dict[int, str] = {}  # the first step of each labelled list, and its label
     for line in target_lines(target):
         if not line.strip():
             continue
         indent = len(line) - len(line.lstrip())
         if _STEP_LINE.match(line.lstrip()) and (step_indent is None or indent <= step_indent):
+            if labels:
+                named[len(steps)] = " › ".join(labels[-LIST_LABEL_DEPTH:])
             steps.append(re.sub(r"^\d+[.)]\s+", "", line.lstrip()).strip())
-            step_indent = indent
+            step_indent, labels = indent, []
         elif steps and step_indent is not None and indent > step_indent:
             steps[-1] += "\n" + line.rstrip()
-    return steps
+        elif _is_list_label(line):
+            labels.append(line.strip().strip("*").strip().rstrip(":").strip())
+        else:
+            labels = []
+    if len(named) < 2:  # one labelled list is the section's only list: its label names no choice between lists
+        return steps
+    return [f"{named[i]}: {step}" if i in named else step for i, step in enumerate(steps)]
+
+
+LIST_LABEL_CHARS = 40  # a line this short, with no sentence in it, names the list below it ("macOS", "Desktop web")
+LIST_LABEL_DEPTH = 2  # labels kept, the nearest last ("Desktop app › Windows")
+
+
+def _is_list_label(line: str) -> bool:
+    text = line.strip().strip("*").strip()
+    return 0 < len(text) <= LIST_LABEL_CHARS and not _SENTENCE_END.search(text) and not text.endswith((".", "!", "?"))
 
 
 def render(target: Target, *, limit: int = MAX_ANSWER_CHARS) -> tuple[str, bool]:

@@ -18,7 +18,13 @@ from typing import Sequence
 from core.text import COMPLAINT_WORDS, STOP_WORDS, topic_terms
 
 _HYPHENATED = re.compile(r"\b\w+(?:-\w+)+\b")
-_IGNORED = frozenset(STOP_WORDS | COMPLAINT_WORDS | {"whether"})
+# "what do I need to do", "I want to…", "I got a mail that looks like…": the asking, not the topic ("before you
+# need it", "a look-alike domain" answer none of it)
+_IGNORED = frozenset(
+    STOP_WORDS
+    | COMPLAINT_WORDS
+    | {"whether", "need", "needs", "needed", "want", "wants", "like", "look", "looks", "seem", "seems", "got"}
+)
 # irregular past forms a stemmer leaves apart from their verb: "lost my phone" is the situation of a heading
 # "If you lose your device", "forgot my password" of "If you've forgotten your password"
 _IRREGULAR = {
@@ -42,6 +48,8 @@ _IRREGULAR = {
     "overwritten": "overwrite",
 }
 _IRREGULAR_WORD = re.compile(r"\b(" + "|".join(_IRREGULAR) + r")\b", re.I)
+# a part of a day is that day too: "my first day" is the situation of a heading "Your first morning"
+_PART_OF_DAY = re.compile(r"\b(morning|afternoon|evening|lunchtime)\b", re.I)
 OWN_HEADING_WEIGHT = 1.0  # a question word in the section's own heading
 PATH_WEIGHT = 0.5  # in a heading above it
 BODY_WEIGHT = 0.45  # only in its body
@@ -57,8 +65,10 @@ class SectionText:
 
 
 def text_terms(text: str, *, numbers: bool = True) -> frozenset[str]:
-    """The stems of a text's topic words (no stop or complaint words), an irregular past form as its verb."""
-    return topic_terms(_IRREGULAR_WORD.sub(lambda m: _IRREGULAR[m.group(0).lower()], text), _IGNORED, numbers=numbers)
+    """The stems of a text's topic words (no stop or complaint words), an irregular past form as its verb, and "day"
+    for a part of one."""
+    terms = topic_terms(_IRREGULAR_WORD.sub(lambda m: _IRREGULAR[m.group(0).lower()], text), _IGNORED, numbers=numbers)
+    return terms | topic_terms("day", _IGNORED) if _PART_OF_DAY.search(text) else terms
 
 
 def question_terms(question: str) -> frozenset[str]:

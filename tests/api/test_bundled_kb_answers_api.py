@@ -58,3 +58,15 @@ def test_a_mac_named_after_an_outlook_answer_keeps_the_outlook_topic(client):
     chat.say("Outlook keeps asking for my password")
     reply = chat.say("and on my mac?")
     assert reply["user_os"] == "macos" and cited(reply)[0] == "kb/outlook-password-prompts.md"
+
+
+def test_a_first_day_gets_the_first_morning_steps_not_the_first_week(client):
+    reply = Chat(client).say("it's my first day")
+    assert cited(reply) == ("kb/new-starter-onboarding.pdf", "Your first morning")
+    assert "Collect your laptop" in reply["answer"]
+
+
+def test_asking_how_to_report_a_phishing_mail_gets_the_reporting_steps_not_the_signs_of_phishing(client):
+    reply = Chat(client).say("I got a strange email that looks like phishing, how do I report it?")
+    assert cited(reply) == ("kb/reporting-phishing.html", "Report a suspicious message in Outlook")
+    assert "Choose Report phishing" in reply["answer"]

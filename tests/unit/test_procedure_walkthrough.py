@@ -166,9 +166,9 @@ def test_steps_found_in_a_runner_up_article_are_its_whole_procedure_not_the_pass
     ctx = fake_kb_context(lexical=ArticlesByDoc([faq, *parts]), min_score=0.3)
     steps, anchor, _ = walkthrough({"turn": turn}, ctx)
     assert [s.splitlines()[0] for s in steps] == [
-        "Go to File > Options > Advanced.",
+        "Check the option first: Go to File > Options > Advanced.",
         "Tick Show Paste Options.",
-        "Find the Excel icon.",
+        "To find an add-in that conflicts: Find the Excel icon.",
         "Hold CTRL and start Excel.",
         "Select Yes.",
     ]

@@ -40,3 +40,20 @@ def test_a_question_in_the_past_tense_names_the_situation_a_heading_puts_in_the_
     scores = fit(sections, "lost my phone with the authenticator app, it keeps asking for the code")
     assert scores.index(max(scores)) == 1
     assert question_terms("forgot my password") == question_terms("forget my password")
+
+
+ONBOARDING = [
+    SectionText(["Your first morning"], "Collect your laptop and badge at the front desk."),
+    SectionText(["Your first week"], "Test the VPN from home before you need it."),
+    SectionText(["Getting help"], "Call the service desk."),
+]
+
+
+def test_a_part_of_a_day_in_a_heading_is_the_day_the_question_names():
+    morning, week, _ = fit(ONBOARDING, "it's my first day")
+    assert morning > week
+
+
+def test_what_the_employee_needs_to_do_is_the_asking_not_a_topic_word():
+    morning, week, _ = fit(ONBOARDING, "it's my first day, what do I need to do?")
+    assert morning > week and "need" not in question_terms("what do I need to do")
