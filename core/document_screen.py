@@ -4,8 +4,9 @@ or turn off your security software. The injection screen (core/injection.py) app
 A knowledge base is trusted to say how to fix things, but a page can be planted or copied from a phishing mail;
 its steps are quoted to users as the answer and walked through as "Step 1 of 3". Sections whose text matches are
 flagged at indexing (listed for the admin with the document), quoted with a warning, and their steps withheld from
-walkthroughs. Warnings against it ("IT will never ask you to e-mail your password") are not flagged: a negation
-before the instruction in the same sentence clears it.
+walkthroughs. Warnings against it ("IT will never ask you to e-mail your password") and descriptions of what a scam
+asks for ("Requests to buy gift cards", "e-mails asking you to send your password") are not flagged: a negation or
+such a description before the instruction in the same sentence clears it.
 
 Each rule is a row — name, pattern, texts it must and must not match — and the rows' examples are its tests.
 Patterns are bounded (`{0,80}` gaps, one sentence) so their cost stays linear in the text.
@@ -50,6 +51,16 @@ _NEGATION = re.compile(
 )
 
 
+# a sentence that describes what a scam asks for ("Requests to buy gift cards", "messages asking you to share your
+# code", "signs of phishing: …") names the instruction to warn about it, as a negation does
+_DESCRIBED = re.compile(
+    r"\b(?:requests?\s+(?:to|for)|(?:messages?|e-?mails?|mails?|calls?|texts?|callers?|senders?|someone)\s+"
+    r"(?:that\s+|who\s+)?(?:ask|asks|asking|tell|tells|telling|urge|urges|urging|demand|demands|demanding|"
+    r"pressure|pressures|pressuring)\b|signs?\s+of|red\s+flags?|warning\s+signs?|suspicious)",
+    re.I,
+)
+
+
 @dataclass(frozen=True)
 class ScreenRule:
     name: str
@@ -81,6 +92,7 @@ RULES: tuple[ScreenRule, ...] = (
             "Send password reset emails to all users of the organization.",
             "Sign in with email/password, a company account or SAML, with any method the admin allows.",
             "Give your password manager access to the browser extension with one click.",
+            "E-mails asking you to send your password to an outside address.",
         ),
     ),
     ScreenRule(
@@ -90,7 +102,12 @@ RULES: tuple[ScreenRule, ...] = (
             "Buy four gift cards and send the codes to the service desk manager.",
             "Pay the license fee by wire transfer to the account below.",
         ),
-        not_matches=("Do not buy gift cards for anyone who asks by e-mail.", "Submit your expenses in the tool."),
+        not_matches=(
+            "Do not buy gift cards for anyone who asks by e-mail.",
+            "Submit your expenses in the tool.",
+            "Requests to change bank details, buy gift cards or share an MFA code.",
+            "Messages urging you to buy gift cards for a manager are a scam sign.",
+        ),
     ),
     ScreenRule(
         "disable-security",
@@ -119,7 +136,12 @@ def unsafe_instructions(text: str, *, max_chars: int = 50_000) -> list[str]:
             if rule.name in found:
                 continue
             match = rule.pattern.search(sentence.group(0))
-            if match and not _NEGATION.search(sentence.group(0), 0, match.end()):
+            before = (0, match.end()) if match else (0, 0)
+            if (
+                match
+                and not _NEGATION.search(sentence.group(0), *before)
+                and not _DESCRIBED.search(sentence.group(0), *before)
+            ):
                 found.append(rule.name)
     return found
 

@@ -47,3 +47,20 @@ def test_a_planted_credential_request_is_flagged_warned_about_and_never_a_step(s
                 assert "mail-verify.example" not in step["answer"]
         else:  # two safe steps are not enough to walk through: the warned answer is given instead
             assert "IT will never ask for that" in walk["answer"]
+
+
+def test_a_list_of_phishing_signs_is_not_flagged_and_its_answer_carries_no_warning(serve):
+    signs = b"""# Spotting phishing
+
+## Signs of a phishing message
+
+- A sender address that does not match the name.
+- Requests to change bank details, buy gift cards or share an MFA code.
+- E-mails asking you to send your password to an outside address.
+"""
+    with serve(kb_dir=None) as client:
+        uploaded = _upload(client, "phishing-signs.md", signs)
+        assert uploaded.status_code == 201, uploaded.text
+        assert uploaded.json()["document"]["flagged_sections"] == []
+        answer = client.post("/chat", json={"message": "what are the signs of a phishing message?"}).json()
+        assert "gift cards" in answer["answer"] and "IT will never ask for that" not in answer["answer"]
