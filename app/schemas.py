@@ -130,6 +130,10 @@ class SourceOut(BaseModel):
 class SectionOut(BaseModel):
     section: str = Field(description="Heading path below the title, ' > '-joined; empty for the lead.")
     text: str = Field(description="The section's text as indexed (plain text with Markdown lists).")
+    chunk_ids: list[str] = Field(
+        default_factory=list,
+        description="Its chunks, in order: a cited source's `chunk_id` tells which of two same-named sections it is.",
+    )
 
 
 class DocumentSections(BaseModel):

@@ -222,6 +222,19 @@ def source_file(source: dict) -> str:
     return Path(source["source"]).name
 
 
+def cited_text(sections: list[dict], source: dict) -> str:
+    """The text of the section a source cites. An article may repeat a heading ("Known problems > Solution" once
+    per problem): the cited chunk says which one — the section holding it, else the first of that name after it
+    (a hit on a problem's own text cites the solution below it), else every section of that name."""
+    named = [n for n, s in enumerate(sections) if s["section"] == source["section"]]
+    at = next((n for n, s in enumerate(sections) if source.get("chunk_id") in s.get("chunk_ids", ())), None)
+    if at is not None:
+        after = [n for n in named if n >= at]
+        if after:
+            named = after[:1]
+    return "\n".join(sections[n]["text"] for n in named)
+
+
 def judge(session: Session, question: dict, dev: DevSet, corpus: Path, includes: Path | None) -> dict:
     started = time.perf_counter()
     reply = session.chat(question["question"])
@@ -249,9 +262,7 @@ def judge(session: Session, question: dict, dev: DevSet, corpus: Path, includes:
     row.update(walkthrough_turns=turns, shown=shown if turns else "")
     steps: list[str] = []
     if answered and sources[0].get("doc_id"):
-        cited_section = sources[0]["section"]
-        texts = [s["text"] for s in session.sections(sources[0]["doc_id"]) if s["section"] == cited_section]
-        steps = numbered_steps("\n".join(texts))
+        steps = numbered_steps(cited_text(session.sections(sources[0]["doc_id"]), sources[0]))
     if len(steps) >= 2:
         words = set(tokens(shown))
         missing = [s for s in steps if not present(s, words)]

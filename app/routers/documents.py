@@ -313,8 +313,9 @@ def document_sections(
     for chunk in chunks:
         if sections and sections[-1].section == chunk["section"]:
             sections[-1].text += "\n\n" + chunk["text"]
+            sections[-1].chunk_ids.append(chunk["chunk_id"])
         else:
-            sections.append(SectionOut(section=chunk["section"], text=chunk["text"]))
+            sections.append(SectionOut(section=chunk["section"], text=chunk["text"], chunk_ids=[chunk["chunk_id"]]))
     return DocumentSections(
         doc_id=doc_id,
         title=info["title"],

@@ -23,6 +23,27 @@ def test_a_cited_source_opens_its_document_section_by_section_with_the_download_
         assert '<script src="/ui/doc.js"></script>' in page.text
 
 
+def test_two_sections_of_one_name_are_told_apart_by_the_chunk_a_source_cites(serve, tmp_path):
+    kb = tmp_path / "kb"
+    kb.mkdir()
+    (kb / "printing.md").write_text(
+        "# Printing from the office\n\n## Known problems\n\n"
+        "### The printer is offline\n\nThe print queue shows the printer as offline after a power cut.\n\n"
+        "### Solution\n\n1. Switch the printer off and on.\n2. Remove and add the printer again.\n\n"
+        "### Pages come out blank\n\nEvery page prints blank after a toner change.\n\n"
+        "### Solution\n\n1. Pull the sealing tape out of the new toner cartridge.\n2. Print a cleaning page.\n"
+    )
+    with serve(kb_dir=str(kb)) as client:
+        reply = client.post("/chat", json={"message": "every page prints blank after I changed the toner"}).json()
+        source = reply["sources"][0]
+        sections = client.get(f"/documents/{source['doc_id']}/sections").json()["sections"]
+        solutions = [s for s in sections if s["section"] == "Known problems > Solution"]
+        assert len(solutions) == 2 and all(s["chunk_ids"] for s in solutions)
+        assert not set(solutions[0]["chunk_ids"]) & set(solutions[1]["chunk_ids"])
+        every = [chunk for s in sections for chunk in s["chunk_ids"]]
+        assert source["chunk_id"] in every and len(every) == len(set(every))
+
+
 def test_an_unknown_document_view_is_a_404_that_says_where_the_ids_are(serve):
     with serve(kb_dir=None) as client:
         missing = client.get("/documents/0123456789abcdef/sections")
