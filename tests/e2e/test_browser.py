@@ -198,6 +198,28 @@ def test_a_source_opens_the_document_at_the_cited_section_with_the_download_besi
     shoot(view, "document-view.png")
 
 
+def test_a_source_in_a_repeated_section_opens_at_the_one_it_cites(page, deskmate):
+    doc = (
+        b"# Printing from the office\n\n## Known problems\n\n"
+        b"### The printer is offline\n\nThe print queue shows the printer as offline after a power cut.\n\n"
+        b"### Solution\n\n1. Switch the printer off and on.\n2. Remove and add the printer again.\n\n"
+        b"### Pages come out blank\n\nEvery page prints blank after a toner change.\n\n"
+        b"### Solution\n\n1. Pull the sealing tape out of the new toner cartridge.\n2. Print a cleaning page.\n"
+    )
+    uploaded = httpx.post(
+        f"{deskmate}/documents?wait=true", files={"file": ("office-printing.md", doc, "text/markdown")}, timeout=120
+    )
+    assert uploaded.status_code == 201, uploaded.text
+    doc_id = uploaded.json()["document"]["id"]
+    sections = httpx.get(f"{deskmate}/documents/{doc_id}/sections", timeout=10).json()["sections"]
+    second = [s for s in sections if s["section"] == "Known problems > Solution"][1]
+    page.goto(f"{deskmate}/view/{doc_id}#section=Known%20problems%20%3E%20Solution&chunk={second['chunk_ids'][0]}")
+    highlighted = page.locator(".doc-section.cited")
+    highlighted.first.wait_for(timeout=30_000)
+    assert highlighted.count() == 1 and "sealing tape" in highlighted.inner_text()
+    httpx.delete(f"{deskmate}/documents/{doc_id}", timeout=30)
+
+
 def test_suggestions_offer_no_outage_check_without_a_status_page(page, deskmate):
     page.goto(f"{deskmate}/")
     chips = page.locator("#suggestions .chip")

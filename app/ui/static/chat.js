@@ -123,7 +123,8 @@
         anchor.replaceWith(el("a", { href: s.source, target: "_blank", rel: "noopener noreferrer", class: "source-title" }, label));
       } else if (s.doc_id) { // each source names its document: open it at the cited section, the download beside it
         const id = encodeURIComponent(s.doc_id);
-        const view = `/view/${id}` + (s.section ? `#section=${encodeURIComponent(s.section)}` : "");
+        const view = `/view/${id}` + (s.section ? `#section=${encodeURIComponent(s.section)}` : "")
+          + (s.section && s.chunk_id ? `&chunk=${encodeURIComponent(s.chunk_id)}` : "");
         const a = el("a", { href: view, target: "_blank", rel: "noopener", class: "source-title" }, label);
         anchor.replaceWith(a);
         item.append(el("a", { href: `/documents/${id}/content`, class: "source-download",
