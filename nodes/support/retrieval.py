@@ -166,8 +166,8 @@ def names_a_page(chunk: RetrievedChunk, headed: bool) -> bool:
 def prefer_title_match(ranking: Ranking, query: str, weight: float = TITLE_MATCH_WEIGHT) -> Ranking:
     """Passages rank higher by how much of their article's title the question says: × (1 + weight × share), so a
     title the question repeats whole adds `weight`, one it never touches nothing (a long title shares a smaller
-    part, a short page's title-question a larger one). Only titles that name a page (`names_a_page`). Confidence
-    moves with the rank (the answer threshold reads the article as ranked)."""
+    part, a short page's title-question a larger one). Only titles that name a page (`names_a_page`). The factor is
+    kept on the chunk (`title_boost`): the answer confidence reads the score without it, as its model was fitted."""
     if weight <= 0 or not ranking.chunks:
         return ranking
     tokenize = Tokenizer()
@@ -180,7 +180,8 @@ def prefer_title_match(ranking: Ranking, query: str, weight: float = TITLE_MATCH
     shares = {title: title_match(title_terms, asked, weights) for title, title_terms in terms.items()}
     for chunk in ranking.chunks:
         if shares[chunk["title"]] and names_a_page(chunk, headed):
-            ranking.scale(chunk, 1 + weight * shares[chunk["title"]])
+            chunk["title_boost"] = round(1 + weight * shares[chunk["title"]], 4)
+            ranking.scale(chunk, chunk["title_boost"])
     return ranking.sort()
 
 
@@ -267,6 +268,7 @@ def rerank(ranking: Ranking, query: str, scores: Sequence[float], top_n: int) ->
     pool = ranking.chunks[:top_n]
     for chunk, probability in zip(pool, scores):
         chunk.update({"rerank_score": _clip(probability), "score": _clip(probability)})
+        chunk.pop("title_boost", None)  # the score is the reranker's now, with no boost in it
     return Ranking(pool, {c["chunk_id"]: c["score"] for c in pool}).sort()
 
 
