@@ -80,6 +80,8 @@ class RetrievedChunk(TypedDict):
     lexical_score: NotRequired[float]  # BM25 as a share of the query's best possible BM25 (0..1)
     rerank_score: NotRequired[float]  # cross-encoder probability, when a reranker is configured
     feedback_multiplier: NotRequired[float]  # learned from votes; 1.0 when there are not enough
+    # × the title-as-question stage gave the score: it ranks, and the answer confidence reads the score without it
+    title_boost: NotRequired[float]
     origin: NotRequired[str]  # dense | lexical | both | neighbour | article (read for the composed answer)
     role: NotRequired[str]  # the section's role (core/roles.py); absent on chunks indexed before roles
     reader: NotRequired[str]  # whom the section addresses: user | admin (core/readers.py); absent: user

@@ -80,17 +80,24 @@ def default_model() -> ConfidenceModel:
     return ConfidenceModel.from_json(json.loads(MODEL_FILE.read_text(encoding="utf-8")))
 
 
+def evidence_score(article: ArticleHits) -> float:
+    """The article's score as retrieval evidence: without the factor its title's match gave it
+    (nodes/support/retrieval.py prefer_title_match), which ranks articles but says nothing of whether the knowledge
+    base answers. An article's chunks share its title, so they share the factor."""
+    return round(article.score / float(article.hits[0].get("title_boost", 1.0)), 4)
+
+
 def article_features(
     articles: Sequence[ArticleHits], coverage: QueryCoverage | None, rank: int = 0
 ) -> dict[str, float]:
     """The evidence for `articles[rank]` (a search's chunks grouped by article, best first)."""
-    article = articles[rank]
-    others = [a.score for i, a in enumerate(articles) if i != rank]
-    best = article.hits[0]
+    scores = [evidence_score(a) for a in articles]
+    others = [s for i, s in enumerate(scores) if i != rank]
+    best = articles[rank].hits[0]
     return {
-        "article": article.score,
+        "article": scores[rank],
         "dense": float(best.get("dense_score", best["score"])),
-        "margin": round(article.score - (max(others) if others else 0.0), 4),
-        "coverage": coverage.documents.get(article.doc_id, 0.0) if coverage else 0.0,
+        "margin": round(scores[rank] - (max(others) if others else 0.0), 4),
+        "coverage": coverage.documents.get(articles[rank].doc_id, 0.0) if coverage else 0.0,
         "unseen": coverage.unseen if coverage else 0.0,
     }

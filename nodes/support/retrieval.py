@@ -19,9 +19,10 @@ The ranking value equals the score under weighted fusion and is the reciprocal-r
 from __future__ import annotations
 
 import logging
+import math
 from contextlib import nullcontext
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Sequence, cast
+from typing import TYPE_CHECKING, Any, Mapping, Sequence, cast
 
 from core.filters import SearchFilter, access_where, combine_where, fallback_where, primary_where, secondary_matches
 from core.lexicon import it_topics
@@ -123,37 +124,64 @@ def boost_secondary(ranking: Ranking, search_filter: SearchFilter, boost: float)
 
 # --- the title as the question a page answers ---------------------------------------------------
 # A page's title says which question it answers ("Add a printer", "Shared mailboxes", "Why does my VPN drop every 8
-# hours?"), in the words an asker uses for the thing, where the body's words come from the fix. Measured (the retrieval
-# context of bench/dev_sets.py searched directly): at 0.2 the right article is first for .800 of the help-centre set's
-# questions (.738 without) and .938 of the Microsoft set's (.925), but tv-dev's nDCG@10 falls .848 -> .833 (0.1: .836),
-# whose "articles" are sections of one manual with near-identical titles. Off until it is made safe for such a
-# collection (e.g. weighting title words by how few titles use them); the weight is RetrievalConfig.title_match_weight.
-TITLE_MATCH_WEIGHT = 0.0
+# hours?"), in the words an asker uses for the thing, where the body's words come from the fix. That holds where the
+# title names a page: a page of several headed parts, or a page whose title is a question. A collection of one-part
+# documents titled like headings (a manual exported section by section) is different: each title is one heading among
+# its siblings ("Using the guide", "Cancelling a scheduled viewing"), and there the body decides. So the stage applies
+# when the articles competing for a question are made of headed parts (some candidate passage sits under a heading
+# below its title), and always to a question title. Title words count by how few of the competing titles use them.
+# Measured (the retrieval context of bench/dev_sets.py searched directly, weight 0.1): the right article first for
+# .738 of the help-centre set's questions (.688 without) and .887 of the Microsoft set's (.875); tv-dev's nDCG@10
+# unchanged at .848 (ungated, it fell to .840; unweighted at 0.2, to .833).
+TITLE_MATCH_WEIGHT = 0.1
 
 
-def title_match(title_terms: Sequence[str], question_terms: set[str]) -> float:
-    """The share of a title's terms (stop words dropped, stemmed) that the question uses (0..1)."""
-    return sum(t in question_terms for t in title_terms) / len(title_terms) if title_terms else 0.0
+def title_term_weights(titles: Sequence[Sequence[str]]) -> dict[str, float]:
+    """Each title term's weight among the competing titles: BM25's IDF over them, so a word every candidate's title
+    shares (the product, the device) tells them apart little, a word only one title uses much."""
+    df: dict[str, int] = {}
+    for terms in titles:
+        for term in set(terms):
+            df[term] = df.get(term, 0) + 1
+    n = len(titles)
+    return {t: math.log(1 + (n - d + 0.5) / (d + 0.5)) for t, d in df.items()}
+
+
+def title_match(
+    title_terms: Sequence[str], question_terms: set[str], weights: Mapping[str, float] | None = None
+) -> float:
+    """The share of a title's terms (stop words dropped, stemmed) that the question uses (0..1), each term counted by
+    its weight (`weights`; a term without one counts 1)."""
+    weight = weights or {}
+    total = sum(weight.get(t, 1.0) for t in title_terms)
+    return sum(weight.get(t, 1.0) for t in title_terms if t in question_terms) / total if total else 0.0
+
+
+def names_a_page(chunk: RetrievedChunk, headed: bool) -> bool:
+    """The chunk's title names the page a question is about: its article has headed parts (`headed`: the competing
+    articles do), or the title is itself a question."""
+    return headed or chunk["title"].rstrip().endswith("?")
 
 
 def prefer_title_match(ranking: Ranking, query: str, weight: float = TITLE_MATCH_WEIGHT) -> Ranking:
     """Passages rank higher by how much of their article's title the question says: × (1 + weight × share), so a
     title the question repeats whole adds `weight`, one it never touches nothing (a long title shares a smaller
-    part, a short page's title-question a larger one). Confidence moves with the rank (the answer threshold reads
-    the article as ranked)."""
+    part, a short page's title-question a larger one). Only titles that name a page (`names_a_page`). The factor is
+    kept on the chunk (`title_boost`): the answer confidence reads the score without it, as its model was fitted."""
     if weight <= 0 or not ranking.chunks:
         return ranking
     tokenize = Tokenizer()
     asked = set(tokenize(query))
     if not asked:
         return ranking
-    shares: dict[str, float] = {}
+    headed = any(c["section"] for c in ranking.chunks)
+    terms = {c["title"]: list(dict.fromkeys(tokenize(c["title"]))) for c in ranking.chunks}
+    weights = title_term_weights(list(terms.values()))
+    shares = {title: title_match(title_terms, asked, weights) for title, title_terms in terms.items()}
     for chunk in ranking.chunks:
-        title = chunk["title"]
-        if title not in shares:
-            shares[title] = title_match(list(dict.fromkeys(tokenize(title))), asked)
-        if shares[title]:
-            ranking.scale(chunk, 1 + weight * shares[title])
+        if shares[chunk["title"]] and names_a_page(chunk, headed):
+            chunk["title_boost"] = round(1 + weight * shares[chunk["title"]], 4)
+            ranking.scale(chunk, chunk["title_boost"])
     return ranking.sort()
 
 
@@ -240,6 +268,7 @@ def rerank(ranking: Ranking, query: str, scores: Sequence[float], top_n: int) ->
     pool = ranking.chunks[:top_n]
     for chunk, probability in zip(pool, scores):
         chunk.update({"rerank_score": _clip(probability), "score": _clip(probability)})
+        chunk.pop("title_boost", None)  # the score is the reranker's now, with no boost in it
     return Ranking(pool, {c["chunk_id"]: c["score"] for c in pool}).sort()
 
 

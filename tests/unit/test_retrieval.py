@@ -19,6 +19,8 @@ from nodes.support.retrieval import (
     prefer_named_topic,
     prefer_title_match,
     search_chunks,
+    title_match,
+    title_term_weights,
 )
 from tests.fakes import HashingEmbedder, InMemoryIndex, chunk
 
@@ -61,17 +63,49 @@ def test_reciprocal_rank_fusion_orders_by_rank_and_keeps_the_calibrated_score():
 
 # --- the title as the question a page answers ----------------------------------------------------
 def test_the_page_whose_title_the_question_says_outranks_a_neighbour_that_shares_body_words():
-    removing = chunk("a removed printer can be added back from the list", title="Remove a printer", score=0.317)
-    adding = chunk("open Devices and choose the queue", title="Add a printer", score=0.297, doc_id="d2")
+    removing = chunk("a removed printer can be added back", title="Remove a printer", section="Steps", score=0.317)
+    adding = chunk(
+        "open Devices and choose the queue", title="Add a printer", section="Steps", score=0.297, doc_id="d2"
+    )
     out = prefer_title_match(ranking(removing, adding), "where do I add the printer on floor 3", 0.2).chunks
     assert [c["title"] for c in out] == ["Add a printer", "Remove a printer"]
     assert out[0]["score"] == pytest.approx(0.297 * 1.2, abs=1e-4)  # the whole title asked: + weight
-    assert out[1]["score"] == pytest.approx(0.317 * 1.1, abs=1e-4)  # half of it: + half the weight
+    # "printer", which both titles use, counts for less than the word that tells them apart: under half the weight
+    assert 0.317 < out[1]["score"] < 0.317 * 1.1
+
+
+def test_a_word_every_competing_title_shares_counts_less_than_one_only_this_title_has():
+    weights = title_term_weights([["add", "printer"], ["remov", "printer"], ["printer", "toner"]])
+    assert weights["printer"] < weights["add"] == weights["remov"]
+    assert (
+        title_match(["add", "printer"], {"printer"}, weights) < 0.5 < title_match(["add", "printer"], {"add"}, weights)
+    )
+
+
+def test_one_part_documents_titled_like_headings_are_ranked_by_their_body_alone():
+    # a manual exported section by section: every document is one part, its title one heading among siblings
+    parent = chunk("cancel a scheduled viewing from the guide", title="Using the guide", score=0.5)
+    sibling = chunk(
+        "scheduled viewings are listed here", title="Cancelling a scheduled viewing", score=0.45, doc_id="d2"
+    )
+    out = prefer_title_match(ranking(parent, sibling), "how do I cancel a scheduled viewing", 0.2).chunks
+    assert [(c["title"], c["score"]) for c in out] == [
+        ("Using the guide", 0.5),
+        ("Cancelling a scheduled viewing", 0.45),
+    ]
+
+
+def test_a_page_whose_title_is_a_question_is_matched_even_without_headed_parts():
+    faq = chunk("it reconnects after 8 hours by design", title="Why does my VPN drop every 8 hours?", score=0.4)
+    other = chunk("the VPN client settings", title="VPN client settings", score=0.42, doc_id="d2")
+    out = prefer_title_match(ranking(faq, other), "why does the vpn drop every 8 hours", 0.2).chunks
+    assert out[0]["title"] == "Why does my VPN drop every 8 hours?" and out[0]["score"] > 0.42
+    assert out[1]["score"] == 0.42  # a heading-like title of a one-part page: unchanged
 
 
 def test_a_title_the_question_never_uses_or_a_zero_weight_changes_nothing():
     first = chunk("a", title="Why does my VPN drop every 8 hours?", score=0.5)
-    second = chunk("b", title="Travel expenses", score=0.4, doc_id="d2")
+    second = chunk("b", title="Travel expenses", section="Claims", score=0.4, doc_id="d2")
     assert [c["score"] for c in prefer_title_match(ranking(first, second), "printer out of toner", 0.2).chunks] == [
         0.5,
         0.4,
@@ -81,7 +115,7 @@ def test_a_title_the_question_never_uses_or_a_zero_weight_changes_nothing():
 
 
 def test_a_boosted_score_stays_a_confidence_within_0_and_1():
-    page = chunk("restart it", title="Restart the router", score=0.95)
+    page = chunk("restart it", title="Restart the router", section="Steps", score=0.95)
     assert prefer_title_match(ranking(page), "restart the router", 0.2).chunks[0]["score"] == 1.0
 
 
