@@ -154,6 +154,12 @@ _VOTE_CAST = (
 )
 
 
+def _why(exc: Exception) -> str:
+    """What the database said, without the statement and its parameters SQLAlchemy appends (a row's ids, session
+    and question are not log material, and the log redactor would hide the turn's id with them)."""
+    return str(getattr(exc, "orig", None) or exc).splitlines()[0][:300]
+
+
 class OutcomeStore:
     """The outcome rows on the relational store. A turn's row and its rollup counts are one transaction, written
     off the reply path by the outcome writer (app/insights/writer.py); a failure is logged and never fails the
@@ -197,7 +203,7 @@ class OutcomeStore:
                         self._write(conn, row)
                 return len(rows)
             except (SQLAlchemyError, DatabaseUnavailable) as exc:
-                log.info("could not write %d outcome rows at once (%s); writing them one by one", len(rows), exc)
+                log.info("could not write %d outcome rows at once (%s); writing them one by one", len(rows), _why(exc))
         return sum(self._record_one(row) for row in rows)
 
     def _redacted(self, row: dict) -> dict:
@@ -215,7 +221,7 @@ class OutcomeStore:
                 self._write(conn, row)
             return True
         except (SQLAlchemyError, DatabaseUnavailable) as exc:
-            log.warning("could not record the outcome of turn %s: %s", row.get("trace_id"), exc)
+            log.warning("could not record the outcome of turn %s: %s", row.get("trace_id"), _why(exc))
             return False
 
     def _write(self, conn: Connection, row: dict) -> None:
@@ -241,7 +247,7 @@ class OutcomeStore:
                 conn.execute(select(answers.c.message_id).where(answers.c.message_id == trace_id).with_for_update())
                 self._apply_vote(conn, trace_id, rating)
         except (SQLAlchemyError, DatabaseUnavailable) as exc:
-            log.warning("could not record the vote on turn %s: %s", trace_id, exc)
+            log.warning("could not record the vote on turn %s: %s", trace_id, _why(exc))
 
     def _apply_vote(self, conn: Connection, trace_id: str, rating: str) -> None:
         """Set the vote on a turn's row and move its rollup counts (nothing when the row is not written yet)."""

@@ -187,7 +187,12 @@ def test_a_turn_whose_outcome_cannot_be_written_is_answered_and_the_failure_logg
         assert turn.output["sources"] and turn.output["answer"]
         assert writer.flush(10)
     assert writer.failed == 1
-    assert f"could not record the outcome of turn {turn.trace_id}" in caplog.text
+    # what the operator reads (the server redacts every log line): which turn, and the database's reason — never
+    # the statement with its parameters (the row's session and question), which once hid the turn's id as well
+    logged = caplog.text
+    assert f"could not record the outcome of turn {turn.trace_id}: " in logged
+    assert "no such table: turn_outcomes" in logged or 'relation "turn_outcomes" does not exist' in logged
+    assert "INSERT INTO" not in logged and "[parameters:" not in logged
 
 
 def test_a_full_queue_drops_the_outcome_logs_it_and_never_blocks_the_chat(db, caplog):
