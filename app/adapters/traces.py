@@ -24,7 +24,6 @@ import asyncio
 import base64
 import json
 import logging
-import queue
 import re
 import threading
 import time
@@ -46,6 +45,7 @@ from app.adapters.trace_provenance import (
     TraceRedactors,
     without_evidence,
 )
+from app.adapters.work_queue import PendingQueue
 from app.storage import Database
 from app.storage.database import reclaim_sqlite
 from app.storage.schema import run_feedback, runs
@@ -855,9 +855,8 @@ class TraceStore:
         self._max_runs = max_runs
         self._max_bytes = max_bytes
         self._clock = clock
-        self._queue: queue.Queue = queue.Queue(maxsize=max_pending)
-        self._pending = 0
-        self._idle = threading.Condition()
+        self._work = PendingQueue(max_pending)
+        self._drops = threading.Lock()
         self.dropped = 0
         self._last_prune = 0.0
         self._written = 0  # record bytes written since the last prune
@@ -872,50 +871,31 @@ class TraceStore:
         self._enqueue(("feedback", (trace_id, rating, reason)))
 
     def _enqueue(self, item) -> None:
-        with self._idle:
-            self._pending += 1
-        try:
-            self._queue.put_nowait(item)
-        except queue.Full:
-            with self._idle:
-                self._pending -= 1
-                self.dropped += 1
-                self._idle.notify_all()
-            log.warning(
-                "trace store is behind (%d waiting): dropped a %s record (%d dropped so far)",
-                self._queue.qsize(),
-                item[0],
-                self.dropped,
-            )
+        if self._work.offer(item):
+            return
+        with self._drops:
+            self.dropped += 1
+            dropped = self.dropped
+        log.warning(
+            "trace store is behind (%d waiting): dropped a %s record (%d dropped so far)",
+            self._work.qsize(),
+            item[0],
+            dropped,
+        )
 
     def flush(self, timeout: float = 2.0) -> bool:
         """Wait (at most `timeout` s) until everything submitted so far is written."""
-        deadline = time.monotonic() + timeout
-        with self._idle:
-            while self._pending:
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    return False
-                self._idle.wait(left)
-        return True
+        return self._work.wait_idle(timeout)
 
     def close(self, timeout: float = 5.0) -> None:
         self.flush(timeout)
-        try:
-            self._queue.put(_STOP, timeout=1)
-        except queue.Full:
-            return
-        self._writer.join(timeout)
+        if self._work.stop(_STOP):
+            self._writer.join(timeout)
 
     # -- the writer thread -------------------------------------------------------------------------------
     def _write_loop(self) -> None:
         while True:
-            items = [self._queue.get()]
-            while len(items) < 64:  # one transaction for whatever else is waiting
-                try:
-                    items.append(self._queue.get_nowait())
-                except queue.Empty:
-                    break
+            items = self._work.take(64)  # one transaction for whatever is waiting
             stop = any(item is _STOP for item in items)
             batch = [item for item in items if item is not _STOP]
             try:
@@ -923,9 +903,7 @@ class TraceStore:
             except Exception:  # a bad record or a database away must not kill the writer: logged, skipped
                 log.exception("could not write %d trace record(s)", len(batch))
             finally:
-                with self._idle:
-                    self._pending -= len(batch)
-                    self._idle.notify_all()
+                self._work.done(len(batch))
             if stop:
                 if self._owns_db:
                     self.db.close()

@@ -11,10 +11,9 @@ vote needs no wait: whichever of a turn's row and its vote is written second tak
 from __future__ import annotations
 
 import logging
-import queue
 import threading
-import time
 
+from app.adapters.work_queue import PendingQueue
 from app.insights.outcomes import OutcomeStore
 
 log = logging.getLogger(__name__)
@@ -29,9 +28,8 @@ class OutcomeWriter:
 
     def __init__(self, store: OutcomeStore, *, max_pending: int = MAX_PENDING) -> None:
         self.store = store
-        self._queue: queue.Queue = queue.Queue(maxsize=max_pending)
-        self._pending = 0
-        self._idle = threading.Condition()
+        self._work = PendingQueue(max_pending)
+        self._lock = threading.Lock()  # `_closed` and the counters
         self._closed = False
         self.dropped = 0  # rows never written because the queue was full (or the writer closed)
         self.failed = 0  # rows the database refused
@@ -41,15 +39,10 @@ class OutcomeWriter:
     # -- producers (request threads): never block ---------------------------------------------------------
     def submit(self, row: dict) -> None:
         """Queue a turn's outcome row for the writer; a full queue drops it (logged), never waits."""
-        with self._idle:  # (the writer takes this lock only after a write: never held for long)
+        with self._lock:
             closed = self._closed
-            if not closed:
-                try:
-                    self._queue.put_nowait(row)
-                    self._pending += 1
-                    return
-                except queue.Full:
-                    pass
+            if not closed and self._work.offer(row):
+                return
             self.dropped += 1
             dropped = self.dropped
         if closed:
@@ -57,54 +50,37 @@ class OutcomeWriter:
         else:
             log.warning(
                 "outcome writer is behind (%d waiting): the outcome of turn %s is not recorded (%d dropped so far)",
-                self._queue.qsize(),
+                self._work.qsize(),
                 row.get("trace_id"),
                 dropped,
             )
 
     def flush(self, timeout: float = 2.0) -> bool:
         """Wait (at most `timeout` s) until every row submitted so far is written or refused."""
-        deadline = time.monotonic() + timeout
-        with self._idle:
-            while self._pending:
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    return False
-                self._idle.wait(left)
-        return True
+        return self._work.wait_idle(timeout)
 
     def close(self, timeout: float = 5.0) -> None:
         """Write what is waiting (at most `timeout` s), then stop the thread; later rows are dropped."""
         flushed = self.flush(timeout)
-        with self._idle:
+        with self._lock:
             self._closed = True
-            waiting = self._pending
         if not flushed:
-            log.error("outcome writer: %d turn outcome(s) not written at shutdown", waiting)
-        try:
-            self._queue.put(_STOP, timeout=1)
-        except queue.Full:
-            return
-        self._thread.join(timeout)
+            log.error("outcome writer: %d turn outcome(s) not written at shutdown", self._work.pending)
+        if self._work.stop(_STOP):
+            self._thread.join(timeout)
 
     # -- the writer thread -------------------------------------------------------------------------------
     def _write_loop(self) -> None:
         while True:
-            items = [self._queue.get()]
-            while len(items) < MAX_BATCH:  # one transaction for whatever else is waiting
-                try:
-                    items.append(self._queue.get_nowait())
-                except queue.Empty:
-                    break
+            items = self._work.take(MAX_BATCH)  # one transaction for whatever is waiting
             rows = [item for item in items if item is not _STOP]
             try:
                 written = self.store.record_many(rows) if rows else 0
             except Exception:  # a bad row must not kill the writer (the store logs what the database refuses)
                 log.exception("could not write %d turn outcome(s)", len(rows))
                 written = 0
-            with self._idle:
+            with self._lock:
                 self.failed += len(rows) - written
-                self._pending -= len(rows)
-                self._idle.notify_all()
+            self._work.done(len(rows))
             if len(rows) < len(items):
                 return
