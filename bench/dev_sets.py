@@ -248,6 +248,7 @@ def judge(session: Session, question: dict, dev: DevSet, corpus: Path, includes:
         "answered": answered,
         "action": reply.get("action"),
         "confidence": reply.get("confidence"),
+        "question_type": reply.get("question_type"),
         "cited": f"{source_file(sources[0])} › {sources[0]['section']}" if sources else "",
         "reply": reply["answer"],
         "ms": ms,
@@ -322,6 +323,9 @@ def run_set(data: Path, dev: DevSet, args) -> tuple[dict, list[dict]]:
     from app.main import create_app
 
     questions = [json.loads(line) for line in (data / dev.folder / "questions.jsonl").read_text().splitlines() if line]
+    if args.ids:
+        wanted = {i.strip() for i in args.ids.split(",")}
+        questions = [q for q in questions if q["id"] in wanted]
     if args.limit:
         questions = questions[: args.limit]
     corpus = data / dev.folder / "corpus"
@@ -374,7 +378,9 @@ def show_rows(rows: list[dict], width: int) -> None:
         proc = ""
         if r.get("procedure"):
             proc = " proc=" + ("complete" if r["procedure_complete"] else f"CUT({len(r['missing_steps'])}+ missing)")
-        print(f"\n[{mark}] {r['id']} conf={r['confidence']} action={r['action']}{proc} search#={r.get('search_rank')}")
+        print(
+            f"\n[{mark}] {r['id']} conf={r['confidence']} action={r['action']} type={r.get('question_type')}{proc} search#={r.get('search_rank')}"
+        )
         print(f"      q: {r['question']}")
         print(f"      cited: {r['cited'] or '(none)'}" + (f"\n      gold:  {r['gold']}" if r["answerable"] else ""))
         print("      " + r["reply"][:width].replace("\n", "\n      "))
@@ -387,7 +393,10 @@ def dump(rows: list[dict], path: Path) -> None:
         lines += [f"## {r['id']} — {r['question']}", ""]
         if r["answerable"]:
             lines += [f"- gold: {r['gold']}", f"- useful if: {r['useful_if']}"]
-        lines += [f"- cited: {r['cited'] or '(none)'}; action {r['action']}; confidence {r['confidence']}", ""]
+        lines += [
+            f"- cited: {r['cited'] or '(none)'}; action {r['action']} ({r.get('question_type')}); confidence {r['confidence']}",
+            "",
+        ]
         lines += ["```text", r["reply"], "```", ""]
         if r.get("shown"):
             lines += ['After replying "next" until the walkthrough ended:', "", "```text", r["shown"], "```", ""]
@@ -428,6 +437,7 @@ def main() -> int:
     parser.add_argument("--data", type=Path, required=True, help="../shared/data")
     parser.add_argument("--set", choices=[*SETS, "both"], default="both")
     parser.add_argument("--limit", type=int, help="ask only the first N questions of each set")
+    parser.add_argument("--ids", help="ask only these questions (comma-separated ids, e.g. d07,d32)")
     parser.add_argument("-v", "--verbose", action="store_true", help="every question, what was cited and the reply")
     parser.add_argument("--show", type=int, default=500, help="characters of each reply shown with --verbose")
     parser.add_argument("--dump", type=Path, help="write every reply to DIR/<set>.md for reading")

@@ -145,7 +145,18 @@ def it_topics(text: str) -> list[str]:
 
 
 def is_troubleshooting(text: str) -> bool:
-    return bool(_TROUBLE.search(text))
+    return bool(_TROUBLE.search(text)) and not is_wish(text)
+
+
+# "I want Outlook to show my calendar", "want the app to alert me whenever someone writes 'outage'": a wish for
+# something to behave differently is a setting to change (a how-to), unless the message also reports a fault —
+# outside the quoted words it should show or watch for
+_WISH = re.compile(r"^\W*(?:i\s+)?(?:really\s+)?(?:want|would like|'d like|wish)\s+(?:\S+\s+){1,3}?to\b", re.I)
+_QUOTED = re.compile(r"'[^'\n]{1,80}'|\"[^\"\n]{1,80}\"|“[^”\n]{1,80}”|‘[^’\n]{1,80}’")
+
+
+def is_wish(text: str) -> bool:
+    return bool(_WISH.search(text)) and not _TROUBLE.search(_QUOTED.sub(" ", text))
 
 
 def is_question(text: str) -> bool:

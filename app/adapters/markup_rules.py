@@ -155,11 +155,14 @@ def _brace_tab_label(match: re.Match[str]) -> str:
 
 def _brace_macro(match: re.Match[str]) -> str:
     # `{settings_tab|notifications}`, `{relative|gear|channel-settings}`: a generated navigation step; what the
-    # site's code renders is unknown here, so the place it names is said plainly ("Go to Notifications")
+    # site's code renders is unknown here, so the place it names is said plainly ("Go to Notifications"). It is the
+    # first step of the numbered list that follows it (the site renders it as list items, which is why such lists
+    # are written from "1." on after the macro), so it is written as one: a procedure read from here starts where
+    # the employee has to start.
     places = " › ".join(_humanise(a) for a in match.group("args").split("|") if a.strip())
     name = match.group("name")
     kind = f" ({_humanise(name).lower()})" if "_" in name or "-" in name else ""
-    return f"{match.group('indent')}Go to {places}{kind}."
+    return f"{match.group('indent')}1. Go to {places}{kind}."
 
 
 def _icon_name(match: re.Match[str]) -> str:
@@ -577,9 +580,9 @@ RULES: tuple[MarkupRule, ...] = (
         renders=(
             (
                 "{settings_tab|notifications}\n\n1. Toggle Sound.\n",
-                "Go to Notifications (settings tab).\n\n1. Toggle Sound.",
+                "1. Go to Notifications (settings tab).\n2. Toggle Sound.",
             ),
-            ("{relative|gear|channel-settings}\n", "Go to Gear › Channel settings."),
+            ("{relative|gear|channel-settings}\n", "1. Go to Gear › Channel settings."),
         ),
     ),
     # ---------------------------------------------------------------- reStructuredText habits

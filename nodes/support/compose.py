@@ -24,7 +24,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Literal, Sequence
 
-from core.lexicon import is_troubleshooting
+from core.lexicon import is_troubleshooting, is_wish
 from core.readers import is_admin
 from core.records import RetrievedChunk
 from core.roles import ACTIONABLE, clean_heading, heading_role, section_role
@@ -125,6 +125,8 @@ def question_type(text: str) -> QuestionType:
     if (_WHAT_IS.search(text) or _ALLOWED.search(text)) and not is_troubleshooting(text):
         return "what-is"
     if _HOW_TO.search(text) and not (is_troubleshooting(text) and not re.search(r"\bhow (do|can|to)\b", text, re.I)):
+        return "how-to"
+    if is_wish(text):
         return "how-to"
     return "fix"
 

@@ -25,7 +25,7 @@ QUESTIONS = [
         "how can I turn the sound back on for a chat room I silenced",
         "helpcentre/mute-a-chat-room.md",
         "Unmute a room",
-        ["Muted rooms", "Unmute"],
+        ["1. Go to Rooms", "2. Open the Muted rooms", "Unmute"],
     ),
     ("my vpn connection drops every 8 hours, why?", "faq/vpn-disconnects.md", "", ["eight hours"]),
     ("can I get the vpn on my personal mobile", "faq/vpn-phone.md", "", ["Brightwave Connect"]),

@@ -196,6 +196,9 @@ def test_several_good_chunks_of_one_article_beat_one_lucky_chunk_of_another():
         ("track changes is greyed out in the legal doc. why??", "why"),
         ("where do i download the excel viewer", "where"),
         ("what is the Files folder in a mailbox", "what-is"),
+        ("i want outlook to show my calendar in the week view", "how-to"),
+        ("want the chat app to alert me whenever someone writes 'outage', even in channels i never read", "how-to"),
+        ("i want my laptop to stop crashing every morning", "fix"),
     ],
 )
 def test_question_types(text, expected):
