@@ -40,6 +40,8 @@ FOR_IT_TEAM = (
     "This is a change for your IT team: the documented fix needs administrator access (admin settings, policies, "
     'scripts or registry edits). Say "open a ticket" and I\'ll pass it to them with these steps.'
 )
+RETIRED = "Important — the article says: {notice}"
+ABOUT_QUOTED = "About the message you quoted, the article says: {passage}"
 ALSO_FOR_IT_TEAM = 'For your IT team, the article also has {names} (admin steps; say "open a ticket" to pass them on).'
 MAX_ARTICLES = 3  # articles kept in the state (the best, and the runners-up a tie or the trace may name)
 FOLLOW_UP_BOOST = 1.25  # a follow-up ("and on windows?") prefers the article the conversation is in
@@ -212,6 +214,10 @@ def compose_reply(state: SupportState, ctx: SupportContext, reading: ArticleRead
         lines += [warning_for(unsafe), ""]
     if reading.target.matches:
         lines += [f"This matches: {reading.target.matches}", ""]
+    if reading.target.retired and reading.target.retired.rstrip(" …") not in " ".join(body.split()):
+        lines += [RETIRED.format(notice=reading.target.retired), ""]
+    if reading.target.on_quoted and reading.target.on_quoted not in " ".join(body.split()):
+        lines += [ABOUT_QUOTED.format(passage=reading.target.on_quoted), ""]
     if reading.target.admin_only:
         lines += [FOR_IT_TEAM, ""]
     lines += [f"From **{label}** [1]:", "", body]

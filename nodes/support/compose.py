@@ -217,6 +217,8 @@ class Target:
     matches: str = ""  # "This matches: …" — a symptom sentence, for a problem
     anchor: RetrievedChunk | None = None  # the chunk the citation points at
     for_it_team: list[str] = field(default_factory=list)  # admin-only parts left out of a user answer (named)
+    on_quoted: str = ""  # the passage of the quoted sections that speaks of the message the employee quoted
+    retired: str = ""  # the article's opening notice that what it describes is retired or no longer available
 
     @property
     def admin_only(self) -> bool:
@@ -430,6 +432,61 @@ def _symptom_line(sections: list[Section], query: str, statement: Section | None
     return ""
 
 
+QUOTED_SHARED = 0.7  # share of a quoted message's words a passage must hold to be about it
+_QUOTE = re.compile(
+    r"'([^'\n]{12,200})'|\"([^\"\n]{12,200})\"|“([^”\n]{12,200})”|‘([^’\n]{12,200})’|`([^`\n]{12,200})`"
+)
+_STEP_LINE = re.compile(r"^\s*(?:\d+[.)]|[a-z][.)]|#\.)\s+")
+
+
+def passage_on_quoted(sections: Sequence[Section], query: str) -> str:
+    """The paragraph (a note, a warning, a line of prose, not a step) of `sections` that speaks of the message the
+    employee quoted ("i get 'system error 67 has occurred'"): it holds QUOTED_SHARED of the quoted words. What the
+    article says about exactly that message is what they need first, wherever it sits in the section."""
+    for match in _QUOTE.finditer(query):
+        quoted = question_terms(next(g for g in match.groups() if g))
+        if len(quoted) < 3:
+            continue
+        for section in sections:
+            for paragraph in re.split(r"\n\s*\n|\n(?=\S)", section.text):
+                flat = " ".join(paragraph.split())
+                if _STEP_LINE.match(paragraph) or len(flat) > 600:
+                    continue
+                if len(quoted & question_terms(flat)) >= QUOTED_SHARED * len(quoted):
+                    return flat
+    return ""
+
+
+_RETIRED = re.compile(
+    r"\b(?:is|was|are|were|has been|have been|will be) (?:now )?(?:retired|deprecated|discontinued|withdrawn)\b|"
+    r"\bno longer (?:is |are )?(?:available|supported|maintained|offered|sold|receives?)\b|"
+    r"\b(?:reached|reaches|past) (?:its )?end of (?:support|life)\b",
+    re.I,
+)
+RETIRED_CHARS = 300
+OPENING_SECTIONS = 2  # where an article announces that its subject is retired: before what it goes on to describe
+
+
+def retirement_notice(sections: Sequence[Section]) -> str:
+    """The sentence(s) of the article's opening that say what it describes is retired, deprecated or no longer
+    available ("The Excel Viewer was retired in April 2018. It is no longer available for download."), whatever
+    section is quoted: an employee about to follow a procedure for something that no longer exists needs that
+    first."""
+    for section in sections[:OPENING_SECTIONS]:
+        for paragraph in re.split(r"\n\s*\n|\n(?=\S)", section.text):
+            flat = " ".join(paragraph.split())
+            if _STEP_LINE.match(paragraph) or not _RETIRED.search(flat) or len(flat) < 30:
+                continue
+            sentences = _SENTENCE_END.split(flat)
+            shown = sentences[0]
+            for sentence in sentences[1:]:
+                if len(shown) + len(sentence) + 1 > RETIRED_CHARS:
+                    break
+                shown += " " + sentence
+            return shown if len(shown) <= RETIRED_CHARS else shown[:RETIRED_CHARS].rsplit(" ", 1)[0] + " …"
+    return ""
+
+
 WANTED_ROLES: dict[str, tuple[str, ...]] = {
     "fix": ("resolution", "workaround", "procedure"),
     "how-to": ("procedure", "resolution", "workaround"),
@@ -500,7 +557,9 @@ def choose_target(sections: list[Section], hits: Sequence[RetrievedChunk], qtype
         (c | {"score": by_id[c["chunk_id"]]["score"]} for s in unit for c in s.chunks if c["chunk_id"] in by_id),
         unit[0].chunks[0],
     )
-    return Target(unit, alternatives, matches, anchor, for_it_team)
+    return Target(
+        unit, alternatives, matches, anchor, for_it_team, passage_on_quoted(unit, query), retirement_notice(sections)
+    )
 
 
 def _asked_action(query: str) -> str:

@@ -25,7 +25,9 @@ from core.ports import ChatMessage
 from core.readers import is_admin
 from core.records import RetrievedChunk, Troubleshooting, TroubleshootingStep
 from nodes.support.article_answer import (
+    ABOUT_QUOTED,
     ALSO_FOR_IT_TEAM,
+    RETIRED,
     ArticleReading,
     composed_context,
     found_articles,
@@ -45,6 +47,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 FOR_IT_TEAM_KEY = "for_it_team"  # in a walkthrough's source: the article's parts for the IT team (named, not walked)
+ON_QUOTED_KEY = "on_quoted"  # in a walkthrough's source: what the section says of the message the employee quoted
+RETIRED_KEY = "retired"  # in a walkthrough's source: the article's notice that its subject is retired
 # A bound, not a cap that cuts: a procedure longer than this (rare) stops at a safe step, the rest in the article.
 MAX_STEPS = 40
 MAX_STEP_CHARS = 400
@@ -105,6 +109,10 @@ def _whole_procedure(reading: ArticleReading) -> tuple[list[str], RetrievedChunk
     anchor["section"] = reading.target.sections[0].name
     if reading.target.for_it_team:  # the article's admin-only parts: named to the employee, put in a ticket
         anchor[FOR_IT_TEAM_KEY] = list(reading.target.for_it_team)
+    if reading.target.on_quoted:  # a note on their exact message, which no step would show them
+        anchor[ON_QUOTED_KEY] = reading.target.on_quoted
+    if reading.target.retired:  # what the steps are for is retired: said before the first step
+        anchor[RETIRED_KEY] = reading.target.retired
     return steps[: safe_end(steps, MAX_STEPS)], anchor, reading.target.matches  # type: ignore[return-value]
 
 
@@ -228,6 +236,10 @@ def start(state: SupportState, ctx: SupportContext, groups: frozenset[str] = fro
         f"Let's work through this together. I'll take you through {len(steps)} steps{os_note} from "
         f"**{label(source_chunk)}** [1], in the order it gives them."
     )
+    if on_quoted := str(dict(source_chunk).get(ON_QUOTED_KEY) or ""):
+        intro = f"{ABOUT_QUOTED.format(passage=on_quoted)}\n\n{intro}"
+    if retired := str(dict(source_chunk).get(RETIRED_KEY) or ""):
+        intro = f"{RETIRED.format(notice=retired)}\n\n{intro}"
     if matches:
         intro = f"This matches: {matches}\n\n{intro}"
     if for_it_team:

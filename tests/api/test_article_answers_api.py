@@ -54,6 +54,39 @@ Company laptops with the Secure Client VPN, home broadband routers.
 The client profile disconnects after twenty minutes without traffic.
 """
 
+MAP_DRIVE = b"""# Mapping the team drive from the command line
+
+Map the team drive to a letter with one command.
+
+## Map the drive
+
+1. Open a command prompt.
+2. Enter the following line, with your own username:
+
+       net use T: https://files.example.test/dav/USERNAME /user:USERNAME
+
+   The team drive now appears as T: in File Explorer.
+
+Note: If you get the error "Unable to reach the remote folder, the WebDAV redirector is stopped", open the
+Services app and start the WebClient service, then set its startup type to Automatic and run the command again.
+"""
+
+
+RETIRED_VIEWER = b"""# Install the Floorplan Viewer
+
+## Notice
+
+> [!IMPORTANT]
+> The Floorplan Viewer was retired in March 2025. It is no longer available for download. To look at floor plans,
+> open them in the Facilities portal in your browser instead.
+
+## Installing the viewer
+
+1. Open Software Centre.
+2. Search for Floorplan Viewer and click Install.
+3. Restart the laptop when asked.
+"""
+
 
 PICTURE_MODES = b"""# Picture modes on the meeting-room TV
 
@@ -79,6 +112,8 @@ def client(tmp_path_factory):
             ("calendar-red-triangle.md", CALENDAR),
             ("vpn-idle-disconnect.md", VPN_KCS),
             ("meeting-room-tv.md", PICTURE_MODES),
+            ("map-team-drive.md", MAP_DRIVE),
+            ("floorplan-viewer.md", RETIRED_VIEWER),
         ):
             assert test_client.post("/documents?wait=true", files={"file": (name, body)}).status_code in (200, 201)
         yield test_client
@@ -149,3 +184,21 @@ def test_a_question_that_only_sounds_off_topic_is_answered_when_the_knowledge_ba
     assert "Movie mode dims the picture" in covered["answer"]
     off_topic = ask(client, "recommend me a good movie for tonight")
     assert off_topic["sources"] == [] and "IT help desk" in off_topic["answer"]
+
+
+def test_a_quoted_error_message_gets_what_the_section_says_about_it_first(client):
+    reply = ask(
+        client,
+        "mapping the team drive with net use fails: 'unable to reach the remote folder, the webdav redirector is "
+        "stopped'",
+    )
+    assert reply["sources"][0]["source"] == "uploads/map-team-drive.md"
+    about, _, rest = reply["answer"].partition("About the message you quoted, the article says:")
+    assert rest and "start the WebClient service" in rest.split("\n\n")[0]  # before any step
+
+
+def test_steps_for_something_retired_come_after_the_notice_that_it_is_retired(client):
+    reply = ask(client, "how do I install the floorplan viewer on my laptop")
+    assert reply["sources"][0]["source"] == "uploads/floorplan-viewer.md"
+    notice = reply["answer"].find("was retired in March 2025")
+    assert notice != -1 and notice < reply["answer"].find("Open Software Centre")
