@@ -463,7 +463,8 @@ _RETIRED = re.compile(
     r"\b(?:reached|reaches|past) (?:its )?end of (?:support|life)\b",
     re.I,
 )
-RETIRED_CHARS = 300
+RETIRED_CHARS = 420  # the notice and what it recommends instead
+_ADMONITION_LABEL = re.compile(r"^(?:important|note|warning|caution|notice|tip)\s*[:—-]\s*", re.I)
 OPENING_SECTIONS = 2  # where an article announces that its subject is retired: before what it goes on to describe
 
 
@@ -474,7 +475,7 @@ def retirement_notice(sections: Sequence[Section]) -> str:
     first."""
     for section in sections[:OPENING_SECTIONS]:
         for paragraph in re.split(r"\n\s*\n|\n(?=\S)", section.text):
-            flat = " ".join(paragraph.split())
+            flat = _ADMONITION_LABEL.sub("", " ".join(paragraph.split()))
             if _STEP_LINE.match(paragraph) or not _RETIRED.search(flat) or len(flat) < 30:
                 continue
             sentences = _SENTENCE_END.split(flat)

@@ -200,5 +200,5 @@ def test_a_quoted_error_message_gets_what_the_section_says_about_it_first(client
 def test_steps_for_something_retired_come_after_the_notice_that_it_is_retired(client):
     reply = ask(client, "how do I install the floorplan viewer on my laptop")
     assert reply["sources"][0]["source"] == "uploads/floorplan-viewer.md"
-    notice = reply["answer"].find("was retired in March 2025")
+    notice = reply["answer"].find("Important — the article says: The Floorplan Viewer was retired in March 2025")
     assert notice != -1 and notice < reply["answer"].find("Open Software Centre")
