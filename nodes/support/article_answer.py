@@ -358,6 +358,8 @@ def composed_context(
     if reading is None:
         return fallback
     body, _ = render(reading.target, limit=LLM_SECTION_CHARS)
+    if reading.target.retired and reading.target.retired.rstrip(" …") not in " ".join(body.split()):
+        body = f"(The article opens with this notice: {reading.target.retired})\n\n{body}"
     if reading.target.for_it_team:  # the employee's way is source [1]; the IT team's parts are named, not mixed in
         body += "\n\n(The article also has parts for the IT team only: " + "; ".join(reading.target.for_it_team) + ".)"
     first = dict(reading.target.sections[0].chunks[0])

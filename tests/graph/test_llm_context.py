@@ -129,3 +129,15 @@ def test_the_admin_part_of_an_article_is_named_for_the_it_team_and_goes_into_the
     offer = say("still broken")
     assert offer["ticket_event"] == "offered"
     assert "For administrators" in offer["ticket_offer"]["description"]
+
+
+def test_the_model_is_told_when_the_article_says_its_subject_is_retired(indexed):
+    out, sources = ask(
+        indexed,
+        "how do I install the label printer utility",
+        '{"action": "answer"}',
+        "It was retired [1].",
+    )
+    first = sources[0]
+    assert first["file"] == "kb/label-printer-utility.md"
+    assert "retired in June 2025" in first["text"] and "Labels page of the print portal" in first["text"]
