@@ -505,10 +505,13 @@ def choose_target(sections: list[Section], hits: Sequence[RetrievedChunk], qtype
         evidence = [e + (ACTION_WEIGHT if _heading_action(s) == asked else 0.0) for e, s in zip(evidence, sections)]
 
     def best_of(candidates: list[int]) -> int:
-        return max(candidates, key=lambda i: (round(evidence[i], 2), -i))
+        # a tie goes to the article's order, except that the page's lead (above its first heading) introduces what
+        # the headed sections below answer: one of them that fits as well is the more specific answer
+        return max(candidates, key=lambda i: (round(evidence[i], 2), bool(sections[i].path), -i))
 
     best_hit = best_of(list(range(len(sections))))
     wanted = WANTED_ROLES.get(qtype, ())
+    paired = problems_answered(sections)
     target = best_hit
     if wanted:
         candidates = [i for i, s in enumerate(sections) if s.role in wanted]
@@ -520,7 +523,10 @@ def choose_target(sections: list[Section], hits: Sequence[RetrievedChunk], qtype
         if supported:  # the best-supported of them, the role the question wants most a little ahead
 
             def weighed(i: int) -> tuple[float, int]:
-                return round(evidence[i] + preference * _preference(wanted, sections[i].role), 2), -i
+                # a solution of a known-problems list answers its own problem: its role ("Solution") says nothing of
+                # whether that is the problem asked about, which its evidence (its statement's fit) already says
+                role = _preference(wanted, sections[i].role) if paired[i] is None else 0
+                return round(evidence[i] + preference * role, 2), -i
 
             weights = [weighed(i)[0] for i in range(len(sections))]
             target = max(_for_user(supported, sections, weights, wanted), key=weighed)
@@ -543,7 +549,6 @@ def choose_target(sections: list[Section], hits: Sequence[RetrievedChunk], qtype
         ]
         if users:
             target = best_of(users)
-    paired = problems_answered(sections)
     problem = paired[target]
     # a solution of a known-problems list is chosen among the ways its own problem offers, never another problem's
     scope = [s for s, p in zip(sections, paired) if p == problem] if problem is not None else []

@@ -34,7 +34,7 @@ from nodes.support.article_answer import (
     is_confident,
     read_target,
 )
-from nodes.support.compose import render, target_steps
+from nodes.support.compose import CONTENT_ROLES, render, target_steps
 from nodes.support.extractive import label, numbered_steps, same_section_run, to_source
 from nodes.support.procedure import asks_all_steps, asks_to_advance, is_fix_attempt, safe_end
 from nodes.support.replies import LLM_FALLBACK_NOTICE
@@ -90,6 +90,10 @@ def walkthrough(
         return whole
     steps, chunk = steps_source(confident_chunks(state, ctx.min_score), state.get("user_os"))
     if chunk is not None and (reading is None or chunk["doc_id"] != reading.article["doc_id"]):
+        if reading is not None and all(s.role in CONTENT_ROLES for s in reading.target.sections):
+            # the best article answers in its own words (a manual's plain section, no steps): that is the answer,
+            # not another article's steps that merely share words with the problem
+            return [], None, ""
         # the steps are in another article than the best one: its procedure whole, not the passage found
         ref = next((a for a in found_articles(state, ctx) if a["doc_id"] == chunk["doc_id"]), None)
         other = read_target(state, ctx, ref, groups=groups) if ref is not None else None

@@ -494,3 +494,43 @@ def test_how_do_i_with_a_verb_gets_the_section_headed_with_that_verb_not_one_tha
     question = "I got a strange email that looks like phishing, how do I report it?"
     target = choose_target(article_sections(chunks), [], "how-to", question)
     assert [s.name for s in target.sections] == ["Report a suspicious message"]
+
+
+FILE_APPS = article(
+    "apps",
+    "Connecting apps to the file server",
+    [
+        ("Desktop app", "Sign in to the desktop app with the server's normal web address."),
+        (
+            "Other file apps",
+            "Apps from other vendors connect to a longer address:\n\n    https://files.example.com/dav/USERNAME/\n\n"
+            "Sign in with an app password.",
+        ),
+        ("Known problems > Problem", "Uploads stop after a few minutes."),
+        ("Known problems > Solution", "1. Open Settings.\n2. Turn off battery saver.\n3. Try the upload again."),
+        ("Known problems > Problem", "The app shows a certificate warning."),
+        ("Known problems > Solution", "1. Open the certificate.\n2. Trust it."),
+    ],
+)
+
+
+def test_a_solution_to_another_known_problem_does_not_outrank_the_section_that_answers_for_being_a_solution():
+    question = "which address do I enter in my file app? the normal web address doesnt work"
+    hits = [hit(FILE_APPS, "Other file apps", 0.36), hit(FILE_APPS, "Known problems > Solution", 0.33)]
+    target = choose_target(article_sections(FILE_APPS), hits, "fix", question)
+    assert [s.name for s in target.sections] == ["Other file apps"]
+
+
+def test_a_headed_section_that_fits_as_well_as_the_page_lead_answers_a_question_of_fact():
+    chunks = article(
+        "trash",
+        "Deleted files",
+        [
+            ("", "Deleted files are kept in the trash for 30 days, then removed for good."),
+            ("Restoring a file", "1. Open the trash.\n2. Select the file.\n3. Select Restore."),
+            ("Retention", "Deleted files are kept in the trash for 30 days unless it is full."),
+        ],
+    )
+    hits = [hit(chunks, "", 0.41), hit(chunks, "Retention", 0.41)]
+    target = choose_target(article_sections(chunks), hits, "what-is", "how long are deleted files kept in the trash?")
+    assert [s.name for s in target.sections] == ["Retention"]

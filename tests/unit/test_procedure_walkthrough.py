@@ -173,3 +173,47 @@ def test_steps_found_in_a_runner_up_article_are_its_whole_procedure_not_the_pass
         "Select Yes.",
     ]
     assert anchor["doc_id"] == "fix" and anchor["section"] == "Resolution"
+
+
+def test_a_plain_section_of_the_best_article_is_not_traded_for_another_articles_steps(fake_kb_context):
+    from nodes.support.troubleshoot import walkthrough
+    from tests.fakes import chunk
+
+    address = "Apps from other vendors connect to a longer address: https://files.example.com/dav/USERNAME/."
+    manual = [
+        chunk(
+            "Sign in to the desktop app with the normal address.",
+            title="Connecting apps",
+            section="Desktop app",
+            doc_id="apps",
+            chunk_index=0,
+            chunk_id="a0",
+        ),
+        chunk(
+            address,
+            title="Connecting apps",
+            section="Other file apps",
+            doc_id="apps",
+            chunk_index=1,
+            chunk_id="a1",
+            score=0.6,
+        ),
+    ]
+    steps_text = "To install the phone app:\n1. Open the app store.\n2. Install the app.\n3. Sign in."
+    other = chunk(steps_text, title="Phone app", section="Install the app", doc_id="phone", chunk_id="p0", score=0.5)
+    ref = lambda c, answerable: {  # noqa: E731
+        "doc_id": c["doc_id"],
+        "title": c["title"],
+        "source": c["source"],
+        "score": c["score"],
+        "answerable": answerable,
+        "confidence": answerable,
+        "hits": [{"chunk_id": c["chunk_id"], "score": c["score"], "section": c["section"], "role": ""}],
+    }
+    turn = fresh_turn("which address do I enter in my file app? the normal address doesnt work")
+    turn.update(
+        retrieved_chunks=[manual[1], other], articles=[ref(manual[1], 0.6), ref(other, 0.5)], question_type="fix"
+    )
+    ctx = fake_kb_context(lexical=ArticlesByDoc([*manual, other]), min_score=0.3)
+    steps, anchor, _ = walkthrough({"turn": turn}, ctx)
+    assert steps == [] and anchor is None  # the answer quotes "Other file apps" instead of walking another article
