@@ -284,8 +284,7 @@ class ChatService:
             # durability="exit": only the finished turn is written, so the raw message (the graph's
             # input, before the redact node) never reaches the checkpoint database
             output = self._graph.invoke(self._graph_input(turn), config, context=self._context, durability="exit")
-            self._sessions.prune(turn.session_id)
-            self._sessions.forget_aliases(turn.session_id)
+            self._sessions.after_turn(turn.session_id)  # prune, forget the aliases of earlier states
         duration = (time.perf_counter() - started) * 1000
         result = turn_result(output)
         log.info(
@@ -353,8 +352,7 @@ class ChatService:
                     if recorder:
                         recorder.abandon()
                     log.info("chat stream session=%s trace=%s stopped before the end", turn.session_id, trace_id)
-            self._sessions.prune(turn.session_id)
-            self._sessions.forget_aliases(turn.session_id)
+            self._sessions.after_turn(turn.session_id)  # prune, forget the aliases of earlier states
         duration = (time.perf_counter() - started) * 1000
         result = turn_result(output)
         log.info(
@@ -425,8 +423,9 @@ class ChatService:
         """The session to run a turn in: a new one (owned by `user_id`) when `session_id` is None, else the
         given one if `user_id` owns it (or it is new). SessionNotFound otherwise: another caller's
         conversation is neither continued nor confirmed to exist."""
+        minted = not session_id
         session_id = session_id or new_session_id()
-        if not self._sessions.claim(session_id, user_id):
+        if not self._sessions.claim(session_id, user_id, minted=minted):
             raise SessionNotFound(session_id)
         return session_id
 

@@ -118,7 +118,7 @@ def time_adapters(meter: Meter, resources) -> None:
     meter.wrap_method("  redactor (memory)", context.redactor, "redact")
     chat = resources.chat
     meter.wrap_method("graph invoke (nodes + LangGraph)", chat._graph, "invoke")
-    for name in ("claim", "prune", "forget_aliases"):
+    for name in ("claim", "after_turn"):  # after_turn: prune and forget_aliases
         meter.wrap_method("session bookkeeping (claim, prune)", chat._sessions, name)
     meter.wrap_method(RECORDS[0], chat, "remember_answer")
     meter.wrap_method(RECORDS[1], chat, "remember_outcome")

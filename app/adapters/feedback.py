@@ -119,6 +119,9 @@ class FeedbackStore:
         self._cache: _VoteTable | None = None
         self._cache_at = 0.0
         self._pruned_at = 0.0
+        # the two statements every answered turn runs, built once
+        self._new_cited = self.db.insert(cited_chunk_rows).on_conflict_do_nothing()
+        self._new_answer = self.db.insert(answers).on_conflict_do_nothing()
 
     def close(self) -> None:
         if self._owns_db:
@@ -132,22 +135,21 @@ class FeedbackStore:
         with self.db.begin() as conn:
             if unique:  # a passage's row is written by the first answer citing it; later ones only point at it
                 conn.execute(
-                    self.db.insert(cited_chunk_rows).on_conflict_do_nothing(),
+                    self._new_cited,
                     [
                         {"id": ref, "key": c.key, "chunk_id": c.chunk_id, "label": c.label, "source": c.source}
                         for ref, c in zip(refs, unique)
                     ],
                 )
             conn.execute(
-                self.db.insert(answers)
-                .values(
-                    message_id=message_id,
-                    session_id=session_id,
-                    query=query[:MAX_QUERY_CHARS],
-                    created_at=_now(),
-                    cited=pack_refs(refs),
-                )
-                .on_conflict_do_nothing()
+                self._new_answer,
+                {
+                    "message_id": message_id,
+                    "session_id": session_id,
+                    "query": query[:MAX_QUERY_CHARS],
+                    "created_at": _now(),
+                    "cited": pack_refs(refs),
+                },
             )
         self._prune_if_due()
 

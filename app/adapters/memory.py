@@ -76,6 +76,15 @@ class SessionStore:
             self.checkpoint_db = Database(url)  # no migrations: the saver owns the tables of this file
             self._writes_table = "writes"
         self._lock = threading.Lock()
+        # the statements every turn runs, built once (their parameters bound at each call)
+        self._new_owner = self.db.insert(session_owners).on_conflict_do_nothing()
+        touch = self.db.insert(session_activity)
+        self._touch = touch.on_conflict_do_update(
+            index_elements=[session_activity.c.thread_id], set_={"last_ts": touch.excluded.last_ts}
+        )
+        self._forget = delete(conversation_aliases).where(
+            conversation_aliases.c.thread_id == bindparam("thread_id", type_=conversation_aliases.c.thread_id.type)
+        )
 
     # --- one turn at a time per session, across replicas ---------------------------------------------
     @contextmanager
@@ -124,14 +133,24 @@ class SessionStore:
     def forget_aliases(self, thread_id: str) -> None:
         """The session moved on: the histories that led to its earlier states no longer continue it."""
         with self.db.begin() as conn:
-            conn.execute(delete(conversation_aliases).where(conversation_aliases.c.thread_id == thread_id))
+            conn.execute(self._forget, {"thread_id": thread_id})
 
     # --- owners -------------------------------------------------------------------------------------
-    def claim(self, thread_id: str, user_id: str) -> bool:
+    def claim(self, thread_id: str, user_id: str, *, minted: bool = False) -> bool:
         """Make `user_id` the owner of a new session; True when the session is (now) theirs.
 
         A session that has checkpoints but no owner row predates sign-in: it belongs to 'anonymous'.
+        `minted`: the caller has just drawn `thread_id` at random (a new conversation), so it has neither an
+        owner nor checkpoints; the owner row is written in one statement, and only if that row was already
+        there (it never is) is the session looked up as usual.
         """
+        if minted:
+            with self.db.begin() as conn:
+                written = conn.execute(
+                    self._new_owner, {"thread_id": thread_id, "user_id": user_id, "created_ts": time.time()}
+                ).rowcount
+            if written == 1:
+                return True
         with self.db.connect() as conn:
             owner = conn.execute(
                 select(session_owners.c.user_id).where(session_owners.c.thread_id == thread_id)
@@ -162,18 +181,21 @@ class SessionStore:
         return "anonymous" if self.exists(thread_id) else None
 
     # --- checkpoints --------------------------------------------------------------------------------
-    def prune(self, thread_id: str, *, now: float | None = None) -> None:
+    def after_turn(self, thread_id: str) -> None:
+        """What every finished turn does to its session: `prune` it and `forget_aliases` (the turn's time and
+        the forgotten aliases in one transaction)."""
+        self.prune(thread_id, forget_aliases=True)
+
+    def prune(self, thread_id: str, *, now: float | None = None, forget_aliases: bool = False) -> None:
         """After a turn: keep only the newest checkpoint of a session (its state already holds the bounded
-        history) and note the turn's time for idle expiry."""
-        statement = self.db.insert(session_activity).values(
-            thread_id=thread_id, last_ts=time.time() if now is None else now
-        )
+        history) and note the turn's time for idle expiry; with `forget_aliases`, also `forget_aliases`."""
         with self.db.begin() as conn:
-            conn.execute(
-                statement.on_conflict_do_update(
-                    index_elements=[session_activity.c.thread_id], set_={"last_ts": statement.excluded.last_ts}
-                )
-            )
+            conn.execute(self._touch, {"thread_id": thread_id, "last_ts": time.time() if now is None else now})
+            if forget_aliases:
+                conn.execute(self._forget, {"thread_id": thread_id})
+        self._prune_checkpoints_of(thread_id)
+
+    def _prune_checkpoints_of(self, thread_id: str) -> None:
         with self._serial(), self.checkpoint_db.begin() as conn:
             latest = conn.execute(
                 text(

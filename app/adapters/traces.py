@@ -855,6 +855,9 @@ class TraceStore:
         self._max_runs = max_runs
         self._max_bytes = max_bytes
         self._clock = clock
+        # the writer's two statements, built once (every batch binds its rows to them)
+        self._upsert_run = self._upsert(runs, runs.c.trace_id)
+        self._upsert_rating = self._upsert(run_feedback, run_feedback.c.trace_id)
         self._work = PendingQueue(max_pending)
         self._drops = threading.Lock()
         self.dropped = 0
@@ -970,17 +973,18 @@ class TraceStore:
                     }
                 )
         with self.db.begin() as conn:
-            for table, key, values in ((runs, runs.c.trace_id, rows), (run_feedback, run_feedback.c.trace_id, ratings)):
+            for statement, values in ((self._upsert_run, rows), (self._upsert_rating, ratings)):
                 if values:
-                    statement = self.db.insert(table)
-                    conn.execute(
-                        statement.on_conflict_do_update(
-                            index_elements=[key],
-                            set_={c.name: statement.excluded[c.name] for c in table.columns if not c.primary_key},
-                        ),
-                        values,
-                    )
+                    conn.execute(statement, values)
         return sum(len(row["packed"]) for row in rows)
+
+    def _upsert(self, table, key):
+        """INSERT … ON CONFLICT (key) DO UPDATE every other column: a run or rating written again replaces it."""
+        statement = self.db.insert(table)
+        return statement.on_conflict_do_update(
+            index_elements=[key],
+            set_={c.name: statement.excluded[c.name] for c in table.columns if not c.primary_key},
+        )
 
     def prune(self, db: Connection | None = None) -> int:
         """Delete runs older than the retention and beyond the row cap; returns how many went."""
