@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -225,6 +226,17 @@ def build_resources(settings: Settings, **overrides) -> Resources:
     return resources
 
 
+def _build_embedder(settings: Settings) -> Embedder:
+    return build_embedder(
+        settings.embeddings.embedding_backend,
+        settings.embeddings.embedding_model_path,
+        threads=settings.embeddings.torch_threads,
+        batch_threads=settings.embeddings.index_torch_threads,
+        cache_dir=settings.storage.data_dir / "models" / "onnx",
+        onnx_variant=settings.embeddings.embedding_onnx_variant,
+    )
+
+
 def _build_resources(
     settings: Settings,
     *,
@@ -234,48 +246,7 @@ def _build_resources(
     parser: DocumentParser | None = None,
 ) -> Resources:
     settings.storage.data_dir.mkdir(parents=True, exist_ok=True)
-    embedder = embedder or build_embedder(
-        settings.embeddings.embedding_backend,
-        settings.embeddings.embedding_model_path,
-        threads=settings.embeddings.torch_threads,
-        batch_threads=settings.embeddings.index_torch_threads,
-        cache_dir=settings.storage.data_dir / "models" / "onnx",
-        onnx_variant=settings.embeddings.embedding_onnx_variant,
-    )
-    client = make_client(
-        settings.storage.chroma_mode,
-        path=str(settings.storage.chroma_dir),
-        host=settings.storage.chroma_host,
-        port=settings.storage.chroma_port,
-        ssl=settings.storage.chroma_ssl,
-    )
     policy = load_answer_policy(settings)  # first: a broken configuration file stops the start here
-    # the relational store (tickets, votes, traces, session owners, jobs): its migrations run here, at start-up
-    database = Database.open(database_url_for(settings))
-    if not database.is_postgres:
-        _import_legacy_stores(settings, database)
-        _import_legacy_sources(settings, database)
-    # Chroma holds the vectors and the documents; BM25 beside it is brought in step with Chroma here
-    # (start-up) and on every write (app/adapters/lexical_index.py); the first collection is the main one:
-    # the graph retrieves from it; the others join at the answer step
-    index = hybrid_index(settings, client, policy.collections[0].collection, database)
-    index.reconcile()
-    match_encoder(index.vector, embedder, policy.collections[0].collection)
-    extra_indexes = {
-        spec.name: hybrid_index(settings, client, spec.collection, database) for spec in policy.collections[1:]
-    }
-    for spec in policy.collections[1:]:
-        extra_indexes[spec.name].reconcile()
-        match_encoder(extra_indexes[spec.name].vector, embedder, spec.collection)
-    feedback = FeedbackStore(
-        database,
-        embed=embedder.embed_query,
-        min_votes=settings.feedback.feedback_min_votes,
-        max_multiplier=settings.feedback.feedback_max_multiplier,
-        similarity=settings.feedback.feedback_similarity,
-        cache_s=settings.feedback.feedback_cache_s,
-        vote_window_s=settings.feedback.feedback_vote_window_hours * 3600,
-    )
     # secrets always, personal data per destination (DESKMATE_REDACT_*); memory is what the redact node
     # applies, so it is the base every other destination starts from
     llm = llm if llm is not None else build_chat_model(settings)
@@ -287,7 +258,56 @@ def _build_resources(
         + (("llm",) if llm is not None or any(llms.values()) else ())
         + (("trace",) if settings.tracing.langfuse_enabled or settings.tracing.local_traces else ())
     )  # Langfuse, the local store
-    redactors = redactors_from_settings(settings, override=redactor, in_use=in_use)
+    if embedder is None and settings.embeddings.embedding_backend == "torch":
+        # torch is imported before the redactors' imports hide it from spaCy (app/adapters/torch_free.py hides it
+        # from every thread while they run): the two never overlap
+        embedder = _build_embedder(settings)
+    # the embedder, Chroma and the redactors do not depend on each other: each loads on a thread of its own
+    # while this one opens the relational store and then brings the indexes in step (ONNX Runtime, Chroma's Rust
+    # core, SQLite and file reads leave the GIL to the others); each is loaded before anything below uses it
+    with ThreadPoolExecutor(max_workers=3, thread_name_prefix="start") as pool:
+        embedding = pool.submit(_build_embedder, settings) if embedder is None else None
+        chroma = pool.submit(
+            make_client,
+            settings.storage.chroma_mode,
+            path=str(settings.storage.chroma_dir),
+            host=settings.storage.chroma_host,
+            port=settings.storage.chroma_port,
+            ssl=settings.storage.chroma_ssl,
+        )
+        redaction = pool.submit(redactors_from_settings, settings, override=redactor, in_use=in_use)
+        # the relational store (tickets, votes, traces, session owners, jobs): its migrations run here, at start-up
+        database = Database.open(database_url_for(settings))
+        if not database.is_postgres:
+            _import_legacy_stores(settings, database)
+            _import_legacy_sources(settings, database)
+        client = chroma.result()
+        # Chroma holds the vectors and the documents; BM25 beside it is brought in step with Chroma here
+        # (start-up) and on every write (app/adapters/lexical_index.py); the first collection is the main one:
+        # the graph retrieves from it; the others join at the answer step
+        index = hybrid_index(settings, client, policy.collections[0].collection, database)
+        index.reconcile()
+        extra_indexes = {
+            spec.name: hybrid_index(settings, client, spec.collection, database) for spec in policy.collections[1:]
+        }
+        for extra in extra_indexes.values():
+            extra.reconcile()
+        if embedding is not None:
+            embedder = embedding.result()
+        assert embedder is not None
+        match_encoder(index.vector, embedder, policy.collections[0].collection)
+        for spec in policy.collections[1:]:
+            match_encoder(extra_indexes[spec.name].vector, embedder, spec.collection)
+        redactors = redaction.result()
+    feedback = FeedbackStore(
+        database,
+        embed=embedder.embed_query,
+        min_votes=settings.feedback.feedback_min_votes,
+        max_multiplier=settings.feedback.feedback_max_multiplier,
+        similarity=settings.feedback.feedback_similarity,
+        cache_s=settings.feedback.feedback_cache_s,
+        vote_window_s=settings.feedback.feedback_vote_window_hours * 3600,
+    )
     redactor = redactors["memory"]
     install_log_redaction(redactors["log"])
     if llm is not None:
