@@ -67,8 +67,9 @@ def create_app(settings: Settings | None = None, **overrides: Any) -> FastAPI:
     @asynccontextmanager
     async def lifespan(app: FastAPI):
         configure_logging(settings.server.log_level)
-        # models load here, once, in a worker thread so the event loop stays responsive
-        resources = await run_in_threadpool(build_resources, settings, **overrides)
+        # models load here, once, in a worker thread so the event loop stays responsive; the names model's load
+        # starts once the rest is ready (below), not alongside it
+        resources = await run_in_threadpool(build_resources, settings, defer_background_loads=True, **overrides)
         # once across replicas (a lock, then content hashes), recorded as a sync_kb job
         await run_in_threadpool(sync_kb_at_start, resources)
         await run_in_threadpool(resources.jobs.prune, JOB_HISTORY_S)
@@ -107,6 +108,8 @@ def create_app(settings: Settings | None = None, **overrides: Any) -> FastAPI:
             if resources.sources
             else None
         )
+        # until it is loaded, a text that needs names removed (a trace record, an LLM prompt) waits for it
+        resources.start_background_loads()
         try:
             yield
         finally:

@@ -18,7 +18,7 @@ from app.adapters.llm import RedactingChatModel, build_chat_model, build_named_c
 from app.adapters.memory import SessionStore
 from app.adapters.parse_sandbox import SandboxedParser
 from app.adapters.parsers import FileParser
-from app.adapters.redactor import redactors_from_settings
+from app.adapters.redactor import redactors_from_settings, start_background_loads
 from app.adapters.source_store import SourceStore
 from app.adapters.status_page import build_status_checker
 from app.adapters.tickets import TicketService, build_ticket_desk
@@ -94,6 +94,11 @@ class Resources:
         if destination not in self.redactors:
             raise ValueError(f"unknown redaction destination {destination!r}; known: {', '.join(self.redactors)}")
         return self.redactors[destination]
+
+    def start_background_loads(self) -> None:
+        """Start what `build_resources(..., defer_background_loads=True)` left for later: the names model's load
+        (until then, and until it is loaded, a text that needs it waits for it: none is passed on unchecked)."""
+        start_background_loads(self.redactors)
 
     def close(self) -> None:
         try:
@@ -206,13 +211,15 @@ def hybrid_index(settings: Settings, client, collection: str, database: Database
     return HybridIndex(vector)
 
 
-def build_resources(settings: Settings, **overrides) -> Resources:
+def build_resources(settings: Settings, *, defer_background_loads: bool = False, **overrides) -> Resources:
     """Everything the service needs. Keyword overrides (embedder=, llm=, redactor=, parser=) let tests swap
     one adapter for a double. An embedded data directory is taken for this process first (DataDirInUse when
-    another process has it), before any store opens it."""
+    another process has it), before any store opens it. `defer_background_loads`: the names model, which
+    otherwise starts loading on a thread of its own here, waits for `Resources.start_background_loads()`
+    (the API's lifespan calls it once the rest is ready: the load would slow the rest down)."""
     lock = hold_data_dir(settings.storage.data_dir) if settings.storage.chroma_mode == "persistent" else None
     try:
-        resources = _build_resources(settings, **overrides)
+        resources = _build_resources(settings, start_names_load=not defer_background_loads, **overrides)
     except BaseException:
         if lock is not None:
             lock.release()
@@ -244,6 +251,7 @@ def _build_resources(
     llm: ChatModel | None = None,
     redactor: Redactor | None = None,
     parser: DocumentParser | None = None,
+    start_names_load: bool = True,
 ) -> Resources:
     settings.storage.data_dir.mkdir(parents=True, exist_ok=True)
     policy = load_answer_policy(settings)  # first: a broken configuration file stops the start here
@@ -275,7 +283,9 @@ def _build_resources(
             port=settings.storage.chroma_port,
             ssl=settings.storage.chroma_ssl,
         )
-        redaction = pool.submit(redactors_from_settings, settings, override=redactor, in_use=in_use)
+        redaction = pool.submit(
+            redactors_from_settings, settings, override=redactor, in_use=in_use, start_names_load=start_names_load
+        )
         # the relational store (tickets, votes, traces, session owners, jobs): its migrations run here, at start-up
         database = Database.open(database_url_for(settings))
         if not database.is_postgres:
