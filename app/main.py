@@ -37,6 +37,7 @@ from app.routers import traces as traces_router
 from app.routers import ui as ui_router
 from app.settings import Settings
 from app.source_schedule import SourceScheduler
+from app.storage import database_url_for
 
 log = logging.getLogger(__name__)
 MULTIPART_OVERHEAD = 64 * 1024
@@ -156,7 +157,7 @@ def create_app(settings: Settings | None = None, **overrides: Any) -> FastAPI:
     # outermost of ours (added last): it gives every request its id and answers whatever escaped every handler
     app.add_middleware(UnexpectedErrorMiddleware)
 
-    register_error_handlers(app)
+    register_error_handlers(app, postgres=not database_url_for(settings).startswith("sqlite"))
     app.include_router(health.router)
     app.include_router(chat.router)
     app.include_router(documents.router)
