@@ -288,27 +288,31 @@ def _build_resources(
         )
         # the relational store (tickets, votes, traces, session owners, jobs): its migrations run here, at start-up
         database = Database.open(database_url_for(settings))
-        if not database.is_postgres:
-            _import_legacy_stores(settings, database)
-            _import_legacy_sources(settings, database)
-        client = chroma.result()
-        # Chroma holds the vectors and the documents; BM25 beside it is brought in step with Chroma here
-        # (start-up) and on every write (app/adapters/lexical_index.py); the first collection is the main one:
-        # the graph retrieves from it; the others join at the answer step
-        index = hybrid_index(settings, client, policy.collections[0].collection, database)
-        index.reconcile()
-        extra_indexes = {
-            spec.name: hybrid_index(settings, client, spec.collection, database) for spec in policy.collections[1:]
-        }
-        for extra in extra_indexes.values():
-            extra.reconcile()
-        if embedding is not None:
-            embedder = embedding.result()
-        assert embedder is not None
-        match_encoder(index.vector, embedder, policy.collections[0].collection)
-        for spec in policy.collections[1:]:
-            match_encoder(extra_indexes[spec.name].vector, embedder, spec.collection)
-        redactors = redaction.result()
+        try:
+            if not database.is_postgres:
+                _import_legacy_stores(settings, database)
+                _import_legacy_sources(settings, database)
+            client = chroma.result()
+            # Chroma holds the vectors and the documents; BM25 beside it is brought in step with Chroma here
+            # (start-up) and on every write (app/adapters/lexical_index.py); the first collection is the main one:
+            # the graph retrieves from it; the others join at the answer step
+            index = hybrid_index(settings, client, policy.collections[0].collection, database)
+            index.reconcile()
+            extra_indexes = {
+                spec.name: hybrid_index(settings, client, spec.collection, database) for spec in policy.collections[1:]
+            }
+            for extra in extra_indexes.values():
+                extra.reconcile()
+            if embedding is not None:
+                embedder = embedding.result()
+            assert embedder is not None
+            match_encoder(index.vector, embedder, policy.collections[0].collection)
+            for spec in policy.collections[1:]:
+                match_encoder(extra_indexes[spec.name].vector, embedder, spec.collection)
+            redactors = redaction.result()
+        except BaseException:  # (a store or model that failed to load: the database opened here closes again)
+            database.close()
+            raise
     feedback = FeedbackStore(
         database,
         embed=embedder.embed_query,

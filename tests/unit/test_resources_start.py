@@ -2,6 +2,8 @@
 
 import threading
 
+import pytest
+
 import app.resources as resources_module
 from app.adapters.redactor import PatternRedactor
 from app.resources import build_resources
@@ -54,3 +56,27 @@ def test_the_torch_embedder_is_loaded_before_the_redactors_hide_torch_from_their
     resources = build_resources(make_settings(embedding_backend="torch"), redactor=PatternRedactor())
     resources.close()
     assert events == ["torch embedder loading", "torch embedder loaded", "redactors loading"]
+
+
+def test_a_start_whose_chroma_cannot_be_opened_fails_naming_it_and_closes_the_database_it_opened(
+    make_settings, monkeypatch
+):
+    from app.storage import Database
+    from core.errors import IndexUnavailable
+
+    closed: list[bool] = []
+    close = Database.close
+
+    def recording_close(self):
+        closed.append(True)
+        return close(self)
+
+    def broken_chroma(*args, **kwargs):
+        raise IndexUnavailable("cannot open Chroma collection store at /nowhere: disk on fire")
+
+    monkeypatch.setattr(Database, "close", recording_close)
+    monkeypatch.setattr(resources_module, "make_client", broken_chroma)
+    monkeypatch.setattr(resources_module, "build_embedder", lambda *args, **kwargs: HashingEmbedder())
+    with pytest.raises(IndexUnavailable, match="disk on fire"):
+        build_resources(make_settings(), redactor=PatternRedactor())
+    assert closed == [True]
