@@ -69,7 +69,7 @@ def create_app(settings: Settings | None = None, **overrides: Any) -> FastAPI:
     async def lifespan(app: FastAPI):
         configure_logging(settings.server.log_level)
         # models load here, once, in a worker thread so the event loop stays responsive; the names model's load
-        # starts once the rest is ready (below), not alongside it
+        # and the parse workers start once the rest is ready (below), not alongside it
         resources = await run_in_threadpool(build_resources, settings, defer_background_loads=True, **overrides)
         # once across replicas (a lock, then content hashes), recorded as a sync_kb job
         await run_in_threadpool(sync_kb_at_start, resources)
@@ -109,7 +109,8 @@ def create_app(settings: Settings | None = None, **overrides: Any) -> FastAPI:
             if resources.sources
             else None
         )
-        # until it is loaded, a text that needs names removed (a trace record, an LLM prompt) waits for it
+        # until they are there, a text that needs names removed (a trace record, an LLM prompt) waits for the names
+        # model, and a file to index (an upload, a source sync) for the parse workers
         resources.start_background_loads()
         try:
             yield

@@ -97,8 +97,11 @@ class Resources:
 
     def start_background_loads(self) -> None:
         """Start what `build_resources(..., defer_background_loads=True)` left for later: the names model's load
-        (until then, and until it is loaded, a text that needs it waits for it: none is passed on unchecked)."""
+        (until then, and until it is loaded, a text that needs it waits for it: none is passed on unchecked) and
+        the parse sandbox's workers (the first parse waits for them)."""
         start_background_loads(self.redactors)
+        if self.parser is not None and hasattr(self.parser, "start"):
+            self.parser.start()
 
     def close(self) -> None:
         try:
@@ -214,12 +217,13 @@ def hybrid_index(settings: Settings, client, collection: str, database: Database
 def build_resources(settings: Settings, *, defer_background_loads: bool = False, **overrides) -> Resources:
     """Everything the service needs. Keyword overrides (embedder=, llm=, redactor=, parser=) let tests swap
     one adapter for a double. An embedded data directory is taken for this process first (DataDirInUse when
-    another process has it), before any store opens it. `defer_background_loads`: the names model, which
-    otherwise starts loading on a thread of its own here, waits for `Resources.start_background_loads()`
-    (the API's lifespan calls it once the rest is ready: the load would slow the rest down)."""
+    another process has it), before any store opens it. `defer_background_loads`: the names model and the
+    parse sandbox's workers, which otherwise start loading on threads of their own here, wait for
+    `Resources.start_background_loads()` (the API's lifespan calls it once the rest is ready: they would slow
+    the rest down), or for the first text or file that needs them."""
     lock = hold_data_dir(settings.storage.data_dir) if settings.storage.chroma_mode == "persistent" else None
     try:
-        resources = _build_resources(settings, start_names_load=not defer_background_loads, **overrides)
+        resources = _build_resources(settings, start_background_loads_now=not defer_background_loads, **overrides)
     except BaseException:
         if lock is not None:
             lock.release()
@@ -251,7 +255,7 @@ def _build_resources(
     llm: ChatModel | None = None,
     redactor: Redactor | None = None,
     parser: DocumentParser | None = None,
-    start_names_load: bool = True,
+    start_background_loads_now: bool = True,
 ) -> Resources:
     settings.storage.data_dir.mkdir(parents=True, exist_ok=True)
     policy = load_answer_policy(settings)  # first: a broken configuration file stops the start here
@@ -284,7 +288,11 @@ def _build_resources(
             ssl=settings.storage.chroma_ssl,
         )
         redaction = pool.submit(
-            redactors_from_settings, settings, override=redactor, in_use=in_use, start_names_load=start_names_load
+            redactors_from_settings,
+            settings,
+            override=redactor,
+            in_use=in_use,
+            start_names_load=start_background_loads_now,
         )
         # the relational store (tickets, votes, traces, session owners, jobs): its migrations run here, at start-up
         database = Database.open(database_url_for(settings))
@@ -399,6 +407,7 @@ def _build_resources(
         timeout_s=settings.ingestion.parse_timeout_s,
         memory_mb=settings.ingestion.parse_memory_mb,
         workers=settings.ingestion.parse_workers,
+        start=start_background_loads_now,
     )
     indexing_context = IndexingContext(
         embedder=embedder, index=index, parser=parser, chunk_max_tokens=settings.ingestion.chunk_max_tokens
@@ -459,7 +468,8 @@ def _build_resources(
     )
     # a sync whose worker died for the last time ends in the lease sweep, whichever process runs it
     resources.jobs.on_given_up = lambda job: end_source_sync(resources, job)
-    # (the parse sandbox's workers start on a thread of their own: no chat needs them, the first parse waits)
+    # (the parse sandbox's workers start on a thread of their own, now or at start_background_loads: no chat
+    # needs them, the first parse waits)
     return resources
 
 

@@ -132,9 +132,11 @@ def test_a_load_left_for_later_begins_when_started_or_when_the_first_text_needs_
     assert loads == ["loaded", "loaded"]
 
 
-def test_the_service_starts_the_names_model_only_once_the_rest_is_ready(make_settings, monkeypatch):
-    """The lifespan builds the redactors with the names model's load left for later and starts it just before
-    the service answers, so the load does not compete with the start-up for the interpreter."""
+def test_the_service_starts_the_names_model_and_the_parse_workers_only_once_the_rest_is_ready(
+    make_settings, monkeypatch
+):
+    """The lifespan builds the redactors with the names model's load left for later, and the parse sandbox
+    without its workers, and starts both just before the service answers: they do not compete with the start-up."""
     from fastapi.testclient import TestClient
 
     import app.resources as resources_module
@@ -148,15 +150,16 @@ def test_the_service_starts_the_names_model_only_once_the_rest_is_ready(make_set
         resources = build_resources(*args, **kwargs)
         loaders = [d for d in resources.redactors["trace"].engine.pii_detectors if isinstance(d, LoadingDetector)]
         built["loaders"] = loaders
-        built["started at build"] = [loader.started for loader in loaders]
+        built["started at build"] = [loader.started for loader in loaders] + [resources.parser.started]
+        built["parser"] = resources.parser
         return resources
 
     monkeypatch.setattr("app.main.build_resources", recording_build)
     application = create_app(make_settings(kb_dir=None), embedder=HashingEmbedder())
     with TestClient(application, base_url="http://localhost") as client:
         assert client.get("/ready").status_code == 200
-        assert built["started at build"] == [False]  # not while the stores opened and the KB was synced
-        assert built["loaders"][0].started  # started by the time the service answers
+        assert built["started at build"] == [False, False]  # not while the stores opened and the KB was synced
+        assert built["loaders"][0].started and built["parser"].started  # started by the time the service answers
         assert client.get("/ready").json()["redaction"]["names_model"] in ("loading", "loaded")
         built["loaders"][0].wait()
         assert client.get("/ready").json()["redaction"]["names_model"] == "loaded"
