@@ -12,7 +12,6 @@ import pytest
 from app.memory_profile import start_from_settings
 from app.settings import Settings
 
-
 SIGUSR1_PROBE = """
 import os, signal, sys, time
 from pathlib import Path
