@@ -8,8 +8,6 @@ from fastapi import FastAPI, Request
 from fastapi.exception_handlers import http_exception_handler
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
-from psycopg import OperationalError as PostgresConnectionError
-from psycopg_pool import PoolTimeout
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from app.body_limit import TOO_LARGE
@@ -66,7 +64,10 @@ def error_response(request: Request, status: int, detail: str, headers: dict | N
     return JSONResponse(status_code=status, content=content, headers=headers)
 
 
-def register_error_handlers(app: FastAPI) -> None:
+def register_error_handlers(app: FastAPI, *, postgres: bool = True) -> None:
+    """Every handler; `postgres=False` (an embedded SQLite database) leaves out psycopg's own outages, which
+    cannot happen there, and so its import (a tenth of a second at every start)."""
+
     @app.exception_handler(RequestValidationError)
     async def _validation(request: Request, exc: RequestValidationError) -> JSONResponse:
         errors = exc.errors()
@@ -159,8 +160,12 @@ def register_error_handlers(app: FastAPI) -> None:
     # The LangGraph Postgres saver talks to psycopg directly (its own pool, not Database.connect): a server
     # restarting under a turn surfaces as psycopg's OperationalError ("server closed the connection"), a server
     # still down as the pool's timeout. Both are the same outage as DatabaseUnavailable, answered the same way.
-    for outage in (PostgresConnectionError, PoolTimeout):
-        app.add_exception_handler(outage, _database_down)
+    if postgres:
+        from psycopg import OperationalError as PostgresConnectionError
+        from psycopg_pool import PoolTimeout
+
+        for outage in (PostgresConnectionError, PoolTimeout):
+            app.add_exception_handler(outage, _database_down)
 
     @app.exception_handler(TicketStoreError)
     async def _ticket_store(request: Request, exc: TicketStoreError) -> JSONResponse:

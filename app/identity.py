@@ -17,8 +17,6 @@ import re
 import time
 from dataclasses import dataclass, field
 
-import jwt
-
 from core.errors import InvalidFilter
 from core.filters import normalise_values
 
@@ -55,6 +53,8 @@ def make_user_token(
     claims = {"sub": user_id, "iat": issued, "exp": issued + int(ttl_s)}
     if groups:
         claims["groups"] = list(groups)
+    import jwt  # (here: only deployments with sign-in read tokens; its cryptography import costs every start)
+
     return jwt.encode(claims, secret, algorithm="HS256")
 
 
@@ -71,6 +71,8 @@ def verify_user_token(token: str, secret: str, *, leeway_s: float = 30, max_ttl_
         token = token[7:].strip()
     if not token or len(token) > MAX_TOKEN_CHARS:
         raise IdentityError(f"{USER_HEADER} is empty or longer than {MAX_TOKEN_CHARS} characters.")
+    import jwt
+
     try:
         claims = jwt.decode(token, secret, algorithms=["HS256"], leeway=leeway_s, options={"require": ["sub", "exp"]})
     except jwt.ExpiredSignatureError:

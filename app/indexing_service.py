@@ -18,7 +18,7 @@ from core.errors import DocumentRejected
 from core.ports import VectorIndex
 from core.records import ChunkRecord, DocumentInfo
 from graphs.indexing import IndexingContext, IndexingInput, IndexingState
-from nodes.indexing.steps import document_id, document_info, embed_chunks
+from nodes.indexing.steps import content_version, document_id, document_info, embed_chunks, is_unchanged
 
 if TYPE_CHECKING:
     from app.resources import Resources
@@ -184,16 +184,24 @@ class IndexingService:
         """Index files as one batch: includes resolve among them (or within `includes`), fragments are skipped."""
         sources = self.sources(paths, root=root, prefix=prefix)
         resolver = includes or IncludeResolver.from_paths(sources)
+        # what is indexed now, in one read of the store: a file whose content is indexed already (every file of
+        # the bundled KB at a start) is found unchanged here, without a store read and a graph run of its own
+        indexed = {doc["doc_id"]: doc for doc in self.index.list_documents()}
         results = []
         for source, path in sources.items():
             if resolver.is_fragment(source):
                 result = self.skip_fragment(source)
             else:
-                try:
-                    result = self.index_bytes(source, path.read_bytes(), includes=resolver)
-                except DocumentRejected as exc:
-                    log.warning("skipped %s: %s", source, exc.reason)
-                    result = IndexResult(source=source, status="failed", error=exc.reason)
+                data = path.read_bytes()
+                existing = indexed.get(document_id(source))
+                if existing is not None and is_unchanged(existing, content_version(resolver.expand(source, data)), {}):
+                    result = IndexResult(source=source, status="unchanged", document=existing)
+                else:
+                    try:
+                        result = self.index_bytes(source, data, includes=resolver)
+                    except DocumentRejected as exc:
+                        log.warning("skipped %s: %s", source, exc.reason)
+                        result = IndexResult(source=source, status="failed", error=exc.reason)
             results.append(result)
             if progress:
                 progress(result)

@@ -37,6 +37,7 @@ from app.routers import traces as traces_router
 from app.routers import ui as ui_router
 from app.settings import Settings
 from app.source_schedule import SourceScheduler
+from app.storage import database_url_for
 
 log = logging.getLogger(__name__)
 MULTIPART_OVERHEAD = 64 * 1024
@@ -67,8 +68,9 @@ def create_app(settings: Settings | None = None, **overrides: Any) -> FastAPI:
     @asynccontextmanager
     async def lifespan(app: FastAPI):
         configure_logging(settings.server.log_level)
-        # models load here, once, in a worker thread so the event loop stays responsive
-        resources = await run_in_threadpool(build_resources, settings, **overrides)
+        # models load here, once, in a worker thread so the event loop stays responsive; the names model's load
+        # and the parse workers start once the rest is ready (below), not alongside it
+        resources = await run_in_threadpool(build_resources, settings, defer_background_loads=True, **overrides)
         # once across replicas (a lock, then content hashes), recorded as a sync_kb job
         await run_in_threadpool(sync_kb_at_start, resources)
         await run_in_threadpool(resources.jobs.prune, JOB_HISTORY_S)
@@ -107,6 +109,9 @@ def create_app(settings: Settings | None = None, **overrides: Any) -> FastAPI:
             if resources.sources
             else None
         )
+        # until they are there, a text that needs names removed (a trace record, an LLM prompt) waits for the names
+        # model, and a file to index (an upload, a source sync) for the parse workers
+        resources.start_background_loads()
         try:
             yield
         finally:
@@ -153,7 +158,7 @@ def create_app(settings: Settings | None = None, **overrides: Any) -> FastAPI:
     # outermost of ours (added last): it gives every request its id and answers whatever escaped every handler
     app.add_middleware(UnexpectedErrorMiddleware)
 
-    register_error_handlers(app)
+    register_error_handlers(app, postgres=not database_url_for(settings).startswith("sqlite"))
     app.include_router(health.router)
     app.include_router(chat.router)
     app.include_router(documents.router)

@@ -69,3 +69,21 @@ def store_sizes(settings) -> dict[str, int]:
     sizes = {name: path_bytes(path) for name, path in named.items() if path is not None}
     sizes["data_dir_total"] = path_bytes(data)
     return sizes
+
+
+def names_model_state(redactors: dict) -> str:
+    """ "off" (no destination removes names), "loading" (a text that needs it waits for it), "loaded", or
+    "failed" (every text that needs it is refused, never passed on: the log says why)."""
+    from app.adapters.redaction.loading import LoadingDetector
+
+    loaders = {
+        id(detector): detector
+        for redactor in redactors.values()
+        for detector in getattr(getattr(redactor, "engine", None), "pii_detectors", ())
+        if isinstance(detector, LoadingDetector)
+    }.values()
+    if not loaders:
+        return "off"  # (or loaded before the redactors were built: no loader to ask)
+    if all(loader.ready for loader in loaders):
+        return "loaded"
+    return "failed" if any(loader.failed for loader in loaders) else "loading"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,7 +18,7 @@ from app.adapters.llm import RedactingChatModel, build_chat_model, build_named_c
 from app.adapters.memory import SessionStore
 from app.adapters.parse_sandbox import SandboxedParser
 from app.adapters.parsers import FileParser
-from app.adapters.redactor import redactors_from_settings
+from app.adapters.redactor import redactors_from_settings, start_background_loads
 from app.adapters.source_store import SourceStore
 from app.adapters.status_page import build_status_checker
 from app.adapters.tickets import TicketService, build_ticket_desk
@@ -93,6 +94,14 @@ class Resources:
         if destination not in self.redactors:
             raise ValueError(f"unknown redaction destination {destination!r}; known: {', '.join(self.redactors)}")
         return self.redactors[destination]
+
+    def start_background_loads(self) -> None:
+        """Start what `build_resources(..., defer_background_loads=True)` left for later: the names model's load
+        (until then, and until it is loaded, a text that needs it waits for it: none is passed on unchecked) and
+        the parse sandbox's workers (the first parse waits for them)."""
+        start_background_loads(self.redactors)
+        if self.parser is not None and hasattr(self.parser, "start"):
+            self.parser.start()
 
     def close(self) -> None:
         try:
@@ -205,13 +214,16 @@ def hybrid_index(settings: Settings, client, collection: str, database: Database
     return HybridIndex(vector)
 
 
-def build_resources(settings: Settings, **overrides) -> Resources:
+def build_resources(settings: Settings, *, defer_background_loads: bool = False, **overrides) -> Resources:
     """Everything the service needs. Keyword overrides (embedder=, llm=, redactor=, parser=) let tests swap
     one adapter for a double. An embedded data directory is taken for this process first (DataDirInUse when
-    another process has it), before any store opens it."""
+    another process has it), before any store opens it. `defer_background_loads`: the names model and the
+    parse sandbox's workers, which otherwise start loading on threads of their own here, wait for
+    `Resources.start_background_loads()` (the API's lifespan calls it once the rest is ready: they would slow
+    the rest down), or for the first text or file that needs them."""
     lock = hold_data_dir(settings.storage.data_dir) if settings.storage.chroma_mode == "persistent" else None
     try:
-        resources = _build_resources(settings, **overrides)
+        resources = _build_resources(settings, start_background_loads_now=not defer_background_loads, **overrides)
     except BaseException:
         if lock is not None:
             lock.release()
@@ -225,16 +237,8 @@ def build_resources(settings: Settings, **overrides) -> Resources:
     return resources
 
 
-def _build_resources(
-    settings: Settings,
-    *,
-    embedder: Embedder | None = None,
-    llm: ChatModel | None = None,
-    redactor: Redactor | None = None,
-    parser: DocumentParser | None = None,
-) -> Resources:
-    settings.storage.data_dir.mkdir(parents=True, exist_ok=True)
-    embedder = embedder or build_embedder(
+def _build_embedder(settings: Settings) -> Embedder:
+    return build_embedder(
         settings.embeddings.embedding_backend,
         settings.embeddings.embedding_model_path,
         threads=settings.embeddings.torch_threads,
@@ -242,40 +246,19 @@ def _build_resources(
         cache_dir=settings.storage.data_dir / "models" / "onnx",
         onnx_variant=settings.embeddings.embedding_onnx_variant,
     )
-    client = make_client(
-        settings.storage.chroma_mode,
-        path=str(settings.storage.chroma_dir),
-        host=settings.storage.chroma_host,
-        port=settings.storage.chroma_port,
-        ssl=settings.storage.chroma_ssl,
-    )
+
+
+def _build_resources(
+    settings: Settings,
+    *,
+    embedder: Embedder | None = None,
+    llm: ChatModel | None = None,
+    redactor: Redactor | None = None,
+    parser: DocumentParser | None = None,
+    start_background_loads_now: bool = True,
+) -> Resources:
+    settings.storage.data_dir.mkdir(parents=True, exist_ok=True)
     policy = load_answer_policy(settings)  # first: a broken configuration file stops the start here
-    # the relational store (tickets, votes, traces, session owners, jobs): its migrations run here, at start-up
-    database = Database.open(database_url_for(settings))
-    if not database.is_postgres:
-        _import_legacy_stores(settings, database)
-        _import_legacy_sources(settings, database)
-    # Chroma holds the vectors and the documents; BM25 beside it is brought in step with Chroma here
-    # (start-up) and on every write (app/adapters/lexical_index.py); the first collection is the main one:
-    # the graph retrieves from it; the others join at the answer step
-    index = hybrid_index(settings, client, policy.collections[0].collection, database)
-    index.reconcile()
-    match_encoder(index.vector, embedder, policy.collections[0].collection)
-    extra_indexes = {
-        spec.name: hybrid_index(settings, client, spec.collection, database) for spec in policy.collections[1:]
-    }
-    for spec in policy.collections[1:]:
-        extra_indexes[spec.name].reconcile()
-        match_encoder(extra_indexes[spec.name].vector, embedder, spec.collection)
-    feedback = FeedbackStore(
-        database,
-        embed=embedder.embed_query,
-        min_votes=settings.feedback.feedback_min_votes,
-        max_multiplier=settings.feedback.feedback_max_multiplier,
-        similarity=settings.feedback.feedback_similarity,
-        cache_s=settings.feedback.feedback_cache_s,
-        vote_window_s=settings.feedback.feedback_vote_window_hours * 3600,
-    )
     # secrets always, personal data per destination (DESKMATE_REDACT_*); memory is what the redact node
     # applies, so it is the base every other destination starts from
     llm = llm if llm is not None else build_chat_model(settings)
@@ -287,7 +270,66 @@ def _build_resources(
         + (("llm",) if llm is not None or any(llms.values()) else ())
         + (("trace",) if settings.tracing.langfuse_enabled or settings.tracing.local_traces else ())
     )  # Langfuse, the local store
-    redactors = redactors_from_settings(settings, override=redactor, in_use=in_use)
+    if embedder is None and settings.embeddings.embedding_backend == "torch":
+        # torch is imported before the redactors' imports hide it from spaCy (app/adapters/torch_free.py hides it
+        # from every thread while they run): the two never overlap
+        embedder = _build_embedder(settings)
+    # the embedder, Chroma and the redactors do not depend on each other: each loads on a thread of its own
+    # while this one opens the relational store and then brings the indexes in step (ONNX Runtime, Chroma's Rust
+    # core, SQLite and file reads leave the GIL to the others); each is loaded before anything below uses it
+    with ThreadPoolExecutor(max_workers=3, thread_name_prefix="start") as pool:
+        embedding = pool.submit(_build_embedder, settings) if embedder is None else None
+        chroma = pool.submit(
+            make_client,
+            settings.storage.chroma_mode,
+            path=str(settings.storage.chroma_dir),
+            host=settings.storage.chroma_host,
+            port=settings.storage.chroma_port,
+            ssl=settings.storage.chroma_ssl,
+        )
+        redaction = pool.submit(
+            redactors_from_settings,
+            settings,
+            override=redactor,
+            in_use=in_use,
+            start_names_load=start_background_loads_now,
+        )
+        # the relational store (tickets, votes, traces, session owners, jobs): its migrations run here, at start-up
+        database = Database.open(database_url_for(settings))
+        try:
+            if not database.is_postgres:
+                _import_legacy_stores(settings, database)
+                _import_legacy_sources(settings, database)
+            client = chroma.result()
+            # Chroma holds the vectors and the documents; BM25 beside it is brought in step with Chroma here
+            # (start-up) and on every write (app/adapters/lexical_index.py); the first collection is the main one:
+            # the graph retrieves from it; the others join at the answer step
+            index = hybrid_index(settings, client, policy.collections[0].collection, database)
+            index.reconcile()
+            extra_indexes = {
+                spec.name: hybrid_index(settings, client, spec.collection, database) for spec in policy.collections[1:]
+            }
+            for extra in extra_indexes.values():
+                extra.reconcile()
+            if embedding is not None:
+                embedder = embedding.result()
+            assert embedder is not None
+            match_encoder(index.vector, embedder, policy.collections[0].collection)
+            for spec in policy.collections[1:]:
+                match_encoder(extra_indexes[spec.name].vector, embedder, spec.collection)
+            redactors = redaction.result()
+        except BaseException:  # (a store or model that failed to load: the database opened here closes again)
+            database.close()
+            raise
+    feedback = FeedbackStore(
+        database,
+        embed=embedder.embed_query,
+        min_votes=settings.feedback.feedback_min_votes,
+        max_multiplier=settings.feedback.feedback_max_multiplier,
+        similarity=settings.feedback.feedback_similarity,
+        cache_s=settings.feedback.feedback_cache_s,
+        vote_window_s=settings.feedback.feedback_vote_window_hours * 3600,
+    )
     redactor = redactors["memory"]
     install_log_redaction(redactors["log"])
     if llm is not None:
@@ -365,6 +407,7 @@ def _build_resources(
         timeout_s=settings.ingestion.parse_timeout_s,
         memory_mb=settings.ingestion.parse_memory_mb,
         workers=settings.ingestion.parse_workers,
+        start=start_background_loads_now,
     )
     indexing_context = IndexingContext(
         embedder=embedder, index=index, parser=parser, chunk_max_tokens=settings.ingestion.chunk_max_tokens
@@ -425,7 +468,8 @@ def _build_resources(
     )
     # a sync whose worker died for the last time ends in the lease sweep, whichever process runs it
     resources.jobs.on_given_up = lambda job: end_source_sync(resources, job)
-    # (the parse sandbox's workers start on a thread of their own: no chat needs them, the first parse waits)
+    # (the parse sandbox's workers start on a thread of their own, now or at start_background_loads: no chat
+    # needs them, the first parse waits)
     return resources
 
 

@@ -18,6 +18,8 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
+from core.patterns import LazyPattern, Regex
+
 SUSPECT_AT = 1.0  # total weight at which a text is flagged
 
 
@@ -25,11 +27,11 @@ SUSPECT_AT = 1.0  # total weight at which a text is flagged
 class Signal:
     name: str
     weight: float
-    pattern: re.Pattern[str]
+    pattern: Regex
 
 
-def _p(regex: str) -> re.Pattern[str]:
-    return re.compile(regex, re.I | re.S)
+def _p(regex: str) -> LazyPattern:
+    return LazyPattern(regex, re.I | re.S)  # compiled by the first message checked, not at import
 
 
 _VERB_OVERRIDE = (

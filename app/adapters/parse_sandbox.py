@@ -317,8 +317,11 @@ class SandboxedParser:
         workers: int = 1,
         cpu_seconds: int | None = None,
         max_result_bytes: int = DEFAULT_MAX_RESULT_BYTES,
+        start: bool = True,
     ) -> None:
-        """`parser_factory` must be picklable (a class or module-level function): workers build their own."""
+        """`parser_factory` must be picklable (a class or module-level function): workers build their own.
+        `start=False`: the workers start at `start()` or at the first parse (the service starts them once it is
+        ready: the forkserver's imports would take a core from the start-up)."""
         if timeout_s <= 0 or memory_mb < 64 or workers < 1:
             raise ValueError("timeout_s > 0, memory_mb >= 64 and workers >= 1 are required")
         self.timeout_s = timeout_s
@@ -337,7 +340,20 @@ class SandboxedParser:
         # the workers start on a thread of their own (the forkserver imports the parsers: seconds on a busy
         # machine), so the service is ready before they are; the first parse waits for them (`_started`)
         self._starter = threading.Thread(target=self._start_workers, name="parse-sandbox-start", daemon=True)
-        self._starter.start()
+        self._start_lock = threading.Lock()
+        if start:
+            self.start()
+
+    def start(self) -> None:
+        """Start the workers on their thread (once; a later call does nothing)."""
+        with self._start_lock:
+            if not self.started:
+                self._starter.start()
+
+    @property
+    def started(self) -> bool:
+        """True once the workers' start has begun (at once unless built with `start=False`)."""
+        return self._starter.ident is not None
 
     def _start_workers(self) -> None:
         started = time.monotonic()
@@ -357,9 +373,9 @@ class SandboxedParser:
         )
 
     def _started(self) -> None:
-        """Wait until the workers have been started (at most once per sandbox: the start thread ends)."""
-        if self._starter.is_alive():
-            self._starter.join()
+        """Wait until the workers have been started (starting them if nothing has: at most once per sandbox)."""
+        self.start()
+        self._starter.join()
 
     def wait_ready(self, timeout_s: float = STARTUP_TIMEOUT_S) -> bool:
         """Wait until every idle worker has started (False if one could not; the next upload starts another)."""
@@ -456,6 +472,10 @@ class SandboxedParser:
         if self._closed.is_set():
             return
         self._closed.set()
+        with self._start_lock:
+            never_started = not self.started
+        if never_started:
+            return  # (no worker to stop)
         self._started()
         while True:
             try:

@@ -18,7 +18,13 @@ import logging
 from app.adapters.redaction.chat_rules import find_secrets
 from app.adapters.redaction.engine import PolicyRedactor, RedactionEngine
 from app.adapters.redaction.pii import email_addresses
-from app.adapters.redaction.policy import DESTINATIONS, RedactionPolicy, build_engine, build_redactors
+from app.adapters.redaction.policy import (
+    DESTINATIONS,
+    RedactionPolicy,
+    build_engine,
+    build_redactors,
+    start_background_loads,
+)
 from app.adapters.redaction.spans import Span
 from core.ports import Redactor
 
@@ -40,11 +46,16 @@ class PatternRedactor(PolicyRedactor):
 
 
 def redactors_from_settings(
-    settings, override: Redactor | None = None, *, in_use: tuple[str, ...] = DESTINATIONS
+    settings,
+    override: Redactor | None = None,
+    *,
+    in_use: tuple[str, ...] = DESTINATIONS,
+    start_names_load: bool = True,
 ) -> dict[str, Redactor]:
     """One redactor per destination from the settings' policy, sharing one engine (built once: the
     names model takes seconds, and is loaded only when a destination `in_use` removes names, on a thread of
-    its own: the first text that needs it waits for it). `override` (tests) is used for every destination."""
+    its own: the first text that needs it waits for it; `start_names_load=False`: the load begins at
+    `start_background_loads(redactors)` or at that first text). `override` (tests) is used for every destination."""
     if override is not None:
         return {d: override for d in (*DESTINATIONS, "documents")}
     policy = RedactionPolicy.from_settings(settings)
@@ -54,6 +65,7 @@ def redactors_from_settings(
         names_model=settings.redaction.names_model,
         destinations=in_use,
         load_names_in_background=True,
+        start_names_load=start_names_load,
     )
     log.info(
         "redaction policy: %s",
@@ -65,4 +77,11 @@ def redactors_from_settings(
     return build_redactors(policy, engine)
 
 
-__all__ = ["PatternRedactor", "PolicyRedactor", "RedactionEngine", "RedactionPolicy", "redactors_from_settings"]
+__all__ = [
+    "PatternRedactor",
+    "PolicyRedactor",
+    "RedactionEngine",
+    "RedactionPolicy",
+    "redactors_from_settings",
+    "start_background_loads",
+]

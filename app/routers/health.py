@@ -5,7 +5,7 @@ from __future__ import annotations
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 
-from app.readiness import PROBE_TEXT, probe_stores, store_sizes
+from app.readiness import PROBE_TEXT, names_model_state, probe_stores, store_sizes
 
 router = APIRouter(tags=["health"])
 
@@ -39,7 +39,12 @@ def ready(request: Request):
     stores = probe_stores(resources, vector)
     failing = [name for name, probe in stores.items() if not probe["ok"]]
     disk = resources.disk.state() if resources.disk is not None else None
-    report = {"stores": stores, "sizes": store_sizes(resources.settings)}
+    report = {
+        "stores": stores,
+        "sizes": store_sizes(resources.settings),
+        # the names model loads after the start: until it is loaded, a text that needs names removed waits for it
+        "redaction": {"names_model": names_model_state(resources.redactors)},
+    }
     if disk is not None:
         report["disk"] = {"free_bytes": disk.free_bytes, "min_free_bytes": disk.floor_bytes, "ok": disk.ok}
     if failing:

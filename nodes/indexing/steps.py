@@ -42,9 +42,14 @@ def load(state: IndexingState, runtime: Runtime[IndexingContext]) -> dict:
     """Identify the document and its version; unchanged content is skipped (content-hash IDs)."""
     doc_id, version = document_id(state["source"]), content_version(state["data"])
     existing = runtime.context.index.get_document(doc_id)
-    if existing and existing["version"] == version and _context_of(existing) == state.get("document_context", {}):
+    if existing and is_unchanged(existing, version, state.get("document_context", {})):
         return {"doc_id": doc_id, "version": version, "status": "unchanged", "document_info": existing}
     return {"doc_id": doc_id, "version": version, "status": "replaced" if existing else "new"}
+
+
+def is_unchanged(existing: DocumentInfo, version: str, document_context: dict) -> bool:
+    """The indexed document `existing` already is this content (`version`) with this document context."""
+    return existing["version"] == version and _context_of(existing) == document_context
 
 
 def _context_of(info: DocumentInfo) -> dict:

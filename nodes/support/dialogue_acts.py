@@ -22,6 +22,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Callable
 
 from core.lexicon import STOPWORDS, is_troubleshooting, it_topics, reply_kind, words
+from core.patterns import LazyPattern, Regex
 from core.text import fold
 from nodes.support.replies import BOT_DISCLOSURE, OUT_OF_SCOPE, SMALL_TALK_REPLIES, capabilities, reach_a_person
 
@@ -118,8 +119,9 @@ def normalise(text: str) -> str:
     return re.sub(r"\s+", " ", text).strip()
 
 
-def _any(*patterns: str) -> re.Pattern[str]:
-    return re.compile("|".join(f"(?:{p})" for p in patterns), _I)
+def _any(*patterns: str) -> LazyPattern:
+    # compiled by the first message that reaches the rule, not when the service starts (core/patterns.py)
+    return LazyPattern("|".join(f"(?:{p})" for p in patterns), _I)
 
 
 # --- shared vocabulary -------------------------------------------------------------------------------------
@@ -151,7 +153,7 @@ _HOW_TO = _any(
     r"\bam i allowed\b",
     r"\bdo i need\b",
 )
-_NEW_TICKET = re.compile(
+_NEW_TICKET = LazyPattern(
     r"(?<!my )(?<!our )(?<!any )(?<!the )(?<!your )\b(?:open|create|raise|log|file|submit|make|"
     r"start|new)\b.{0,20}\b(?:a |an )?(?:ticket|case|incident)\b",
     _I,
@@ -314,7 +316,7 @@ _SERVICE_REQUEST = _any(
     rf"^(?:please )?{_DO_FOR_ME}\b",
 )
 # not something to order: help, information, or a credential the user resets themselves
-_NOT_AN_ITEM = re.compile(
+_NOT_AN_ITEM = LazyPattern(
     r"\b(?:need|want|like|get|have|require|request)\b (?:some |more |a |an |any |the |a little |a bit of )?"
     r"(?:help|assistance|support|info|information|advice|details|guidance|time|clarification|answers?|idea|questions?|"
     r"way|solution|fix|hand|word|call)\b"
@@ -373,21 +375,21 @@ _OUT_OF_SCOPE = _any(
     r"\b(?:make|bring|send|get|order)(?: me| us)? (?:a |an |some )?(?:taxi|cab|uber|sandwich|coffee|tea|burger)\b",
 )
 # asking deskmate for its own (or its systems') secrets is not a help-desk request, whatever IT words it uses
-_ASKS_FOR_OUR_SECRETS = re.compile(
+_ASKS_FOR_OUR_SECRETS = LazyPattern(
     r"\b(?:give|tell|send|share|show|what(?:'s| is))(?: me)? your (?:own |admin |root |"
     r"(?:server|datacenter|data center|database|system|admin)'?s? )?"
     r"(?:password|passcode|credentials|api key|secret)s?\b",
     _I,
 )
 # things that are not IT even when they are broken ("my fridge isn't cooling")
-_NOT_IT_THINGS = re.compile(
+_NOT_IT_THINGS = LazyPattern(
     r"\b(?:fridge|refrigerator|freezer|washing machine|dishwasher|dryer|oven|microwave|kettle|"
     r"toaster|vacuum cleaner|boiler|my car|my bike|my tv|my television|lawn ?mower)\b",
     _I,
 )
 # words that keep an off-topic-sounding message in scope: IT ("access to the football pool spreadsheet") and
 # the company's own processes ("how do I claim a hotel in the expenses tool?")
-_IN_SCOPE_WORDS = re.compile(
+_IN_SCOPE_WORDS = LazyPattern(
     r"\b(?:access|install\w*|licen[cs]e|account|permission|rights|password|login|"
     r"spreadsheet|excel|file|folder|drive|app|software|system|portal|device|tool|claim|expenses?|"
     r"reimburs\w*|receipts?|polic(?:y|ies)|allowance|per diem|travel desk|booking tool|"
@@ -396,7 +398,7 @@ _IN_SCOPE_WORDS = re.compile(
 )
 
 # --- greetings, thanks, goodbyes -------------------------------------------------------------------------
-_GREETING = re.compile(
+_GREETING = LazyPattern(
     r"\b(?:hi|hello|hey|heya|hiya|howdy|yo|greetings|good (?:morning|afternoon|evening|day)|morning|"
     r"afternoon|evening|sup|wh?at'?s up|what is up|wassup|how(?:'s| is) it going|how are (?:you|u)|"
     # the same in the languages deskmate's notices cover: a one-word greeting is no question to translate
@@ -404,14 +406,14 @@ _GREETING = re.compile(
     r"dzien dobry|dzień dobry|cześć|czesc|goedemorgen|goedendag)\b",
     _I,
 )
-_THANKS = re.compile(
+_THANKS = LazyPattern(
     r"\b(?:thanks?|thank (?:you|u|ya|yo)|thx|thnx|tnx|thanx|ty|tysm|cheers|appreciated?|"
     r"appreciate (?:it|that|you|the help)|grateful|kudos|"
     r"danke(?: schön| schoen| sehr)?|merci(?: beaucoup)?|gracias|grazie(?: mille)?|obrigad[oa]|"
     r"dank ?je(?:wel)?|bedankt|tack(?: så mycket)?|dzięki|dzieki|dziękuję|dziekuje)\b",
     _I,
 )
-_FAREWELL = re.compile(
+_FAREWELL = LazyPattern(
     r"\b(?:bye|goodbye|good bye|buh bye|see (?:you|ya|u)(?: around| soon| later)?|cya|later|laters|"
     r"farewell|take care|have a (?:nice|good|great|lovely) (?:day|one|evening|weekend|night)|"
     r"good ?night|talk (?:to you|soon|later)|ttyl|catch you later|that'?s (?:all|it)|nothing else|"
@@ -433,14 +435,14 @@ _PLEASANTRY_WORDS = frozenset(
 )
 
 # "works now but Outlook doesn't", "it worked, still slow though": not a closing
-_RESOLVED_CAVEAT = re.compile(
+_RESOLVED_CAVEAT = LazyPattern(
     r"\b(?:but|however|except|although|though|still|doesn'?t|don'?t|won'?t|can'?t|cannot|"
     r"isn'?t|didn'?t|not working)\b",
     _I,
 )
 
 
-def _only_pleasantries(text: str, marker: re.Pattern[str]) -> bool:
+def _only_pleasantries(text: str, marker: Regex) -> bool:
     """Nothing but the pleasantry, its filler words and, in a short message, one name ("bye Maria")."""
     rest = [w for w in words(marker.sub(" ", text)) if len(w) > 1 and w not in _PLEASANTRY_WORDS]
     return not rest or (
@@ -481,7 +483,7 @@ class ActSpec:
         return self.reason or f"{self.act}: a reply without the knowledge base"
 
 
-def _matches(pattern: re.Pattern[str], guard: Callable[[str], bool] | None = None) -> Callable[[str], bool]:
+def _matches(pattern: Regex, guard: Callable[[str], bool] | None = None) -> Callable[[str], bool]:
     def holds(text: str) -> bool:
         normal = normalise(text)
         return bool(pattern.search(normal)) and (guard is None or guard(normal))
@@ -489,7 +491,7 @@ def _matches(pattern: re.Pattern[str], guard: Callable[[str], bool] | None = Non
     return holds
 
 
-def _pleasantry(marker: re.Pattern[str]) -> Callable[[str], bool]:
+def _pleasantry(marker: Regex) -> Callable[[str], bool]:
     """The message is nothing but this pleasantry (a greeting, thanks, a goodbye), with no IT topic in it."""
 
     def holds(text: str) -> bool:
@@ -501,7 +503,7 @@ def _pleasantry(marker: re.Pattern[str]) -> Callable[[str], bool]:
     return holds
 
 
-_QUESTION_START = re.compile(r"^(?:has|have|is|was|were|did|does|do|when|what|why|how|will|can|could)\b", _I)
+_QUESTION_START = LazyPattern(r"^(?:has|have|is|was|were|did|does|do|when|what|why|how|will|can|could)\b", _I)
 
 
 def reports_resolved(text: str) -> bool:

@@ -190,3 +190,53 @@ def test_a_staged_chunk_swept_before_the_switch_is_written_again(tmp_path):
     )
     assert swept and swept[0] > 0
     assert index.count() == out["document_info"]["chunk_count"]  # whole after the switch
+
+
+def test_a_folder_synced_again_unchanged_runs_no_graph_and_reads_the_store_once(tmp_path):
+    """A start finds the bundled folder indexed already: one listing of the store, no graph run or per-file
+    read; an edited file, or a file whose included fragment was edited, is still indexed again."""
+    from app.adapters.tracing import NullTracer
+    from app.indexing_service import IndexingService
+
+    class CountingIndex(InMemoryIndex):
+        def __init__(self) -> None:
+            super().__init__()
+            self.reads = 0
+
+        def get_document(self, doc_id):
+            self.reads += 1
+            return super().get_document(doc_id)
+
+    class CountingGraph:
+        def __init__(self, graph) -> None:
+            self.graph, self.runs = graph, 0
+
+        def invoke(self, *args, **kwargs):
+            self.runs += 1
+            return self.graph.invoke(*args, **kwargs)
+
+    folder = tmp_path / "kb"
+    (folder / "includes").mkdir(parents=True)
+    (folder / "guide.md").write_bytes(DOC_V1)
+    (folder / "vpn.md").write_text('# VPN\n\n## Connect\n\nOpen the client.\n\n--8<-- "includes/note.md"\n')
+    (folder / "includes" / "note.md").write_text("Ask the service desk for a token.\n")
+    embedder, index, graph = HashingEmbedder(), CountingIndex(), CountingGraph(build_indexing_graph())
+    service = IndexingService(
+        graph, IndexingContext(embedder=embedder, index=index, parser=FileParser(), chunk_max_tokens=64), NullTracer()
+    )
+    first = {r.source: r.status for r in service.sync_directory(folder)}
+    assert first == {"kb/guide.md": "new", "kb/vpn.md": "new", "kb/includes/note.md": "included"}
+
+    graph.runs, index.reads, embedder.calls = 0, 0, []
+    again = service.sync_directory(folder)
+    assert {r.source: r.status for r in again} == first | {"kb/guide.md": "unchanged", "kb/vpn.md": "unchanged"}
+    assert graph.runs == 0 and not embedder.calls
+    assert index.reads == 1  # the fragment's own check; the articles were found in the one listing
+    guide = next(r for r in again if r.source == "kb/guide.md").document
+    assert guide is not None and guide == index.get_document(guide["doc_id"])  # what the graph would report
+
+    (folder / "guide.md").write_bytes(DOC_V2)
+    (folder / "includes" / "note.md").write_text("Ask the service desk for a new token.\n")
+    edited = {r.source: r.status for r in service.sync_directory(folder)}
+    assert edited == first | {"kb/guide.md": "replaced", "kb/vpn.md": "replaced"}
+    assert graph.runs == 2

@@ -110,3 +110,76 @@ def test_texts_redacted_as_a_batch_come_out_as_each_redacted_alone():
     alone = redactors_from_settings(Settings(_env_file=None), in_use=("memory", "trace"))["trace"]
     assert [r.text for r in batch] == [alone.redact(t).text for t in texts]
     assert "Naomi" not in batch[0].text and "K9$mLp2q" not in batch[1].text and "10.2.3.4" not in batch[2].text
+
+
+def test_a_load_left_for_later_begins_when_started_or_when_the_first_text_needs_it():
+    loads: list[str] = []
+
+    def load():
+        loads.append("loaded")
+        return NamesOf("Naomi Ryan")
+
+    started = LoadingDetector(frozenset({"PERSON"}), load, start=False)
+    needed = LoadingDetector(frozenset({"PERSON"}), load, start=False)
+    threading.Event().wait(0.2)
+    assert loads == [] and not (started.started or needed.started)  # nothing loads on its own
+    started.start()
+    started.start()  # (a second start does nothing)
+    started.wait(10)
+    assert loads == ["loaded"] and started.ready
+    # nobody started this one: the first text that needs it starts the load and waits for it, never passes
+    assert "Naomi Ryan" not in redactor_with(needed).redact("ask Naomi Ryan").text
+    assert loads == ["loaded", "loaded"]
+
+
+def test_the_service_starts_the_names_model_and_the_parse_workers_only_once_the_rest_is_ready(
+    make_settings, monkeypatch
+):
+    """The lifespan builds the redactors with the names model's load left for later, and the parse sandbox
+    without its workers, and starts both just before the service answers: they do not compete with the start-up."""
+    from fastapi.testclient import TestClient
+
+    import app.resources as resources_module
+    from app.main import create_app
+    from tests.fakes import HashingEmbedder
+
+    built = {}
+    build_resources = resources_module.build_resources
+
+    def recording_build(*args, **kwargs):
+        resources = build_resources(*args, **kwargs)
+        loaders = [d for d in resources.redactors["trace"].engine.pii_detectors if isinstance(d, LoadingDetector)]
+        built["loaders"] = loaders
+        built["started at build"] = [loader.started for loader in loaders] + [resources.parser.started]
+        built["parser"] = resources.parser
+        return resources
+
+    monkeypatch.setattr("app.main.build_resources", recording_build)
+    application = create_app(make_settings(kb_dir=None), embedder=HashingEmbedder())
+    with TestClient(application, base_url="http://localhost") as client:
+        assert client.get("/ready").status_code == 200
+        assert built["started at build"] == [False, False]  # not while the stores opened and the KB was synced
+        assert built["loaders"][0].started and built["parser"].started  # started by the time the service answers
+        assert client.get("/ready").json()["redaction"]["names_model"] in ("loading", "loaded")
+        built["loaders"][0].wait()
+        assert client.get("/ready").json()["redaction"]["names_model"] == "loaded"
+
+
+def test_ready_tells_whether_the_names_model_is_loading_loaded_failed_or_off():
+    from app.readiness import names_model_state
+
+    release = threading.Event()
+    loading = LoadingDetector(frozenset({"PERSON"}), lambda: release.wait(10) and NamesOf("Naomi Ryan"))
+    assert names_model_state({"trace": redactor_with(loading)}) == "loading"
+    release.set()
+    loading.wait(10)
+    assert names_model_state({"trace": redactor_with(loading), "llm": redactor_with(loading)}) == "loaded"
+
+    def broken():
+        raise OSError("model files missing")
+
+    failed = LoadingDetector(frozenset({"PERSON"}), broken)
+    with pytest.raises(RuntimeError):
+        failed.wait(10)
+    assert names_model_state({"trace": redactor_with(loading), "llm": redactor_with(failed)}) == "failed"
+    assert names_model_state({"memory": redactor_with(NamesOf("Naomi Ryan"))}) == "off"

@@ -414,3 +414,24 @@ def test_close_stops_every_worker():
     assert not any(_alive(pid) for pid in pids)
     with pytest.raises(RuntimeError):
         sandbox.parse("guide.md", GUIDE)
+
+
+def test_workers_left_for_later_start_at_start_or_at_the_first_parse_and_a_never_started_pool_closes_at_once():
+    started_later = SandboxedParser(FileParser, timeout_s=5, memory_mb=256, start=False)
+    parsed_first = SandboxedParser(FileParser, timeout_s=5, memory_mb=256, start=False)
+    never = SandboxedParser(FileParser, timeout_s=5, memory_mb=256, start=False)
+    try:
+        time.sleep(0.2)
+        assert not any(s.started for s in (started_later, parsed_first, never))  # nothing starts on its own
+        started_later.start()
+        started_later.start()  # (a second start does nothing)
+        assert started_later.wait_ready() and len(started_later.worker_pids()) == 1
+        assert parsed_first.parse("guide.md", GUIDE).title == "Guide"  # the first parse starts the pool itself
+        closing = time.monotonic()
+        never.close()
+        assert time.monotonic() - closing < 1 and not never.started
+        with pytest.raises(RuntimeError):
+            never.parse("guide.md", GUIDE)
+    finally:
+        for sandbox in (started_later, parsed_first, never):
+            sandbox.close()

@@ -25,7 +25,9 @@ LOAD_WAIT_S = 300.0  # a busy machine loads the names model in a minute; a text 
 class LoadingDetector:
     """A PiiDetector (`kinds`, `find`, `find_many`) built by `build` on a background thread."""
 
-    def __init__(self, kinds: frozenset[str], build: Callable[[], object], *, wait_s: float = LOAD_WAIT_S) -> None:
+    def __init__(
+        self, kinds: frozenset[str], build: Callable[[], object], *, wait_s: float = LOAD_WAIT_S, start: bool = True
+    ) -> None:
         self.kinds = kinds
         self._wait_s = wait_s
         self._loaded = threading.Event()
@@ -33,7 +35,17 @@ class LoadingDetector:
         self._error: BaseException | None = None
         self.load_s: float | None = None
         self._thread = threading.Thread(target=self._load, args=(build,), name="names-model-load", daemon=True)
-        self._thread.start()
+        self._start_lock = threading.Lock()
+        if start:
+            self.start()
+
+    def start(self) -> None:
+        """Begin the load on its thread (once; a later call does nothing). `start=False` leaves it to this call, or
+        to the first text that needs the model: the service starts it once it is ready, so that the load does
+        not compete with the start-up for the interpreter."""
+        with self._start_lock:
+            if not self.started:
+                self._thread.start()
 
     def _load(self, build: Callable[[], object]) -> None:
         started = time.perf_counter()
@@ -54,12 +66,24 @@ class LoadingDetector:
             self._loaded.set()
 
     @property
+    def started(self) -> bool:
+        """True once the load has begun (at once unless built with `start=False`)."""
+        return self._thread.ident is not None
+
+    @property
+    def failed(self) -> bool:
+        """True once the load has ended without a detector (every text that needs it is refused)."""
+        return self._loaded.is_set() and self._detector is None
+
+    @property
     def ready(self) -> bool:
         """True once the model is loaded (False while loading or after a failed load)."""
         return self._loaded.is_set() and self._detector is not None
 
     def wait(self, timeout_s: float | None = None) -> object:
-        """The loaded detector, waiting for it; RuntimeError when it failed or is not there within the wait."""
+        """The loaded detector, waiting for it (the load starts now if nothing started it); RuntimeError when it
+        failed or is not there within the wait."""
+        self.start()
         if not self._loaded.wait(self._wait_s if timeout_s is None else timeout_s):
             raise RuntimeError(f"the names model was not loaded within {self._wait_s:g} s")
         if self._detector is None:

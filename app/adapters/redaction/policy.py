@@ -68,10 +68,12 @@ def build_engine(
     with_detect_secrets: bool = True,
     destinations=DESTINATIONS,
     load_names_in_background: bool = False,
+    start_names_load: bool = True,
 ) -> RedactionEngine:
     """Detectors for `policy`: the names model (seconds to load) only when one of the `destinations`
     in use removes names; `load_names_in_background`: it loads on a thread of its own and the first text
-    that needs it waits for it (the service starts without waiting; app/adapters/redaction/loading.py)."""
+    that needs it waits for it (the service starts without waiting; app/adapters/redaction/loading.py), from
+    now on, or (`start_names_load=False`) from `start_background_loads` or that first text on."""
     from app.adapters.redaction.code_shapes import load_vocabulary
     from app.adapters.redaction.detect_secrets_plugins import DetectSecretsPlugins
     from app.adapters.redaction.pii import DEFAULT_SPACY_MODEL, PersonNames, StructuredPii, load_names_pipeline
@@ -87,7 +89,9 @@ def build_engine(
             return PersonNames(load_names_pipeline(names_model or DEFAULT_SPACY_MODEL))
 
         pii_detectors.append(
-            LoadingDetector(PersonNames.kinds, person_names) if load_names_in_background else person_names()
+            LoadingDetector(PersonNames.kinds, person_names, start=start_names_load)
+            if load_names_in_background
+            else person_names()
         )
     return RedactionEngine(secret_detectors, pii_detectors, max_chars=max_chars)
 
@@ -104,6 +108,15 @@ class UnavailableRedactor:
             f"the {self.destination} redactor was not built ({', '.join(sorted(self.missing))} "
             f"need a model that is only loaded when {self.destination} is configured)"
         )
+
+
+def start_background_loads(redactors: dict[str, Redactor]) -> None:
+    """Start the loads that building the redactors left for later (`start_names_load=False`); a no-op for the
+    others, and for a load already started."""
+    for redactor in redactors.values():
+        for detector in getattr(getattr(redactor, "engine", None), "pii_detectors", ()):
+            if isinstance(detector, LoadingDetector):
+                detector.start()
 
 
 def build_redactors(policy: RedactionPolicy, engine: RedactionEngine) -> dict[str, Redactor]:
