@@ -5,6 +5,7 @@ ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 PIP_NO_CACHE_DIR=1 \
 WORKDIR /app
 COPY pyproject.toml constraints.txt README.md ./
 COPY app ./app
+COPY core ./core
 COPY graphs ./graphs
 COPY nodes ./nodes
 COPY prompts ./prompts
