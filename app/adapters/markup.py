@@ -335,7 +335,6 @@ _UNSAFE_LINK = re.compile(r"^\s*(?:javascript|vbscript|livescript|mocha|data|fil
 _ABSOLUTE_LINK = re.compile(r"^(?:https?|ftp)://\S|^mailto:\S", re.I)
 _ESCAPE = re.compile(r"\\([!-/:-@\[-`{-~])")
 _ESCAPED = re.compile(r"\x01(\d{1,7})\x01")
-_CODE_SPAN = re.compile(r"(?<!\\)(?:``(?!`)(.{1,2000}?)``|`([^`\n]{1,2000})`)")
 # a UNC path written outside code (\\server\share): the author meant both backslashes, not an escaped one
 _UNC_PATH = re.compile(r"(?<![\\\w])\\\\(?=\w[\w.$-]{0,253}\\)")
 _CODE_SLOT = re.compile(r"\x02(\d{1,6})\x02")
@@ -389,6 +388,49 @@ def reference_key(label: str) -> str:
     return " ".join(label.split()).casefold()
 
 
+MAX_CODE_SPAN = 2000
+
+
+def _set_aside_code(text: str, spans: list[str]) -> str:
+    """`text` with each code span replaced by a slot (its content appended to `spans`) and each escaped backtick
+    outside code by its placeholder, read left to right as CommonMark does: a run of backticks opens a span that the
+    next run of the same length closes (on the same line), and inside a span a backslash is
+    itself — so a span may end in one ("`C:\\users\\`")."""
+    out: list[str] = []
+    at, n = 0, len(text)
+    while at < n:
+        char = text[at]
+        if char == "\\" and at + 1 < n and text[at + 1] == "`":
+            out.append(f"\x01{ord('`')}\x01")
+            at += 2
+            continue
+        if char != "`":
+            out.append(char)
+            at += 1
+            continue
+        run = len(text[at:]) - len(text[at:].lstrip("`"))
+        fence = "`" * run
+        start = at + run
+        close = start
+        while True:
+            close = text.find(fence, close)
+            if close == -1 or close - start > MAX_CODE_SPAN:
+                close = -1
+                break
+            if text[close + run : close + run + 1] != "`":  # exactly as long as the opening run
+                break
+            close += len(text[close:]) - len(text[close:].lstrip("`"))
+        content = text[start:close] if close != -1 else ""
+        if close == -1 or not content.strip() or "\n" in content:
+            out.append(fence)  # no span: the backticks are text
+            at = start
+            continue
+        spans.append(content.strip())
+        out.append(f"\x02{len(spans) - 1}\x02")
+        at = close + run
+    return "".join(out)
+
+
 def clean_inline(text: str, references: Mapping[str, str] | None = None) -> str:
     """One paragraph's inline Markdown as the plain text a reader sees; entities decoded.
 
@@ -399,17 +441,10 @@ def clean_inline(text: str, references: Mapping[str, str] | None = None) -> str:
     for rule in _TEXT_RULES:  # reStructuredText roles carry backticks: before code spans are set aside
         if rule.name != "html-entity":
             text = rule.pattern.sub(rule.replacement or "", text)
-    # an escaped backtick opens no code span; inside a code span a backslash is itself ("`\\server\share`" keeps
-    # both leading backslashes), so the spans are set aside before the other escapes are read
-    text = text.replace("\\`", f"\x01{ord('`')}\x01")
+    # code is literal: the spans are set aside before the escapes are read, so "`\\server\share`" keeps both
+    # leading backslashes and "`C:\users\<name>\`" its last one; outside code an escaped backtick opens no span
     spans: list[str] = []
-
-    def set_aside(match: re.Match[str]) -> str:
-        spans.append((match.group(1) if match.group(1) is not None else match.group(2)).strip())
-        return f"\x02{len(spans) - 1}\x02"
-
-    # code is literal: set aside before escapes are read, so `\\server\share` keeps both backslashes
-    text = _CODE_SPAN.sub(set_aside, text)
+    text = _set_aside_code(text, spans)
     text = _UNC_PATH.sub(lambda m: "\x0192\x01\x0192\x01", text)
     text = _ESCAPE.sub(lambda m: f"\x01{ord(m.group(1))}\x01", text)
     text = _IMAGE.sub(lambda m: image_text(m.group(1)), text)

@@ -109,3 +109,6 @@ def test_a_path_in_a_code_span_keeps_every_backslash_and_escapes_outside_still_w
     )
     assert clean_inline(r"`\\srv\home\<username>`") == r"\\srv\home\<username>"
     assert clean_inline(r"a \*literal\* star and \`no code\` here") == "a *literal* star and `no code` here"
+    # a span may end in a backslash: inside code it escapes nothing, not even the closing backtick
+    assert clean_inline(r"open `C:\users\<username>\documents\`, then") == r"open C:\users\<username>\documents\, then"
+    assert clean_inline(r"``a ` b`` and `x`") == "a ` b and x"
