@@ -183,3 +183,34 @@ def test_ready_tells_whether_the_names_model_is_loading_loaded_failed_or_off():
         failed.wait(10)
     assert names_model_state({"trace": redactor_with(loading), "llm": redactor_with(failed)}) == "failed"
     assert names_model_state({"memory": redactor_with(NamesOf("Naomi Ryan"))}) == "off"
+
+
+def test_the_line_that_says_the_names_model_loaded_is_redacted_with_that_model_not_left_waiting_for_it():
+    import logging
+
+    from app.adapters.redaction import loading as loading_module
+
+    loading = LoadingDetector(frozenset({"PERSON"}), lambda: NamesOf("Naomi Ryan"), wait_s=3, start=False)
+    seen: list[str] = []
+
+    class NamesPolicy(logging.Filter):  # a log policy that removes names: it needs the model for every line
+        def filter(self, record):
+            try:
+                seen.append(redactor_with(loading).redact(record.getMessage()).text)
+            except RuntimeError as exc:
+                seen.append(f"failed: {exc}")
+            return True
+
+    policy = NamesPolicy()
+    logger = logging.getLogger(loading_module.__name__)
+    logger.addFilter(policy)
+    level = logger.level
+    logger.setLevel(logging.INFO)
+    try:
+        loading.start()
+        loading.wait(10)
+        loading._thread.join(10)
+    finally:
+        logger.removeFilter(policy)
+        logger.setLevel(level)
+    assert [line for line in seen if "names model loaded" in line] and not [s for s in seen if s.startswith("failed")]

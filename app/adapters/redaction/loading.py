@@ -49,21 +49,23 @@ class LoadingDetector:
 
     def _load(self, build: Callable[[], object]) -> None:
         started = time.perf_counter()
+        # what the libraries log while loading is treated like a log line from inside a redactor (not sent
+        # through one: a log policy with names would otherwise wait here for this very load)
+        _busy.depth = getattr(_busy, "depth", 0) + 1
         try:
-            # what the libraries log while loading is treated like a log line from inside a redactor (not sent
-            # through one: a log policy with names would otherwise wait here for this very load)
-            _busy.depth = getattr(_busy, "depth", 0) + 1
-            try:
-                self._detector = build()
-            finally:
-                _busy.depth -= 1
+            self._detector = build()
             self.load_s = time.perf_counter() - started
-            log.info("names model loaded in %.1f s", self.load_s)
         except BaseException as exc:  # noqa: BLE001 — kept and raised to every caller: redaction must not pass
             self._error = exc
-            log.error("the names model could not be loaded: %s", exc)
         finally:
+            _busy.depth -= 1
             self._loaded.set()
+        # logged once the model is there: a log policy with names redacts these lines with it, and a line logged
+        # before the event was set would wait for the very load that logs it
+        if self._error is not None:
+            log.error("the names model could not be loaded: %s", self._error)
+        else:
+            log.info("names model loaded in %.1f s", self.load_s)
 
     @property
     def started(self) -> bool:
