@@ -19,6 +19,19 @@ REJOIN = [
 ]
 
 
+def article_ref(c, answerable: float) -> dict:
+    """An article found by the search, from its one retrieved chunk, answering with probability `answerable`."""
+    return {
+        "doc_id": c["doc_id"],
+        "title": c["title"],
+        "source": c["source"],
+        "score": c["score"],
+        "answerable": answerable,
+        "confidence": answerable,
+        "hits": [{"chunk_id": c["chunk_id"], "score": c["score"], "section": c["section"], "role": ""}],
+    }
+
+
 def flow_of(steps, current=0, failed=0):
     return {
         "issue": "Outlook keeps asking for my password",
@@ -152,17 +165,10 @@ def test_steps_found_in_a_runner_up_article_are_its_whole_procedure_not_the_pass
         chunk(second, title="Paste is greyed out", section="Resolution", doc_id="fix", chunk_index=1, chunk_id="f1"),
     ]
     found = {**parts[1], "score": 0.55}
-    ref = lambda c, answerable: {  # noqa: E731
-        "doc_id": c["doc_id"],
-        "title": c["title"],
-        "source": c["source"],
-        "score": c["score"],
-        "answerable": answerable,
-        "confidence": answerable,
-        "hits": [{"chunk_id": c["chunk_id"], "score": c["score"], "section": c["section"], "role": ""}],
-    }
     turn = fresh_turn("paste special is greyed out")
-    turn.update(retrieved_chunks=[faq, found], articles=[ref(faq, 0.6), ref(found, 0.55)], question_type="fix")
+    turn.update(
+        retrieved_chunks=[faq, found], articles=[article_ref(faq, 0.6), article_ref(found, 0.55)], question_type="fix"
+    )
     ctx = fake_kb_context(lexical=ArticlesByDoc([faq, *parts]), min_score=0.3)
     steps, anchor, _ = walkthrough({"turn": turn}, ctx)
     assert [s.splitlines()[0] for s in steps] == [
@@ -201,18 +207,11 @@ def test_a_plain_section_of_the_best_article_is_not_traded_for_another_articles_
     ]
     steps_text = "To install the phone app:\n1. Open the app store.\n2. Install the app.\n3. Sign in."
     other = chunk(steps_text, title="Phone app", section="Install the app", doc_id="phone", chunk_id="p0", score=0.5)
-    ref = lambda c, answerable: {  # noqa: E731
-        "doc_id": c["doc_id"],
-        "title": c["title"],
-        "source": c["source"],
-        "score": c["score"],
-        "answerable": answerable,
-        "confidence": answerable,
-        "hits": [{"chunk_id": c["chunk_id"], "score": c["score"], "section": c["section"], "role": ""}],
-    }
     turn = fresh_turn("which address do I enter in my file app? the normal address doesnt work")
     turn.update(
-        retrieved_chunks=[manual[1], other], articles=[ref(manual[1], 0.6), ref(other, 0.5)], question_type="fix"
+        retrieved_chunks=[manual[1], other],
+        articles=[article_ref(manual[1], 0.6), article_ref(other, 0.5)],
+        question_type="fix",
     )
     ctx = fake_kb_context(lexical=ArticlesByDoc([*manual, other]), min_score=0.3)
     steps, anchor, _ = walkthrough({"turn": turn}, ctx)
