@@ -217,11 +217,15 @@ class JobWorker:
 
 
 def forget_unused_original(resources, payload: dict) -> None:
-    """A failed or cancelled upload's file goes, unless that version is the active one (it was unchanged)."""
+    """A failed or cancelled upload's file goes, unless that version is the active one (it was unchanged) or a
+    queued or running upload of the same bytes still needs it (the employee uploaded it again)."""
     try:
         indexer = resources.indexer_for(payload.get("collection") or None) or resources.indexer
         active = indexer.index.get_document(payload["doc_id"])
-        if active is None or active["version"] != payload["version"]:
+        wanted = any(
+            job["payload"].get("version") == payload["version"] for job in resources.jobs.uploads_of(payload["doc_id"])
+        )
+        if not wanted and (active is None or active["version"] != payload["version"]):
             resources.originals.drop(payload["doc_id"], payload["version"])
     except (DeskmateError, DatabaseUnavailable) as exc:  # kept; the next upload of the document replaces it
         log.warning("could not drop the unused upload of %s: %s", payload["doc_id"], exc)
@@ -287,7 +291,7 @@ def enqueue_index(
     version = content_version(IncludeResolver.from_bytes({source: data}).expand(source, data))
     doc_id = document_id(source)
     resources.originals.put(doc_id, version, filename, data)
-    return resources.jobs.enqueue(
+    job = resources.jobs.enqueue(
         "index_upload",
         {
             "doc_id": doc_id,
@@ -298,6 +302,11 @@ def enqueue_index(
             "document_context": document_context,
         },
     )
+    # the same bytes uploaded again just as an earlier upload of them failed: that job's clean-up may have dropped
+    # the file between the two writes above (it spares a version that a queued job still needs)
+    if resources.originals.get(doc_id, version) is None:
+        resources.originals.put(doc_id, version, filename, data)
+    return job
 
 
 def sync_kb_at_start(resources) -> dict | None:
