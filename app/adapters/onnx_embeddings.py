@@ -58,9 +58,17 @@ def _valid(entry: Path) -> bool:
     return model.is_file() and checksum.is_file() and checksum.read_text().strip() == _sha256(model)
 
 
+COPY_HEADROOM = 64 * 1024 * 1024  # free space a copy must leave on the target's disk (the databases live there)
+
+
 def _copy_entry(source: Path, target: Path) -> None:
-    """Copy a cache entry (model, then checksum: a half-copied entry never validates)."""
+    """Copy a cache entry (model, then checksum: a half-copied entry never validates). A disk without room for
+    it and COPY_HEADROOM more is not filled up trying (OSError at once): the database opening beside the copy at
+    start-up would find it full."""
     target.mkdir(parents=True, exist_ok=True)
+    needed = (source / "model.onnx").stat().st_size + COPY_HEADROOM
+    if shutil.disk_usage(target).free < needed:
+        raise OSError(f"{needed // (1024 * 1024)} MB needed, less free on its disk")
     partial = target / "model.onnx.partial"
     shutil.copyfile(source / "model.onnx", partial)
     partial.replace(target / "model.onnx")

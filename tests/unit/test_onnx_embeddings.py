@@ -51,3 +51,22 @@ def test_the_exported_model_is_reused_while_its_checksum_matches_and_exported_ag
     checksum.write_text("0" * 64 + "\n")  # a damaged or half-written cache entry
     again = ensure_onnx_model(packaged_model_path(), onnx_model_cache, "fp32")
     assert again == model and checksum.read_text() == good
+
+
+def test_a_model_copy_that_would_fill_the_data_disk_is_refused_before_a_byte_is_written(tmp_path, monkeypatch):
+    import shutil
+    from collections import namedtuple
+
+    import pytest
+
+    from app.adapters import onnx_embeddings
+
+    source = tmp_path / "shared"
+    source.mkdir()
+    (source / "model.onnx").write_bytes(b"\0" * 4096)
+    (source / "model.onnx.sha256").write_text("x\n")
+    usage = namedtuple("usage", "total used free")
+    monkeypatch.setattr(shutil, "disk_usage", lambda path: usage(1 << 30, 0, onnx_embeddings.COPY_HEADROOM))
+    with pytest.raises(OSError, match="MB needed"):
+        onnx_embeddings._copy_entry(source, tmp_path / "data" / "entry")
+    assert not list((tmp_path / "data" / "entry").iterdir())
