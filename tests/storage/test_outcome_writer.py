@@ -205,7 +205,7 @@ def test_a_full_queue_drops_the_outcome_logs_it_and_never_blocks_the_chat(db, ca
         started = time.monotonic()
         for row in rows[1:]:
             writer.submit(row)
-        assert time.monotonic() - started < 1.0
+        assert time.monotonic() - started < 10.0  # (a blocked submit would wait for the held row for ever)
     # two wait in the queue; the last two had no room
     assert writer.dropped == 2 and "outcome writer is behind" in caplog.text
     store.go.set()

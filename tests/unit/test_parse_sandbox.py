@@ -429,7 +429,7 @@ def test_workers_left_for_later_start_at_start_or_at_the_first_parse_and_a_never
         assert parsed_first.parse("guide.md", GUIDE).title == "Guide"  # the first parse starts the pool itself
         closing = time.monotonic()
         never.close()
-        assert time.monotonic() - closing < 1 and not never.started
+        assert time.monotonic() - closing < 10 and not never.started  # closing waits for no worker
         with pytest.raises(RuntimeError):
             never.parse("guide.md", GUIDE)
     finally:
