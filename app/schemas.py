@@ -485,6 +485,9 @@ class SearchHit(BaseModel):
 
 class SearchResponse(BaseModel):
     query: str
+    searched_as: str | None = Field(
+        None, description="The query as searched when a typing slip in it was read as a word the documents hold."
+    )
     filters: dict[str, list[str]] | None
     results: list[SearchHit]
     took_ms: float

@@ -31,11 +31,12 @@ def run_search(resources: Resources, request: SearchRequest) -> SearchResponse:
     context = resources.retrieval_context
     if context is None:
         raise RuntimeError("search runs on the retrieval context built at start-up")
+    read = context.lexical.read_slips(searched) if context.lexical is not None else searched
     started = time.perf_counter()
     candidates = search_chunks(
         context,
-        searched,
-        resources.embedder.embed_query(searched),
+        read,
+        resources.embedder.embed_query(read),
         k=max(request.top_k, context.candidate_k),  # the candidates a chat turn weighs
         groups=None,
         search_filter=parse_filter(request.filters),
@@ -47,6 +48,7 @@ def run_search(resources: Resources, request: SearchRequest) -> SearchResponse:
     took = (time.perf_counter() - started) * 1000
     return SearchResponse(
         query=query,
+        searched_as=read if read != searched else None,
         filters=request.filters,
         took_ms=round(took, 1),
         results=[

@@ -243,6 +243,11 @@ class LexicalIndex(Protocol):
         evidence for the answer confidence."""
         ...
 
+    def read_slips(self, text: str) -> str:
+        """`text` with each typing slip ("pasword") read as the word the documents hold ("password"): a word no
+        chunk holds, no ordinary English word, one edit from one they hold. Unchanged when there is none."""
+        ...
+
 
 @runtime_checkable
 class Reranker(Protocol):

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence, cast
 
 import numpy as np
 
+from app.adapters.spelling import SlipReader
 from core.filters import CHUNK_LIST_FIELDS, RESTRICTED_FIELD, matches_where, may_read
 from core.records import ChunkRecord, QueryCoverage, RetrievedChunk
 from core.text import Tokenizer
@@ -102,6 +103,7 @@ class BM25Index:
 
     def __init__(self, tokenizer: Tokenizer | None = None, *, k1: float = K1, b: float = B) -> None:
         self._tokenize = tokenizer or Tokenizer()
+        self._slips = SlipReader()
         self.k1, self.b = k1, b
         self._lock = threading.RLock()
         self._rows: list[dict[str, Any] | None] = []  # row → chunk fields + "version" + context lists
@@ -313,6 +315,15 @@ class BM25Index:
                 return {cid: 0.0 for cid in rows}
             scores, best = self._score_all(terms)
             return {cid: round(float(scores[row]) / best, 4) for cid, row in rows.items()}
+
+    def read_slips(self, text: str) -> str:
+        """`text` with each typing slip read as the word the documents hold (app/adapters/spelling.py)."""
+        candidates = self._slips.candidates(text)
+        if not candidates:
+            return text
+        with self._lock:
+            df = {stem: len(self._postings.get(stem) or ()) for stem in SlipReader.stems(candidates)}
+        return SlipReader.read(text, candidates, df)
 
     def query_coverage(self, text: str, doc_ids: Sequence[str]) -> QueryCoverage:
         """How much of a query the corpus and given documents hold (see `coverage`)."""
@@ -569,6 +580,9 @@ class HybridIndex:
 
     def query_coverage(self, text: str, doc_ids: Sequence[str]) -> QueryCoverage:
         return self.lexical.query_coverage(text, doc_ids)
+
+    def read_slips(self, text: str) -> str:
+        return self.lexical.read_slips(text)
 
 
 def _differing(held: Mapping[str, str], active: Mapping[str, str]) -> list[str]:

@@ -36,6 +36,7 @@ from app.adapters.lexical_index import (
     lexical_hit,
     lexical_record,
 )
+from app.adapters.spelling import SlipReader
 from app.storage.database import Database
 from core.filters import CHUNK_LIST_FIELDS, RESTRICTED_FIELD, may_read
 from core.records import ChunkRecord, QueryCoverage, RetrievedChunk
@@ -188,6 +189,7 @@ class PostgresBM25Index:
         self._db = database
         self.collection = collection
         self._tokenize = tokenizer or Tokenizer()
+        self._slips = SlipReader()
         self.k1, self.b = k1, b
         self._held = threading.local()  # this thread's connection while `reading()` holds one
 
@@ -463,6 +465,20 @@ class PostgresBM25Index:
             terms = self._with_compounds(conn, text_, terms)
             rows = conn.execute(_LEXICAL_SCORES, self._params(terms, {"ids": list(chunk_ids)})).all()
         return {chunk_id: round(float(share), 4) if terms else 0.0 for chunk_id, share in rows}
+
+    def read_slips(self, text_: str) -> str:
+        """`text_` with each typing slip read as the word the documents hold (app/adapters/spelling.py): every
+        stem to weigh looked up in one indexed read."""
+        candidates = self._slips.candidates(text_)
+        if not candidates:
+            return text_
+        stems = {stored_term(stem): stem for stem in SlipReader.stems(candidates)}
+        with self._read() as conn:
+            rows = conn.execute(
+                text("SELECT term, df FROM lexical_terms WHERE collection = :collection AND term = ANY(:terms)"),
+                {"collection": self.collection, "terms": list(stems)},
+            ).all()
+        return SlipReader.read(text_, candidates, {stems[term]: int(df) for term, df in rows})
 
     def query_coverage(self, text_: str, doc_ids: Sequence[str]) -> QueryCoverage:
         """How much of a query the corpus and given documents hold (lexical_index.coverage)."""

@@ -50,7 +50,10 @@ def embed_query(state: SupportState, runtime: Runtime[SupportContext]) -> dict:
     tried = list(state["turn"].get("tried_queries", []))
     variants = search_variants(state)
     untried = [v for v in variants if v not in tried]
-    search_query = untried[0] if untried else variants[0]
+    variant = untried[0] if untried else variants[0]
+    # a typing slip ("pasword") is searched as the word the knowledge base holds, by meaning and by words alike
+    lexical = runtime.context.lexical
+    search_query = lexical.read_slips(variant) if lexical is not None else variant
     last_error: Exception | None = None
     for attempt in range(1, EMBED_ATTEMPTS + 1):
         try:
@@ -65,7 +68,7 @@ def embed_query(state: SupportState, runtime: Runtime[SupportContext]) -> dict:
         "turn": {
             "search_query": search_query,
             "is_follow_up": is_follow_up(state),
-            "tried_queries": tried + [search_query],
+            "tried_queries": tried + [variant],
             "query_embedding": list(embedding),
         }
     }

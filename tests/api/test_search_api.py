@@ -157,3 +157,17 @@ def test_a_presence_state_or_a_german_noun_reaches_search_as_typed_when_names_ar
             assert reply.json()["query"] == typed
         named = client.post("/search", json={"query": "my manager Alice Johnson cannot print"}).json()["query"]
         assert named == "my manager [REDACTED:PERSON_1] cannot print"
+
+
+def test_a_typing_slip_is_searched_and_answered_as_the_word_the_documents_hold(serve):
+    with serve(kb_dir=None) as client:
+        upload(client, "reset.md", PASSWORD_HOWTO)
+        upload(client, "kiosk.md", PRINTER)
+        search = client.post("/search", json={"query": "forgot my pasword"}).json()
+        chat = client.post("/chat", json={"message": "forgot my pasword, help"}).json()
+        as_typed = client.post("/search", json={"query": "my kiosk badge"}).json()
+    assert search["query"] == "forgot my pasword" and search["searched_as"] == "forgot my password"
+    assert search["results"][0]["source"] == "uploads/reset.md"
+    assert chat["sources"] and chat["sources"][0]["source"] == "uploads/reset.md"
+    assert "password.example.test" in chat["answer"]
+    assert as_typed["searched_as"] is None  # nothing read differently

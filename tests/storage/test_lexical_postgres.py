@@ -117,6 +117,8 @@ QUERIES = [
     "capital of France",
     "connecting printers to the wireless network password",
     "wi fi password",  # written apart, hyphenated in the page: the joined form is searched on both backends
+    "pasword reset portal",  # a typing slip, read as the word the documents hold on both backends
+    "printer setings jamm",
 ]
 WHERES = [
     None,
@@ -156,6 +158,7 @@ def assert_same_results(memory: BM25Index, shared: PostgresBM25Index) -> None:
                 if k != 2:  # a tie at the cut may keep either chunk, in either index
                     assert ranked(hits) == ranked(memory.search(query, k, where)), (query, where, k)
                 assert scores == pytest.approx(memory.lexical_scores(query, wanted), abs=2e-4)
+        assert shared.read_slips(query) == memory.read_slips(query), query
         docs = ["vpn", "password", "printer", "nothing"]
         expected_coverage, coverage = memory.query_coverage(query, docs), shared.query_coverage(query, docs)
         assert coverage == expected_coverage, query
@@ -179,6 +182,7 @@ def test_postgres_bm25_returns_the_in_process_rankings_and_scores_with_filters_a
     fill(memory)
     fill(shared)
     assert_same_results(memory, shared)
+    assert shared.read_slips("printer setings jamm") == "printer settings jamm"  # a short word stays as written
     # the corpus statistics are kept in step by writes: a replaced and a deleted document change N, avgdl, df
     for index in (memory, shared):
         index.replace_document(

@@ -218,3 +218,47 @@ def test_a_pair_of_words_no_document_joins_changes_no_score():
     assert [(h["chunk_id"], h["score"]) for h in index.search(question, k=3)] == [
         (h["chunk_id"], h["score"]) for h in plain.search(question, k=3)
     ]
+
+
+def _accounts() -> BM25Index:
+    index = BM25Index()
+    index.replace_document(
+        "password",
+        "v1",
+        [
+            chunk("password", 0, "Forgot your password? Reset your password from the sign-in page.", title="Passwords"),
+            chunk("password", 1, "A strong password has twelve characters.", title="Passwords"),
+        ],
+    )
+    index.replace_document(
+        "notifications", "v1", [chunk("notifications", 0, "Turn notifications off for one channel.", title="Alerts")]
+    )
+    index.replace_document("black", "v1", [chunk("black", 0, "A black screen when sharing: restart the app.")])
+    return index
+
+
+@pytest.mark.parametrize(
+    ("typed", "read"),
+    [
+        ("forgot my pasword", "forgot my password"),  # a letter left out
+        ("I forgot my passwrod!", "I forgot my password!"),  # two letters swapped
+        ("Too many notifcations", "Too many notifications"),  # … in a word whose stem the slip changes
+        ("reset my Passwotd", "reset my password"),  # a letter changed, in any case
+    ],
+)
+def test_a_typing_slip_is_read_as_the_word_the_documents_hold(typed, read):
+    assert _accounts().read_slips(typed) == read
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "slack keeps crashing",  # an ordinary word the documents never use is meant as written ("black" is one edit)
+        "my passwords expired",  # the documents hold the word (its stem) as written
+        "reset pw",  # too short to tell a slip from another word
+        "error 0x8007005 on sign-in",  # no word
+        "globalprotect disconnects",  # nothing one edit away
+    ],
+)
+def test_words_that_are_no_slips_are_searched_as_written(question):
+    assert _accounts().read_slips(question) == question
