@@ -488,6 +488,8 @@ def retirement_notice(sections: Sequence[Section]) -> str:
     return ""
 
 
+# roles of sections that answer a "why" in their own right when their heading and text fit it best (see choose_target)
+EXPLAINED_WITH_STEPS = frozenset({"procedure", "resolution"})
 WANTED_ROLES: dict[str, tuple[str, ...]] = {
     "fix": ("resolution", "workaround", "procedure"),
     "how-to": ("procedure", "resolution", "workaround"),
@@ -517,7 +519,13 @@ def choose_target(sections: list[Section], hits: Sequence[RetrievedChunk], qtype
         candidates = [i for i, s in enumerate(sections) if s.role in wanted]
         # a manual's plain sections ("Outbox", "Unread count badge") and FAQ entries answer in their own right; only
         # a section *about* the problem (Symptoms, Environment, Summary) sends the answer on to its resolution
-        answering = [i for i, s in enumerate(sections) if s.role in wanted or _answers_itself(s)]
+        # (asked why, a section that explains a behaviour and then how to change it — "Delay before sending emails",
+        # two steps at its end — answers too: its steps do not make it any less the explanation)
+        answering = [
+            i
+            for i, s in enumerate(sections)
+            if s.role in wanted or _answers_itself(s) or (qtype == "why" and s.role in EXPLAINED_WITH_STEPS)
+        ]
         supported = [i for i in answering if evidence[i] >= MIN_EVIDENCE]
         preference = PROBLEM_PREFERENCE if qtype == "fix" and is_troubleshooting(query) else ROLE_PREFERENCE
         if supported:  # the best-supported of them, the role the question wants most a little ahead

@@ -131,6 +131,27 @@ def test_a_why_question_gets_the_cause():
     assert [s.role for s in target.sections] == ["cause"]
 
 
+def test_a_why_question_gets_the_section_that_explains_the_behaviour_though_it_ends_in_steps_to_change_it():
+    page = article(
+        "digest",
+        "Message digests",
+        [
+            ("Login alerts", "We send an alert whenever you log in from a new browser."),
+            (
+                "Digests > Waiting before sending a digest",
+                "Digests wait a few minutes after a message arrives, so that a message you read meanwhile is left "
+                "out.\n1. Open Settings > Digests.\n2. Choose how long to wait before sending.",
+            ),
+            ("Digests > Digest language", "1. Open Settings > Digests.\n2. Pick a language."),
+        ],
+    )
+    hits = [hit(page, "Login alerts", 0.5), hit(page, "Digests > Waiting before sending a digest", 0.45)]
+    query = "why do my digests arrive minutes after the message? the waiting is annoying"
+    target = choose_target(article_sections(page), hits, "why", query)
+    assert target.sections[0].role == "procedure"  # by its shape: two steps at its end
+    assert [s.name for s in target.sections] == ["Digests > Waiting before sending a digest"]
+
+
 def test_the_first_method_is_quoted_and_the_others_named():
     hits = [hit(METHODS, "Symptoms", 0.5)]
     target = choose_target(article_sections(METHODS), hits, "fix", "spell check ignores typos")
