@@ -50,6 +50,40 @@ _IRREGULAR = {
 _IRREGULAR_WORD = re.compile(r"\b(" + "|".join(_IRREGULAR) + r")\b", re.I)
 # a part of a day is that day too: "my first day" is the situation of a heading "Your first morning"
 _PART_OF_DAY = re.compile(r"\b(morning|afternoon|evening|lunchtime)\b", re.I)
+# the actions employees ask for in their own words, each with the words help pages head the same action with: "stop
+# it nagging" is what a section headed "Preventing automatic updates" does, "can it be undone?" what "Restoring
+# deleted messages" does. A group counts when the question names one of its words or phrases; its other words then
+# count as the question's (a word no section of the article uses weighs nothing, as any other).
+_SAME_ACTION: tuple[tuple[str, ...], ...] = (
+    ("stop", "prevent", "disable", "suppress", "turn off", "switch off"),
+    ("undo", "undone", "restore", "recover", "undelete", "get back", "bring back"),
+    ("delete", "remove", "erase", "get rid"),
+)
+# words counted only as written: "it stopped syncing" is a fault, not a wish to stop it; "deleted files" are what a
+# question is about, not a wish to delete them
+_AS_WRITTEN = frozenset({"stop", "delete", "remove", "erase"})
+
+
+def _inflected(word: str) -> str:
+    """A verb and its inflections: remove, removes, removed, removing; prevent, prevented; stop only as written."""
+    if word in _AS_WRITTEN:
+        return re.escape(word)
+    if word.endswith("e"):
+        return re.escape(word[:-1]) + r"(?:e|es|ed|ing)"
+    return re.escape(word) + r"(?:s|ed|ing)?"
+
+
+def _phrase(words: str) -> str:
+    """A word with its inflections, or a verb and its particle with up to two words between ("get it back")."""
+    first, *rest = words.split()
+    if not rest:
+        return _inflected(first)
+    return _inflected(first) + r"(?:\s+\w+){0,2}?\s+" + r"\s+".join(map(re.escape, rest))
+
+
+_ACTION_GROUPS = [
+    (re.compile(r"\b(?:" + "|".join(_phrase(w) for w in group) + r")\b", re.I), group) for group in _SAME_ACTION
+]
 OWN_HEADING_WEIGHT = 1.0  # a question word in the section's own heading
 PATH_WEIGHT = 0.5  # in a heading above it
 BODY_WEIGHT = 0.45  # only in its body
@@ -80,8 +114,9 @@ def question_terms(question: str) -> frozenset[str]:
 
 def fit(sections: Sequence[SectionText], question: str) -> list[float]:
     """For each section, 0–1: the share of the question's article-informative words it covers, a word in its own
-    heading counting fully, in a heading above it half, in its body a little less than that."""
-    terms = question_terms(question)
+    heading counting fully, in a heading above it half, in its body a little less than that. An action the question names brings the words pages head it with
+    (`_SAME_ACTION`)."""
+    terms = question_terms(question) | _same_action_terms(question)
     if not sections or not terms:
         return [0.0] * len(sections)
     own = [text_terms(s.path[-1] if s.path else "") for s in sections]
@@ -108,3 +143,9 @@ def fit(sections: Sequence[SectionText], question: str) -> list[float]:
                 got += BODY_WEIGHT * w
         scores.append(round(got / total, 4))
     return scores
+
+
+def _same_action_terms(question: str) -> frozenset[str]:
+    """The stems of the one-word members of each action group the question names a word or phrase of."""
+    named = [group for pattern, group in _ACTION_GROUPS if pattern.search(question)]
+    return frozenset().union(*(text_terms(" ".join(w for w in group if " " not in w)) for group in named))

@@ -57,3 +57,25 @@ def test_a_part_of_a_day_in_a_heading_is_the_day_the_question_names():
 def test_what_the_employee_needs_to_do_is_the_asking_not_a_topic_word():
     morning, week, _ = fit(ONBOARDING, "it's my first day, what do I need to do?")
     assert morning > week and "need" not in question_terms("what do I need to do")
+
+
+SYNC_CLIENT = [
+    SectionText(["Installing the client"], "Download the client and run the installer."),
+    SectionText(["Update checks"], "The client looks for updates at every start."),
+    SectionText(["Preventing automatic updates"], "Set skipUpdateCheck in the configuration file."),
+    SectionText(["Deleting a synced folder"], "Remove the folder from the client's folder list."),
+    SectionText(["Restoring deleted files"], "Open the trash bin and choose the file."),
+]
+
+
+def test_an_action_asked_in_the_employees_words_fits_the_section_headed_with_the_pages_word_for_it():
+    scores = fit(SYNC_CLIENT, "how do I make the client stop nagging about a new version, we update it ourselves")
+    assert scores.index(max(scores)) == 2
+    scores = fit(SYNC_CLIENT, "I deleted a synced file by mistake, can I get it back?")
+    assert scores.index(max(scores)) == 4
+
+
+def test_a_fault_or_a_thing_deleted_named_in_the_past_brings_no_action_words():
+    assert fit(SYNC_CLIENT, "the update checks stopped") == fit(SYNC_CLIENT, "the update checks")
+    deleted = fit(SYNC_CLIENT, "how long are deleted files kept in the trash bin")
+    assert deleted.index(max(deleted)) == 4
