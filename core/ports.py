@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol, Sequence, runtime_checkable
+from typing import Any, Collection, Literal, Protocol, Sequence, runtime_checkable
 
 from core.records import (
     ChunkRecord,
@@ -241,6 +241,11 @@ class LexicalIndex(Protocol):
     def query_coverage(self, text: str, doc_ids: Sequence[str]) -> QueryCoverage:
         """The share of the query's words (IDF-weighted) found in each document, and found nowhere at all:
         evidence for the answer confidence."""
+        ...
+
+    def held_terms(self, terms: Collection[str]) -> set[str]:
+        """Which of these index terms (stems, as the index's tokenizer makes them) some active chunk holds: is a
+        word of a question anywhere in the knowledge base (nodes/support/foreign_terms.py)."""
         ...
 
 

@@ -22,7 +22,7 @@ import threading
 import time
 from collections import Counter
 from contextlib import AbstractContextManager, nullcontext
-from typing import TYPE_CHECKING, Any, Mapping, Sequence, cast
+from typing import TYPE_CHECKING, Any, Collection, Mapping, Sequence, cast
 
 import numpy as np
 
@@ -327,6 +327,10 @@ class BM25Index:
             }
             return coverage(terms, len(self._by_chunk), dfs, found)
 
+    def held_terms(self, terms: Collection[str]) -> set[str]:
+        with self._lock:
+            return {t for t in terms if self._postings.get(t)}
+
     def document_chunks(self, doc_id: str, groups: frozenset[str] | None) -> list[RetrievedChunk]:
         """Every chunk of a document's held version that `groups` may read, in document order (score 0)."""
         with self._lock:
@@ -569,6 +573,9 @@ class HybridIndex:
 
     def query_coverage(self, text: str, doc_ids: Sequence[str]) -> QueryCoverage:
         return self.lexical.query_coverage(text, doc_ids)
+
+    def held_terms(self, terms: Collection[str]) -> set[str]:
+        return self.lexical.held_terms(terms)
 
 
 def _differing(held: Mapping[str, str], active: Mapping[str, str]) -> list[str]:
