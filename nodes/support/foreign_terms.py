@@ -10,9 +10,9 @@ A word is foreign when all of these hold:
   that never uses them does not make them foreign;
 - it is no misspelling: not one edit (a letter dropped, added, changed or two swapped) from a common English word
   ("pasword") or from a word of the collection (a product name it documents, misspelt);
-- it names a topic: letters only, at least MIN_CHARS of them, no function or conversation word, and not part of a
-  file name, path or address ("report.xlsx", "C:/Users") — those say what the employee has, not what the
-  question is about.
+- it names a topic: letters only, at least MIN_CHARS of them (a shorter word may as well be an abbreviation or a
+  typo of a short word: "sso", "tne"), no function or conversation word, and not part of a file name, path or
+  address ("report.xlsx", "C:/Users") — those say what the employee has, not what the question is about.
 
 Measured on the development sets (bench/abstention_evidence.py): such words are product and service names the
 knowledge base does not document; an answerable question very rarely has one. The answer decision
@@ -32,8 +32,8 @@ from core.text import CONVERSATION_WORDS, STOP_WORDS, WORD, fold, snowball
 
 ORDINARY_ZIPF = 2.5  # an English word used at least ~0.3 times per million words is an ordinary one
 COMMON_ZIPF = 3.0  # the words a misspelling is checked against (wordfreq's "small" English list)
-MIN_CHARS = 3
-TYPO_MIN_CHARS = 5  # shorter words are one edit from too many others to tell a misspelling
+MIN_CHARS = 5  # a shorter word may as well be an abbreviation ("sso", "mdm") or a typo ("tne", "hpw")
+MIN_BASE = 3  # the shortest word an inflection is taken off to leave
 _INFLECTIONS = ("ing", "ies", "es", "ed", "s", "d", "ly")
 # a word inside a file name, path or address: one of . / \ _ @ : between a character and a letter or digit
 _EMBEDDED = re.compile(r"\S[./\\_@:]\w")
@@ -47,7 +47,9 @@ def _common_words() -> frozenset[str]:
     import wordfreq
 
     return frozenset(
-        w for w, f in wordfreq.get_frequency_dict("en", wordlist="small").items() if w.isalpha() and f >= 10**-6
+        w
+        for w, f in wordfreq.get_frequency_dict("en", wordlist="small").items()
+        if w.isalpha() and f >= 10 ** (COMMON_ZIPF - 9)
     )
 
 
@@ -62,12 +64,12 @@ def bases(word: str) -> list[str]:
     """The word and its forms without a regular inflection ("huddles" → huddle; "dropping" → drop, dropp)."""
     forms = [word]
     for suffix in _INFLECTIONS:
-        if word.endswith(suffix) and len(word) - len(suffix) >= MIN_CHARS:
+        if word.endswith(suffix) and len(word) - len(suffix) >= MIN_BASE:
             base = word[: -len(suffix)]
             forms += [base, base + "e"] if suffix in ("ing", "ed", "es") else [base]
             if suffix == "ies":
                 forms.append(base + "y")
-            if suffix in ("ing", "ed") and len(base) > MIN_CHARS and base[-1] == base[-2]:
+            if suffix in ("ing", "ed") and len(base) > MIN_BASE and base[-1] == base[-2]:
                 forms.append(base[:-1])
     return forms
 
@@ -129,9 +131,8 @@ def foreign_terms(text: str, held: Held) -> list[str]:
     foreign = []
     for word in candidates:
         joined = word.replace("-", "")
-        if len(joined) >= TYPO_MIN_CHARS:
-            near = one_edit(joined)
-            if near & _common_words() or held(sorted(_stems(near))):
-                continue
+        near = one_edit(joined)
+        if near & _common_words() or held(sorted(_stems(near))):
+            continue
         foreign.append(word)
     return foreign

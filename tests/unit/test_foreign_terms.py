@@ -56,6 +56,10 @@ def test_misspellings_are_not_foreign(held):
     assert foreign_terms("syncbx made a second file", held) == []  # of the product the knowledge base documents
 
 
+def test_short_words_are_too_short_to_tell_a_name_from_an_abbreviation_or_a_typo(held):
+    assert foreign_terms("the mdm profile blocks tne install of the vdi client", held) == []
+
+
 def test_file_names_paths_and_addresses_name_no_topic(held):
     words = topic_words("is it report (draft).xlsx or C:/Users/qz/budgetz.odsx from x@qqzz.test")
     assert "xlsx" not in words and "odsx" not in words and "qqzz" not in words
