@@ -22,9 +22,12 @@ Signals (all from the collection itself, none names a product or an article):
 - vs_typical_query: the best chunk's cosine minus the question's mean cosine to its five nearest section headings
   of the collection (a heading is the collection's own in-domain query; on-topic but unanswered questions are
   close to many headings and to no section);
+- no_foreign: minus the number of the question's words foreign to the knowledge base (nodes/support/foreign_terms.py:
+  held in no form by any chunk, no ordinary English word, no misspelling); answerable_foreign: `answerable` after
+  the penalty such a word brings (nodes/support/confidence.py foreign_penalty), what deskmate compares now;
 - stability: the share of leave-one-word-out rewordings that keep the same best article (--no-perturb skips it).
 
-Then the operating point of `answerable`: at the model's threshold, and at the threshold that would abstain on 90 %
+Then the operating point of `answerable` and of `answerable_foreign`: at the model's threshold, and at the threshold that would abstain on 90 %
 of the unanswerable questions, what share of the right-article answers would still be given.
 """
 
@@ -112,7 +115,8 @@ class Collection:
 
 def signals(collection: Collection, text: str, perturb: bool) -> tuple[str, dict[str, float]] | None:
     """(the best article's source, its signals) for one question; None when the search finds nothing."""
-    from nodes.support.confidence import article_features
+    from nodes.support.confidence import article_features, foreign_penalty
+    from nodes.support.foreign_terms import foreign_terms
 
     ctx = collection.ctx
     embedding, hits, articles = collection.best_article(text)
@@ -122,6 +126,9 @@ def signals(collection: Collection, text: str, perturb: bool) -> tuple[str, dict
     coverage = ctx.lexical.query_coverage(text, [a.doc_id for a in articles[:3]])
     features = article_features(articles, coverage)
     values = dict(features, answerable=ctx.confidence_model.assess(features).answerable)
+    foreign = foreign_terms(text, ctx.lexical.held_terms)
+    values["no_foreign"] = -float(len(foreign))
+    values["answerable_foreign"] = foreign_penalty(ctx.confidence_model.assess(features), len(foreign)).answerable
     dense = sorted((float(h.get("dense_score") or 0.0) for h in hits), reverse=True)
     own = max(float(h.get("dense_score") or 0.0) for h in best.hits)
     others = [float(h.get("dense_score") or 0.0) for h in hits if h["doc_id"] != best.doc_id]
@@ -178,7 +185,12 @@ def measure(data: Path, dev: DevSet, perturb: bool) -> tuple[list[dict], float]:
                 source, values = found
                 gold = question.get(dev.gold_field) or []
                 rows.append(
-                    {"answerable": question["answerable"], "right": Path(source).name in gold, "signals": values}
+                    {
+                        "id": question["id"],
+                        "answerable": question["answerable"],
+                        "right": Path(source).name in gold,
+                        "signals": values,
+                    }
                 )
     return rows, threshold
 
@@ -192,13 +204,17 @@ def report(key: str, rows: list[dict], threshold: float) -> None:
     for name in right[0] if right else []:
         positives, negatives = [s[name] for s in right], [s[name] for s in unanswerable]
         print(f"{name:<18} {auc(positives, negatives):6.3f} {median(positives):10.3f} {median(negatives):10.3f}")
-    scores = sorted(s["answerable"] for s in unanswerable)
-    # the lowest cut that declines ceil(90 %) of the unanswerable questions: just above the last of them it must decline
-    needed = scores[math.ceil(TARGET_ABSTENTION * len(scores)) - 1] + 1e-4 if scores else threshold
-    for label, cut in (("model threshold", threshold), (f"abstention {TARGET_ABSTENTION:.2f}", needed)):
-        kept = sum(s["answerable"] >= cut for s in right) / max(1, len(right))
-        abstained = sum(s["answerable"] < cut for s in unanswerable) / max(1, len(unanswerable))
-        print(f"at {label:<18} (answerable ≥ {cut:.3f}): abstention {abstained:.3f}, right answers kept {kept:.3f}")
+    for score in ("answerable", "answerable_foreign"):
+        scores = sorted(s[score] for s in unanswerable)
+        # the lowest cut that declines ceil(90 %) of the unanswerable questions: just above the last of them it must
+        # decline
+        needed = scores[math.ceil(TARGET_ABSTENTION * len(scores)) - 1] + 1e-4 if scores else threshold
+        for label, cut in (("model threshold", threshold), (f"abstention {TARGET_ABSTENTION:.2f}", needed)):
+            kept = sum(s[score] >= cut for s in right) / max(1, len(right))
+            abstained = sum(s[score] < cut for s in unanswerable) / max(1, len(unanswerable))
+            print(
+                f"{score:<18} at {label:<18} (≥ {cut:.3f}): abstention {abstained:.3f}, right answers kept {kept:.3f}"
+            )
 
 
 def main() -> int:
@@ -206,10 +222,15 @@ def main() -> int:
     parser.add_argument("--data", type=Path, required=True, help="../shared/data")
     parser.add_argument("--set", choices=[*SETS, "both"], default="both")
     parser.add_argument("--no-perturb", action="store_true", help="skip the leave-one-word-out re-searches")
+    parser.add_argument("--rows", type=Path, help="also write every question's signals to this JSON file")
     args = parser.parse_args()
+    every = {}
     for key in list(SETS) if args.set == "both" else [args.set]:
         rows, threshold = measure(args.data, SETS[key], not args.no_perturb)
         report(key, rows, threshold)
+        every[key] = rows
+    if args.rows:
+        args.rows.write_text(json.dumps(every, indent=1))
     return 0
 
 

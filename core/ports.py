@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol, Sequence, runtime_checkable
+from typing import Any, Collection, Literal, Protocol, Sequence, runtime_checkable
 
 from core.records import (
     ChunkRecord,
@@ -246,6 +246,11 @@ class LexicalIndex(Protocol):
     def read_slips(self, text: str) -> str:
         """`text` with each typing slip ("pasword") read as the word the documents hold ("password"): a word no
         chunk holds, no ordinary English word, one edit from one they hold. Unchanged when there is none."""
+        ...
+
+    def held_terms(self, terms: Collection[str]) -> set[str]:
+        """Which of these index terms (stems, as the index's tokenizer makes them) some active chunk holds: is a
+        word of a question anywhere in the knowledge base (nodes/support/foreign_terms.py)."""
         ...
 
 

@@ -22,7 +22,7 @@ import threading
 import time
 from collections import Counter
 from contextlib import AbstractContextManager, nullcontext
-from typing import TYPE_CHECKING, Any, Mapping, Sequence, cast
+from typing import TYPE_CHECKING, Any, Collection, Mapping, Sequence, cast
 
 import numpy as np
 
@@ -338,6 +338,10 @@ class BM25Index:
             }
             return coverage(terms, len(self._by_chunk), dfs, found)
 
+    def held_terms(self, terms: Collection[str]) -> set[str]:
+        with self._lock:
+            return {t for t in terms if self._postings.get(t)}
+
     def document_chunks(self, doc_id: str, groups: frozenset[str] | None) -> list[RetrievedChunk]:
         """Every chunk of a document's held version that `groups` may read, in document order (score 0)."""
         with self._lock:
@@ -583,6 +587,9 @@ class HybridIndex:
 
     def read_slips(self, text: str) -> str:
         return self.lexical.read_slips(text)
+
+    def held_terms(self, terms: Collection[str]) -> set[str]:
+        return self.lexical.held_terms(terms)
 
 
 def _differing(held: Mapping[str, str], active: Mapping[str, str]) -> list[str]:

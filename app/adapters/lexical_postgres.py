@@ -22,7 +22,7 @@ import json
 import threading
 from collections import Counter
 from contextlib import contextmanager
-from typing import Any, Iterator, Mapping, Sequence
+from typing import Any, Collection, Iterator, Mapping, Sequence
 
 from sqlalchemy import text
 from sqlalchemy.engine import Connection
@@ -513,6 +513,18 @@ class PostgresBM25Index:
                 ):
                     found[doc_id].add(term)
         return coverage(terms, int(n), dfs, found)
+
+    def held_terms(self, terms: Collection[str]) -> set[str]:
+        """Which index terms some chunk holds, in one indexed read (a term is kept as `stored_term`)."""
+        stored = {stored_term(t): t for t in terms}
+        if not stored:
+            return set()
+        with self._read() as conn:
+            rows = conn.execute(
+                text("SELECT term FROM lexical_terms WHERE collection = :collection AND term = ANY(:terms) AND df > 0"),
+                {"collection": self.collection, "terms": list(stored)},
+            ).scalars()
+            return {stored[term] for term in rows}
 
     def document_chunks(self, doc_id: str, groups: frozenset[str] | None) -> list[RetrievedChunk]:
         """Every chunk of a document's held version that `groups` may read, in document order (score 0)."""

@@ -27,8 +27,9 @@ from nodes.support.compose import (
     render,
     target_steps,
 )
-from nodes.support.confidence import article_features
+from nodes.support.confidence import article_features, foreign_penalty
 from nodes.support.extractive import cite, to_source
+from nodes.support.foreign_terms import foreign_terms
 from nodes.support.replies import NOT_FOUND, NOT_FOUND_CLOSEST, NOT_FOUND_SEARCHED
 from nodes.support.retrieval import fits_os
 
@@ -51,10 +52,16 @@ LLM_SECTION_CHARS = 12000  # the chosen section an LLM is given whole (a bound a
 
 
 def assess(
-    ctx: SupportContext, query: str, hits: list[RetrievedChunk], prefer_doc: str | None = None
+    ctx: SupportContext,
+    query: str,
+    hits: list[RetrievedChunk],
+    prefer_doc: str | None = None,
+    message: str | None = None,
 ) -> list[ArticleRef]:
     """The articles behind `hits`, best first, each with how likely the knowledge base answers the question
-    from it (`answerable`, compared with the threshold) and how likely that answer is right (`confidence`)."""
+    from it (`answerable`, compared with the threshold) and how likely that answer is right (`confidence`).
+    `message`: the employee's own words (default: `query`), read for words foreign to the knowledge base; the
+    search query may be reworded (a file name split into words)."""
     if not hits:
         return []
     if prefer_doc:
@@ -65,12 +72,15 @@ def assess(
     ranked = rank_articles(hits)
     model = ctx.confidence_model
     coverage = None
+    foreign: list[str] = []
     if model is not None and ctx.lexical is not None:
         coverage = ctx.lexical.query_coverage(query, [a.doc_id for a in ranked[:MAX_ARTICLES]])
+        # words the knowledge base holds in no form and that are no ordinary English: most often another product
+        foreign = foreign_terms(message or query, ctx.lexical.held_terms)
     refs = []
     for rank, article in enumerate(ranked[:MAX_ARTICLES]):
         if model is not None and coverage is not None:
-            assessed = model.assess(article_features(ranked, coverage, rank))
+            assessed = foreign_penalty(model.assess(article_features(ranked, coverage, rank)), len(foreign))
             answerable, confidence = assessed.answerable, assessed.confidence
         else:  # no model (or no lexical evidence): the best chunk's score, as before calibration existed
             answerable = confidence = float(article.hits[0]["score"])
@@ -97,7 +107,8 @@ def found_articles(state: SupportState, ctx: SupportContext) -> list[ArticleRef]
     if "articles" in state["turn"]:
         return list(state["turn"].get("articles") or [])
     chunks = list(state["turn"].get("retrieved_chunks") or [])
-    return assess(ctx, state["turn"].get("search_query") or state["turn"].get("query", ""), chunks) if chunks else []
+    query = state["turn"].get("search_query") or state["turn"].get("query", "")
+    return assess(ctx, query, chunks, message=state["turn"].get("query")) if chunks else []
 
 
 def not_found_text(state: SupportState) -> str:

@@ -45,7 +45,9 @@ def retrieve(state: SupportState, runtime: Runtime[SupportContext], config: Runn
         user_os=state.get("user_os"),
     )
     active = state.get("active_article") if state["turn"].get("is_follow_up") else None
-    articles = assess(ctx, query, hits, prefer_doc=(active or {}).get("doc_id"))
+    articles = assess(
+        ctx, query, hits, prefer_doc=(active or {}).get("doc_id"), message=state["turn"].get("query") or None
+    )
     earlier = state["turn"].get("articles") or []
     update: dict = {
         "search_count": state["turn"].get("search_count", 0) + 1,

@@ -162,6 +162,8 @@ def assert_same_results(memory: BM25Index, shared: PostgresBM25Index) -> None:
         docs = ["vpn", "password", "printer", "nothing"]
         expected_coverage, coverage = memory.query_coverage(query, docs), shared.query_coverage(query, docs)
         assert coverage == expected_coverage, query
+        terms = {*memory._tokenize(query), "zzqx" * 60, "nosuchterm"}  # a word too long for an index entry is hashed
+        assert shared.held_terms(terms) == memory.held_terms(terms), query
     for doc_id in (*CORPUS, "nothing"):
         for groups in (None, frozenset(), frozenset({"finance"})):
             assert shared.document_chunks(doc_id, groups) == memory.document_chunks(doc_id, groups)
