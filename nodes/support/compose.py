@@ -725,11 +725,9 @@ def target_lines(target: Target) -> list[str]:
     return lines
 
 
-def target_steps(target: Target) -> list[str]:
-    """The numbered steps of the target, in order, each with what sits under it (code, sub-steps). A numbered list
-    indented under a paragraph ("In Access 2007:" then "  1. …") is steps too, not lost for want of a step above.
-    When a section holds one list per platform or browser, each under a short label ("Chrome", "Desktop app >
-    Windows", "Alternate instructions:"), the first step of each list says which it is: "Chrome: Click …"."""
+def _step_lists(target: Target) -> tuple[list[str], dict[int, str]]:
+    """The numbered steps of the target in order, and the label of each labelled list by the index of its first
+    step (see `target_steps`)."""
     steps: list[str] = []
     step_indent: int | None = None  # the indent of the step open now
     labels: list[str] = []  # short lines since the last step: the name of the list that starts next
@@ -749,9 +747,62 @@ def target_steps(target: Target) -> list[str]:
             labels.append(line.strip().strip("*").strip().rstrip(":").strip())
         else:
             labels = []
+    return steps, named
+
+
+def target_steps(target: Target) -> list[str]:
+    """The numbered steps of the target, in order, each with what sits under it (code, sub-steps). A numbered list
+    indented under a paragraph ("In Access 2007:" then "  1. …") is steps too, not lost for want of a step above.
+    When a section holds one list per platform or browser, each under a short label ("Chrome", "Desktop app >
+    Windows", "Alternate instructions:"), the first step of each list says which it is: "Chrome: Click …"."""
+    steps, named = _step_lists(target)
     if len(named) < 2:  # one labelled list is the section's only list: its label names no choice between lists
         return steps
     return [f"{named[i]}: {step}" if i in named else step for i, step in enumerate(steps)]
+
+
+# what an employee calls the device or program a list is labelled for ("on my phone" is the "Mobile" list)
+_LABEL_SYNONYMS: dict[str, frozenset[str]] = {
+    "mobile": frozenset({"phone", "smartphone", "cellphone", "android", "iphone", "ipad", "ios", "tablet"}),
+    "web": frozenset({"browser", "chrome", "firefox", "safari", "edge"}),
+    "macos": frozenset({"mac", "macbook", "imac", "osx"}),
+    "windows": frozenset({"pc"}),
+}
+_GENERIC_LABEL_WORDS = frozenset({"instructions", "alternate", "alternative", "other", "steps", "option", "method"})
+
+
+def steps_for(target: Target, message: str, user_os: str | None = None) -> tuple[list[str], str, list[str]]:
+    """The steps to walk through for this message: `target_steps`, or — when the section holds one list per
+    platform, device or browser and the message (or the employee's known OS) names exactly one of them — that list
+    alone, with the steps before the first list. Also the chosen list's label ("" for all) and the other lists'
+    labels (named to the employee; "all steps" shows them)."""
+    steps, named = _step_lists(target)
+    if len(named) < 2:
+        return steps, "", []
+    said = set(re.findall(r"[a-z0-9]+", message.lower())) | ({user_os} if user_os else set())
+    # words of the article's title and headings name its topic ("Desktop notifications"), not one of the lists
+    topic = {
+        w for s in target.sections for h in [s.chunks[0]["title"], *s.path] for w in re.findall(r"[a-z0-9]+", h.lower())
+    }
+    words = {
+        first: set(re.findall(r"[a-z0-9]+", label.lower())) - _GENERIC_LABEL_WORDS for first, label in named.items()
+    }
+    # a list under a label of no words of its own ("Alternate instructions") is another way within the list above it
+    starts = [first for first in sorted(named) if words[first] or first == min(named)]
+    named_by_message = []
+    for first in starts:
+        # the words only this list's label has ("app" of "Desktop app" beside "Desktop web"), by name or by what an
+        # employee calls it ("phone" for "Mobile")
+        own = words[first] - topic - set().union(*(words[other] for other in starts if other != first))
+        if own & said or any(_LABEL_SYNONYMS.get(w, frozenset()) & said for w in own):
+            named_by_message.append(first)
+    labelled = target_steps(target)
+    if len(named_by_message) != 1 or len(starts) < 2:  # none named, or several (both are the employee's)
+        return labelled, "", []
+    (first,) = named_by_message
+    end = next((i for i in starts if i > first), len(steps))
+    walked = [steps[first], *labelled[first + 1 : end]]  # its first step without the label the intro names
+    return labelled[: min(named)] + walked, named[first], [named[i] for i in starts if i != first]
 
 
 LIST_LABEL_CHARS = 40  # a line this short, with no sentence in it, names the list below it ("macOS", "Desktop web")

@@ -34,7 +34,7 @@ from nodes.support.article_answer import (
     is_confident,
     read_target,
 )
-from nodes.support.compose import CONTENT_ROLES, render, target_steps
+from nodes.support.compose import CONTENT_ROLES, render, steps_for, target_steps
 from nodes.support.extractive import label, numbered_steps, same_section_run, to_source
 from nodes.support.procedure import asks_all_steps, asks_to_advance, is_fix_attempt, safe_end
 from nodes.support.replies import LLM_FALLBACK_NOTICE
@@ -49,6 +49,7 @@ log = logging.getLogger(__name__)
 FOR_IT_TEAM_KEY = "for_it_team"  # in a walkthrough's source: the article's parts for the IT team (named, not walked)
 ON_QUOTED_KEY = "on_quoted"  # in a walkthrough's source: what the section says of the message the employee quoted
 RETIRED_KEY = "retired"  # in a walkthrough's source: the article's notice that its subject is retired
+LIST_KEY = "lists"  # in a walkthrough's source: the label of the list walked (one per device or browser), the others
 # A bound, not a cap that cuts: a procedure longer than this (rare) stops at a safe step, the rest in the article.
 MAX_STEPS = 40
 MAX_STEP_CHARS = 400
@@ -86,7 +87,8 @@ def walkthrough(
     reading = read_target(state, ctx, groups=groups) if is_confident(state, ctx) else None
     if reading is not None and reading.target.admin_only:
         return [], None, ""  # steps for the IT team are no walkthrough for the employee
-    if reading is not None and (whole := _whole_procedure(reading)) is not None:
+    message, user_os = state["turn"]["query"], state.get("user_os")
+    if reading is not None and (whole := _whole_procedure(reading, message, user_os)) is not None:
         return whole
     steps, chunk = steps_source(confident_chunks(state, ctx.min_score), state.get("user_os"))
     if chunk is not None and (reading is None or chunk["doc_id"] != reading.article["doc_id"]):
@@ -97,20 +99,27 @@ def walkthrough(
         # the steps are in another article than the best one: its procedure whole, not the passage found
         ref = next((a for a in found_articles(state, ctx) if a["doc_id"] == chunk["doc_id"]), None)
         other = read_target(state, ctx, ref, groups=groups) if ref is not None else None
-        whole = _whole_procedure(other) if other is not None and not other.target.admin_only else None
+        whole = _whole_procedure(other, message, user_os) if other is not None and not other.target.admin_only else None
         if whole is not None and other is not None and chunk["section"] in {s.name for s in other.target.sections}:
             return whole
     return [s for s in steps if not unsafe_instructions(s)], chunk, ""
 
 
-def _whole_procedure(reading: ArticleReading) -> tuple[list[str], RetrievedChunk, str] | None:
+def _whole_procedure(
+    reading: ArticleReading, message: str, user_os: str | None
+) -> tuple[list[str], RetrievedChunk, str] | None:
     """The steps of the part of an article that answers, with its citation and "This matches" line; None when it
-    has fewer than two steps. Steps that ask for credentials or to turn security off are never walked through."""
-    steps = [s for s in target_steps(reading.target) if not unsafe_instructions(s)]
+    has fewer than two steps. Steps that ask for credentials or to turn security off are never walked through.
+    A section with one list per platform, device or browser gives the list the message names ("in Chrome", "on
+    my phone"), the others named in the introduction."""
+    chosen, list_label, other_lists = steps_for(reading.target, message, user_os)
+    steps = [s for s in chosen if not unsafe_instructions(s)]
     if len(steps) < 2:
         return None
     anchor = dict(reading.target.anchor or reading.target.sections[0].chunks[0])
     anchor["section"] = reading.target.sections[0].name
+    if list_label:  # the list for the employee's device or browser: the others are named, not walked
+        anchor[LIST_KEY] = [list_label, *other_lists]
     if reading.target.for_it_team:  # the article's admin-only parts: named to the employee, put in a ticket
         anchor[FOR_IT_TEAM_KEY] = list(reading.target.for_it_team)
     if reading.target.on_quoted:  # a note on their exact message, which no step would show them
@@ -235,11 +244,15 @@ def start(state: SupportState, ctx: SupportContext, groups: frozenset[str] = fro
             **({FOR_IT_TEAM_KEY: for_it_team} if for_it_team else {}),
         },
     )
+    lists = [str(name) for name in cast(list, dict(source_chunk).get(LIST_KEY) or [])]
     os_note = f" for {OS_LABELS[flow['os']]}" if flow["os"] else ""
+    os_note = f" for **{lists[0]}**" if lists else os_note
     intro = (
         f"Let's work through this together. I'll take you through {len(steps)} steps{os_note} from "
         f"**{label(source_chunk)}** [1], in the order it gives them."
     )
+    if lists[1:]:
+        intro += " " + OTHER_LISTS.format(names=", ".join(lists[1:]))
     if on_quoted := str(dict(source_chunk).get(ON_QUOTED_KEY) or ""):
         intro = f"{ABOUT_QUOTED.format(passage=on_quoted)}\n\n{intro}"
     if retired := str(dict(source_chunk).get(RETIRED_KEY) or ""):
@@ -259,6 +272,7 @@ def _mark(flow: Troubleshooting, outcome: str) -> list[TroubleshootingStep]:
     return steps
 
 
+OTHER_LISTS = "The article also has steps for {names}: open [1] to see them."
 COMPLETED = (
     'That was the last step. If the problem is still there, reply "still broken" and I\'ll offer to open a ticket; '
     "if it works now, you're all set."

@@ -128,3 +128,21 @@ def test_a_batch_with_a_file_type_deskmate_does_not_read_stores_nothing(serve):
         response = client.post("/documents/batch?wait=true", files=files)
         assert response.status_code == 415
         assert client.get("/documents").json()["documents"] == []
+
+
+def test_a_walkthrough_takes_the_steps_for_the_browser_the_employee_names_and_names_the_others(serve, tmp_path):
+    kb = tmp_path / "kb"
+    shutil.copytree(STYLES / "helpcentre", kb / "helpcentre")
+    shutil.copy(FIXTURES / "tabbed_kb" / "desktop-alerts.md", kb / "helpcentre")
+    with serve(kb_dir=kb) as client:
+        reply = ask(client, "desktop alerts are not working in firefox, not even the test alert")
+        steps = [reply]
+        while reply["action"] == "troubleshoot" and len(steps) < 6 and "last step" not in reply["answer"]:
+            reply = client.post("/chat", json={"message": "next", "session_id": reply["session_id"]}).json()
+            steps.append(reply)
+    first = steps[0]
+    assert first["action"] == "troubleshoot" and first["sources"][0]["source"].endswith("helpcentre/desktop-alerts.md")
+    assert "3 steps for **Firefox**" in first["answer"] and "also has steps for Chrome, Mobile" in first["answer"]
+    shown = "\n".join(r["answer"] for r in steps)
+    assert "Open the Firefox menu" in shown and "Privacy & Security" in shown and "reload the tab" in shown
+    assert "lock" not in shown and "phone's" not in shown  # the other browsers' and devices' steps are not walked

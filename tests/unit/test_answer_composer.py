@@ -488,6 +488,55 @@ def test_each_of_several_labelled_lists_says_which_it_is_in_its_first_step():
     assert target_steps(target) == ["Chrome: Open Settings.", "Allow notifications.", "Firefox: Open Preferences."]
 
 
+TABBED = article(
+    "alerts",
+    "Desktop alerts",
+    [
+        (
+            "Check your settings",
+            "Before you start, sign in.\n1. Open the app.\nChrome\n1. Click the lock icon.\n2. Allow alerts.\n"
+            "Alternate instructions:\n1. Open Chrome's menu.\n2. Choose Privacy.\nFirefox\n1. Open Preferences.\n"
+            "2. Allow alerts.\nDesktop app\n1. Open the gear menu.\n2. Turn on alerts.\nMobile\n"
+            "1. Tap your avatar.\n2. Tap Alerts.",
+        )
+    ],
+)
+
+
+@pytest.mark.parametrize(
+    ("message", "user_os", "label", "first", "last"),
+    [
+        ("no desktop alerts in chrome at all", None, "Chrome", "Click the lock icon.", "Alternate instructions"),
+        ("desktop alerts never show on my android phone", None, "Mobile", "Tap your avatar.", "Tap Alerts."),
+        ("desktop alerts are silent in firefox", "windows", "Firefox", "Open Preferences.", "Allow alerts."),
+    ],
+)
+def test_a_walkthrough_takes_the_list_for_the_browser_or_device_the_message_names(message, user_os, label, first, last):
+    from nodes.support.compose import steps_for
+
+    target = choose_target(article_sections(TABBED), [], "fix", message)
+    steps, chosen, others = steps_for(target, message, user_os)
+    assert chosen == label and label not in others and len(others) == 3
+    assert steps[0] == "Open the app." and steps[1] == first  # the steps before the lists, then the list's own
+    assert last in steps[-1] if label != "Chrome" else steps[-2].startswith(last)  # another way within its list
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "desktop alerts never show",  # no list named ("desktop" is the article's own topic)
+        "alerts fail in chrome and on my phone",  # two named
+    ],
+)
+def test_every_list_is_walked_when_the_message_names_none_or_several(message):
+    from nodes.support.compose import steps_for
+
+    target = choose_target(article_sections(TABBED), [], "fix", message)
+    steps, chosen, others = steps_for(target, message)
+    assert (steps, chosen, others) == (target_steps(target), "", [])
+    assert len(steps) == 11
+
+
 def test_a_section_on_what_comes_before_does_not_answer_the_situation_it_prepares_for():
     chunks = article(
         "start",
