@@ -27,7 +27,7 @@ _ALERT = RULES_BY_NAME["alert"].pattern
 # a line no rule can touch is passed through without trying each rule (substring tests: a regex alternation
 # of these costs more than all the rules on an ordinary line)
 _TRIGGER_ANYWHERE = (":::", "[!", "{", "!!!", "???", "<", "8<")
-_TRIGGER_AT_START = ("..", "import", "export", "#")
+_TRIGGER_AT_START = ("..", "import", "export", "#", "===")
 
 
 def _may_need_rules(line: str) -> bool:

@@ -312,6 +312,26 @@ RULES: tuple[MarkupRule, ...] = (
         ),
     ),
     MarkupRule(
+        # Material's content tabs: one tab per platform or app, its content indented under `=== "Label"`; the
+        # label stays as the line that names the list below it (a walkthrough takes the list the employee names)
+        "mkdocs-content-tab",
+        "mkdocs",
+        "block",
+        re.compile(r"^(?P<indent>[ \t]*)===[!+]?[ \t]+\"(?P<title>[^\"\n]*)\"[ \t]*$"),
+        "content",
+        body="indented",
+        matches=('=== "Windows"', '===+ "macOS"', '===! "Desktop app"', '    === "Linux"'),
+        not_matches=("===", "=== Windows", 'a === "b"', "========"),
+        renders=(
+            (
+                '## Connect\n\n=== "Windows"\n\n    1. Open **Connect** from Start.\n    2. Click **Sign in**.\n\n'
+                '=== "macOS"\n\n    1. Open **Connect** from Launchpad.\n',
+                "## Connect\n\nWindows\n\n1. Open Connect from Start.\n2. Click Sign in.\n\nmacOS\n\n"
+                "1. Open Connect from Launchpad.",
+            ),
+        ),
+    ),
+    MarkupRule(
         "heading-id",
         "mkdocs",
         "line",

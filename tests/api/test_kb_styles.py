@@ -146,3 +146,21 @@ def test_a_walkthrough_takes_the_steps_for_the_browser_the_employee_names_and_na
     shown = "\n".join(r["answer"] for r in steps)
     assert "Open the Firefox menu" in shown and "Privacy & Security" in shown and "reload the tab" in shown
     assert "lock" not in shown and "phone's" not in shown  # the other browsers' and devices' steps are not walked
+
+
+def test_a_docs_site_page_with_content_tabs_walks_the_tab_for_the_employees_computer(serve, tmp_path):
+    kb = tmp_path / "kb"
+    shutil.copytree(FIXTURES / "tabbed_kb", kb)
+    with serve(kb_dir=kb) as client:
+        reply = ask(client, "the vpn dropped and won't reconnect on my macbook")
+        steps = [reply]
+        while reply["action"] == "troubleshoot" and len(steps) < 6 and "last step" not in reply["answer"]:
+            reply = client.post("/chat", json={"message": "next", "session_id": reply["session_id"]}).json()
+            steps.append(reply)
+    first = steps[0]
+    assert first["action"] == "troubleshoot" and first["sources"][0]["source"].endswith("reconnect-the-vpn.md")
+    shown = "\n".join(r["answer"] for r in steps)
+    assert "3 steps for **macOS**" in first["answer"] and "also has steps for Windows" in first["answer"]
+    assert "===" not in shown and "Choose Quit Connect from the menu bar icon." in shown  # the tab's markup is gone
+    assert "System Settings > VPN" in shown and "Start Connect from Launchpad" in shown
+    assert "taskbar" not in shown  # the Windows tab is not walked
