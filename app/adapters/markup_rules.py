@@ -530,6 +530,28 @@ RULES: tuple[MarkupRule, ...] = (
         ),
     ),
     MarkupRule(
+        # a tab of a tabs shortcode: its label stays as the line that names the list below it
+        "hugo-tab",
+        "hugo",
+        "block",
+        re.compile(
+            r"^(?P<indent>[ \t]*)\{\{[<%][ \t]*(?P<name>tab)[ \t]+(?:(?:name|title|header)[ \t]*=[ \t]*)?"
+            r"[\"'](?P<title>[^\"'\n]+)[\"'][^}\n]*?[>%]\}\}[ \t]*$"
+        ),
+        "content",
+        body="closer",
+        closer=r"^[ \t]*\{{\{{[<%][ \t]*/{name}[ \t]*[>%]\}}\}}[ \t]*$",
+        matches=('{{< tab "Windows" >}}', '{{< tab name="macOS" >}}', "{{% tab title='Linux' %}}"),
+        not_matches=("{{< tab >}}", "{{< /tab >}}", '{{< tabs "os" >}}'),
+        renders=(
+            (
+                '{{< tabs >}}\n{{< tab "Windows" >}}\n1. Open Start.\n2. Click Connect.\n{{< /tab >}}\n'
+                '{{< tab name="macOS" >}}\n1. Open Launchpad.\n{{< /tab >}}\n{{< /tabs >}}\n',
+                "Windows\n\n1. Open Start.\n2. Click Connect.\n\nmacOS\n\n1. Open Launchpad.",
+            ),
+        ),
+    ),
+    MarkupRule(
         "hugo-paired",
         "hugo",
         "block",
@@ -555,6 +577,51 @@ RULES: tuple[MarkupRule, ...] = (
             ('See [the VPN guide]({{< ref "vpn.md" >}}).\n\n{{< figure src="router.png" >}}\n', "See the VPN guide."),
             ('Open the portal ({{< ref "portal.md" >}}) and sign in.\n', "Open the portal and sign in."),
         ),
+    ),
+    # ---------------------------------------------------------------- GitBook (Liquid-style tags)
+    MarkupRule(
+        "gitbook-hint",
+        "gitbook",
+        "block",
+        re.compile(r"^(?P<indent>[ \t]*)\{%[ \t]*hint[ \t]+style=[\"'](?P<kind>[\w-]+)[\"'][ \t]*%\}[ \t]*$"),
+        "note",
+        body="closer",
+        closer=r"^[ \t]*\{{%[ \t]*endhint[ \t]*%\}}[ \t]*$",
+        matches=('{% hint style="warning" %}', "  {% hint style='info' %}"),
+        not_matches=("{% endhint %}", "{% hint %}"),
+        renders=(('{% hint style="warning" %}\nBack up first.\n{% endhint %}\n', "Warning: Back up first."),),
+    ),
+    MarkupRule(
+        # a tab of a tabs block: its label stays as the line that names the list below it
+        "gitbook-tab",
+        "gitbook",
+        "block",
+        re.compile(r"^(?P<indent>[ \t]*)\{%[ \t]*tab[ \t]+title=[\"'](?P<title>[^\"'\n]+)[\"'][ \t]*%\}[ \t]*$"),
+        "content",
+        body="closer",
+        closer=r"^[ \t]*\{{%[ \t]*endtab[ \t]*%\}}[ \t]*$",
+        matches=('{% tab title="Windows" %}', "{% tab title='macOS' %}"),
+        not_matches=("{% tabs %}", "{% endtab %}", "{% tab %}"),
+        renders=(
+            (
+                '{% tabs %}\n{% tab title="Windows" %}\n1. Open Start.\n{% endtab %}\n'
+                '{% tab title="macOS" %}\n1. Open Launchpad.\n{% endtab %}\n{% endtabs %}\n',
+                "Windows\n\n1. Open Start.\n\nmacOS\n\n1. Open Launchpad.",
+            ),
+        ),
+    ),
+    MarkupRule(
+        # the tags around tabs, and the ones that point elsewhere (an embed, a page reference, an include)
+        "gitbook-tag",
+        "gitbook",
+        "line",
+        re.compile(
+            r"^[ \t]*\{%[ \t]*(?:end)?(?:tabs|content-ref|embed|include|file|swagger|code)\b[^%\n]{0,500}%\}[ \t]*$"
+        ),
+        "drop",
+        matches=("{% tabs %}", "{% endtabs %}", '{% embed url="https://x.test/v" %}', '{% content-ref url="a.md" %}'),
+        not_matches=('{% tab title="A" %}', "Use {% tabs %} here", "{%"),
+        renders=(('Intro.\n\n{% embed url="https://video.example.test/1" %}\n', "Intro."),),
     ),
     # ---------------------------------------------------------------- brace macros (Python-Markdown help centres)
     MarkupRule(
