@@ -67,6 +67,20 @@ def ask(client, message: str) -> dict:
     return response.json()
 
 
+def walk(client, message: str, most: int = 6) -> list[dict]:
+    """Ask, then reply "next" while a walkthrough goes on (at most `most` replies in all)."""
+    replies = [ask(client, message)]
+    while replies[-1]["action"] == "troubleshoot" and len(replies) < most and "last step" not in replies[-1]["answer"]:
+        replies.append(ask_in(client, "next", replies[-1]["session_id"]))
+    return replies
+
+
+def ask_in(client, message: str, session_id: str) -> dict:
+    response = client.post("/chat", json={"message": message, "session_id": session_id})
+    assert response.status_code == 200, response.text
+    return response.json()
+
+
 @pytest.fixture
 def styles_kb(tmp_path):
     kb = tmp_path / "kb"
@@ -135,11 +149,7 @@ def test_a_walkthrough_takes_the_steps_for_the_browser_the_employee_names_and_na
     shutil.copytree(STYLES / "helpcentre", kb / "helpcentre")
     shutil.copy(FIXTURES / "tabbed_kb" / "desktop-alerts.md", kb / "helpcentre")
     with serve(kb_dir=kb) as client:
-        reply = ask(client, "desktop alerts are not working in firefox, not even the test alert")
-        steps = [reply]
-        while reply["action"] == "troubleshoot" and len(steps) < 6 and "last step" not in reply["answer"]:
-            reply = client.post("/chat", json={"message": "next", "session_id": reply["session_id"]}).json()
-            steps.append(reply)
+        steps = walk(client, "desktop alerts are not working in firefox, not even the test alert")
     first = steps[0]
     assert first["action"] == "troubleshoot" and first["sources"][0]["source"].endswith("helpcentre/desktop-alerts.md")
     assert "3 steps for **Firefox**" in first["answer"] and "also has steps for Chrome, Mobile" in first["answer"]
@@ -152,11 +162,7 @@ def test_a_docs_site_page_with_content_tabs_walks_the_tab_for_the_employees_comp
     kb = tmp_path / "kb"
     shutil.copytree(FIXTURES / "tabbed_kb", kb)
     with serve(kb_dir=kb) as client:
-        reply = ask(client, "the vpn dropped and won't reconnect on my macbook")
-        steps = [reply]
-        while reply["action"] == "troubleshoot" and len(steps) < 6 and "last step" not in reply["answer"]:
-            reply = client.post("/chat", json={"message": "next", "session_id": reply["session_id"]}).json()
-            steps.append(reply)
+        steps = walk(client, "the vpn dropped and won't reconnect on my macbook")
     first = steps[0]
     assert first["action"] == "troubleshoot" and first["sources"][0]["source"].endswith("reconnect-the-vpn.md")
     shown = "\n".join(r["answer"] for r in steps)
