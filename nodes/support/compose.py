@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Literal, Sequence
+from typing import Iterable, Literal, Sequence
 
 from core.lexicon import is_troubleshooting, is_wish
 from core.readers import is_admin
@@ -771,38 +771,48 @@ _LABEL_SYNONYMS: dict[str, frozenset[str]] = {
 _GENERIC_LABEL_WORDS = frozenset({"instructions", "alternate", "alternative", "other", "steps", "option", "method"})
 
 
-def steps_for(target: Target, message: str, user_os: str | None = None) -> tuple[list[str], str, list[str]]:
+def _words(text: str) -> set[str]:
+    return set(re.findall(r"[a-z0-9]+", text.lower()))
+
+
+def named_label(labels: Sequence[str], message: str, user_os: str | None = None, topic: Iterable[str] = ()) -> str:
+    """The one label of `labels` the message names ("in Firefox"; "on my phone" for "Mobile"), "" for none or
+    several. Only a label's own words count — none that another label also has ("desktop" of "Desktop app" beside
+    "Desktop web"), none of the `topic` (the article's title and headings) — by name or by what an employee calls
+    it."""
+    said = _words(message) | ({user_os} if user_os else set())
+    words = {label: _words(label) - _GENERIC_LABEL_WORDS - set(topic) for label in labels}
+    named = []
+    for label in labels:
+        own = words[label] - set().union(*(words[other] for other in labels if other != label))
+        if own & said or any(_LABEL_SYNONYMS.get(w, frozenset()) & said for w in own):
+            named.append(label)
+    return named[0] if len(named) == 1 else ""
+
+
+def steps_for(target: Target, message: str, user_os: str | None = None) -> tuple[list[str], str, dict[str, list[str]]]:
     """The steps to walk through for this message: `target_steps`, or — when the section holds one list per
     platform, device or browser and the message (or the employee's known OS) names exactly one of them — that list
-    alone, with the steps before the first list. Also the chosen list's label ("" for all) and the other lists'
-    labels (named to the employee; "all steps" shows them)."""
+    alone, after the steps before the first list. Also the chosen list's label ("" for all) and the other lists,
+    each with the steps it would walk (named to the employee, and switched to when they name one)."""
     steps, named = _step_lists(target)
-    if len(named) < 2:
-        return steps, "", []
-    said = set(re.findall(r"[a-z0-9]+", message.lower())) | ({user_os} if user_os else set())
-    # words of the article's title and headings name its topic ("Desktop notifications"), not one of the lists
-    topic = {
-        w for s in target.sections for h in [s.chunks[0]["title"], *s.path] for w in re.findall(r"[a-z0-9]+", h.lower())
-    }
-    words = {
-        first: set(re.findall(r"[a-z0-9]+", label.lower())) - _GENERIC_LABEL_WORDS for first, label in named.items()
-    }
-    # a list under a label of no words of its own ("Alternate instructions") is another way within the list above it
-    starts = [first for first in sorted(named) if words[first] or first == min(named)]
-    named_by_message = []
-    for first in starts:
-        # the words only this list's label has ("app" of "Desktop app" beside "Desktop web"), by name or by what an
-        # employee calls it ("phone" for "Mobile")
-        own = words[first] - topic - set().union(*(words[other] for other in starts if other != first))
-        if own & said or any(_LABEL_SYNONYMS.get(w, frozenset()) & said for w in own):
-            named_by_message.append(first)
     labelled = target_steps(target)
-    if len(named_by_message) != 1 or len(starts) < 2:  # none named, or several (both are the employee's)
-        return labelled, "", []
-    (first,) = named_by_message
-    end = next((i for i in starts if i > first), len(steps))
-    walked = [steps[first], *labelled[first + 1 : end]]  # its first step without the label the intro names
-    return labelled[: min(named)] + walked, named[first], [named[i] for i in starts if i != first]
+    if len(named) < 2:
+        return steps, "", {}
+    topic = {w for s in target.sections for h in [s.chunks[0]["title"], *s.path] for w in _words(h)}
+    # a list under a label of no words of its own ("Alternate instructions") is another way within the list above it
+    starts = [i for i in sorted(named) if _words(named[i]) - _GENERIC_LABEL_WORDS or i == min(named)]
+    if len(starts) < 2:
+        return labelled, "", {}
+    lists = {}
+    for n, first in enumerate(starts):
+        end = starts[n + 1] if n + 1 < len(starts) else len(steps)
+        # its first step without the label the introduction names
+        lists[named[first]] = labelled[: min(named)] + [steps[first], *labelled[first + 1 : end]]
+    chosen = named_label(list(lists), message, user_os, topic)
+    if not chosen:  # none named, or several (both are the employee's)
+        return labelled, "", {}
+    return lists[chosen], chosen, {label: walked for label, walked in lists.items() if label != chosen}
 
 
 LIST_LABEL_CHARS = 40  # a line this short, with no sentence in it, names the list below it ("macOS", "Desktop web")

@@ -34,7 +34,7 @@ from nodes.support.article_answer import (
     is_confident,
     read_target,
 )
-from nodes.support.compose import CONTENT_ROLES, render, steps_for, target_steps
+from nodes.support.compose import CONTENT_ROLES, named_label, render, steps_for, target_steps
 from nodes.support.extractive import label, numbered_steps, same_section_run, to_source
 from nodes.support.procedure import asks_all_steps, asks_to_advance, is_fix_attempt, safe_end
 from nodes.support.replies import LLM_FALLBACK_NOTICE
@@ -50,6 +50,7 @@ FOR_IT_TEAM_KEY = "for_it_team"  # in a walkthrough's source: the article's part
 ON_QUOTED_KEY = "on_quoted"  # in a walkthrough's source: what the section says of the message the employee quoted
 RETIRED_KEY = "retired"  # in a walkthrough's source: the article's notice that its subject is retired
 LIST_KEY = "lists"  # in a walkthrough's source: the label of the list walked (one per device or browser), the others
+OTHER_LISTS_KEY = "other_lists"  # in a walkthrough's source: the other lists' steps, by label ("I'm on Firefox")
 # A bound, not a cap that cuts: a procedure longer than this (rare) stops at a safe step, the rest in the article.
 MAX_STEPS = 40
 MAX_STEP_CHARS = 400
@@ -118,8 +119,12 @@ def _whole_procedure(
         return None
     anchor = dict(reading.target.anchor or reading.target.sections[0].chunks[0])
     anchor["section"] = reading.target.sections[0].name
-    if list_label:  # the list for the employee's device or browser: the others are named, not walked
+    if list_label:  # the list for the employee's device or browser: the others are named, and kept to switch to
         anchor[LIST_KEY] = [list_label, *other_lists]
+        anchor[OTHER_LISTS_KEY] = {
+            label: [s for s in walked if not unsafe_instructions(s)][:MAX_STEPS]
+            for label, walked in other_lists.items()
+        }
     if reading.target.for_it_team:  # the article's admin-only parts: named to the employee, put in a ticket
         anchor[FOR_IT_TEAM_KEY] = list(reading.target.for_it_team)
     if reading.target.on_quoted:  # a note on their exact message, which no step would show them
@@ -242,6 +247,8 @@ def start(state: SupportState, ctx: SupportContext, groups: frozenset[str] = fro
             "chunk_id": source_chunk["chunk_id"],
             **({AUDIENCE_FIELD: list(source_chunk[AUDIENCE_FIELD])} if source_chunk.get(AUDIENCE_FIELD) else {}),
             **({FOR_IT_TEAM_KEY: for_it_team} if for_it_team else {}),
+            **({OTHER_LISTS_KEY: other} if (other := dict(source_chunk).get(OTHER_LISTS_KEY)) else {}),
+            **({LIST_KEY: walked_lists} if (walked_lists := dict(source_chunk).get(LIST_KEY)) else {}),
         },
     )
     lists = [str(name) for name in cast(list, dict(source_chunk).get(LIST_KEY) or [])]
@@ -266,13 +273,39 @@ def start(state: SupportState, ctx: SupportContext, groups: frozenset[str] = fro
     return update | _progress(flow) | {"answer": text, "sources": [to_source(1, source_chunk)], "needs_input": True}
 
 
+def _switch_list(flow: Troubleshooting, label: str) -> Troubleshooting:
+    """The walkthrough started again on another of the section's lists (another browser or device): its steps from
+    the first, the list left behind kept to switch back to."""
+    source = dict(flow["source"])
+    others = dict(source[OTHER_LISTS_KEY])
+    walked = [step["step"] for step in flow["steps"]]
+    steps = others.pop(label)
+    left = (source.get(LIST_KEY) or [""])[0]
+    if left:
+        others[left] = walked
+    source.update({OTHER_LISTS_KEY: others, LIST_KEY: [label, *others]})
+    switched = Troubleshooting(**flow)
+    switched.update(
+        {
+            "steps": [TroubleshootingStep(step=s, outcome="pending") for s in steps],
+            "current": 0,
+            "failed": 0,
+            "asked_outcome": False,
+            "status": "in_progress",
+            "source": source,
+        }
+    )
+    return switched
+
+
 def _mark(flow: Troubleshooting, outcome: str) -> list[TroubleshootingStep]:
     steps = [TroubleshootingStep(**s) for s in flow["steps"]]
     steps[flow["current"]]["outcome"] = outcome
     return steps
 
 
-OTHER_LISTS = "The article also has steps for {names}: open [1] to see them."
+OTHER_LISTS = "The article also has steps for {names}: open [1] to see them, or tell me which you use."
+SWITCHED = "Here are the {n} steps for **{label}** instead, from the same article."
 COMPLETED = (
     'That was the last step. If the problem is still there, reply "still broken" and I\'ll offer to open a ticket; '
     "if it works now, you're all set."
@@ -299,6 +332,12 @@ def advance(state: SupportState, ctx: SupportContext, config: RunnableConfig) ->
             "answer": f"Back to your issue: {flow['issue']}\n\n{_step_text(flow)}",
             "needs_input": True,
         }
+    others: dict = (flow.get("source") or {}).get(OTHER_LISTS_KEY) or {}
+    if flow["status"] in ("in_progress", "completed") and (label := named_label(list(others), text)):
+        # "I'm on Firefox, actually": the same section's list for that browser or device, from its first step
+        switched = _switch_list(flow, label)
+        intro = SWITCHED.format(label=label, n=len(switched["steps"]))
+        return _progress(switched) | {"answer": f"{intro}\n\n{_step_text(switched)}", "needs_input": True}
     if flow["status"] == "in_progress" and asks_all_steps(text):
         flow.update({"current": len(flow["steps"]) - 1, "asked_outcome": False})
         return _progress(flow) | {"answer": _all_steps_text(flow), "needs_input": True}

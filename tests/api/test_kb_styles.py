@@ -158,6 +158,24 @@ def test_a_walkthrough_takes_the_steps_for_the_browser_the_employee_names_and_na
     assert "lock" not in shown and "phone's" not in shown  # the other browsers' and devices' steps are not walked
 
 
+def test_naming_another_browser_during_a_walkthrough_starts_that_browsers_steps_and_keeps_the_first_to_go_back(
+    serve, tmp_path
+):
+    kb = tmp_path / "kb"
+    shutil.copytree(FIXTURES / "tabbed_kb", kb)
+    with serve(kb_dir=kb) as client:
+        first = ask(client, "desktop alerts are not working in firefox")
+        session = first["session_id"]
+        chrome = ask_in(client, "sorry, I'm actually on chrome", session)
+        after = ask_in(client, "next", session)
+        back = ask_in(client, "no wait, it is firefox after all", session)
+    assert "3 steps for **Firefox**" in first["answer"]
+    assert chrome["action"] == "troubleshoot" and "3 steps for **Chrome** instead" in chrome["answer"]
+    assert "Step 1 of 3:** Click the lock icon" in chrome["answer"]
+    assert "Step 2 of 3:** Set Notifications and Sound to Allow" in after["answer"]
+    assert "Step 1 of 3:** Open the Firefox menu" in back["answer"]
+
+
 def test_a_docs_site_page_with_content_tabs_walks_the_tab_for_the_employees_computer(serve, tmp_path):
     kb = tmp_path / "kb"
     shutil.copytree(FIXTURES / "tabbed_kb", kb)

@@ -517,6 +517,7 @@ def test_a_walkthrough_takes_the_list_for_the_browser_or_device_the_message_name
     target = choose_target(article_sections(TABBED), [], "fix", message)
     steps, chosen, others = steps_for(target, message, user_os)
     assert chosen == label and label not in others and len(others) == 3
+    assert all(walked[0] == "Open the app." for walked in others.values())  # each the list it would walk
     assert steps[0] == "Open the app." and steps[1] == first  # the steps before the lists, then the list's own
     assert last in steps[-1] if label != "Chrome" else steps[-2].startswith(last)  # another way within its list
 
@@ -533,7 +534,7 @@ def test_every_list_is_walked_when_the_message_names_none_or_several(message):
 
     target = choose_target(article_sections(TABBED), [], "fix", message)
     steps, chosen, others = steps_for(target, message)
-    assert (steps, chosen, others) == (target_steps(target), "", [])
+    assert (steps, chosen, others) == (target_steps(target), "", {})
     assert len(steps) == 11
 
 
