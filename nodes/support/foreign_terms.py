@@ -4,8 +4,9 @@ knowledge base does not cover (another product, a feature or a service it never 
 A word is foreign when all of these hold:
 - no chunk of the collection holds it in any form the lexical index knows (its stem; a hyphenated word's
   parts or its joined form; "wi-fi" ~ "wifi");
-- it is no ordinary English word: its frequency in English (wordfreq's Zipf scale, log10 of uses per billion
-  words), or that of its form without an inflection ("reinstalling" ~ "reinstall"), is below ORDINARY_ZIPF.
+- it is no ordinary English word (core/words.py): its frequency in English (wordfreq's Zipf scale, log10 of uses
+  per billion words), or that of its form without an inflection ("reinstalling" ~ "reinstall"), is below
+  ORDINARY_ZIPF.
   Employees' everyday words ("laptop", "wifi", "colleague", "annoying") are ordinary English, so a knowledge base
   that never uses them does not make them foreign;
 - it is no misspelling: not one edit (a letter dropped, added, changed or two swapped) from a common English word
@@ -23,71 +24,17 @@ Pure functions over a `held` look-up of the collection's index terms.
 
 from __future__ import annotations
 
-import functools
 import re
-import string
 from typing import Callable, Collection, Iterable
 
 from core.text import CONVERSATION_WORDS, STOP_WORDS, WORD, fold, snowball
+from core.words import common_words, one_edit_away, ordinary_english
 
-ORDINARY_ZIPF = 2.5  # an English word used at least ~0.3 times per million words is an ordinary one
-COMMON_ZIPF = 3.0  # the words a misspelling is checked against (wordfreq's "small" English list)
 MIN_CHARS = 5  # a shorter word may as well be an abbreviation ("sso", "mdm") or a typo ("tne", "hpw")
-MIN_BASE = 3  # the shortest word an inflection is taken off to leave
-_INFLECTIONS = ("ing", "ies", "es", "ed", "s", "d", "ly")
-# a word inside a file name, path or address: one of . / \ _ @ : between a character and a letter or digit
+# a word inside a file name, path or address: one of . / \\ _ @ : between a character and a letter or digit
 _EMBEDDED = re.compile(r"\S[./\\_@:]\w")
-_LETTERS = string.ascii_lowercase
 
 Held = Callable[[Collection[str]], set[str]]  # which of these index terms (stems) some chunk holds
-
-
-@functools.cache
-def _common_words() -> frozenset[str]:
-    import wordfreq
-
-    return frozenset(
-        w
-        for w, f in wordfreq.get_frequency_dict("en", wordlist="small").items()
-        if w.isalpha() and f >= 10 ** (COMMON_ZIPF - 9)
-    )
-
-
-@functools.lru_cache(maxsize=4096)
-def _zipf(word: str) -> float:
-    import wordfreq
-
-    return float(wordfreq.zipf_frequency(word, "en"))
-
-
-def bases(word: str) -> list[str]:
-    """The word and its forms without a regular inflection ("huddles" → huddle; "dropping" → drop, dropp)."""
-    forms = [word]
-    for suffix in _INFLECTIONS:
-        if word.endswith(suffix) and len(word) - len(suffix) >= MIN_BASE:
-            base = word[: -len(suffix)]
-            forms += [base, base + "e"] if suffix in ("ing", "ed", "es") else [base]
-            if suffix == "ies":
-                forms.append(base + "y")
-            if suffix in ("ing", "ed") and len(base) > MIN_BASE and base[-1] == base[-2]:
-                forms.append(base[:-1])
-    return forms
-
-
-def ordinary_english(word: str) -> bool:
-    """A word, or its form without an inflection, at least ORDINARY_ZIPF in English."""
-    return any(_zipf(form) >= ORDINARY_ZIPF for form in bases(word))
-
-
-def one_edit(word: str) -> set[str]:
-    """Every string one edit away: a letter dropped, swapped with the next, changed or added."""
-    splits = [(word[:i], word[i:]) for i in range(len(word) + 1)]
-    return (
-        {a + b[1:] for a, b in splits if b}
-        | {a + b[1] + b[0] + b[2:] for a, b in splits if len(b) > 1}
-        | {a + c + b[1:] for a, b in splits if b for c in _LETTERS}
-        | {a + c + b for a, b in splits for c in _LETTERS}
-    ) - {word}
 
 
 def topic_words(text: str) -> list[str]:
@@ -131,8 +78,8 @@ def foreign_terms(text: str, held: Held) -> list[str]:
     foreign = []
     for word in candidates:
         joined = word.replace("-", "")
-        near = one_edit(joined)
-        if near & _common_words() or held(sorted(_stems(near))):
+        near = set(one_edit_away(joined))
+        if near & common_words() or held(sorted(_stems(near))):
             continue
         foreign.append(word)
     return foreign

@@ -9,8 +9,9 @@ import pytest
 
 from app.adapters.lexical_index import BM25Index
 from core.records import ChunkRecord
+from core.words import bases, ordinary_english
 from nodes.support.confidence import Assessment, foreign_penalty
-from nodes.support.foreign_terms import bases, foreign_terms, ordinary_english, topic_words
+from nodes.support.foreign_terms import foreign_terms, topic_words
 
 KB = Path(__file__).resolve().parent.parent / "fixtures" / "foreign_kb"
 
