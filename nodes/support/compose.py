@@ -755,7 +755,10 @@ def target_steps(target: Target) -> list[str]:
     indented under a paragraph ("In Access 2007:" then "  1. …") is steps too, not lost for want of a step above.
     When a section holds one list per platform or browser, each under a short label ("Chrome", "Desktop app >
     Windows", "Alternate instructions:"), the first step of each list says which it is: "Chrome: Click …"."""
-    steps, named = _step_lists(target)
+    return _labelled(*_step_lists(target))
+
+
+def _labelled(steps: list[str], named: dict[int, str]) -> list[str]:
     if len(named) < 2:  # one labelled list is the section's only list: its label names no choice between lists
         return steps
     return [f"{named[i]}: {step}" if i in named else step for i, step in enumerate(steps)]
@@ -796,13 +799,13 @@ def steps_for(target: Target, message: str, user_os: str | None = None) -> tuple
     alone, after the steps before the first list. Also the chosen list's label ("" for all) and the other lists,
     each with the steps it would walk (named to the employee, and switched to when they name one)."""
     steps, named = _step_lists(target)
-    labelled = target_steps(target)
+    labelled = _labelled(steps, named)
     if len(named) < 2:
         return steps, "", {}
     topic = {w for s in target.sections for h in [s.chunks[0]["title"], *s.path] for w in _words(h)}
     # a list under a label of no words of its own ("Alternate instructions") is another way within the list above it
     starts = [i for i in sorted(named) if _words(named[i]) - _GENERIC_LABEL_WORDS or i == min(named)]
-    if len(starts) < 2:
+    if len(starts) < 2 or len({named[i] for i in starts}) < len(starts):  # (a label twice: no choice between them)
         return labelled, "", {}
     lists = {}
     for n, first in enumerate(starts):

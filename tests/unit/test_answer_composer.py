@@ -538,6 +538,24 @@ def test_every_list_is_walked_when_the_message_names_none_or_several(message):
     assert len(steps) == 11
 
 
+def test_every_list_is_walked_when_two_lists_share_a_label():
+    from nodes.support.compose import steps_for
+
+    page = article(
+        "twice",
+        "Alerts",
+        [
+            (
+                "Turn alerts on",
+                "Mobile\n1. Tap Settings.\n2. Tap Alerts.\nDesktop\n1. Click Settings.\nMobile\n1. Ask IT.",
+            )
+        ],
+    )
+    target = choose_target(article_sections(page), [], "fix", "alerts are off on my phone")
+    assert steps_for(target, "alerts are off on my phone") == (target_steps(target), "", {})
+    assert len(target_steps(target)) == 4
+
+
 def test_a_section_on_what_comes_before_does_not_answer_the_situation_it_prepares_for():
     chunks = article(
         "start",
