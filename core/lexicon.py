@@ -38,6 +38,26 @@ def detect_os_in_path(headings: list[str]) -> OperatingSystem | None:
     return None
 
 
+# the platforms documentation writes a page or a tab for, and what an employee may call them by ("my iphone" → ios,
+# "ubuntu" → linux)
+_PLATFORMS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    *_OS_PATTERNS,
+    ("ios", re.compile(r"\b(ios|iphone|ipad|ipados)\b", re.I)),
+    ("android", re.compile(r"\b(android)\b", re.I)),
+)
+
+
+def platforms(text: str) -> set[str]:
+    """Every platform a text names, by its name or a device or distribution of it."""
+    return {name for name, pattern in _PLATFORMS if pattern.search(text)}
+
+
+def platform_words(text: str) -> list[str]:
+    """The platforms a text names only by a device or distribution ("my iphone" → ios), as extra search words."""
+    said = set(re.findall(r"[a-z]+", text.lower()))
+    return sorted(name for name in platforms(text) if name not in said)
+
+
 OS_LABELS: dict[str, str] = {"windows": "Windows", "macos": "macOS", "linux": "Linux"}
 TOPIC_LABELS: dict[str, str] = {
     "vpn": "VPN",

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Mapping, Sequence, cast
 
 from core.filters import SearchFilter, access_where, combine_where, fallback_where, primary_where, secondary_matches
-from core.lexicon import it_topics
+from core.lexicon import it_topics, platform_words, platforms
 from core.records import RetrievedChunk
 from core.text import Tokenizer
 
@@ -242,6 +242,23 @@ def prefer_named_topic(ranking: Ranking, query: str) -> Ranking:
     return ranking.sort()
 
 
+def prefer_named_platform(ranking: Ranking, query: str) -> Ranking:
+    """The question names the platform in hand ("on my iphone", "my ubuntu laptop"): when some passage's title or
+    section names that platform, passages whose title and section name only other platforms ("Synchronizing with
+    Android") rank lower. Passages that name no platform are ranked as before."""
+    asked = platforms(query)
+    if not asked:
+        return ranking
+    named = {c["chunk_id"]: platforms(f"{c['title']} {c['section']}") for c in ranking.chunks}
+    if not any(found & asked for found in named.values()):
+        return ranking
+    for chunk in ranking.chunks:
+        found = named[chunk["chunk_id"]]
+        if found and not found & asked:
+            ranking.scale(chunk, TOPIC_MISMATCH)
+    return ranking.sort()
+
+
 def expand_neighbours(ranking: Ranking, neighbours: Sequence[RetrievedChunk], *, decay: float) -> Ranking:
     """Put the top hit's adjacent chunks (same section) right after it, scored top × decay, so an
     answer that continues in the next chunk is not cut in half. Done before reranking,
@@ -299,7 +316,11 @@ def _candidates(ctx: SupportContext, query: str, embedding: Sequence[float], whe
         return dense_only(dense)
     dense_ids = {h["chunk_id"] for h in dense}
     # the dense hits' BM25 shares come with the search (one call): those the search returned are not used
-    lexical, shares = ctx.lexical.search_scored(query, ctx.candidate_k, where=where, chunk_ids=sorted(dense_ids))
+    words = platform_words(query)
+    lexical_query = f"{query} {' '.join(words)}" if words else query
+    lexical, shares = ctx.lexical.search_scored(
+        lexical_query, ctx.candidate_k, where=where, chunk_ids=sorted(dense_ids)
+    )
     lexical_ids = {h["chunk_id"] for h in lexical}
     return fuse(
         dense,
@@ -339,6 +360,7 @@ def search_chunks(
         ranking.chunks = [c for c in ranking.chunks if fits_os(c, user_os)]
         ranking = boost_secondary(ranking, search_filter, config.secondary_boost)
         ranking = prefer_named_topic(ranking, query)
+        ranking = prefer_named_platform(ranking, query)
         ranking = prefer_title_match(ranking, query, config.title_match_weight)
         if config.aggregate_sections:
             ranking = aggregate_sections(

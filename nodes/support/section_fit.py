@@ -59,6 +59,7 @@ _SAME_ACTION: tuple[tuple[str, ...], ...] = (
     ("undo", "undone", "restore", "recover", "undelete", "get back", "bring back"),
     ("delete", "remove", "erase", "get rid"),
 )
+_UNDO, _DELETE = 1, 2  # the groups of undoing an action and of deleting
 # words counted only as written: "it stopped syncing" is a fault, not a wish to stop it; "deleted files" are what a
 # question is about, not a wish to delete them
 _AS_WRITTEN = frozenset({"stop", "delete", "remove", "erase"})
@@ -116,7 +117,7 @@ def fit(sections: Sequence[SectionText], question: str) -> list[float]:
     """For each section, 0–1: the share of the question's article-informative words it covers, a word in its own
     heading counting fully, in a heading above it half, in its body a little less than that. An action the question names brings the words pages head it with
     (`_SAME_ACTION`)."""
-    terms = question_terms(question) | _same_action_terms(question)
+    terms = _without_undone(question_terms(question), question) | _same_action_terms(question)
     if not sections or not terms:
         return [0.0] * len(sections)
     own = [text_terms(s.path[-1] if s.path else "") for s in sections]
@@ -143,6 +144,14 @@ def fit(sections: Sequence[SectionText], question: str) -> list[float]:
                 got += BODY_WEIGHT * w
         scores.append(round(got / total, 4))
     return scores
+
+
+def _without_undone(terms: frozenset[str], question: str) -> frozenset[str]:
+    """A wish to undo an action ("I deleted the series, can I get it back?") is answered by the section that
+    reverses it, not by the one that does it: the action words undone count for no section."""
+    if not _ACTION_GROUPS[_UNDO][0].search(question):
+        return terms
+    return terms - text_terms(" ".join(w for w in _SAME_ACTION[_DELETE] if " " not in w))
 
 
 def _same_action_terms(question: str) -> frozenset[str]:

@@ -16,6 +16,7 @@ from nodes.support.retrieval import (
     expand_neighbours,
     feedback_key,
     fuse,
+    prefer_named_platform,
     prefer_named_topic,
     prefer_title_match,
     search_chunks,
@@ -139,6 +140,26 @@ def test_titles_that_name_nothing_asked_or_a_question_naming_nothing_keep_their_
     second = chunk("b", title="Travel expenses", score=0.4, doc_id="d2")
     assert prefer_named_topic(ranking(first, second), "the wifi keeps dropping").chunks == [first, second]
     assert [c["score"] for c in prefer_named_topic(ranking(first, second), "it keeps dropping").chunks] == [0.5, 0.4]
+
+
+def test_the_page_for_the_platform_in_hand_wins_when_the_question_names_only_the_device():
+    android = chunk("add the account", title="Syncing with Android", section="Calendar", score=0.36)
+    ios = chunk("add the account", title="Syncing with iOS", section="Calendar", score=0.35, doc_id="d2")
+    general = chunk("check the address", title="Calendar sync", section="SSL errors", score=0.3, doc_id="d3")
+    out = prefer_named_platform(ranking(android, ios, general), "calendar on my iphone throws an ssl error").chunks
+    assert [c["title"] for c in out] == ["Syncing with iOS", "Calendar sync", "Syncing with Android"]
+    # nothing names the platform asked for, or the question names none: the order stays
+    assert prefer_named_platform(ranking(android, general), "calendar on my iphone").chunks == [android, general]
+    assert prefer_named_platform(ranking(android, ios), "calendar sync fails").chunks == [android, ios]
+
+
+def test_a_device_or_distribution_is_read_as_the_platform_it_runs():
+    from core.lexicon import platform_words, platforms
+
+    assert platforms("my ubuntu laptop") == {"linux"} and platform_words("my ubuntu laptop") == ["linux"]
+    assert platforms("on my iPhone and my MacBook") == {"ios", "macos"}
+    assert platform_words("Linux on ubuntu") == []  # already named: nothing to add
+    assert platforms("what is my mac address") == set()
 
 
 def test_one_long_section_cannot_crowd_the_others_out_of_the_top_k():

@@ -79,3 +79,16 @@ def test_a_fault_or_a_thing_deleted_named_in_the_past_brings_no_action_words():
     assert fit(SYNC_CLIENT, "the update checks stopped") == fit(SYNC_CLIENT, "the update checks")
     deleted = fit(SYNC_CLIENT, "how long are deleted files kept in the trash bin")
     assert deleted.index(max(deleted)) == 4
+
+
+def test_a_wish_to_undo_an_action_fits_the_section_that_reverses_it_not_the_one_that_does_it():
+    events = [
+        SectionText(["Events", "Edit, copy or delete an event"], "Click the event. To delete it, choose Delete."),
+        SectionText(
+            ["Recycle bin"], "Deleted events are kept in a recycle bin for 30 days, so a deletion can be undone."
+        ),
+    ]
+    scores = fit(events, "I accidentally deleted the weekly meeting series, any way to get it back?")
+    assert scores[1] > scores[0] == 0.0
+    deleting = fit(events, "how do I delete a meeting series")  # asked to delete: the section that does it
+    assert deleting[0] > deleting[1]
