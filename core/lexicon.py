@@ -52,10 +52,22 @@ def platforms(text: str) -> set[str]:
     return {name for name, pattern in _PLATFORMS if pattern.search(text)}
 
 
+# devices and distributions, by the platform they run: what an employee names in place of the platform
+_DEVICES: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("ios", re.compile(r"\b(iphone|ipad)\b", re.I)),
+    ("macos", re.compile(r"\b(macbook\w*|imac|mac\s?mini)\b", re.I)),
+    ("linux", re.compile(r"\b(ubuntu|debian|fedora|mint|centos|rhel|red\s?hat|kubuntu|pop!?_?os)\b", re.I)),
+    ("windows", re.compile(r"\b(win\s?1[01]|win\s?7|win\s?8)\b", re.I)),
+)
+
+
 def platform_words(text: str) -> list[str]:
-    """The platforms a text names only by a device or distribution ("my iphone" → ios), as extra search words."""
-    said = set(re.findall(r"[a-z]+", text.lower()))
-    return sorted(name for name in platforms(text) if name not in said)
+    """The platforms a text names only by a device or distribution ("my iphone" → ios), as extra search words; a
+    platform named itself ("on my Mac") adds none."""
+    devices = {name for name, pattern in _DEVICES if pattern.search(text)}
+    for _, pattern in _DEVICES:
+        text = pattern.sub(" ", text)
+    return sorted(devices - platforms(text))
 
 
 OS_LABELS: dict[str, str] = {"windows": "Windows", "macos": "macOS", "linux": "Linux"}

@@ -53,6 +53,9 @@ LIST_KEY = "lists"  # in a walkthrough's source: the label of the list walked (o
 OTHER_LISTS_KEY = "other_lists"  # in a walkthrough's source: the other lists' steps, by label ("I'm on Firefox")
 # A bound, not a cap that cuts: a procedure longer than this (rare) stops at a safe step, the rest in the article.
 MAX_STEPS = 40
+# a fix this short is shown whole, then "did that fix it?": walked one step at a time, its first step is most often
+# only the way to a setting ("Go to Preferences"), and each step would cost the employee a reply
+SHOWN_WHOLE_STEPS = 2
 MAX_STEP_CHARS = 400
 REPLY_HINT = (
     'Did that fix it? Reply "it works", "still broken", "next" when you\'ve done it, "all steps" to see them all, '
@@ -195,15 +198,22 @@ def _step_text(flow: Troubleshooting) -> str:
     return f"**Step {index + 1} of {len(flow['steps'])}:** {step}\n\n{hint}"
 
 
-def _all_steps_text(flow: Troubleshooting) -> str:
-    """The whole procedure at once, every step in order with what sits under it."""
-    lines = [f"Here are all {len(flow['steps'])} steps:", ""]
+def _numbered(flow: Troubleshooting) -> list[str]:
+    """Every step in order, numbered, with what sits under it."""
+    lines = []
     for n, step in enumerate(flow["steps"], start=1):
         first, _, rest = step["step"].partition("\n")
         lines.append(f"{n}. {first}")
         lines += [line for line in rest.splitlines()]
-    lines += ["", 'When you\'ve done them, did that fix it? Reply "it works" or "still broken".']
-    return "\n".join(lines)
+    return lines
+
+
+WHOLE_HINT = 'When you\'ve done them, did that fix it? Reply "it works" or "still broken".'
+
+
+def _all_steps_text(flow: Troubleshooting) -> str:
+    """The whole procedure at once, every step in order with what sits under it."""
+    return "\n".join([f"Here are all {len(flow['steps'])} steps:", "", *_numbered(flow), "", WHOLE_HINT])
 
 
 def _progress(flow: Troubleshooting) -> dict:
@@ -254,8 +264,14 @@ def start(state: SupportState, ctx: SupportContext, groups: frozenset[str] = fro
     lists = [str(name) for name in cast(list, dict(source_chunk).get(LIST_KEY) or [])]
     os_note = f" for {OS_LABELS[flow['os']]}" if flow["os"] else ""
     os_note = f" for **{lists[0]}**" if lists else os_note
+    whole = len(steps) <= SHOWN_WHOLE_STEPS
+    if whole:  # the flow goes on from its last step: "it works" resolves it, "still broken" offers a ticket
+        flow["current"] = len(steps) - 1
     intro = (
-        f"Let's work through this together. I'll take you through {len(steps)} steps{os_note} from "
+        f"Let's work through this together. Here are the {len(steps)} steps{os_note} from **{label(source_chunk)}** "
+        "[1], in the order it gives them."
+        if whole
+        else f"Let's work through this together. I'll take you through {len(steps)} steps{os_note} from "
         f"**{label(source_chunk)}** [1], in the order it gives them."
     )
     if lists[1:]:
@@ -269,7 +285,8 @@ def start(state: SupportState, ctx: SupportContext, groups: frozenset[str] = fro
     if for_it_team:
         names = ", ".join(f"**{name.split(' > ')[-1]}**" for name in for_it_team[:4])
         intro += " " + ALSO_FOR_IT_TEAM.format(names=names)
-    text = f"{intro}\n\n{_step_text(flow)}\n\nSources:\n[1] {label(source_chunk)} — {source_chunk['source']}"
+    body = "\n".join([*_numbered(flow), "", WHOLE_HINT]) if whole else _step_text(flow)
+    text = f"{intro}\n\n{body}\n\nSources:\n[1] {label(source_chunk)} — {source_chunk['source']}"
     return update | _progress(flow) | {"answer": text, "sources": [to_source(1, source_chunk)], "needs_input": True}
 
 

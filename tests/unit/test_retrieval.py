@@ -159,6 +159,7 @@ def test_a_device_or_distribution_is_read_as_the_platform_it_runs():
     assert platforms("my ubuntu laptop") == {"linux"} and platform_words("my ubuntu laptop") == ["linux"]
     assert platforms("on my iPhone and my MacBook") == {"ios", "macos"}
     assert platform_words("Linux on ubuntu") == []  # already named: nothing to add
+    assert platforms("connect on my Mac") == {"macos"} and platform_words("connect on my Mac") == []
     assert platforms("what is my mac address") == set()
 
 
