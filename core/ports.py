@@ -17,6 +17,7 @@ from core.records import (
     QueryCoverage,
     RetrievedChunk,
     StatusReport,
+    TermDocuments,
     Ticket,
     TicketDraft,
 )
@@ -251,6 +252,11 @@ class LexicalIndex(Protocol):
     def held_terms(self, terms: Collection[str]) -> set[str]:
         """Which of these index terms (stems, as the index's tokenizer makes them) some active chunk holds: is a
         word of a question anywhere in the knowledge base (nodes/support/foreign_terms.py)."""
+        ...
+
+    def term_documents(self, terms: Collection[str]) -> TermDocuments:
+        """For each of these index terms the documents that hold it, and the number of documents: which of the
+        knowledge base's products an article names (nodes/support/product_names.py)."""
         ...
 
 

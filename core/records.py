@@ -103,6 +103,14 @@ class QueryCoverage:
     terms: int  # distinct query words counted
 
 
+@dataclass(frozen=True)
+class TermDocuments:
+    """Which documents hold each of some index terms, and how many documents the index holds in all."""
+
+    documents: int  # documents in the index
+    holding: dict[str, frozenset[str]]  # term → ids of the documents some chunk of which holds it (held terms only)
+
+
 class DocumentInfo(TypedDict):
     """One indexed document (its active version)."""
 

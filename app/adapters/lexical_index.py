@@ -28,7 +28,7 @@ import numpy as np
 
 from app.adapters.spelling import SlipReader
 from core.filters import CHUNK_LIST_FIELDS, RESTRICTED_FIELD, matches_where, may_read
-from core.records import ChunkRecord, QueryCoverage, RetrievedChunk
+from core.records import ChunkRecord, QueryCoverage, RetrievedChunk, TermDocuments
 from core.text import Tokenizer
 
 if TYPE_CHECKING:  # it imports this module's helpers
@@ -342,6 +342,15 @@ class BM25Index:
         with self._lock:
             return {t for t in terms if self._postings.get(t)}
 
+    def term_documents(self, terms: Collection[str]) -> TermDocuments:
+        with self._lock:
+            holding = {
+                t: frozenset(self._record(row)["doc_id"] for row in postings)
+                for t in terms
+                if (postings := self._postings.get(t))
+            }
+            return TermDocuments(len(self._by_doc), holding)
+
     def document_chunks(self, doc_id: str, groups: frozenset[str] | None) -> list[RetrievedChunk]:
         """Every chunk of a document's held version that `groups` may read, in document order (score 0)."""
         with self._lock:
@@ -590,6 +599,9 @@ class HybridIndex:
 
     def held_terms(self, terms: Collection[str]) -> set[str]:
         return self.lexical.held_terms(terms)
+
+    def term_documents(self, terms: Collection[str]) -> TermDocuments:
+        return self.lexical.term_documents(terms)
 
 
 def _differing(held: Mapping[str, str], active: Mapping[str, str]) -> list[str]:

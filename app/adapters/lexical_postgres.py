@@ -39,7 +39,7 @@ from app.adapters.lexical_index import (
 from app.adapters.spelling import SlipReader
 from app.storage.database import Database
 from core.filters import CHUNK_LIST_FIELDS, RESTRICTED_FIELD, may_read
-from core.records import ChunkRecord, QueryCoverage, RetrievedChunk
+from core.records import ChunkRecord, QueryCoverage, RetrievedChunk, TermDocuments
 from core.text import Tokenizer
 
 # a btree entry holds at most ~2.7 kB: a longer "word" (a pasted blob) is kept as its hash, in writes and
@@ -525,6 +525,31 @@ class PostgresBM25Index:
                 {"collection": self.collection, "terms": list(stored)},
             ).scalars()
             return {stored[term] for term in rows}
+
+    def term_documents(self, terms: Collection[str]) -> TermDocuments:
+        """The documents holding each term, and the number of documents, in one read (the postings' index)."""
+        stored = {stored_term(t): t for t in terms}
+        params = {"collection": self.collection, "terms": list(stored)}
+        with self._read() as conn:
+            documents = (
+                conn.execute(
+                    text("SELECT count(*) FROM lexical_documents WHERE collection = :collection"), params
+                ).scalar()
+                or 0
+            )
+            rows = (
+                conn.execute(
+                    text(
+                        "SELECT p.term, array_agg(DISTINCT c.doc_id) FROM lexical_postings p "
+                        "JOIN lexical_chunks c ON c.row_id = p.row_id "
+                        "WHERE p.collection = :collection AND p.term = ANY(:terms) GROUP BY p.term"
+                    ),
+                    params,
+                ).all()
+                if stored
+                else []
+            )
+        return TermDocuments(int(documents), {stored[term]: frozenset(docs) for term, docs in rows})
 
     def document_chunks(self, doc_id: str, groups: frozenset[str] | None) -> list[RetrievedChunk]:
         """Every chunk of a document's held version that `groups` may read, in document order (score 0)."""

@@ -30,6 +30,7 @@ from nodes.support.compose import (
 from nodes.support.confidence import article_features, foreign_penalty
 from nodes.support.extractive import cite, to_source
 from nodes.support.foreign_terms import foreign_terms
+from nodes.support.product_names import asked_products, other_products
 from nodes.support.replies import NOT_FOUND, NOT_FOUND_CLOSEST, NOT_FOUND_SEARCHED
 from nodes.support.retrieval import fits_os
 
@@ -73,14 +74,18 @@ def assess(
     model = ctx.confidence_model
     coverage = None
     foreign: list[str] = []
+    asked: dict[str, frozenset[str]] = {}
     if model is not None and ctx.lexical is not None:
         coverage = ctx.lexical.query_coverage(query, [a.doc_id for a in ranked[:MAX_ARTICLES]])
         # words the knowledge base holds in no form and that are no ordinary English: most often another product
         foreign = foreign_terms(message or query, ctx.lexical.held_terms)
+        # the knowledge base's product names the question names: an article naming only another is no answer
+        asked = asked_products(message or query, ctx.lexical.term_documents)
     refs = []
     for rank, article in enumerate(ranked[:MAX_ARTICLES]):
         if model is not None and coverage is not None:
-            assessed = foreign_penalty(model.assess(article_features(ranked, coverage, rank)), len(foreign))
+            elsewhere = len(foreign) + len(_other_products(ctx, asked, article.doc_id))
+            assessed = foreign_penalty(model.assess(article_features(ranked, coverage, rank)), elsewhere)
             answerable, confidence = assessed.answerable, assessed.confidence
         else:  # no model (or no lexical evidence): the best chunk's score, as before calibration existed
             answerable = confidence = float(article.hits[0]["score"])
@@ -140,6 +145,14 @@ class ArticleReading:
     target: Target
     qtype: str
     other_os: list[str]  # operating systems the article also has steps for (OS unknown)
+
+
+def _other_products(ctx: SupportContext, asked: dict[str, frozenset[str]], doc_id: str) -> list[str]:
+    """The product names an article holds in place of the one the question names (nodes/support/product_names.py)."""
+    if not asked or ctx.lexical is None or all(doc_id in docs for docs in asked.values()):
+        return []
+    text = "\n".join(f"{c['title']} {c['text']}" for c in ctx.lexical.document_chunks(doc_id, None))
+    return other_products(asked, doc_id, text, ctx.lexical.term_documents)
 
 
 def read_target(

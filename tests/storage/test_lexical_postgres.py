@@ -164,6 +164,7 @@ def assert_same_results(memory: BM25Index, shared: PostgresBM25Index) -> None:
         assert coverage == expected_coverage, query
         terms = {*memory._tokenize(query), "zzqx" * 60, "nosuchterm"}  # a word too long for an index entry is hashed
         assert shared.held_terms(terms) == memory.held_terms(terms), query
+        assert shared.term_documents(terms) == memory.term_documents(terms), query
     for doc_id in (*CORPUS, "nothing"):
         for groups in (None, frozenset(), frozenset({"finance"})):
             assert shared.document_chunks(doc_id, groups) == memory.document_chunks(doc_id, groups)
