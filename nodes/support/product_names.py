@@ -33,6 +33,7 @@ MIN_SHARE = 0.05  # of the knowledge base's documents that hold a product name
 MIN_DOCUMENTS = 3
 APART = 0.2  # two product names are apart when fewer than this share of the rarer one's documents hold both
 MAX_ARTICLE_CHARS = 20_000  # of an article read for the names it holds (a bound: names come early)
+MAX_NAMES = 64  # of an article's unusual words looked up in the index, in the order written (a bound)
 
 Lookup = Callable[[Collection[str]], TermDocuments]
 
@@ -59,7 +60,8 @@ def other_products(asked: dict[str, frozenset[str]], doc_id: str, article_text: 
     missing = {term: docs for term, docs in asked.items() if doc_id not in docs}
     if not missing:
         return []
-    names = {t: w for t, w in _named(topic_words(article_text[:MAX_ARTICLE_CHARS])).items() if t not in asked}
+    unusual = _named(topic_words(article_text[:MAX_ARTICLE_CHARS]))
+    names = dict([(t, w) for t, w in unusual.items() if t not in asked][:MAX_NAMES])
     if not names:
         return []
     rivals = _products(lookup(sorted(names)))
