@@ -13,6 +13,7 @@ from __future__ import annotations
 import functools
 import string
 
+KNOWN_ZIPF = 1.0  # wordfreq lists a word at or above this: a word of the language (often a name), no slip
 ORDINARY_ZIPF = 2.5  # an English word used at least ~0.3 times per million words is an ordinary one
 COMMON_ZIPF = 3.0  # the words a misspelling is checked against (wordfreq's "small" English list)
 MIN_BASE = 3  # the shortest word an inflection is taken off to leave
@@ -57,6 +58,14 @@ def bases(word: str) -> list[str]:
 def ordinary_english(word: str) -> bool:
     """A word, or its form without an inflection, at least ORDINARY_ZIPF in English."""
     return any(zipf(form) >= ORDINARY_ZIPF for form in bases(word))
+
+
+def known_word(word: str) -> bool:
+    """A word English text uses, however rarely (at least KNOWN_ZIPF): most often a name — a product ("visio",
+    "okta"), a brand, a place. The slips people type are almost never in wordfreq's lists ("pasword", "cowoker",
+    "notifcations" are 0), so a known word is no slip, even one letter from a word the knowledge base holds
+    ("visio" is not "visit")."""
+    return zipf(word) >= KNOWN_ZIPF
 
 
 def one_edit_away(word: str) -> dict[str, int]:

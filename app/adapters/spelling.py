@@ -12,6 +12,8 @@ Here a word of a question is read as another when all of these hold:
   is one slip from many others);
 - it is no ordinary English word (core/words.py, the same test that tells another product's name from a slip):
   "slack", "deck", "huddles" are words the employee meant, even when the knowledge base never uses them;
+- it is no word English text uses at all, however rarely (core/words.py `known_word`): "visio" or "okta" is the name
+  of a product the knowledge base does not cover, not a slip for "visit" or "outa";
 - a word one edit away (a letter left out, added or changed, or two letters swapped) has a stem the collection
   holds; of several, the one whose stem the most chunks hold, an ordinary word first.
 The search then runs on the question with the slip replaced — by meaning and by words alike — and "I searched for …"
@@ -24,7 +26,7 @@ import re
 from typing import Callable, Mapping
 
 from core.text import WORD, snowball
-from core.words import one_edit_away, ordinary_english
+from core.words import known_word, one_edit_away, ordinary_english
 
 MIN_LETTERS = 5
 MAX_SLIPS = 8  # words of one query looked at (each is ~400 strings one edit away: a pasted log stays cheap)
@@ -43,7 +45,7 @@ class SlipReader:
         words = [w for w in dict.fromkeys(WORD.findall(text.lower())) if len(w) >= MIN_LETTERS and w.isascii()]
         found: dict[str, dict[str, str]] = {}
         for word in words:
-            if not word.isalpha() or ordinary_english(word):
+            if not word.isalpha() or ordinary_english(word) or known_word(word):
                 continue
             (own,) = self._stem([word])
             edits = sorted(one_edit_away(word).items(), key=lambda e: (e[1], e[0]))

@@ -309,6 +309,9 @@ _DO_FOR_ME = (
 )
 _SERVICE_REQUEST = _any(
     rf"{_WANT}\s+{_ITEM_START}",
+    # an app wanted on one's device ("I'd like to have Visio on my new laptop")
+    rf"{_WANT}\s+to (?:get|have|install|put|use) [\w.+-]+(?: [\w.+-]+){{0,3}} (?:on|for) (?:my|our|the|his|her|their) "
+    r"(?:new |work |company |own )?(?:laptop|computer|pc|mac|macbook|machine|desktop|workstation|phone|tablet|ipad)\b",
     # access asked for oneself and others ("access to the Orion project for me and my colleague")
     r"\b(?:need|want|like|request|get|have|give|grant|add)\b.{0,40}\b(?:access|permissions?|rights)\b.{0,60}\bfor "
     r"(?:me|us|myself|both of us|(?:me|myself) and \w+|(?:my )?\w+ and (?:me|myself))\b",
@@ -657,6 +660,7 @@ ACTS: tuple[ActSpec, ...] = (
             "please give me and Sam access to the Falcon project site",
             "we both need access to project Falcon",
             "can you set up access to the Orion project for me and my colleague",
+            "I'd like to get Photoshop on my work computer",
         ),
         (
             "how do I request software?",
@@ -670,6 +674,7 @@ ACTS: tuple[ActSpec, ...] = (
             "can you send me the VPN guide",
             "how do I give Sam access to my calendar",
             "I can't access the shared folder for my team",
+            "I want the wifi on my laptop to work again",
         ),
         handled_by="create_ticket",
         reason="a request for something new, not a fault: the KB's request procedure, and a request offered beside it",

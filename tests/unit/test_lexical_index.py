@@ -235,6 +235,7 @@ def _accounts() -> BM25Index:
     )
     index.replace_document("black", "v1", [chunk("black", 0, "A black screen when sharing: restart the app.")])
     index.replace_document("webcal", "v1", [chunk("webcal", 0, "Subscribe to a calendar with its webcal link.")])
+    index.replace_document("visit", "v1", [chunk("visit", 0, "Visitors sign in at reception before their visit.")])
     return index
 
 
@@ -260,6 +261,7 @@ def test_a_typing_slip_is_read_as_the_word_the_documents_hold(typed, read):
         "reset pw",  # too short to tell a slip from another word
         "error 0x8007005 on sign-in",  # no word
         "globalprotect disconnects",  # nothing one edit away
+        "I'd like to have Visio on my laptop",  # a product's name, a word English text uses ("visit" is one edit)
     ],
 )
 def test_words_that_are_no_slips_are_searched_as_written(question):
