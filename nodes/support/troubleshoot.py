@@ -29,6 +29,7 @@ from nodes.support.article_answer import (
     ALSO_FOR_IT_TEAM,
     RETIRED,
     ArticleReading,
+    compose_reply,
     composed_context,
     found_articles,
     is_confident,
@@ -267,6 +268,9 @@ def start(state: SupportState, ctx: SupportContext, groups: frozenset[str] = fro
     whole = len(steps) <= SHOWN_WHOLE_STEPS
     if whole:  # the flow goes on from its last step: "it works" resolves it, "still broken" offers a ticket
         flow["current"] = len(steps) - 1
+        flow["steps"] = [TroubleshootingStep(step=s, outcome="done") for s in steps[:-1]] + flow["steps"][-1:]
+        if quoted := _quoted_whole(state, ctx, groups, steps) if "fallback_notice" not in update else None:
+            return update | _progress(flow) | {"answer": quoted[0], "sources": quoted[1], "needs_input": True}
     intro = (
         f"Let's work through this together. Here are the {len(steps)} steps{os_note} from **{label(source_chunk)}** "
         "[1], in the order it gives them."
@@ -288,6 +292,22 @@ def start(state: SupportState, ctx: SupportContext, groups: frozenset[str] = fro
     body = "\n".join([*_numbered(flow), "", WHOLE_HINT]) if whole else _step_text(flow)
     text = f"{intro}\n\n{body}\n\nSources:\n[1] {label(source_chunk)} — {source_chunk['source']}"
     return update | _progress(flow) | {"answer": text, "sources": [to_source(1, source_chunk)], "needs_input": True}
+
+
+def _quoted_whole(
+    state: SupportState, ctx: SupportContext, groups: frozenset[str], steps: list[str]
+) -> tuple[str, list] | None:
+    """A short fix as a whole answer quotes it (what the section says around its steps: "the default is …", why it
+    happens), then asks whether it worked; None when the documented steps are not that section's, or an LLM wrote
+    them."""
+    if ctx.llm is not None or not is_confident(state, ctx):
+        return None
+    reading = read_target(state, ctx, groups=groups)
+    if reading is None or len(target_steps(reading.target)) != len(steps) or render(reading.target)[1]:
+        return None
+    reply, sources = compose_reply(state, ctx, reading)
+    body, _, cited = reply.partition("\n\nSources:\n")
+    return f"{body}\n\n{WHOLE_HINT}\n\nSources:\n{cited}", sources
 
 
 def _switch_list(flow: Troubleshooting, label: str) -> Troubleshooting:
@@ -410,6 +430,8 @@ def advance(state: SupportState, ctx: SupportContext, config: RunnableConfig) ->
             "answer": (
                 f"I'm sorry, that didn't fix it either. We've tried {flow['failed']} of the documented fixes without "
                 "success, so this needs a technician."
+                if flow["failed"] > 1
+                else "I'm sorry that didn't fix it. The documented steps didn't solve it, so this needs a technician."
             ),
         }
     flow["current"] += 1
