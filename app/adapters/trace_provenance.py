@@ -16,6 +16,11 @@ less than the trace policy asks:
   through `TraceRedactors.no_names`: secrets and every other kind of the trace policy, no names model — which is
   most of a trace record's redaction CPU (the answer quoting an article).
 
+The same holds for the graph's own fixed wording: a word inside a verbatim occurrence of one of the phrases the
+support graph writes around its values (a "couldn't find" reply's sentences, the answer plan's reasoning:
+`support_phrases`) is the system's, not a person's; so is the marker the recorder appends to a text it cut
+("… [1576 chars]").
+
 Anything not proven goes through the full trace redactor, as before.
 """
 
@@ -37,6 +42,16 @@ MAX_ARTICLES = 6  # documents a record cites whose chunks the writer reads as ev
 _WORD = re.compile(r"[^\W\d_][^\W\d_'’\-]*")  # as name_words._WORD: what the names detector judges word by word
 CONTEXT_CHARS = 24  # a name-like word counts as a document's when it and this much around it (on its line) are
 MIN_CONTEXT_CHARS = 16  # and at least this much context exists: a lone word is never taken for a document's
+# what app/adapters/traces.py `_cut` appends to a string it shortened: the system's words, not the text's
+_CUT_MARK = re.compile(r"… \[\d+ chars\]\Z")
+
+
+def support_phrases() -> tuple[str, ...]:
+    """The support graph's fixed wording around the values it writes into texts (nodes/support)."""
+    from nodes.support.modes import reason_phrases
+    from nodes.support.replies import not_found_phrases
+
+    return (*reason_phrases(), *not_found_phrases())
 
 
 def without_evidence(record: Any) -> Any:
@@ -56,10 +71,16 @@ class TraceRedactors:
     name_words: Any = field(default=None, repr=False)  # NameWords, loaded on first use (the writer thread)
     # doc_id -> the texts of its chunks (the index's): the sections an answer quotes beyond the retrieved chunks
     document_texts: Callable[[str], list[str]] | None = None
+    # fixed wording the system writes around its values (`support_phrases`): proven like a record's titles
+    system_phrases: tuple[str, ...] = ()
 
     @classmethod
     def build(
-        cls, trace: Redactor, memory: Redactor | None, document_texts: Callable[[str], list[str]] | None = None
+        cls,
+        trace: Redactor,
+        memory: Redactor | None,
+        document_texts: Callable[[str], list[str]] | None = None,
+        system_phrases: Iterable[str] = (),
     ) -> TraceRedactors:
         """The narrower redactors when `trace` (and `memory`) are the service's PolicyRedactors on one engine."""
         from app.adapters.redaction.engine import PolicyRedactor, RedactionEngine
@@ -82,7 +103,7 @@ class TraceRedactors:
         no_names = None
         if "PERSON" in trace.pii_kinds:
             no_names = PolicyRedactor(engine, trace.pii_kinds - {"PERSON"}, destination="trace")
-        return cls(trace, upstream, no_names, document_texts=document_texts)
+        return cls(trace, upstream, no_names, document_texts=document_texts, system_phrases=tuple(system_phrases))
 
     def words(self):
         if self.name_words is None:
@@ -102,7 +123,10 @@ class Provenance:
         self._chunks = list(evidence.get(DOCUMENTS_KEY) or ()) if redactors.no_names is not None else []
         # titles, sections and sources of the record (stored under the documents policy) and the values the system
         # wrote by construction (enums, node names: stored as they are)
-        self._short = sorted({v for v in document_values if len(v.strip()) >= 4}, key=len, reverse=True)
+        # and the system's fixed wording around its values
+        self._short = sorted(
+            {v for v in (*document_values, *redactors.system_phrases) if len(v.strip()) >= 4}, key=len, reverse=True
+        )
         self._decided: dict[str, Redactor] = {}
         self._articles = _doc_ids(record) if redactors.no_names is not None and redactors.document_texts else []
 
@@ -137,6 +161,7 @@ class Provenance:
         text: inside a title, section or source of the record that `text` quotes (or a value the system made, such
         as a response mode), or with its context on its line in the body of a chunk this run retrieved. False when one does not (or there are none to prove)."""
         words = self._redactors.words()
+        text = _CUT_MARK.sub("", text)  # (the recorder's marker of a cut text is not the text's)
         covered = []
         for value in self._short:
             at = text.find(value)

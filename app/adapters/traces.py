@@ -43,6 +43,7 @@ from app.adapters.trace_provenance import (
     UPSTREAM_KEY,
     Provenance,
     TraceRedactors,
+    support_phrases,
     without_evidence,
 )
 from app.adapters.work_queue import PendingQueue
@@ -850,7 +851,7 @@ class TraceStore:
         # service's own redactors, a string proven redacted upstream or to hold only documents' names goes
         # through a narrower redactor (trace_provenance.py)
         # (`document_texts`: doc_id -> its chunks' texts, the evidence for an answer quoting a whole section)
-        self._routes = TraceRedactors.build(redactor, upstream_redactor, document_texts)
+        self._routes = TraceRedactors.build(redactor, upstream_redactor, document_texts, support_phrases())
         self._retention_s = retention_days * 86400
         self._max_runs = max_runs
         self._max_bytes = max_bytes

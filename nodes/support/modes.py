@@ -100,6 +100,41 @@ _ACTION: dict[Source, str] = {
     "needs_llm": "nothing can answer it",
 }
 
+# the plan's reasoning (`AnswerPlan.reason`, for the trace): these templates around the mode, the column's words,
+# the source and the action
+_REASON = "{mode}: {profile}, so {action}."
+_REASON_NO_LLM = "{mode}: {profile}, so it wanted {wanted}; no LLM is available, so {action}."
+_NO_DOCUMENTS = "no documents matched"
+_UNKNOWN_CONFIDENCE = "documents matched with unknown confidence"
+_CONFIDENCE = "the best document confidence {confidence:.2f} {relation} {min_confidence:.2f}"
+_RELATIONS = ("reaches", "is below")
+
+
+def reason_phrases() -> tuple[str, ...]:
+    """The fixed wording of every plan's reasoning (the templates' literal parts, the mode names, the sources,
+    the actions): the trace writer counts a word inside one of them, verbatim, as the system's, not a person's."""
+    fixed = [piece for template in (_REASON, _REASON_NO_LLM, _CONFIDENCE) for piece in literal_parts(template)]
+    wanted = [
+        _REASON_NO_LLM.split("{profile}", 1)[1].split("{action}", 1)[0].format(wanted=source) for source in _ACTION
+    ]  # (", so it wanted llm; no LLM is available, so ": a source name on its own is too short to vouch for)
+    return (
+        *fixed,
+        *wanted,
+        _NO_DOCUMENTS,
+        _UNKNOWN_CONFIDENCE,
+        *_RELATIONS,
+        *(mode.value for mode in ResponseMode),
+        *_ACTION.values(),
+        *_ACTION,
+    )
+
+
+def literal_parts(template: str) -> list[str]:
+    """The text of a `str.format` template between its fields ("{n} steps from {title}" -> [" steps from "])."""
+    import string
+
+    return [literal for literal, *_ in string.Formatter().parse(template) if literal]
+
 
 @dataclass(frozen=True)
 class AnswerPlan:
@@ -138,11 +173,11 @@ def strength(*, confidence: float | None, has_documents: bool, min_confidence: f
 
 def _profile_words(column: Strength, confidence: float | None, min_confidence: float) -> str:
     if column == "none":
-        return "no documents matched"
+        return _NO_DOCUMENTS
     if confidence is None or math.isnan(confidence):
-        return "documents matched with unknown confidence"
-    relation = "reaches" if column == "confident" else "is below"
-    return f"the best document confidence {confidence:.2f} {relation} {min_confidence:.2f}"
+        return _UNKNOWN_CONFIDENCE
+    relation = _RELATIONS[0] if column == "confident" else _RELATIONS[1]
+    return _CONFIDENCE.format(confidence=confidence, relation=relation, min_confidence=min_confidence)
 
 
 def _notice(mode: ResponseMode, source: Source) -> str:
@@ -175,20 +210,21 @@ def plan_answer(
     wanted = row[column]
     profile = _profile_words(column, confidence, min_confidence)
     if llm_available or wanted in ("documents", "refuse"):
-        return AnswerPlan(mode, wanted, f"{mode.value}: {profile}, so {_ACTION[wanted]}.", _notice(mode, wanted))
+        reason = _REASON.format(mode=mode.value, profile=profile, action=_ACTION[wanted])
+        return AnswerPlan(mode, wanted, reason, _notice(mode, wanted))
     if has_documents:
         template = NOTICE_NO_LLM_ANSWER if wanted == "llm" else NOTICE_NO_LLM_ADD
         return AnswerPlan(
             mode,
             "documents",
-            f"{mode.value}: {profile}, so it wanted {wanted}; no LLM is available, so {_ACTION['documents']}.",
+            _REASON_NO_LLM.format(mode=mode.value, profile=profile, wanted=wanted, action=_ACTION["documents"]),
             template.format(mode=mode.value),
             degraded=True,
         )
     return AnswerPlan(
         mode,
         "needs_llm",
-        f"{mode.value}: {profile}, so it wanted {wanted}; no LLM is available, so {_ACTION['needs_llm']}.",
+        _REASON_NO_LLM.format(mode=mode.value, profile=profile, wanted=wanted, action=_ACTION["needs_llm"]),
         NOTICE_NEEDS_LLM.format(mode=mode.value),
         degraded=True,
     )

@@ -28,6 +28,20 @@ NOT_FOUND_NEXT = (
     "If it's urgent, please contact the IT service desk."
 )
 
+
+def not_found_phrases() -> tuple[str, ...]:
+    """The fixed wording of a "couldn't find" reply (around the search words and the closest titles): the trace
+    writer counts a word inside one of them, verbatim, as the system's, not a person's."""
+    from nodes.support.modes import literal_parts
+
+    return (
+        NOT_FOUND,
+        *literal_parts(NOT_FOUND_SEARCHED),
+        *literal_parts(NOT_FOUND_CLOSEST),
+        NOT_FOUND_NEXT,
+    )
+
+
 CLARIFY_GENERIC = (
     "I'd like to help. Which app, device or service is it (for example the VPN, e-mail, Wi-Fi or a printer), "
     "and what exactly happens when you try?"

@@ -8,12 +8,14 @@ import pytest
 
 from app.adapters.memory import SessionStore
 from app.adapters.redactor import redactors_from_settings
-from app.adapters.trace_provenance import DOCUMENTS_KEY, UPSTREAM_KEY, Provenance, TraceRedactors
-from app.adapters.traces import RecordingTracer, TraceStore, document_values
+from app.adapters.trace_provenance import DOCUMENTS_KEY, UPSTREAM_KEY, Provenance, TraceRedactors, support_phrases
+from app.adapters.traces import RecordingTracer, TraceStore, document_values, shape
 from app.adapters.tracing import NullTracer
 from app.chat_service import ChatService
 from app.settings import Settings
 from graphs.support import build_support_graph
+from nodes.support.modes import FALLBACK_STRATEGIES, ResponseMode, plan_answer
+from nodes.support.replies import NOT_FOUND, NOT_FOUND_CLOSEST, NOT_FOUND_NEXT, NOT_FOUND_SEARCHED
 
 SECRET = "Zebra!Secret77"
 CHUNK = (
@@ -113,3 +115,81 @@ def test_an_answer_quoting_a_section_that_was_not_retrieved_is_proven_by_the_cit
     assert route.choose(quoted) is routes.no_names
     assert route.choose("Naomi Ryan says the sign-in still fails") is routes.full
     assert read == ["kb-signin"]  # the article read once per record, only when the retrieved chunks did not do
+
+
+def _phrase_route(redactors, record: dict) -> tuple[TraceRedactors, Provenance]:
+    routes = TraceRedactors.build(redactors["trace"], redactors["memory"], system_phrases=support_phrases())
+    return routes, Provenance(record, routes, document_values(record))
+
+
+def test_every_reasoning_the_answer_plan_writes_is_the_systems_own_wording(redactors):
+    """The phrases the writer trusts are the plan's own templates: every reasoning `plan_answer` can write (every
+    mode, column and LLM availability) is proven, so the names model never reads it; a name added to one is not."""
+    routes, route = _phrase_route(redactors, {"output": {}})
+    reasons = {
+        plan_answer(
+            mode,
+            confidence=confidence,
+            has_documents=has_documents,
+            llm_available=llm,
+            min_confidence=0.7,
+            fallback_strategy=strategy,
+        ).reason
+        for mode in ResponseMode
+        for confidence, has_documents in ((None, False), (None, True), (0.42, True), (0.93, True))
+        for llm in (True, False)
+        for strategy in FALLBACK_STRATEGIES
+    }
+    assert len(reasons) > 20
+    for reason in reasons:
+        assert route.choose(reason) is routes.no_names, reason
+        assert route.choose(f"{reason} Naomi Ryan asked.") is routes.full
+    # without the phrases (a store built for another graph) the same text is not proven
+    plain_routes, plain = _route(redactors, {"output": {}})
+    assert any(plain.choose(reason) is plain_routes.full for reason in reasons)
+
+
+def test_a_not_found_reply_is_proven_only_where_its_searched_words_are(redactors):
+    title = "Signing in to Brightwave"
+    record = {"retrieval": [{"articles": [{"title": title}]}]}
+    routes, route = _phrase_route(redactors, record)
+    reply = f"{NOT_FOUND} {NOT_FOUND_SEARCHED.format(query='{query}')} {NOT_FOUND_CLOSEST.format(titles=f'“{title}”')}"
+    reply = f"{reply} {NOT_FOUND_NEXT}"
+    assert route.choose(reply.format(query="printer offline after update")) is routes.no_names
+    # the person's words inside the template still take the names model
+    assert route.choose(reply.format(query="printer of Naomi Ryan offline")) is routes.full
+
+
+def test_the_recorders_cut_marker_is_not_the_texts_but_a_cut_persons_text_is_still_read(redactors):
+    long_chunk = "\n".join([CHUNK] * 20)
+    routes, route = _phrase_route(redactors, {DOCUMENTS_KEY: [long_chunk]})
+    cut = shape(long_chunk)
+    assert cut.endswith(" chars]") and len(cut) < len(long_chunk)
+    assert route.choose(cut) is routes.no_names
+    assert route.choose(shape("Naomi Ryan wrote: " + long_chunk)) is routes.full
+
+
+def test_a_stored_not_found_turn_keeps_no_name_of_the_message(tmp_path, fake_kb_context):
+    redactors = redactors_from_settings(Settings(_env_file=None), in_use=("memory", "trace"))
+    store = TraceStore(
+        tmp_path / "traces.sqlite",
+        redactor=redactors["trace"],
+        document_redactor=redactors["documents"],
+        upstream_redactor=redactors["memory"],
+    )
+    sessions = SessionStore(tmp_path / "sessions.sqlite")
+    # the redact node with the memory redactor, as in the service (the store is told it is that one)
+    context = fake_kb_context(redactor=redactors["memory"])
+    chat = ChatService(
+        build_support_graph(sessions.checkpointer), context, sessions, RecordingTracer(NullTracer(), store)
+    )
+    try:
+        turn = chat.ask("my laptop keyboard types the wrong letters, Naomi Ryan says it started after the update")
+        assert store.flush(timeout=300)
+        record = store.get(turn.trace_id)
+    finally:
+        store.close()
+        sessions.close()
+    assert "couldn't find" in turn.output["answer"]  # the reply quotes the searched words
+    text = json.dumps(record)
+    assert record is not None and "Naomi" not in text and "Ryan" not in text

@@ -19,12 +19,13 @@ Both word lists ship inside PyPI packages; nothing is downloaded.
 
 from __future__ import annotations
 
+import hashlib
 import importlib
 import logging
 import math
 import pkgutil
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 
 log = logging.getLogger(__name__)
@@ -35,6 +36,7 @@ COMMON_ZIPF = 3.0  # a word this frequent in English is a word, unless the name 
 FUNCTION_ZIPF = 6.0  # a word this frequent in its language is never a name ("der", "la", "sie")
 LANGUAGE_MARGIN = 0.5  # mean Zipf a language must beat English by to count as the message's language
 _TOP_WORDS = 3000  # per other language: enough for its function words and its most frequent nouns
+_RECENT_TEXTS = 512  # texts whose language is remembered (by hash) before the memo starts again
 
 # Presence and status words of chat and meeting apps (Teams, Slack, Zoom, Webex, Skype, Google Chat):
 # shown capitalised in the UI, typed capitalised by users, never a person.
@@ -109,10 +111,26 @@ class NameWords:
     family: frozenset[str]
     english: dict[str, float]  # every common English word -> Zipf
     frequent: dict[str, dict[str, float]]  # language -> its most frequent words -> Zipf
+    # the languages of the last texts asked about, by a hash of the text (no text is kept): the trace writer's
+    # provenance check, `may_hold_name` and the names detector ask about the same text in turn
+    _recent: dict[bytes, str] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_recent", {})
 
     def language(self, text: str) -> str:
         """The message's language: the one whose frequent words it uses most; English unless another
         beats it clearly (a German message with "Outlook" and "VPN" in it is still German)."""
+        key = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+        found = self._recent.get(key)
+        if found is None:
+            found = self._language(text)
+            if len(self._recent) >= _RECENT_TEXTS:
+                self._recent.clear()
+            self._recent[key] = found
+        return found
+
+    def _language(self, text: str) -> str:
         words = [w.lower() for w in _WORD.findall(text)]
         if not words:
             return "en"
