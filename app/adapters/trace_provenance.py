@@ -116,7 +116,13 @@ class TraceRedactors:
 class Provenance:
     """For one record: which redactor each of its strings goes through (`choose`)."""
 
-    def __init__(self, record: Any, redactors: TraceRedactors, document_values: Iterable[str] = ()) -> None:
+    def __init__(
+        self,
+        record: Any,
+        redactors: TraceRedactors,
+        document_values: Iterable[str] = (),
+        doc_ids: list[str] | None = None,
+    ) -> None:
         self._redactors = redactors
         evidence = record if isinstance(record, dict) else {}
         self._upstream = frozenset(evidence.get(UPSTREAM_KEY) or ()) if redactors.upstream is not None else frozenset()
@@ -128,7 +134,12 @@ class Provenance:
             {v for v in (*document_values, *redactors.system_phrases) if len(v.strip()) >= 4}, key=len, reverse=True
         )
         self._decided: dict[str, Redactor] = {}
-        self._articles = _doc_ids(record) if redactors.no_names is not None and redactors.document_texts else []
+        # the documents the record cites (`doc_ids`: as the writer's survey of the record already found them)
+        self._articles = (
+            (_doc_ids(record) if doc_ids is None else list(doc_ids)[:MAX_ARTICLES])
+            if redactors.no_names is not None and redactors.document_texts
+            else []
+        )
 
     def choose(self, value: str) -> Redactor:
         """The redactor for `value`, a string of the record that is not a document value (those keep theirs)."""

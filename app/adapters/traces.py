@@ -39,6 +39,7 @@ from sqlalchemy.engine import Connection, RowMapping
 
 from app.adapters.trace_provenance import (
     DOCUMENTS_KEY,
+    MAX_ARTICLES,
     MAX_DOCUMENT_TEXTS,
     UPSTREAM_KEY,
     Provenance,
@@ -459,24 +460,27 @@ def redact_all(
     one, each redactor called once for all of them when it can take a batch (`redact_many`): the names model
     then reads the person's texts of a whole batch of records in one pass instead of one text at a time.
     `route`: one Provenance for all values, or a function giving each value (record) its own."""
+    fill_memo(
+        ((route(value) if callable(route) else route, survey(value).leaves) for value in values),
+        redactor,
+        memo,
+        documents,
+    )
+
+
+def fill_memo(
+    records: Iterable[tuple[Provenance | None, Iterable[tuple[str, str]]]],
+    redactor: Redactor,
+    memo: dict,
+    documents: Redactor | None = None,
+) -> None:
+    """`redact_all` for records already surveyed: (their route, the (key, string) leaves that need a redactor)."""
     wanted: dict[int, tuple[Redactor, dict[str, None]]] = {}
-
-    def collect(value: Any, key: str, routed: Provenance | None) -> None:
-        if isinstance(value, str):
-            if value.strip() and not made_by_the_system(key, value):
-                use = _redactor_for(key, value, redactor, documents, routed)
-                if (id(use), value) not in memo:
-                    wanted.setdefault(id(use), (use, {}))[1][value] = None
-        elif isinstance(value, dict):
-            for k, v in value.items():
-                collect(v, k, routed)
-        elif isinstance(value, list):
-            for v in value:
-                collect(v, key, routed)
-
-    for value in values:
-        routed = route(value) if callable(route) else route
-        collect(value, "", routed)
+    for routed, leaves in records:
+        for key, value in leaves:
+            use = _redactor_for(key, value, redactor, documents, routed)
+            if (id(use), value) not in memo:
+                wanted.setdefault(id(use), (use, {}))[1][value] = None
     for use, texts in wanted.values():
         many = getattr(use, "redact_many", None)
         if many is None or not texts:
@@ -485,21 +489,47 @@ def redact_all(
             memo[(id(use), text)] = redacted.text
 
 
+@dataclass
+class Survey:
+    """What one walk over a record finds: its `document_values`, the documents it cites (`doc_ids`, in order, at
+    most MAX_ARTICLES: the evidence trace_provenance reads) and the (key, string) leaves a redactor must read."""
+
+    documents: set[str] = field(default_factory=set)
+    doc_ids: dict[str, None] = field(default_factory=dict)
+    leaves: dict[tuple[str, str], None] = field(default_factory=dict)
+
+
+def survey(value: Any) -> Survey:
+    """One walk over a record (without its evidence keys) instead of one per question asked of it."""
+    found = Survey()
+
+    def walk(value: Any, key: str) -> None:
+        if isinstance(value, str):
+            system = made_by_the_system(key, value)
+            if system or key in DOCUMENT_KEYS:
+                found.documents.add(value)
+            if value.strip() and not system:
+                found.leaves[(key, value)] = None
+            if key == "doc_id" and value and len(found.doc_ids) < MAX_ARTICLES:
+                found.doc_ids[value] = None
+        elif isinstance(value, dict):
+            for k, v in value.items():
+                walk(v, k)
+        elif isinstance(value, list):
+            for v in value:
+                walk(v, key)
+
+    walk(value, "")
+    return found
+
+
 def document_values(value: Any, key: str = "") -> set[str]:
     """The strings of a record that a document or the system wrote by construction: those under the document keys
     (titles, sections, sources) and those `made_by_the_system` (enum values such as a response mode, node names).
     A text that quotes one of them (a reasoning naming an article) quotes that, not a person."""
-    found: set[str] = set()
-    if isinstance(value, str):
-        if key in DOCUMENT_KEYS or (key not in _CLIENT_IDS and made_by_the_system(key, value)):
-            found.add(value)
-    elif isinstance(value, dict):
-        for k, v in value.items():
-            found |= document_values(v, k)
-    elif isinstance(value, list):
-        for v in value:
-            found |= document_values(v, key)
-    return found
+    if key:
+        return survey({key: value}).documents
+    return survey(value).documents
 
 
 # --- the callback handler: one per graph run ---------------------------------------------------------
@@ -927,24 +957,22 @@ class TraceStore:
         memo: dict = {}  # the batch's strings, redacted together (one names-model pass per redactor)
         routes = self._routes
         narrower = routes.upstream is not None or routes.no_names is not None
-        records = {
-            id(payload): (without_evidence(payload), Provenance(payload, routes, document_values(payload)))
-            if narrower
-            else (without_evidence(payload), None)
-            for kind, payload in batch
-            if kind == "run"
-        }
-        by_record = {id(stored): route for stored, route in records.values()}
-        redact_all(
-            [stored for stored, _ in records.values()],
+        records: dict[int, tuple[Any, Provenance | None, Survey]] = {}
+        for kind, payload in batch:
+            if kind == "run":
+                stored = without_evidence(payload)
+                found = survey(stored)  # one walk: the proven values, the cited documents, what needs a redactor
+                route = Provenance(payload, routes, found.documents, list(found.doc_ids)) if narrower else None
+                records[id(payload)] = (stored, route, found)
+        fill_memo(
+            ((route, found.leaves) for _, route, found in records.values()),
             self._redactor,
             memo,
             self._document_redactor,
-            lambda stored: by_record[id(stored)],
         )
         for kind, payload in batch:
             if kind == "run":
-                stored, route = records[id(payload)]
+                stored, route, _ = records[id(payload)]
                 record = redact_value(stored, self._redactor, memo, documents=self._document_redactor, route=route)
                 rows.append(
                     {

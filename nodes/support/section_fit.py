@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Sequence
 
 from core.text import COMPLAINT_WORDS, STOP_WORDS, topic_terms
@@ -89,6 +90,7 @@ OWN_HEADING_WEIGHT = 1.0  # a question word in the section's own heading
 PATH_WEIGHT = 0.5  # in a heading above it
 BODY_WEIGHT = 0.45  # only in its body
 BODY_CHARS = 4000  # of a section's body compared (a bound; the start of a section says what it is about)
+SECTION_TERMS_CACHED = 2048  # headings and bodies whose terms are kept (at most BODY_CHARS each)
 
 
 @dataclass(frozen=True)
@@ -106,6 +108,13 @@ def text_terms(text: str, *, numbers: bool = True) -> frozenset[str]:
     return terms | topic_terms("day", _IGNORED) if _PART_OF_DAY.search(text) else terms
 
 
+@lru_cache(maxsize=SECTION_TERMS_CACHED)
+def section_terms(text: str) -> frozenset[str]:
+    """`text_terms` of a heading or a section's body: the same sections are read turn after turn (the knowledge
+    base's text, never a person's), so each is read once while it stays among the most recently used."""
+    return text_terms(text)
+
+
 def question_terms(question: str) -> frozenset[str]:
     """The stems of the question's topic words (no stop or complaint words, no numbers). A hyphenated word counts
     once, joined ("wi-fi" → wifi, which a section's "Wi-Fi" also gives): its parts would count one thing thrice."""
@@ -120,9 +129,9 @@ def fit(sections: Sequence[SectionText], question: str) -> list[float]:
     terms = _without_undone(question_terms(question), question) | _same_action_terms(question)
     if not sections or not terms:
         return [0.0] * len(sections)
-    own = [text_terms(s.path[-1] if s.path else "") for s in sections]
-    above = [text_terms(" ".join(s.path[:-1])) for s in sections]
-    body = [text_terms(s.body[:BODY_CHARS]) for s in sections]
+    own = [section_terms(s.path[-1] if s.path else "") for s in sections]
+    above = [section_terms(" ".join(s.path[:-1])) for s in sections]
+    body = [section_terms(s.body[:BODY_CHARS]) for s in sections]
     n = len(sections)
     weight: dict[str, float] = {}
     for term in terms:

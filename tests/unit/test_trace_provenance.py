@@ -193,3 +193,24 @@ def test_a_stored_not_found_turn_keeps_no_name_of_the_message(tmp_path, fake_kb_
     assert "couldn't find" in turn.output["answer"]  # the reply quotes the searched words
     text = json.dumps(record)
     assert record is not None and "Naomi" not in text and "Ryan" not in text
+
+
+def test_one_walk_over_a_record_finds_its_document_values_cited_documents_and_texts_to_redact():
+    from app.adapters.trace_provenance import MAX_ARTICLES, _doc_ids
+    from app.adapters.traces import survey
+
+    record = {
+        "input": {"query": "vpn drops for Naomi Ryan", "session_id": "s-1", "response_mode": "HYBRID"},
+        "retrieval": [
+            {"candidates": [{"doc_id": f"kb-{n}", "chunk_id": f"c{n}", "title": f"Article {n}"} for n in range(9)]}
+        ],
+        "output": {"answer": "From **Article 1** [1]: restart it.", "query_embedding": "<384 floats>", "score": 0.5},
+    }
+    found = survey(record)
+    assert list(found.doc_ids) == _doc_ids(record) and len(found.doc_ids) == MAX_ARTICLES
+    assert {"Article 1", "HYBRID", "kb-0"} <= found.documents and "vpn drops for Naomi Ryan" not in found.documents
+    leaves = {value for _, value in found.leaves}
+    # a person's text, a client's id and document titles need a redactor; ids, enums and placeholders do not
+    assert {"vpn drops for Naomi Ryan", "s-1", "Article 1", "From **Article 1** [1]: restart it."} <= leaves
+    assert not leaves & {"kb-0", "c0", "HYBRID", "<384 floats>"}
+    assert document_values(record) == found.documents
