@@ -377,6 +377,13 @@ def _cut(text: str) -> str:
 
 def shape(value: Any, depth: int = 0, key: str = "") -> Any:
     """A size-capped JSON-safe copy: no embeddings, no bytes, chunk candidates without their bodies."""
+    kind = type(value)  # the exact common types first (a turn shapes hundreds of values); subclasses below
+    if kind is str:
+        return _cut(value)
+    if kind is int or kind is bool:
+        return value
+    if kind is float:
+        return round(value, 4)
     if value is None or isinstance(value, (bool, int)):
         return value
     if isinstance(value, float):

@@ -22,6 +22,7 @@ import logging
 import math
 from contextlib import nullcontext
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Mapping, Sequence, cast
 
 from core.filters import SearchFilter, access_where, combine_where, fallback_where, primary_where, secondary_matches
@@ -163,6 +164,16 @@ def names_a_page(chunk: RetrievedChunk, headed: bool) -> bool:
     return headed or chunk["title"].rstrip().endswith("?")
 
 
+# knowledge-base titles and headings read turn after turn: their terms and topics are worked out once while they stay
+# among the most recently used (short strings of the documents, never a person's words)
+_HEADINGS_CACHED = 4096
+
+
+@lru_cache(maxsize=_HEADINGS_CACHED)
+def _title_terms(title: str) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(Tokenizer()(title)))
+
+
 def prefer_title_match(ranking: Ranking, query: str, weight: float = TITLE_MATCH_WEIGHT) -> Ranking:
     """Passages rank higher by how much of their article's title the question says: × (1 + weight × share), so a
     title the question repeats whole adds `weight`, one it never touches nothing (a long title shares a smaller
@@ -175,7 +186,7 @@ def prefer_title_match(ranking: Ranking, query: str, weight: float = TITLE_MATCH
     if not asked:
         return ranking
     headed = any(c["section"] for c in ranking.chunks)
-    terms = {c["title"]: list(dict.fromkeys(tokenize(c["title"]))) for c in ranking.chunks}
+    terms = {c["title"]: list(_title_terms(c["title"])) for c in ranking.chunks}
     weights = title_term_weights(list(terms.values()))
     shares = {title: title_match(title_terms, asked, weights) for title, title_terms in terms.items()}
     for chunk in ranking.chunks:
@@ -223,6 +234,11 @@ def _named_topics(text: str) -> set[str]:
     return set(it_topics(text)) - BROAD_TOPICS
 
 
+@lru_cache(maxsize=_HEADINGS_CACHED)
+def _heading_topics(title: str, section: str) -> frozenset[str]:
+    return frozenset(_named_topics(f"{title} {section}"))
+
+
 def prefer_named_topic(ranking: Ranking, query: str) -> Ranking:
     """The question names the thing it is about ("the wifi keeps dropping"): when some passage's title or section
     names that thing too, passages whose title and section name only other things ("VPN Troubleshooting › The VPN
@@ -232,7 +248,7 @@ def prefer_named_topic(ranking: Ranking, query: str) -> Ranking:
     asked = _named_topics(query)
     if not asked:
         return ranking
-    named = {c["chunk_id"]: _named_topics(f"{c['title']} {c['section']}") for c in ranking.chunks}
+    named = {c["chunk_id"]: _heading_topics(c["title"], c["section"]) for c in ranking.chunks}
     if not any(topics & asked for topics in named.values()):
         return ranking
     for chunk in ranking.chunks:

@@ -90,7 +90,7 @@ OWN_HEADING_WEIGHT = 1.0  # a question word in the section's own heading
 PATH_WEIGHT = 0.5  # in a heading above it
 BODY_WEIGHT = 0.45  # only in its body
 BODY_CHARS = 4000  # of a section's body compared (a bound; the start of a section says what it is about)
-SECTION_TERMS_CACHED = 2048  # headings and bodies whose terms are kept (at most BODY_CHARS each)
+SECTION_TERMS_CACHED = 512  # headings and bodies whose terms are kept (at most BODY_CHARS each)
 
 
 @dataclass(frozen=True)
