@@ -169,6 +169,36 @@ def access_where(groups: frozenset[str] | None) -> dict[str, Any] | None:
     return {"$or": [public] + [{AUDIENCE_FIELD: {"$contains": g}} for g in sorted(groups)]}
 
 
+def split_access_clause(where: dict[str, Any] | None) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+    """(`where` less the clause `access_where` added, that clause): alone, or one of an AND's clauses. (where, None)
+    when it holds none."""
+    if not where:
+        return None, None
+    if _is_access_clause(where):
+        return None, where
+    if "$and" in where:
+        access = [c for c in where["$and"] if _is_access_clause(c)]
+        if len(access) == 1:
+            return _all_of([c for c in where["$and"] if not _is_access_clause(c)]), access[0]
+    return where, None
+
+
+def _is_access_clause(clause: Mapping[str, Any]) -> bool:
+    public = {RESTRICTED_FIELD: {"$ne": True}}
+    if clause == public:
+        return True
+    alternatives = clause.get("$or") if len(clause) == 1 else None
+    return (
+        isinstance(alternatives, list)
+        and bool(alternatives)
+        and alternatives[0] == public
+        and all(
+            isinstance(c, dict) and len(c) == 1 and set(c.get(AUDIENCE_FIELD, {})) == {"$contains"}
+            for c in alternatives[1:]
+        )
+    )
+
+
 def combine_where(*clauses: dict[str, Any] | None) -> dict[str, Any] | None:
     """AND of the given clauses, skipping None."""
     return _all_of([c for c in clauses if c])

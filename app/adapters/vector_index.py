@@ -18,7 +18,7 @@ import httpx  # what chromadb's HttpClient speaks: its transport errors mean the
 
 from app.adapters.write_deadline import WriteDeadline, WriteTimedOut
 from core.errors import IndexUnavailable
-from core.filters import AUDIENCE_FIELD, CHUNK_LIST_FIELDS, RESTRICTED_FIELD
+from core.filters import AUDIENCE_FIELD, CHUNK_LIST_FIELDS, RESTRICTED_FIELD, matches_where, split_access_clause
 from core.records import ChunkRecord, DocumentInfo, RetrievedChunk
 
 log = logging.getLogger(__name__)
@@ -378,12 +378,14 @@ class ChromaVectorIndex:
         active = self._active_versions()
         if not active:
             return []
-        result = self._chunks.query(
-            query_embeddings=[list(embedding)],
-            n_results=k * OVERFETCH,
-            where=where,
-            include=["documents", "metadatas", "distances"],
-        )
+        # The access clause costs Chroma a scan of every chunk's metadata, and most knowledge bases restrict nothing:
+        # the search runs without it and the clause is checked on each chunk it returns (the same rule, on the same
+        # metadata); when it would have removed one, the search runs again with it. Either way no chunk a caller may
+        # not read is returned, and the hits are those the search with the clause gives.
+        rest, access = split_access_clause(where)
+        result = self._search(embedding, k, rest)
+        if access is not None and not all(matches_where(meta, access) for meta in result["metadatas"][0]):
+            result = self._search(embedding, k, where)
         hits: list[RetrievedChunk] = []
         for chunk_id, text, meta, distance in zip(
             result["ids"][0], result["documents"][0], result["metadatas"][0], result["distances"][0]
@@ -412,6 +414,14 @@ class ChromaVectorIndex:
             if len(hits) == k:
                 break
         return hits
+
+    def _search(self, embedding: Sequence[float], k: int, where: dict[str, Any] | None):
+        return self._chunks.query(
+            query_embeddings=[list(embedding)],
+            n_results=k * OVERFETCH,
+            where=where,
+            include=["documents", "metadatas", "distances"],
+        )
 
     def similarities(self, embedding: Sequence[float], chunk_ids: Sequence[str]) -> dict[str, float]:
         """Cosine similarity of the query to given chunks, from their stored embeddings (~1 ms for 20)."""

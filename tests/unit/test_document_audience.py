@@ -7,7 +7,14 @@ import pytest
 from app.adapters.lexical_index import BM25Index, HybridIndex
 from app.adapters.vector_index import ChromaVectorIndex, make_client
 from core.errors import InvalidFilter
-from core.filters import access_where, combine_where, matches_where, may_read, normalise_audience
+from core.filters import (
+    access_where,
+    combine_where,
+    matches_where,
+    may_read,
+    normalise_audience,
+    split_access_clause,
+)
 from tests.unit.test_lexical_index import chunk, info
 
 PUBLIC = {"doc_id": "a"}  # indexed before audiences existed: no flag at all
@@ -86,3 +93,60 @@ def test_chroma_and_bm25_keep_the_audience_across_a_restart(tmp_path):
         assert {h["doc_id"] for h in index.query([1.0, 0.0, 0.5], 5, inside)} == {"pay", "vpn"}
         assert index.search("kestrel gateway", 5, inside)[0]["doc_id"] == "pay"
     assert restarted.get_document("pay")["audience"] == ["finance"]
+
+
+def test_the_access_clause_is_split_off_alone_or_from_an_and_and_nothing_else_is():
+    nobody, finance = access_where(frozenset()), access_where(frozenset({"finance"}))
+    other = {"os": {"$in": ["linux"]}}
+    assert split_access_clause(nobody) == (None, nobody) and split_access_clause(finance) == (None, finance)
+    assert split_access_clause(combine_where(other, nobody)) == (other, nobody)
+    assert split_access_clause(combine_where(other, finance)) == (other, finance)
+    assert split_access_clause(other) == (other, None) and split_access_clause(None) == (None, None)
+    lookalike = {"$or": [{"restricted": {"$ne": True}}, {"os": {"$in": ["linux"]}}]}
+    assert split_access_clause(lookalike) == (lookalike, None)
+
+
+def test_chroma_searches_without_the_access_clause_and_again_with_it_when_a_hit_is_not_the_callers(
+    tmp_path, monkeypatch
+):
+    """The clause costs Chroma a scan of every chunk's metadata: the search runs without it and checks it on what
+    comes back. A hit the caller may not read sends the search again with the clause — also when another process
+    restricted a document a moment ago (same bytes, a new audience), with no wait for a manifest to be re-read."""
+    vector = ChromaVectorIndex(make_client("persistent", path=str(tmp_path)), "access_check")
+    index = HybridIndex(vector)
+    index.reconcile()
+    index.replace_document(info("vpn"), [chunk("vpn", 0, "Cisco office gateway", restricted=False)], [[1.0, 0.0, 0.5]])
+    sent: list = []
+
+    class Spy:  # the collection, noting the `where` of every query
+        def __init__(self, collection) -> None:
+            self.collection = collection
+
+        def __getattr__(self, name: str):
+            return getattr(self.collection, name)
+
+        def query(self, **kwargs):
+            sent.append(kwargs.get("where"))
+            return self.collection.query(**kwargs)
+
+    monkeypatch.setattr(vector, "_chunks", Spy(vector._chunks))
+    outside, inside = access_where(frozenset({"hr"})), access_where(frozenset({"finance"}))
+    assert [h["doc_id"] for h in index.query([1.0, 0.0, 0.5], 5, outside)] == ["vpn"]
+    assert sent == [None]  # nothing restricted came back: one search, no clause
+    # another process adds a restricted document, and restricts the public one (same bytes, an audience now)
+    other = ChromaVectorIndex(make_client("persistent", path=str(tmp_path)), "access_check")
+    other.replace_document(
+        {**info("pay"), "audience": ["finance"]},
+        [chunk("pay", 0, "Kestrel payroll gateway", audience=["finance"], restricted=True)],
+        [[1.0, 0.0, 0.5]],
+    )
+    other.replace_document(
+        {**info("vpn"), "audience": ["finance"]},
+        [chunk("vpn", 0, "Cisco office gateway", audience=["finance"], restricted=True)],
+        [[1.0, 0.0, 0.5]],
+    )
+    sent.clear()
+    assert index.query([1.0, 0.0, 0.5], 5, outside) == []  # this process's manifest view is still the old one
+    assert sent == [None, outside]  # a hit the caller may not read: searched again with the clause
+    vector._forget_manifest_cache()
+    assert {h["doc_id"] for h in index.query([1.0, 0.0, 0.5], 5, inside)} == {"pay", "vpn"}
