@@ -121,3 +121,23 @@ def test_a_word_is_name_like_when_the_name_lists_know_it_or_english_does_not(wor
 )
 def test_a_given_name_and_surname_written_as_a_pair_is_a_full_name(words, text, names):
     assert [text[a:b] for a, b in words.full_names(text)] == names
+
+
+def test_a_languages_table_of_frequent_words_is_the_top_of_its_list_and_leaves_wordfreqs_cache_alone():
+    """The top-word tables are read past wordfreq's cache (which keeps every list it reads for good): the same
+    table as the cached whole list gives, and no list kept for it."""
+    import math
+
+    import wordfreq
+
+    from app.adapters.redaction.name_words import _TOP_WORDS, _zipf_table
+
+    before = (wordfreq.get_frequency_list.cache_info().currsize, wordfreq.get_frequency_dict.cache_info().currsize)
+    table = _zipf_table("sv", _TOP_WORDS)
+    assert (wordfreq.get_frequency_list.cache_info().currsize, wordfreq.get_frequency_dict.cache_info().currsize) == (
+        before
+    )
+    ranked = sorted(wordfreq.get_frequency_dict("sv", wordlist="small").items(), key=lambda item: -item[1])
+    assert list(table.items()) == [(w, round(math.log10(f) + 9, 2)) for w, f in ranked[:_TOP_WORDS]]
+    wordfreq.get_frequency_dict.cache_clear()  # (what this test read, not kept for the tests after it)
+    wordfreq.get_frequency_list.cache_clear()

@@ -97,10 +97,22 @@ def _faker_names() -> tuple[frozenset[str], frozenset[str]]:
 
 
 def _zipf_table(language: str, limit: int | None = None) -> dict[str, float]:
-    """word -> Zipf frequency (log10 per billion words) of the `limit` most frequent words (all: None)."""
+    """word -> Zipf frequency (log10 per billion words) of the `limit` most frequent words (all: None).
+
+    wordfreq keeps every list it reads for the life of the process; a table of the top `limit` words is built from
+    a list read past that cache (the fourteen languages' whole lists held some 50 MB of resident memory for the
+    3,000 words a language's table keeps). The whole English list stays in wordfreq's cache: core/words.py reads
+    it too."""
     import wordfreq
 
-    frequencies = wordfreq.get_frequency_dict(language, wordlist="small")
+    if limit is None:
+        frequencies = wordfreq.get_frequency_dict(language, wordlist="small")
+    else:  # as get_frequency_dict builds it, from the list read without keeping it
+        frequencies = {}
+        for index, bucket in enumerate(wordfreq.get_frequency_list.__wrapped__(language, "small")):
+            frequency = wordfreq.cB_to_freq(-index)
+            for word in bucket:
+                frequencies[word] = frequency
     ranked = sorted(frequencies.items(), key=lambda item: -item[1])[:limit]
     return {word: round(math.log10(frequency) + 9, 2) for word, frequency in ranked}
 
