@@ -307,6 +307,9 @@ def _quoted_whole(
         return None
     reply, sources = compose_reply(state, ctx, reading)
     body, _, cited = reply.partition("\n\nSources:\n")
+    quoted = ABOUT_QUOTED.format(passage=reading.target.on_quoted) if reading.target.on_quoted else ""
+    if quoted and quoted not in body:  # what the section says of the message quoted comes before any step
+        body = f"{quoted}\n\n{body}"
     return f"{body}\n\n{WHOLE_HINT}\n\nSources:\n{cited}", sources
 
 
