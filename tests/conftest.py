@@ -83,6 +83,24 @@ def serve(make_settings):
     return run
 
 
+@contextmanager
+def app_over(kb_dir: Path, data_dir: Path):
+    """The real app on its embedded defaults over one knowledge-base folder (for a module-scoped client)."""
+    from app.main import create_app
+
+    settings = Settings(_env_file=None, data_dir=data_dir, kb_dir=kb_dir)
+    with TestClient(create_app(settings), base_url="http://localhost") as client:
+        yield client
+
+
+def chat(client: TestClient, message: str, session_id: str | None = None) -> dict:
+    """POST /chat (in a session when given one); the reply, after checking it is a 200."""
+    body = {"message": message} | ({"session_id": session_id} if session_id else {})
+    response = client.post("/chat", json=body)
+    assert response.status_code == 200, response.text
+    return response.json()
+
+
 @pytest.fixture
 def postgres_url():
     """A fresh Postgres database for this test (tests/postgres.py), dropped afterwards."""

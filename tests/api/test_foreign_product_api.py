@@ -4,29 +4,18 @@ product's name is a word the articles hold in no form and that is no ordinary En
 article is not cited and a ticket is offered; an answerable question in everyday words the articles lack, or with
 the product's name misspelt, is still answered."""
 
-from pathlib import Path
-
 import pytest
-from fastapi.testclient import TestClient
 
-from app.main import create_app
-from app.settings import Settings
+from tests.conftest import FIXTURES, app_over
+from tests.conftest import chat as ask
 
 pytestmark = pytest.mark.slow
-FOREIGN_KB = Path(__file__).resolve().parents[1] / "fixtures" / "foreign_kb"
 
 
 @pytest.fixture(scope="module")
 def client(tmp_path_factory):
-    settings = Settings(_env_file=None, data_dir=tmp_path_factory.mktemp("data"), kb_dir=FOREIGN_KB)
-    with TestClient(create_app(settings), base_url="http://localhost") as test_client:
+    with app_over(FIXTURES / "foreign_kb", tmp_path_factory.mktemp("data")) as test_client:
         yield test_client
-
-
-def ask(client, message):
-    response = client.post("/chat", json={"message": message})
-    assert response.status_code == 200, response.text
-    return response.json()
 
 
 def test_a_question_about_a_product_the_knowledge_base_never_mentions_is_declined_with_a_ticket_offer(client):

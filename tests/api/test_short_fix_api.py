@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import pytest
 
+from tests.conftest import chat
+
 pytestmark = pytest.mark.slow
 
 ROOM_DISPLAY = """# The meeting room display shows no calendar
@@ -43,13 +45,6 @@ def short_fix_kb(tmp_path):
     (kb / "room-display.md").write_text(ROOM_DISPLAY)
     (kb / "badge-printer.md").write_text(BADGE_PRINTER)
     return kb
-
-
-def chat(client, message: str, session_id: str | None = None) -> dict:
-    body = {"message": message} | ({"session_id": session_id} if session_id else {})
-    response = client.post("/chat", json=body)
-    assert response.status_code == 200, response.text
-    return response.json()
 
 
 def test_a_two_step_fix_is_shown_whole_and_still_broken_offers_a_ticket(serve, short_fix_kb):

@@ -3,29 +3,18 @@ chat app, three articles each), through POST /chat of the real app (MiniLM, Chro
 one product is not answered from an article that names only the other, however alike their words; the same
 question about the documented product, or naming none, is answered."""
 
-from pathlib import Path
-
 import pytest
-from fastapi.testclient import TestClient
 
-from app.main import create_app
-from app.settings import Settings
+from tests.conftest import FIXTURES, app_over
+from tests.conftest import chat as ask
 
 pytestmark = pytest.mark.slow
-TWO_PRODUCTS_KB = Path(__file__).resolve().parents[1] / "fixtures" / "two_products_kb"
 
 
 @pytest.fixture(scope="module")
 def client(tmp_path_factory):
-    settings = Settings(_env_file=None, data_dir=tmp_path_factory.mktemp("data"), kb_dir=TWO_PRODUCTS_KB)
-    with TestClient(create_app(settings), base_url="http://localhost") as test_client:
+    with app_over(FIXTURES / "two_products_kb", tmp_path_factory.mktemp("data")) as test_client:
         yield test_client
-
-
-def ask(client, message):
-    response = client.post("/chat", json={"message": message})
-    assert response.status_code == 200, response.text
-    return response.json()
 
 
 def test_two_factor_for_the_product_without_such_an_article_is_not_answered_from_the_other_products_page(client):
