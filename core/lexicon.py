@@ -12,14 +12,29 @@ from functools import lru_cache
 from core.records import OperatingSystem
 from core.text import COMPLAINT_WORDS, CONVERSATION_WORDS, STOP_WORDS, fold
 
-# "mac address" is a network term, not an operating system.
-_OS_PATTERNS: tuple[tuple[OperatingSystem, re.Pattern[str]], ...] = (
-    ("macos", re.compile(r"\b(mac\s?os|os\s?x|macbook\w*|imac|mac(?!\s*-?\s*address)(?:\s*mini)?)\b", re.I)),
-    ("windows", re.compile(r"\b(windows|win\s?1[01]|win\s?7|win\s?8)\b", re.I)),
-    (
-        "linux",
-        re.compile(r"\b(linux|ubuntu|debian|fedora|mint|centos|rhel|red\s?hat|arch\s?linux|kubuntu|pop!?_?os)\b", re.I),
-    ),
+# Each platform by its own name, and by what an employee names in its place: a device, a distribution, a version
+# ("my macbook", "ubuntu", "win11", "my iphone"). "mac address" is a network term, not an operating system.
+_OWN_NAMES: dict[str, str] = {
+    "macos": r"mac\s?os|os\s?x|mac(?!\s*-?\s*address)",
+    "windows": r"windows",
+    "linux": r"linux",
+    "ios": r"ios|ipados",
+    "android": r"android",
+}
+_DEVICE_NAMES: dict[str, str] = {
+    "macos": r"macbook\w*|imac|mac\s?mini",
+    "windows": r"win\s?1[01]|win\s?7|win\s?8",
+    "linux": r"ubuntu|debian|fedora|mint|centos|rhel|red\s?hat|arch\s?linux|kubuntu|pop!?_?os",
+    "ios": r"iphone|ipad",
+}
+
+
+def _pattern(*alternatives: str) -> re.Pattern[str]:
+    return re.compile(r"\b(" + "|".join(a for a in alternatives if a) + r")\b", re.I)
+
+
+_OS_PATTERNS: tuple[tuple[OperatingSystem, re.Pattern[str]], ...] = tuple(
+    (name, _pattern(_OWN_NAMES[name], _DEVICE_NAMES[name])) for name in ("macos", "windows", "linux")
 )
 
 
@@ -38,36 +53,23 @@ def detect_os_in_path(headings: list[str]) -> OperatingSystem | None:
     return None
 
 
-# the platforms documentation writes a page or a tab for, and what an employee may call them by ("my iphone" → ios,
-# "ubuntu" → linux)
-_PLATFORMS: tuple[tuple[str, re.Pattern[str]], ...] = (
-    *_OS_PATTERNS,
-    ("ios", re.compile(r"\b(ios|iphone|ipad|ipados)\b", re.I)),
-    ("android", re.compile(r"\b(android)\b", re.I)),
-)
+# the platforms documentation writes a page or a tab for: by name or by device, and by their own name only
+_PLATFORMS = {name: _pattern(own, _DEVICE_NAMES.get(name, "")) for name, own in _OWN_NAMES.items()}
+_NAMED_ITSELF = {name: _pattern(own) for name, own in _OWN_NAMES.items()}
+_DEVICES = {name: _pattern(devices) for name, devices in _DEVICE_NAMES.items()}
 
 
 def platforms(text: str) -> set[str]:
     """Every platform a text names, by its name or a device or distribution of it."""
-    return {name for name, pattern in _PLATFORMS if pattern.search(text)}
-
-
-# devices and distributions, by the platform they run: what an employee names in place of the platform
-_DEVICES: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("ios", re.compile(r"\b(iphone|ipad)\b", re.I)),
-    ("macos", re.compile(r"\b(macbook\w*|imac|mac\s?mini)\b", re.I)),
-    ("linux", re.compile(r"\b(ubuntu|debian|fedora|mint|centos|rhel|red\s?hat|kubuntu|pop!?_?os)\b", re.I)),
-    ("windows", re.compile(r"\b(win\s?1[01]|win\s?7|win\s?8)\b", re.I)),
-)
+    return {name for name, pattern in _PLATFORMS.items() if pattern.search(text)}
 
 
 def platform_words(text: str) -> list[str]:
     """The platforms a text names only by a device or distribution ("my iphone" → ios), as extra search words; a
     platform named itself ("on my Mac") adds none."""
-    devices = {name for name, pattern in _DEVICES if pattern.search(text)}
-    for _, pattern in _DEVICES:
-        text = pattern.sub(" ", text)
-    return sorted(devices - platforms(text))
+    return sorted(
+        name for name, pattern in _DEVICES.items() if pattern.search(text) and not _NAMED_ITSELF[name].search(text)
+    )
 
 
 OS_LABELS: dict[str, str] = {"windows": "Windows", "macos": "macOS", "linux": "Linux"}

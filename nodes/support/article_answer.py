@@ -226,8 +226,12 @@ def tie(state: SupportState, ctx: SupportContext) -> list[ArticleRef]:
     return []
 
 
-def compose_reply(state: SupportState, ctx: SupportContext, reading: ArticleReading) -> tuple[str, list[Source]]:
-    """The offline answer: the part of the article that answers, quoted as written, cited."""
+def compose_reply(
+    state: SupportState, ctx: SupportContext, reading: ArticleReading, *, closing: str = ""
+) -> tuple[str, list[Source]]:
+    """The offline answer: the part of the article that answers, quoted as written, cited. `closing`: a line before
+    the sources (a walkthrough shown whole asks whether it worked); with one, what the section says of a message the
+    employee quoted leads the reply even when the quote shows it too (it is read before any step is tried)."""
     body, cut = render(reading.target)
     source = anchor_source(reading)
     path = reading.target.sections[0].path
@@ -240,7 +244,7 @@ def compose_reply(state: SupportState, ctx: SupportContext, reading: ArticleRead
         lines += [f"This matches: {reading.target.matches}", ""]
     if reading.target.retired and reading.target.retired.rstrip(" …") not in " ".join(body.split()):
         lines += [RETIRED.format(notice=reading.target.retired), ""]
-    if reading.target.on_quoted and reading.target.on_quoted not in " ".join(body.split()):
+    if reading.target.on_quoted and (closing or reading.target.on_quoted not in " ".join(body.split())):
         lines += [ABOUT_QUOTED.format(passage=reading.target.on_quoted), ""]
     if reading.target.admin_only:
         lines += [FOR_IT_TEAM, ""]
@@ -260,6 +264,8 @@ def compose_reply(state: SupportState, ctx: SupportContext, reading: ArticleRead
         if current:
             hint = " or ".join(OS_LABELS[o] for o in reading.other_os)
             lines += ["", f"These are the {OS_LABELS[current[0]]} steps. If you're on {hint}, tell me."]
+    if closing:
+        lines += ["", closing]
     lines += ["", "Sources:", cite(1, source)]
     return "\n".join(lines), [source]
 

@@ -23,7 +23,7 @@ import math
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any, Mapping, Sequence, cast
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence, cast
 
 from core.filters import SearchFilter, access_where, combine_where, fallback_where, primary_where, secondary_matches
 from core.lexicon import it_topics, platform_words, platforms
@@ -239,6 +239,31 @@ def _heading_topics(title: str, section: str) -> frozenset[str]:
     return frozenset(_named_topics(f"{title} {section}"))
 
 
+@lru_cache(maxsize=_HEADINGS_CACHED)
+def _heading_platforms(title: str, section: str) -> frozenset[str]:
+    return frozenset(platforms(f"{title} {section}"))
+
+
+def _prefer_named(
+    ranking: Ranking,
+    asked: set[str],
+    named_in: Callable[[str, str], frozenset[str]],
+    factor: Callable[[frozenset[str]], float],
+) -> Ranking:
+    """When some passage's title or section names one of the things `asked`, every passage whose title or section
+    names any such thing is scaled by `factor` of what it names; a knowledge base whose headings name none of them,
+    and passages whose headings name nothing, are ranked as before."""
+    if not asked:
+        return ranking
+    named = {c["chunk_id"]: named_in(c["title"], c["section"]) for c in ranking.chunks}
+    if not any(found & asked for found in named.values()):
+        return ranking
+    for chunk in ranking.chunks:
+        if found := named[chunk["chunk_id"]]:
+            ranking.scale(chunk, factor(found))
+    return ranking.sort()
+
+
 def prefer_named_topic(ranking: Ranking, query: str) -> Ranking:
     """The question names the thing it is about ("the wifi keeps dropping"): when some passage's title or section
     names that thing too, passages whose title and section name only other things ("VPN Troubleshooting › The VPN
@@ -246,16 +271,13 @@ def prefer_named_topic(ranking: Ranking, query: str) -> Ranking:
     for MFA on a new phone) a little lower — the thing named decides the article, the symptom the section. A
     knowledge base whose titles name no such thing is ranked as before."""
     asked = _named_topics(query)
-    if not asked:
-        return ranking
-    named = {c["chunk_id"]: _heading_topics(c["title"], c["section"]) for c in ranking.chunks}
-    if not any(topics & asked for topics in named.values()):
-        return ranking
-    for chunk in ranking.chunks:
-        topics = named[chunk["chunk_id"]]
-        if topics:  # the less of what it is about was asked about, the lower: "MFA on my new phone" → the MFA article
-            ranking.scale(chunk, TOPIC_MISMATCH + (1 - TOPIC_MISMATCH) * len(topics & asked) / len(asked))
-    return ranking.sort()
+    # the less of what it is about was asked about, the lower: "MFA on my new phone" → the MFA article
+    return _prefer_named(
+        ranking,
+        asked,
+        _heading_topics,
+        lambda found: TOPIC_MISMATCH + (1 - TOPIC_MISMATCH) * len(found & asked) / len(asked),
+    )
 
 
 def prefer_named_platform(ranking: Ranking, query: str) -> Ranking:
@@ -263,16 +285,7 @@ def prefer_named_platform(ranking: Ranking, query: str) -> Ranking:
     section names that platform, passages whose title and section name only other platforms ("Synchronizing with
     Android") rank lower. Passages that name no platform are ranked as before."""
     asked = platforms(query)
-    if not asked:
-        return ranking
-    named = {c["chunk_id"]: platforms(f"{c['title']} {c['section']}") for c in ranking.chunks}
-    if not any(found & asked for found in named.values()):
-        return ranking
-    for chunk in ranking.chunks:
-        found = named[chunk["chunk_id"]]
-        if found and not found & asked:
-            ranking.scale(chunk, TOPIC_MISMATCH)
-    return ranking.sort()
+    return _prefer_named(ranking, asked, _heading_platforms, lambda found: 1.0 if found & asked else TOPIC_MISMATCH)
 
 
 def expand_neighbours(ranking: Ranking, neighbours: Sequence[RetrievedChunk], *, decay: float) -> Ranking:

@@ -23,7 +23,7 @@ from core.filters import AUDIENCE_FIELD, may_read
 from core.lexicon import OS_LABELS, content_words, it_topics
 from core.ports import ChatMessage
 from core.readers import is_admin
-from core.records import RetrievedChunk, Troubleshooting, TroubleshootingStep
+from core.records import RetrievedChunk, Source, Troubleshooting, TroubleshootingStep
 from nodes.support.article_answer import (
     ABOUT_QUOTED,
     ALSO_FOR_IT_TEAM,
@@ -268,15 +268,14 @@ def start(state: SupportState, ctx: SupportContext, groups: frozenset[str] = fro
     whole = len(steps) <= SHOWN_WHOLE_STEPS
     if whole:  # the flow goes on from its last step: "it works" resolves it, "still broken" offers a ticket
         flow["current"] = len(steps) - 1
-        flow["steps"] = [TroubleshootingStep(step=s, outcome="done") for s in steps[:-1]] + flow["steps"][-1:]
-        if quoted := _quoted_whole(state, ctx, groups, steps) if "fallback_notice" not in update else None:
+        for step in flow["steps"][:-1]:
+            step["outcome"] = "done"
+        if quoted := _quoted_whole(state, ctx, groups, steps):
             return update | _progress(flow) | {"answer": quoted[0], "sources": quoted[1], "needs_input": True}
+    shown = f"Here are the {len(steps)} steps" if whole else f"I'll take you through {len(steps)} steps"
     intro = (
-        f"Let's work through this together. Here are the {len(steps)} steps{os_note} from **{label(source_chunk)}** "
-        "[1], in the order it gives them."
-        if whole
-        else f"Let's work through this together. I'll take you through {len(steps)} steps{os_note} from "
-        f"**{label(source_chunk)}** [1], in the order it gives them."
+        f"Let's work through this together. {shown}{os_note} from **{label(source_chunk)}** [1], in the order it "
+        "gives them."
     )
     if lists[1:]:
         intro += " " + OTHER_LISTS.format(names=", ".join(lists[1:]))
@@ -296,21 +295,16 @@ def start(state: SupportState, ctx: SupportContext, groups: frozenset[str] = fro
 
 def _quoted_whole(
     state: SupportState, ctx: SupportContext, groups: frozenset[str], steps: list[str]
-) -> tuple[str, list] | None:
+) -> tuple[str, list[Source]] | None:
     """A short fix as a whole answer quotes it (what the section says around its steps: "the default is …", why it
-    happens), then asks whether it worked; None when the documented steps are not that section's, or an LLM wrote
-    them."""
+    happens), then asks whether it worked; None when the documented steps are not that section's, or an LLM may have
+    written them."""
     if ctx.llm is not None or not is_confident(state, ctx):
         return None
     reading = read_target(state, ctx, groups=groups)
     if reading is None or len(target_steps(reading.target)) != len(steps) or render(reading.target)[1]:
         return None
-    reply, sources = compose_reply(state, ctx, reading)
-    body, _, cited = reply.partition("\n\nSources:\n")
-    quoted = ABOUT_QUOTED.format(passage=reading.target.on_quoted) if reading.target.on_quoted else ""
-    if quoted and quoted not in body:  # what the section says of the message quoted comes before any step
-        body = f"{quoted}\n\n{body}"
-    return f"{body}\n\n{WHOLE_HINT}\n\nSources:\n{cited}", sources
+    return compose_reply(state, ctx, reading, closing=WHOLE_HINT)
 
 
 def _switch_list(flow: Troubleshooting, label: str) -> Troubleshooting:
