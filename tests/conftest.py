@@ -83,14 +83,18 @@ def serve(make_settings):
     return run
 
 
-@contextmanager
-def app_over(kb_dir: Path, data_dir: Path):
-    """The real app on its embedded defaults over one knowledge-base folder (for a module-scoped client)."""
-    from app.main import create_app
+def module_client(folder: str):
+    """A module-scoped `client` fixture: the real app over tests/fixtures/<folder> (`client = module_client("x")`)."""
 
-    settings = Settings(_env_file=None, data_dir=data_dir, kb_dir=kb_dir)
-    with TestClient(create_app(settings), base_url="http://localhost") as client:
-        yield client
+    @pytest.fixture(scope="module")
+    def client(tmp_path_factory):
+        from app.main import create_app
+
+        settings = Settings(_env_file=None, data_dir=tmp_path_factory.mktemp("data"), kb_dir=FIXTURES / folder)
+        with TestClient(create_app(settings), base_url="http://localhost") as test_client:
+            yield test_client
+
+    return client
 
 
 def chat(client: TestClient, message: str, session_id: str | None = None) -> dict:

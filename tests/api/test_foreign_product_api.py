@@ -6,16 +6,12 @@ the product's name misspelt, is still answered."""
 
 import pytest
 
-from tests.conftest import FIXTURES, app_over
 from tests.conftest import chat as ask
+from tests.conftest import module_client
 
 pytestmark = pytest.mark.slow
 
-
-@pytest.fixture(scope="module")
-def client(tmp_path_factory):
-    with app_over(FIXTURES / "foreign_kb", tmp_path_factory.mktemp("data")) as test_client:
-        yield test_client
+client = module_client("foreign_kb")
 
 
 def test_a_question_about_a_product_the_knowledge_base_never_mentions_is_declined_with_a_ticket_offer(client):

@@ -59,6 +59,8 @@ def test_a_two_step_fix_is_shown_whole_and_still_broken_offers_a_ticket(serve, s
         assert "Shall I create it?" in broken["answer"] and "the 2 steps you tried" in broken["answer"]
 
         again = chat(client, "the room display by the door is not working, it says no calendar")
+        nothing_left = chat(client, "next", again["session_id"])  # every step was shown: nothing more to walk
+        assert "That was the last step" in nothing_left["answer"] and "Step " not in nothing_left["answer"]
         done = chat(client, "that worked, thanks", again["session_id"])
         assert done["troubleshooting"]["status"] == "resolved" and "ticket" not in done["answer"].lower()
 

@@ -5,16 +5,12 @@ question about the documented product, or naming none, is answered."""
 
 import pytest
 
-from tests.conftest import FIXTURES, app_over
 from tests.conftest import chat as ask
+from tests.conftest import module_client
 
 pytestmark = pytest.mark.slow
 
-
-@pytest.fixture(scope="module")
-def client(tmp_path_factory):
-    with app_over(FIXTURES / "two_products_kb", tmp_path_factory.mktemp("data")) as test_client:
-        yield test_client
+client = module_client("two_products_kb")
 
 
 def test_two_factor_for_the_product_without_such_an_article_is_not_answered_from_the_other_products_page(client):

@@ -186,6 +186,11 @@ def test_postgres_bm25_returns_the_in_process_rankings_and_scores_with_filters_a
     fill(shared)
     assert_same_results(memory, shared)
     assert shared.read_slips("printer setings jamm") == "printer settings jamm"  # a short word stays as written
+    # which documents hold a term: "connect" is in the VPN page only, "password" in more than one (and after the
+    # writes below, "connect" in none: the replaced page no longer says it)
+    held = shared.term_documents(["connect", "password", "nosuchterm"])
+    assert held.documents == len(CORPUS) and held.holding["connect"] == frozenset({"vpn"})
+    assert len(held.holding["password"]) > 1 and "nosuchterm" not in held.holding
     # the corpus statistics are kept in step by writes: a replaced and a deleted document change N, avgdl, df
     for index in (memory, shared):
         index.replace_document(
@@ -205,6 +210,7 @@ def test_postgres_bm25_returns_the_in_process_rankings_and_scores_with_filters_a
         index.delete_document("wifi")
         index.replace_document("printer", "v1", CORPUS["printer"])  # the same version again changes nothing
     assert_same_results(memory, shared)
+    assert "connect" not in shared.term_documents(["connect"]).holding
     with database.connect() as conn:
         df_mismatch = conn.execute(
             text(

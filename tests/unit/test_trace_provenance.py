@@ -70,7 +70,8 @@ def test_a_name_quoted_from_a_document_skips_the_names_model_but_a_persons_does_
     assert SECRET not in routes.no_names.redact(f"If the sign-in still fails, the password is {SECRET}").text
 
 
-def test_a_chat_turn_keeps_ids_and_removes_names_and_secrets_with_the_narrower_redactors(tmp_path, fake_kb_context):
+def _stored_turn(tmp_path, context_factory, message: str, **context) -> tuple:
+    """One chat turn through the service's trace store and its redactors; the turn and its stored record."""
     redactors = redactors_from_settings(Settings(_env_file=None), in_use=("memory", "trace"))
     store = TraceStore(
         tmp_path / "traces.sqlite",
@@ -79,16 +80,23 @@ def test_a_chat_turn_keeps_ids_and_removes_names_and_secrets_with_the_narrower_r
         upstream_redactor=redactors["memory"],
     )
     sessions = SessionStore(tmp_path / "sessions.sqlite")
+    # the redact node with the memory redactor, as in the service (the store is told it is that one)
+    graph = build_support_graph(sessions.checkpointer)
     chat = ChatService(
-        build_support_graph(sessions.checkpointer), fake_kb_context(), sessions, RecordingTracer(NullTracer(), store)
+        graph, context_factory(redactor=redactors["memory"], **context), sessions, RecordingTracer(NullTracer(), store)
     )
     try:
-        turn = chat.ask(f"My colleague Naomi Ryan cannot connect to the VPN, her password is {SECRET}")
+        turn = chat.ask(message)
         assert store.flush(timeout=300)
-        record = store.get(turn.trace_id)
+        return turn, store.get(turn.trace_id)
     finally:
         store.close()
         sessions.close()
+
+
+def test_a_chat_turn_keeps_ids_and_removes_names_and_secrets_with_the_narrower_redactors(tmp_path, fake_kb_context):
+    message = f"My colleague Naomi Ryan cannot connect to the VPN, her password is {SECRET}"
+    turn, record = _stored_turn(tmp_path, fake_kb_context, message)
     assert record is not None and "VPN" in record["input"]["query"]
     text = json.dumps(record)
     assert "Naomi" not in text and "Ryan" not in text and SECRET not in text
@@ -170,26 +178,8 @@ def test_the_recorders_cut_marker_is_not_the_texts_but_a_cut_persons_text_is_sti
 
 
 def test_a_stored_not_found_turn_keeps_no_name_of_the_message(tmp_path, fake_kb_context):
-    redactors = redactors_from_settings(Settings(_env_file=None), in_use=("memory", "trace"))
-    store = TraceStore(
-        tmp_path / "traces.sqlite",
-        redactor=redactors["trace"],
-        document_redactor=redactors["documents"],
-        upstream_redactor=redactors["memory"],
-    )
-    sessions = SessionStore(tmp_path / "sessions.sqlite")
-    # the redact node with the memory redactor, as in the service (the store is told it is that one)
-    context = fake_kb_context(redactor=redactors["memory"])
-    chat = ChatService(
-        build_support_graph(sessions.checkpointer), context, sessions, RecordingTracer(NullTracer(), store)
-    )
-    try:
-        turn = chat.ask("my laptop keyboard types the wrong letters, Naomi Ryan says it started after the update")
-        assert store.flush(timeout=300)
-        record = store.get(turn.trace_id)
-    finally:
-        store.close()
-        sessions.close()
+    message = "my laptop keyboard types the wrong letters, Naomi Ryan says it started after the update"
+    turn, record = _stored_turn(tmp_path, fake_kb_context, message)
     assert "couldn't find" in turn.output["answer"]  # the reply quotes the searched words
     text = json.dumps(record)
     assert record is not None and "Naomi" not in text and "Ryan" not in text
