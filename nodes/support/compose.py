@@ -24,7 +24,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Iterable, Literal, Sequence
 
-from core.lexicon import is_troubleshooting, is_wish
+from core.lexicon import is_troubleshooting, is_wish, platforms
 from core.readers import is_admin
 from core.records import RetrievedChunk
 from core.roles import ACTIONABLE, clean_heading, heading_role, section_role
@@ -778,11 +778,12 @@ def _words(text: str) -> set[str]:
     return set(re.findall(r"[a-z0-9]+", text.lower()))
 
 
-def named_label(labels: Sequence[str], message: str, user_os: str | None = None, topic: Iterable[str] = ()) -> str:
-    """The one label of `labels` the message names ("in Firefox"; "on my phone" for "Mobile"), "" for none or
-    several. Only a label's own words count — none that another label also has ("desktop" of "Desktop app" beside
-    "Desktop web"), none of the `topic` (the article's title and headings) — by name or by what an employee calls
-    it."""
+def named_labels(
+    labels: Sequence[str], message: str, user_os: str | None = None, topic: Iterable[str] = ()
+) -> list[str]:
+    """The labels of `labels` the message names ("in Firefox"; "on my phone" for "Mobile"). Only a label's own words
+    count — none that another label also has ("desktop" of "Desktop app" beside "Desktop web"), none of the `topic`
+    (the article's title and headings) — by name or by what an employee calls it."""
     said = _words(message) | ({user_os} if user_os else set())
     words = {label: _words(label) - _GENERIC_LABEL_WORDS - set(topic) for label in labels}
     named = []
@@ -790,14 +791,36 @@ def named_label(labels: Sequence[str], message: str, user_os: str | None = None,
         own = words[label] - set().union(*(words[other] for other in labels if other != label))
         if own & said or any(_LABEL_SYNONYMS.get(w, frozenset()) & said for w in own):
             named.append(label)
+    return named
+
+
+def named_label(labels: Sequence[str], message: str, user_os: str | None = None, topic: Iterable[str] = ()) -> str:
+    """The one label of `labels` the message names, "" for none or several (`named_labels`)."""
+    named = named_labels(labels, message, user_os, topic)
     return named[0] if len(named) == 1 else ""
 
 
+# what a list label says when the lists are one per machine, program or client the employee might use ("Chrome",
+# "Desktop app › Windows", "Mobile"); lists labelled otherwise ("System proxy settings", "Via the compose box",
+# "Homebrew") are ways to the same end, any of which may do
+_PLATFORM_LABEL_WORDS = (
+    frozenset(_LABEL_SYNONYMS)
+    | frozenset().union(*_LABEL_SYNONYMS.values())
+    | frozenset({"desktop", "app", "apps", "client", "linux", "opera", "brave", "vivaldi", "chromebook", "chromeos"})
+)
+
+
+def are_ways(labels: Iterable[str]) -> bool:
+    """The lists so labelled are ways to the same end, not one per device or browser: none names a platform."""
+    return not any(_words(label) & _PLATFORM_LABEL_WORDS or platforms(label) for label in labels)
+
+
 def steps_for(target: Target, message: str, user_os: str | None = None) -> tuple[list[str], str, dict[str, list[str]]]:
-    """The steps to walk through for this message: `target_steps`, or — when the section holds one list per
-    platform, device or browser and the message (or the employee's known OS) names exactly one of them — that list
-    alone, after the steps before the first list. Also the chosen list's label ("" for all) and the other lists,
-    each with the steps it would walk (named to the employee, and switched to when they name one)."""
+    """The steps to walk through for this message: `target_steps`, or — when the section holds labelled lists (one
+    per platform, device or browser, or several ways to the same end) — one list alone, after the steps before the
+    first list: the one the message (or the employee's known OS) names, else the article's first. Also the chosen
+    list's label ("" for all: the message names several) and the other lists, each with the steps it would walk
+    (named to the employee, switched to when they name one, and — ways — walked next when one did not fix it)."""
     steps, named = _step_lists(target)
     labelled = _labelled(steps, named)
     if len(named) < 2:
@@ -812,9 +835,13 @@ def steps_for(target: Target, message: str, user_os: str | None = None) -> tuple
         end = starts[n + 1] if n + 1 < len(starts) else len(steps)
         # its first step without the label the introduction names
         lists[named[first]] = labelled[: min(named)] + [steps[first], *labelled[first + 1 : end]]
-    chosen = named_label(list(lists), message, user_os, topic)
-    if not chosen:  # none named, or several (both are the employee's)
+    asked = named_labels(list(lists), message, user_os, topic)
+    if len(asked) > 1 or (not asked and len(target.sections) > 1):
+        # several named: each is the employee's; none named in a part of several sections: its short lines may be
+        # sub-headings of ways the sections themselves offer, not the labels of one section's lists
         return labelled, "", {}
+    # none named: the article's first list, the others named to switch to (the next way, when the lists are ways)
+    chosen = asked[0] if asked else next(iter(lists))
     return lists[chosen], chosen, {label: walked for label, walked in lists.items() if label != chosen}
 
 

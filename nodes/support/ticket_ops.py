@@ -120,6 +120,9 @@ _KIND_LINES = {
 }
 
 
+TRIED_BEFORE_KEY = "tried_before"  # in a walkthrough's source: the steps of the ways tried before, with their outcome
+
+
 def draft_ticket(state: SupportState, kind: str = "incident") -> TicketDraft:
     """A template draft; the ticket node lets an LLM rewrite summary and description when one is configured."""
     stated_problem = problem_statement(state)
@@ -130,7 +133,10 @@ def draft_ticket(state: SupportState, kind: str = "incident") -> TicketDraft:
     )
     user_text = " ".join(m["content"] for m in conversation(state) if m["role"] == "user")
     os_label = OS_LABELS.get(state.get("user_os") or "", "unknown")
-    steps = [TroubleshootingStep(**s) for s in (flow.get("steps", []) if flow else []) if s["outcome"] != "pending"]
+    # the steps of ways to the same end tried before the one walked now, then this one's
+    earlier: list[Mapping[str, Any]] = list((flow.get("source") or {}).get(TRIED_BEFORE_KEY, [])) if flow else []
+    walked: list[Mapping[str, Any]] = [*earlier, *(flow.get("steps", []) if flow else [])]
+    steps = [TroubleshootingStep(step=s["step"], outcome=s["outcome"]) for s in walked if s["outcome"] != "pending"]
     main_topic = topic.split(",")[0].strip()
     stated = _TICKET_REQUEST.sub("", issue).strip() or issue.strip()  # "please open a ticket, X" → "X"
     sentence = stated[:1].upper() + stated[1:]

@@ -35,12 +35,12 @@ from nodes.support.article_answer import (
     is_confident,
     read_target,
 )
-from nodes.support.compose import CONTENT_ROLES, named_label, render, steps_for, target_steps
+from nodes.support.compose import CONTENT_ROLES, are_ways, named_label, render, steps_for, target_steps
 from nodes.support.extractive import label, numbered_steps, same_section_run, to_source
 from nodes.support.procedure import asks_all_steps, asks_to_advance, is_fix_attempt, safe_end
 from nodes.support.replies import LLM_FALLBACK_NOTICE
 from nodes.support.retrieve import caller_groups, confident_chunks
-from nodes.support.ticket_ops import close_session_ticket
+from nodes.support.ticket_ops import TRIED_BEFORE_KEY, close_session_ticket
 from nodes.support.updates import split_update
 
 if TYPE_CHECKING:
@@ -52,6 +52,7 @@ ON_QUOTED_KEY = "on_quoted"  # in a walkthrough's source: what the section says 
 RETIRED_KEY = "retired"  # in a walkthrough's source: the article's notice that its subject is retired
 LIST_KEY = "lists"  # in a walkthrough's source: the label of the list walked (one per device or browser), the others
 OTHER_LISTS_KEY = "other_lists"  # in a walkthrough's source: the other lists' steps, by label ("I'm on Firefox")
+WALKED_KEY = "walked_lists"  # in a walkthrough's source: the lists walked before the one walked now
 # A bound, not a cap that cuts: a procedure longer than this (rare) stops at a safe step, the rest in the article.
 MAX_STEPS = 40
 # a fix this short is shown whole, then "did that fix it?": walked one step at a time, its first step is most often
@@ -213,8 +214,14 @@ WHOLE_HINT = 'When you\'ve done them, did that fix it? Reply "it works" or "stil
 
 
 def _all_steps_text(flow: Troubleshooting) -> str:
-    """The whole procedure at once, every step in order with what sits under it."""
-    return "\n".join([f"Here are all {len(flow['steps'])} steps:", "", *_numbered(flow), "", WHOLE_HINT])
+    """The whole procedure at once, every step in order with what sits under it (and the section's other lists,
+    named)."""
+    source = flow.get("source") or {}
+    others = [str(name) for name in source.get(LIST_KEY) or []][1:]
+    if are_ways(others):  # a way already tried is no way to go on to
+        others = [name for name in others if name not in source.get(WALKED_KEY, [])]
+    lines = [f"Here are all {len(flow['steps'])} steps:", "", *_numbered(flow), "", WHOLE_HINT]
+    return "\n".join(lines + (["", _others_note(others)] if others else []))
 
 
 def _progress(flow: Troubleshooting) -> dict:
@@ -278,7 +285,7 @@ def start(state: SupportState, ctx: SupportContext, groups: frozenset[str] = fro
         "gives them."
     )
     if lists[1:]:
-        intro += " " + OTHER_LISTS.format(names=", ".join(lists[1:]))
+        intro += " " + _others_note(lists[1:])
     if on_quoted := str(dict(source_chunk).get(ON_QUOTED_KEY) or ""):
         intro = f"{ABOUT_QUOTED.format(passage=on_quoted)}\n\n{intro}"
     if retired := str(dict(source_chunk).get(RETIRED_KEY) or ""):
@@ -307,9 +314,40 @@ def _quoted_whole(
     return compose_reply(state, ctx, reading, closing=WHOLE_HINT)
 
 
+def _others_note(others: list[str]) -> str:
+    """What the introduction says of the section's other lists: ways to try next, or other devices' steps."""
+    if not are_ways(others):
+        return OTHER_LISTS.format(names=", ".join(others))
+    names = ", ".join(f"**{name}**" for name in others[:4])
+    return (OTHER_WAY if len(others) == 1 else OTHER_WAYS).format(names=names)
+
+
+def _next_way(flow: Troubleshooting) -> str:
+    """The next of the section's ways to the same end not walked yet, in the article's order ("" for none, or when
+    the lists are one per device or browser: another device's steps are no next thing to try)."""
+    source = flow.get("source") or {}
+    lists = [str(name) for name in source.get(LIST_KEY) or []]
+    if len(lists) < 2 or not are_ways(lists):
+        return ""
+    walked = {*source.get(WALKED_KEY, []), lists[0]}
+    return next((name for name in source.get(OTHER_LISTS_KEY) or {} if name not in walked), "")
+
+
+def _on_to_next_way(flow: Troubleshooting, way: str, lead: str) -> dict:
+    """The walkthrough goes on with the section's next way after the last step of one that did not fix it."""
+    left = (flow["source"].get(LIST_KEY) or [""])[0]
+    tried = [
+        {"step": f"{left}: {s['step']}", "outcome": s["outcome"]} for s in flow["steps"] if s["outcome"] != "pending"
+    ]
+    switched = _switch_list(flow, way)
+    switched["source"] = switched["source"] | {TRIED_BEFORE_KEY: [*flow["source"].get(TRIED_BEFORE_KEY, []), *tried]}
+    intro = NEXT_WAY.format(left=left, label=way, n=len(switched["steps"]))
+    return _progress(switched) | {"answer": f"{lead}{intro}\n\n{_step_text(switched)}", "needs_input": True}
+
+
 def _switch_list(flow: Troubleshooting, label: str) -> Troubleshooting:
-    """The walkthrough started again on another of the section's lists (another browser or device): its steps from
-    the first, the list left behind kept to switch back to."""
+    """The walkthrough started again on another of the section's lists (another browser or device, the next way):
+    its steps from the first, the list left behind kept to switch back to."""
     source = dict(flow["source"])
     others = dict(source[OTHER_LISTS_KEY])
     walked = [step["step"] for step in flow["steps"]]
@@ -317,6 +355,7 @@ def _switch_list(flow: Troubleshooting, label: str) -> Troubleshooting:
     left = (source.get(LIST_KEY) or [""])[0]
     if left:
         others[left] = walked
+        source[WALKED_KEY] = [*source.get(WALKED_KEY, []), left]
     source.update({OTHER_LISTS_KEY: others, LIST_KEY: [label, *others]})
     switched = Troubleshooting(**flow)
     switched.update(
@@ -339,6 +378,9 @@ def _mark(flow: Troubleshooting, outcome: str) -> list[TroubleshootingStep]:
 
 
 OTHER_LISTS = "The article also has steps for {names}: open [1] to see them, or tell me which you use."
+OTHER_WAY = "The article also has another way, {names}: if this one doesn't work for you, we'll go on to it."
+OTHER_WAYS = "The article also has other ways ({names}): if this one doesn't work for you, we'll go on to the next."
+NEXT_WAY = "That was the last step of **{left}**. The article has another way, **{label}** ({n} steps):"
 SWITCHED = "Here are the {n} steps for **{label}** instead, from the same article."
 COMPLETED = (
     'That was the last step. If the problem is still there, reply "still broken" and I\'ll offer to open a ticket; '
@@ -373,12 +415,18 @@ def advance(state: SupportState, ctx: SupportContext, config: RunnableConfig) ->
         intro = SWITCHED.format(label=label, n=len(switched["steps"]))
         return _progress(switched) | {"answer": f"{intro}\n\n{_step_text(switched)}", "needs_input": True}
     if flow["status"] == "in_progress" and asks_all_steps(text):
-        flow.update({"current": len(flow["steps"]) - 1, "asked_outcome": False})
+        # all of them shown: the outcome asked for is the whole list's, every step before the last is done
+        steps = [TroubleshootingStep(**s) for s in flow["steps"]]
+        for step in steps[:-1]:
+            step["outcome"] = "done" if step["outcome"] == "pending" else step["outcome"]
+        flow.update({"steps": steps, "current": len(flow["steps"]) - 1, "asked_outcome": False})
         return _progress(flow) | {"answer": _all_steps_text(flow), "needs_input": True}
     last = flow["current"] + 1 >= len(flow["steps"])
     if flow["status"] == "in_progress" and (state["turn"].get("reply_kind") == "resume" or asks_to_advance(text)):
         # "next", "done", "ok": the step is done, not failed
         flow.update({"steps": _mark(flow, "done"), "asked_outcome": False})
+        if last and (way := _next_way(flow)):
+            return _on_to_next_way(flow, way, "")
         if last:
             flow["status"] = "completed"
             return _progress(flow) | {"answer": COMPLETED, "needs_input": False}
@@ -420,6 +468,8 @@ def advance(state: SupportState, ctx: SupportContext, config: RunnableConfig) ->
             "asked_outcome": False,
         }
     )
+    if flow["status"] != "completed" and last and flow["failed"] < ctx.max_failed_steps and (way := _next_way(flow)):
+        return _on_to_next_way(flow, way, "I'm sorry that didn't fix it. ")
     if flow["status"] == "completed" or last or flow["failed"] >= ctx.max_failed_steps:
         flow["status"] = "escalated"
         return _progress(flow) | {

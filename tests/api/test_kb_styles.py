@@ -188,3 +188,30 @@ def test_a_docs_site_page_with_content_tabs_walks_the_tab_for_the_employees_comp
     assert "===" not in shown and "Choose Quit Connect from the menu bar icon." in shown  # the tab's markup is gone
     assert "System Settings > VPN" in shown and "Start Connect from Launchpad" in shown
     assert "taskbar" not in shown  # the Windows tab is not walked
+
+
+def test_a_fix_offered_two_ways_walks_the_first_and_goes_on_to_the_second_when_it_did_not_fix_it(serve, tmp_path):
+    kb = tmp_path / "kb"
+    shutil.copytree(FIXTURES / "tabbed_kb", kb)
+    with serve(kb_dir=kb) as client:
+        first = ask(client, "my mail app says cannot reach the server")
+        session = first["session_id"]
+        replies = [ask_in(client, "next", session) for _ in range(3)]
+        failed = ask_in(client, "still broken", session)
+        everything = ask_in(client, "all steps", session)
+        offer = ask_in(client, "still broken", session)
+    assert first["action"] == "troubleshoot"
+    assert first["sources"][0]["source"].endswith("mail-app-cannot-reach-the-server.md")
+    assert "4 steps for **Detect the settings**" in first["answer"]
+    assert "another way, **Enter the settings by hand**" in first["answer"]
+    assert "Step 1 of 4:** Open the mail app" in first["answer"]
+    assert "Step 4 of 4:** Quit the mail app" in replies[-1]["answer"]
+    assert "Manual setup" not in "\n".join(r["answer"] for r in [first, *replies])  # the second way is not mixed in
+    # the first way's last step did not fix it: the second way, from its first step, instead of a ticket offer
+    assert failed["action"] == "troubleshoot" and "didn't fix it" in failed["answer"]
+    assert "another way, **Enter the settings by hand** (4 steps)" in failed["answer"]
+    assert "Step 1 of 4:** Open the mail app" in failed["answer"] and "technician" not in failed["answer"]
+    assert "Manual setup" in everything["answer"] and "mail.example.org" in everything["answer"]
+    assert "Detect the settings" not in everything["answer"]  # the way already tried is not offered again
+    # the second way did not fix it either: the ticket carries the steps of both ways
+    assert "needs a technician" in offer["answer"] and "the 8 steps you tried (2 unsuccessful)" in offer["answer"]

@@ -522,20 +522,40 @@ def test_a_walkthrough_takes_the_list_for_the_browser_or_device_the_message_name
     assert last in steps[-1] if label != "Chrome" else steps[-2].startswith(last)  # another way within its list
 
 
-@pytest.mark.parametrize(
-    "message",
-    [
-        "desktop alerts never show",  # no list named ("desktop" is the article's own topic)
-        "alerts fail in chrome and on my phone",  # two named
-    ],
-)
-def test_every_list_is_walked_when_the_message_names_none_or_several(message):
+def test_every_list_is_walked_when_the_message_names_several():
     from nodes.support.compose import steps_for
 
+    message = "alerts fail in chrome and on my phone"
     target = choose_target(article_sections(TABBED), [], "fix", message)
     steps, chosen, others = steps_for(target, message)
     assert (steps, chosen, others) == (target_steps(target), "", {})
     assert len(steps) == 11
+
+
+def test_the_articles_first_list_is_walked_and_the_others_named_when_the_message_names_none():
+    from nodes.support.compose import steps_for
+
+    message = "desktop alerts never show"  # no list named ("desktop" is the article's own topic)
+    target = choose_target(article_sections(TABBED), [], "fix", message)
+    steps, chosen, others = steps_for(target, message)
+    assert chosen == "Chrome" and list(others) == ["Firefox", "Desktop app", "Mobile"]
+    assert steps[:2] == ["Open the app.", "Click the lock icon."] and len(steps) == 5  # its other way stays in it
+
+
+@pytest.mark.parametrize(
+    ("labels", "ways"),
+    [
+        (["System proxy settings", "Custom proxy settings"], True),
+        (["Via the compose box", "Via message actions"], True),
+        (["Chrome", "Firefox"], False),
+        (["Desktop app › Windows", "Mobile"], False),
+        (["macOS", "Linux"], False),
+    ],
+)
+def test_lists_labelled_with_no_device_or_browser_are_ways_to_the_same_end(labels, ways):
+    from nodes.support.compose import are_ways
+
+    assert are_ways(labels) is ways
 
 
 def test_every_list_is_walked_when_two_lists_share_a_label():
