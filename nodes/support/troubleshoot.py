@@ -11,7 +11,8 @@ from __future__ import annotations
 import json
 import logging
 import re
-from typing import TYPE_CHECKING, cast
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, cast
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.runtime import Runtime
@@ -280,10 +281,8 @@ def start(state: SupportState, ctx: SupportContext, groups: frozenset[str] = fro
         if quoted := _quoted_whole(state, ctx, groups, steps):
             return update | _progress(flow) | {"answer": quoted[0], "sources": quoted[1], "needs_input": True}
     shown = f"Here are the {len(steps)} steps" if whole else f"I'll take you through {len(steps)} steps"
-    intro = (
-        f"Let's work through this together. {shown}{os_note} from **{label(source_chunk)}** [1], in the order it "
-        "gives them."
-    )
+    lead = AFTER_ANSWER if _answered_before(state, source_chunk) else "Let's work through this together."
+    intro = f"{lead} {shown}{os_note} from **{label(source_chunk)}** [1], in the order it gives them."
     if lists[1:]:
         intro += " " + _others_note(lists[1:])
     if on_quoted := str(dict(source_chunk).get(ON_QUOTED_KEY) or ""):
@@ -298,6 +297,22 @@ def start(state: SupportState, ctx: SupportContext, groups: frozenset[str] = fro
     body = "\n".join([*_numbered(flow), "", WHOLE_HINT]) if whole else _step_text(flow)
     text = f"{intro}\n\n{body}\n\nSources:\n[1] {label(source_chunk)} — {source_chunk['source']}"
     return update | _progress(flow) | {"answer": text, "sources": [to_source(1, source_chunk)], "needs_input": True}
+
+
+AFTER_ANSWER = (
+    "I'm sorry those steps didn't fix it. Let's go through them one at a time to find where it goes wrong, or say "
+    "\"open a ticket\" and I'll pass it to the IT service desk with what you've tried."
+)
+
+
+def _answered_before(state: SupportState, source: Mapping[str, Any]) -> bool:
+    """The employee says it still fails right after deskmate answered with these very steps (the same section)."""
+    active = state.get("active_article") or {}
+    return (
+        workflow_reply(state) == "failed"
+        and bool(active.get("doc_id"))
+        and (active.get("doc_id"), active.get("section")) == (source.get("doc_id"), source.get("section"))
+    )
 
 
 def _quoted_whole(

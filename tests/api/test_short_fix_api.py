@@ -37,6 +37,15 @@ Visitor badges come out of the reception printer blank or streaked.
 5. Print a test badge from the reception app.
 """
 
+ROOM_SCREEN = """# Share your laptop screen on the meeting room screen
+
+## Share your screen
+1. Plug the white cable on the table into your laptop.
+2. Press the Input button on the remote until the screen shows Table.
+3. On your laptop, press the Windows key and P together and choose Duplicate.
+4. Adjust the volume with the remote if the room cannot hear you.
+"""
+
 
 @pytest.fixture
 def short_fix_kb(tmp_path):
@@ -44,6 +53,7 @@ def short_fix_kb(tmp_path):
     kb.mkdir()
     (kb / "room-display.md").write_text(ROOM_DISPLAY)
     (kb / "badge-printer.md").write_text(BADGE_PRINTER)
+    (kb / "room-screen.md").write_text(ROOM_SCREEN)
     return kb
 
 
@@ -70,3 +80,14 @@ def test_a_longer_fix_is_still_walked_one_step_at_a_time(serve, short_fix_kb):
         first = chat(client, "badges from the reception printer keep coming out blank")
         assert first["sources"][0]["source"].endswith("badge-printer.md")
         assert "**Step 1 of 5:**" in first["answer"] and "5. Print a test badge" not in first["answer"]
+
+
+def test_saying_the_answers_steps_did_not_work_walks_them_one_at_a_time_and_says_a_ticket_is_there(serve, short_fix_kb):
+    with serve(kb_dir=short_fix_kb) as client:
+        first = chat(client, "how do I share my laptop screen on the meeting room screen?")
+        assert first["action"] == "answer" and "4. Adjust the volume" in first["answer"]
+        failed = chat(client, "that didn't work", first["session_id"])
+        assert failed["action"] == "troubleshoot" and "I'm sorry those steps didn't fix it" in failed["answer"]
+        assert '"open a ticket"' in failed["answer"] and "Step 1 of 4:** Plug the white cable" in failed["answer"]
+        fresh = chat(client, "the room display by the door is not working, it says no calendar")
+        assert "I'm sorry" not in fresh["answer"]  # a first walkthrough is no apology for an answer never given
