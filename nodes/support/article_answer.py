@@ -293,7 +293,7 @@ def with_runner_up(
     )
     body, _, cited = text.partition("\nSources:\n")
     offer = (
-        f"Two articles fit this equally well. If it's rather **{runner_up['title']}** [2]"
+        f"Another article could fit your question as well: if it's rather **{runner_up['title']}** [2]"
         + (f" ({line})" if line else "")
         + ', say "the other one" and I\'ll show that instead.'
     )
