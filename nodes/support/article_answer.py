@@ -27,7 +27,8 @@ from nodes.support.compose import (
     render,
     target_steps,
 )
-from nodes.support.confidence import article_features, foreign_penalty
+from nodes.support.confidence import DEVICE_PENALTY, article_features, foreign_penalty
+from nodes.support.device_fit import asks_for_mobile, for_computers_only
 from nodes.support.extractive import cite, to_source
 from nodes.support.foreign_terms import foreign_terms
 from nodes.support.product_names import asked_products, other_products
@@ -81,11 +82,15 @@ def assess(
         foreign = foreign_terms(message or query, ctx.lexical.held_terms)
         # the knowledge base's product names the question names: an article naming only another is no answer
         asked = asked_products(message or query, ctx.lexical.term_documents)
+    # a question about a phone or tablet: an article written for computers only is no answer (device_fit.py)
+    mobile = asks_for_mobile(message or query)
     refs = []
     for rank, article in enumerate(ranked[:MAX_ARTICLES]):
         if model is not None and coverage is not None:
             elsewhere = len(foreign) + len(_other_products(ctx, asked, article.doc_id))
             assessed = foreign_penalty(model.assess(article_features(ranked, coverage, rank)), elsewhere)
+            if mobile and _for_computers_only(ctx, article.doc_id, article.title):
+                assessed = foreign_penalty(assessed, 1, DEVICE_PENALTY)
             answerable, confidence = assessed.answerable, assessed.confidence
         else:  # no model (or no lexical evidence): the best chunk's score, as before calibration existed
             answerable = confidence = float(article.hits[0]["score"])
@@ -145,6 +150,11 @@ class ArticleReading:
     target: Target
     qtype: str
     other_os: list[str]  # operating systems the article also has steps for (OS unknown)
+
+
+def _for_computers_only(ctx: SupportContext, doc_id: str, title: str) -> bool:
+    """The article is written for computers only (nodes/support/device_fit.py), read whole from the index."""
+    return ctx.lexical is not None and for_computers_only(title, ctx.lexical.document_chunks(doc_id, None))
 
 
 def _other_products(ctx: SupportContext, asked: dict[str, frozenset[str]], doc_id: str) -> list[str]:

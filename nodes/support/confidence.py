@@ -38,6 +38,11 @@ MODEL_FILE = Path(__file__).with_name("confidence_model.json")
 # (bench/abstention_evidence.py): 6 of 40 unanswerable questions have one, 0 of 160 answerable ones; with one added
 # to each count that is a ratio of ~27 (log 3.3). After it, only `answerable` ≥ .966 still reaches the .583 threshold.
 FOREIGN_PENALTY = 3.0
+# log-odds taken off an article written for computers only when the question is about a phone or tablet
+# (nodes/support/device_fit.py): the article says nothing of the device asked about, however well its words match
+# ("change the notification sound on my iphone" and a desktop page's "Change notification sound"); twice the foreign
+# word's, so that only an article answerable beyond .998 still reaches the threshold
+DEVICE_PENALTY = 6.0
 
 
 @dataclass(frozen=True)
@@ -85,15 +90,15 @@ def default_model() -> ConfidenceModel:
     return ConfidenceModel.from_json(json.loads(MODEL_FILE.read_text(encoding="utf-8")))
 
 
-def foreign_penalty(assessment: Assessment, foreign: int) -> Assessment:
+def foreign_penalty(assessment: Assessment, foreign: int, penalty: float = FOREIGN_PENALTY) -> Assessment:
     """The assessment of a question with `foreign` words (nodes/support/foreign_terms.py: words the knowledge base
     holds in no form and that are no ordinary English word, most often another product's name): `answerable`
-    moved down by FOREIGN_PENALTY on the log-odds scale, `confidence` with it. A strong match still answers (a
+    moved down by `penalty` on the log-odds scale, `confidence` with it. A strong match still answers (a
     question can name another product in passing); an ordinary one falls below the threshold."""
     if foreign <= 0 or assessment.answerable <= 0.0:
         return assessment
     p = min(assessment.answerable, 1.0 - 1e-9)
-    answerable = 1.0 / (1.0 + math.exp(-(math.log(p / (1.0 - p)) - FOREIGN_PENALTY)))
+    answerable = 1.0 / (1.0 + math.exp(-(math.log(p / (1.0 - p)) - penalty)))
     precision = assessment.confidence / assessment.answerable
     return Assessment(round(answerable, 4), round(answerable * precision, 4))
 

@@ -1,0 +1,66 @@
+"""A question about a phone, and an article written for computers only.
+
+A knowledge base often documents a task for Windows, macOS and Linux and never for a phone or tablet. "How do I map
+the shared drive on my iPhone?" then finds that article, and its Windows steps were given as the answer, closed by
+"These are the Windows steps. If you're on Linux or macOS, tell me." — for an employee who said iPhone. The
+knowledge base does not answer the question for their device; saying so, with the closest articles and a ticket,
+is the honest reply.
+
+The question asks about a mobile device when it names iOS or Android (or a device of theirs: iPhone, iPad), a
+smartphone or tablet, or "my phone" (not "my phone number"), and names no computer (a desktop OS, "laptop",
+"PC", …): "on my phone and my laptop" is asked for both. An article is for computers only when its steps are
+marked for a desktop OS (indexing marks each chunk's OS) or its title says "desktop", "computer", "PC" or "laptop",
+and nothing in it speaks of a phone, a tablet, mobile or a mobile OS (its list of related articles aside).
+Measured on the development sets (`bench/dev_sets.py`): it turns 1 of their 40 unanswerable questions into an
+honest "not found" and costs none of the 160 answerable ones. The answer decision lowers such an
+article's evidence as it does a question with a foreign word (nodes/support/confidence.py `foreign_penalty`).
+Pure functions.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Iterable, Mapping
+
+from core.lexicon import platforms
+
+MOBILE_PLATFORMS = frozenset({"ios", "android"})
+COMPUTER_PLATFORMS = frozenset({"windows", "macos", "linux"})
+MAX_ARTICLE_CHARS = 20_000  # of an article read for a word of a phone or tablet (a bound)
+
+_MOBILE_DEVICE = re.compile(
+    r"\b(?:smartphones?|tablets?|mobile\s+(?:phone|device)s?|(?:my|a|the|their|her|his)\s+(?:work\s+)?phone"
+    r"(?!\s*(?:numbers?|calls?|lines?|extensions?|no\b)))\b",
+    re.I,
+)
+_COMPUTER = re.compile(r"\b(?:computers?|laptops?|desktops?|pcs?|notebooks?|workstations?|chromebooks?)\b", re.I)
+_MOBILE_TEXT = re.compile(r"\b(?:phones?|smartphones?|tablets?|mobile|iphones?|ipads?|android|ios|ipados)\b", re.I)
+# a page's list of other pages ("Related articles", "See also") names them; it does not speak of what they cover
+_REFERENCES = re.compile(
+    r"^\W*(?:related(?:\s+\w+)?|see\s+also|further\s+reading|learn\s+more|more\s+information)\W*$", re.I
+)
+
+
+def asks_for_mobile(message: str) -> bool:
+    """The message asks about a phone or tablet, and about no computer."""
+    named = platforms(message)
+    if named & COMPUTER_PLATFORMS or _COMPUTER.search(message):
+        return False
+    return bool(named & MOBILE_PLATFORMS) or bool(_MOBILE_DEVICE.search(message))
+
+
+def for_computers_only(title: str, chunks: Iterable[Mapping[str, object]]) -> bool:
+    """The article is written for computers and says nothing of a phone or tablet."""
+    texts, marked, size = [title], False, len(title)
+    for chunk in chunks:
+        if _REFERENCES.match(str(chunk.get("section") or "").rsplit(" > ", 1)[-1]):
+            continue
+        marked = marked or chunk.get("os") in COMPUTER_PLATFORMS
+        text = str(chunk.get("text") or "")
+        texts.append(text[: max(0, MAX_ARTICLE_CHARS - size)])
+        size += len(text)
+        if size >= MAX_ARTICLE_CHARS:
+            break
+    if _MOBILE_TEXT.search("\n".join(texts)):
+        return False
+    return marked or bool(_COMPUTER.search(title))
