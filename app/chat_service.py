@@ -99,6 +99,7 @@ class PreparedTurn:
     session_id: str
     steering: Steering
     collections: list[str] | None
+    new_session: bool = False  # the session was drawn for this turn (the request named none)
 
 
 @dataclass
@@ -244,7 +245,7 @@ class ChatService:
         steering = steering_of(request.system, request.response_mode, request.filters)
         collections = self.checked_collections(request.collections)
         session_id = self.open_session(request.session_id, request.user_id or "anonymous")
-        return PreparedTurn(request, message, session_id, steering, collections)
+        return PreparedTurn(request, message, session_id, steering, collections, new_session=not request.session_id)
 
     def _graph_input(self, turn: PreparedTurn) -> SupportInput:
         steering = turn.steering
@@ -284,7 +285,8 @@ class ChatService:
             # durability="exit": only the finished turn is written, so the raw message (the graph's
             # input, before the redact node) never reaches the checkpoint database
             output = self._graph.invoke(self._graph_input(turn), config, context=self._context, durability="exit")
-            self._sessions.after_turn(turn.session_id)  # prune, forget the aliases of earlier states
+            # prune, forget the aliases of earlier states (a new session has neither)
+            self._sessions.after_turn(turn.session_id, new=turn.new_session)
         duration = (time.perf_counter() - started) * 1000
         result = turn_result(output)
         log.info(
@@ -352,7 +354,8 @@ class ChatService:
                     if recorder:
                         recorder.abandon()
                     log.info("chat stream session=%s trace=%s stopped before the end", turn.session_id, trace_id)
-            self._sessions.after_turn(turn.session_id)  # prune, forget the aliases of earlier states
+            # prune, forget the aliases of earlier states (a new session has neither)
+            self._sessions.after_turn(turn.session_id, new=turn.new_session)
         duration = (time.perf_counter() - started) * 1000
         result = turn_result(output)
         log.info(

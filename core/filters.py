@@ -228,10 +228,13 @@ def matches_where(metadata: Mapping[str, Any], where: Mapping[str, Any] | None) 
         return any(matches_where(metadata, c) for c in where["$or"])
     ((field, condition),) = where.items()
     value = metadata.get(field)
-    if isinstance(condition, Mapping) and "$contains" in condition:
-        return isinstance(value, (list, tuple)) and condition["$contains"] in value
-    if isinstance(condition, Mapping) and "$ne" in condition:
-        return value != condition["$ne"]  # a missing field is "not equal", as in Chroma
+    # a dict is checked first: every chunk a search returns is read against the access clause, and the ABC check
+    # of Mapping costs more than the rule itself
+    if isinstance(condition, dict) or isinstance(condition, Mapping):
+        if "$contains" in condition:
+            return isinstance(value, (list, tuple)) and condition["$contains"] in value
+        if "$ne" in condition:
+            return value != condition["$ne"]  # a missing field is "not equal", as in Chroma
     return value == condition
 
 

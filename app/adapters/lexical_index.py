@@ -278,19 +278,26 @@ class BM25Index:
             terms = self._query_terms(text)
             if not terms:
                 return []
-            scores, best = self._score_all(terms)
-            if where:
-                mask = np.zeros(len(scores), dtype=bool)
-                mask[list(self._allowed_rows(where))] = True
-                scores[~mask] = 0.0
-            candidates = np.flatnonzero(scores > 0)
-            if len(candidates) > k:
-                candidates = candidates[np.argpartition(-scores[candidates], k - 1)[:k]]
-            ordered = candidates[np.argsort(-scores[candidates], kind="stable")]
-            hits = [self._hit(int(row), float(scores[row]) / best) for row in ordered]
-        if active is not None:
-            hits = [h for h in hits if active.get(h["doc_id"]) == self._versions.get(h["doc_id"])]
-        return hits
+            hits = self._top(*self._score_all(terms), k, where)
+        return self._of_active(hits, active)
+
+    def _top(self, scores: np.ndarray, best: float, k: int, where: Mapping[str, Any] | None) -> list[RetrievedChunk]:
+        """The `k` best-scored rows `where` allows as hits (0..1 of `best`); `scores` is masked in place. Call with
+        the lock held."""
+        if where:
+            mask = np.zeros(len(scores), dtype=bool)
+            mask[list(self._allowed_rows(where))] = True
+            scores[~mask] = 0.0
+        candidates = np.flatnonzero(scores > 0)
+        if len(candidates) > k:
+            candidates = candidates[np.argpartition(-scores[candidates], k - 1)[:k]]
+        ordered = candidates[np.argsort(-scores[candidates], kind="stable")]
+        return [self._hit(int(row), float(scores[row]) / best) for row in ordered]
+
+    def _of_active(self, hits: list[RetrievedChunk], active: Mapping[str, str] | None) -> list[RetrievedChunk]:
+        if active is None:
+            return hits
+        return [h for h in hits if active.get(h["doc_id"]) == self._versions.get(h["doc_id"])]
 
     def search_scored(
         self,
@@ -300,8 +307,17 @@ class BM25Index:
         active: Mapping[str, str] | None = None,
         chunk_ids: Sequence[str] = (),
     ) -> tuple[list[RetrievedChunk], dict[str, float]]:
-        """`search` and `lexical_scores(text, chunk_ids)` (one call for a retrieval; in process, just both)."""
-        return self.search(text, k, where, active), self.lexical_scores(text, chunk_ids)
+        """`search` and `lexical_scores(text, chunk_ids)` (one call for a retrieval): the query's terms and every
+        row's BM25 worked out once for both."""
+        with self._lock:
+            terms = self._query_terms(text)
+            rows = {cid: self._by_chunk[cid] for cid in chunk_ids if cid in self._by_chunk}
+            if not terms:
+                return [], {cid: 0.0 for cid in rows}
+            scores, best = self._score_all(terms)
+            shares = {cid: round(float(scores[row]) / best, 4) for cid, row in rows.items()}
+            hits = self._top(scores, best, k, where) if k > 0 else []
+        return self._of_active(hits, active), shares
 
     def reading(self) -> AbstractContextManager[None]:
         """Nothing to hold in process (the Postgres index holds one connection for a retrieval's reads)."""

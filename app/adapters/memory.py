@@ -181,19 +181,27 @@ class SessionStore:
         return "anonymous" if self.exists(thread_id) else None
 
     # --- checkpoints --------------------------------------------------------------------------------
-    def after_turn(self, thread_id: str) -> None:
+    def after_turn(self, thread_id: str, *, new: bool = False) -> None:
         """What every finished turn does to its session: `prune` it and `forget_aliases` (the turn's time and
-        the forgotten aliases in one transaction)."""
+        the forgotten aliases in one transaction). A session drawn for this turn (`new`: the caller minted its id,
+        `claim(minted=True)`) holds only the checkpoint the turn wrote (durability "exit": one a run) and no alias
+        yet (one is added after the turn): only its time is noted, with nothing to prune or forget."""
+        if new:
+            self._note_turn(thread_id)
+            return
         self.prune(thread_id, forget_aliases=True)
 
     def prune(self, thread_id: str, *, now: float | None = None, forget_aliases: bool = False) -> None:
         """After a turn: keep only the newest checkpoint of a session (its state already holds the bounded
         history) and note the turn's time for idle expiry; with `forget_aliases`, also `forget_aliases`."""
+        self._note_turn(thread_id, now, forget_aliases=forget_aliases)
+        self._prune_checkpoints_of(thread_id)
+
+    def _note_turn(self, thread_id: str, now: float | None = None, *, forget_aliases: bool = False) -> None:
         with self.db.begin() as conn:
             conn.execute(self._touch, {"thread_id": thread_id, "last_ts": time.time() if now is None else now})
             if forget_aliases:
                 conn.execute(self._forget, {"thread_id": thread_id})
-        self._prune_checkpoints_of(thread_id)
 
     def _prune_checkpoints_of(self, thread_id: str) -> None:
         with self._serial(), self.checkpoint_db.begin() as conn:

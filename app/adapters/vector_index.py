@@ -12,6 +12,7 @@ import contextlib
 import logging
 import threading
 import time
+from collections import OrderedDict
 from typing import Any, Callable, ContextManager, Iterable, Iterator, Mapping, Sequence, cast
 
 import httpx  # what chromadb's HttpClient speaks: its transport errors mean the server is unreachable
@@ -27,6 +28,7 @@ _CHUNK_META = ("doc_id", "version", "title", "source", "section", "os", "chunk_i
 _OPTIONAL_META = ("role", "reader")  # absent from chunks indexed by older versions
 MANIFEST_TTL_S = 2.0  # other replicas' writes become visible within this time
 OVERFETCH = 2
+STORED_VECTORS = 2048  # chunk vectors kept for `similarities` (StoredVectors): ~3 MB for MiniLM's 384 floats
 _PAGE = 1000
 _SWEEP_CLAUSES = 100  # documents whose older versions one delete sweeps
 
@@ -109,6 +111,47 @@ def chunks_from_records(
     return chunks
 
 
+class StoredVectors:
+    """Chunk vectors read from Chroma recently, by chunk id: the most recently used `size` of them (~1.5 KB each
+    for MiniLM). A chunk's id is a hash of its document, version, position and body, and its title and headings
+    come from the same bytes, so the vector stored under an id is the encoder's reading of one fixed text: it
+    changes only when every chunk is embedded again (`reembed`, which clears these)."""
+
+    def __init__(self, size: int = STORED_VECTORS) -> None:
+        self._size = size
+        self._rows: OrderedDict[str, Any] = OrderedDict()
+        self._generation = 0  # one more at every `clear`
+        self._lock = threading.Lock()
+
+    def get(self, chunk_ids: Iterable[str]) -> tuple[dict[str, Any], int]:
+        """The kept vectors of these chunks (the others are left out), in the order asked; and the generation to
+        `put` what is read from Chroma for the others with."""
+        found: dict[str, Any] = {}
+        with self._lock:
+            for chunk_id in chunk_ids:
+                row = self._rows.get(chunk_id)
+                if row is not None:
+                    self._rows.move_to_end(chunk_id)
+                    found[chunk_id] = row
+            return found, self._generation
+
+    def put(self, rows: Mapping[str, Any], generation: int) -> None:
+        """Keep vectors read from Chroma, unless they were cleared since `generation` (read before a `reembed`)."""
+        with self._lock:
+            if generation != self._generation:
+                return
+            self._rows.update(rows)
+            for chunk_id in rows:
+                self._rows.move_to_end(chunk_id)
+            while len(self._rows) > self._size:
+                self._rows.popitem(last=False)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._rows.clear()
+            self._generation += 1
+
+
 class _Reachable:
     """A Chroma collection whose calls raise IndexUnavailable (answered 503) when a Chroma server cannot be
     reached — refused, reset or timed out — instead of the HTTP client's own error (a 500). The next call
@@ -161,6 +204,7 @@ class ChromaVectorIndex:
         self._write_lock = threading.Lock()
         self._active: dict[str, str] = {}
         self._active_loaded_at = 0.0
+        self._vectors = StoredVectors()
 
     # --- manifest ---------------------------------------------------------------------------
     def _active_versions(self) -> dict[str, str]:
@@ -367,6 +411,7 @@ class ChromaVectorIndex:
                     break
                 texts = [embedded_text(m, t) for t, m in zip(page["documents"], page["metadatas"])]
                 self._chunks.update(ids=page["ids"], embeddings=[list(v) for v in embed_documents(texts)])
+                self._vectors.clear()
                 offset += len(page["ids"])
                 done += len(page["ids"])
                 if progress is not None:
@@ -424,19 +469,26 @@ class ChromaVectorIndex:
         )
 
     def similarities(self, embedding: Sequence[float], chunk_ids: Sequence[str]) -> dict[str, float]:
-        """Cosine similarity of the query to given chunks, from their stored embeddings (~1 ms for 20)."""
+        """Cosine similarity of the query to given chunks, from their stored embeddings (~1 ms for 20; the vectors
+        read recently come from `_vectors` without asking Chroma)."""
         if not chunk_ids:
             return {}
         import numpy as np
 
-        records = self._chunks.get(ids=list(chunk_ids), include=["embeddings"])
-        if not records["ids"]:
+        vectors, generation = self._vectors.get(chunk_ids)
+        missing = [cid for cid in chunk_ids if cid not in vectors]
+        if missing:
+            records = self._chunks.get(ids=missing, include=["embeddings"])
+            read = {cid: np.asarray(e, dtype=np.float32) for cid, e in zip(records["ids"], records["embeddings"])}
+            self._vectors.put(read, generation)
+            vectors.update(read)
+        if not vectors:
             return {}
-        matrix = np.asarray(records["embeddings"], dtype=np.float32)
+        matrix = np.stack(list(vectors.values()))
         query = np.asarray(embedding, dtype=np.float32)
         norms = np.linalg.norm(matrix, axis=1) * (np.linalg.norm(query) or 1.0)
         cosines = (matrix * query).sum(axis=1) / np.where(norms == 0, 1.0, norms)  # no BLAS threads for 20 rows
-        return {cid: round(float(c), 4) for cid, c in zip(records["ids"], cosines)}
+        return {cid: round(float(c), 4) for cid, c in zip(vectors, cosines)}
 
     def iter_chunks(self, doc_id: str | None = None, version: str | None = None) -> Iterator[ChunkRecord]:
         """Stored chunks (all, or one document's version), page by page — for the lexical index."""

@@ -21,13 +21,13 @@ from core.ports import ChatMessage, ChatModel
 from core.readers import is_admin
 from core.records import RetrievedChunk, Source
 from nodes.support.article_answer import (
+    Reading,
     compose_reply,
     composed_context,
     found_articles,
     is_confident,
     not_found_text,
     points_into_article,
-    read_target,
     reference_reply,
     runner_up_reply,
     tie,
@@ -169,7 +169,11 @@ def _collection_search(state: SupportState, ctx: SupportContext, config: Runnabl
 
 
 def _collect(
-    state: SupportState, ctx: SupportContext, selected: list[CollectionSpec], config: RunnableConfig | None
+    state: SupportState,
+    ctx: SupportContext,
+    selected: list[CollectionSpec],
+    config: RunnableConfig | None,
+    read: Reading | None = None,
 ) -> list[CollectionResult]:
     """Phase 1 of the answer policy. With calibrated confidence, the main collection's result is the article
     gate's verdict (a match when the best article answers, nothing otherwise), not a cut-off on one chunk's score;
@@ -184,7 +188,7 @@ def _collect(
                 continue
             best = found_articles(state, ctx)[0]
             documents = composed_context(
-                state, ctx, list(state["turn"].get("retrieved_chunks", [])), groups=caller_groups(config)
+                state, ctx, list(state["turn"].get("retrieved_chunks", [])), groups=caller_groups(config), read=read
             )
             results.append(CollectionResult(spec, "match", round(1 - best["answerable"], 4), documents[: ctx.top_k]))
             break
@@ -269,7 +273,8 @@ def knowledge_answer(
     policy = ctx.policy or default_policy(chroma_collection="", min_score=ctx.min_score)
     wanted = state["turn"].get("collections") or [c.name for c in policy.collections]
     selected = [c for c in policy.collections if c.name in wanted]
-    results = _collect(state, ctx, selected, config)
+    read = Reading(state, ctx, caller_groups(config))  # the best article, read once for the steps below
+    results = _collect(state, ctx, selected, config, read)
     directives = state["turn"].get("directives") or {}
     mode = state["turn"].get("response_mode") or policy.response_mode
     profile = evaluate(
@@ -316,7 +321,11 @@ def knowledge_answer(
     budget = max_tokens_for(rule, profile, ctx.llm_max_tokens)
     if is_confident(state, ctx):  # the LLM writes from the part of the article the offline answer would quote
         chunks = composed_context(
-            state, ctx, chunks or list(state["turn"].get("retrieved_chunks", [])), groups=caller_groups(config)
+            state,
+            ctx,
+            chunks or list(state["turn"].get("retrieved_chunks", [])),
+            groups=caller_groups(config),
+            read=read,
         )
     if llm is not None and not failed:
         try:
@@ -336,18 +345,24 @@ def knowledge_answer(
         except LLMError as exc:
             log.warning("answer LLM failed (rule %r), answering extractively: %s", rule.name, exc)
             update["fallback_notice"] = LLM_FALLBACK_NOTICE
-    return offline_answer(state, ctx, chunks, groups=caller_groups(config))
+    return offline_answer(state, ctx, chunks, groups=caller_groups(config), read=read)
 
 
 def offline_answer(
-    state: SupportState, ctx: SupportContext, chunks: list[RetrievedChunk], *, groups: frozenset[str] = frozenset()
+    state: SupportState,
+    ctx: SupportContext,
+    chunks: list[RetrievedChunk],
+    *,
+    groups: frozenset[str] = frozenset(),
+    read: Reading | None = None,
 ) -> tuple[str, list[Source]]:
     """Without an LLM: the part of the best article that answers (two equal fits are both offered), or an
-    honest "not found" when no article is confident enough."""
+    honest "not found" when no article is confident enough. `read`: the step's reading of the best article, when
+    the step has one (read with the same `groups`)."""
     if found_articles(state, ctx):
         if not is_confident(state, ctx):
             return not_found_reply(state), []
-        if (reading := read_target(state, ctx, groups=groups)) is not None:
+        if (reading := (read or Reading(state, ctx, groups)).confident()) is not None:
             text, sources = compose_reply(state, ctx, reading)
             if tied := tie(state, ctx):  # two articles fit equally: the first answered, the other offered
                 return with_runner_up(text, sources, state, ctx, tied[1], groups=groups)

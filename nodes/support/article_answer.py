@@ -196,6 +196,23 @@ def read_target(
     return ArticleReading(article, usable, target, qtype, other_os)
 
 
+class Reading:
+    """The best article read for one step of a node (`read_target` when it answers the message, else None), read once
+    however many of the step's functions ask: a node's state does not change while it runs."""
+
+    def __init__(self, state: SupportState, ctx: SupportContext, groups: frozenset[str] = frozenset()) -> None:
+        self._state, self._ctx, self._groups = state, ctx, groups
+        self._read = False
+        self._reading: ArticleReading | None = None
+
+    def confident(self) -> ArticleReading | None:
+        if not self._read:
+            confident = is_confident(self._state, self._ctx)
+            self._reading = read_target(self._state, self._ctx, groups=self._groups) if confident else None
+            self._read = True
+        return self._reading
+
+
 def _scored_hits(article: ArticleRef) -> list[RetrievedChunk]:
     return [
         RetrievedChunk(
@@ -390,11 +407,17 @@ def reference_reply(
 
 
 def composed_context(
-    state: SupportState, ctx: SupportContext, fallback: list[RetrievedChunk], *, groups: frozenset[str] = frozenset()
+    state: SupportState,
+    ctx: SupportContext,
+    fallback: list[RetrievedChunk],
+    *,
+    groups: frozenset[str] = frozenset(),
+    read: Reading | None = None,
 ) -> list[RetrievedChunk]:
     """What an LLM is given: the chosen part of the best article first (whole, as one source), then the
-    article's other ways and the runners-up's best passages; `fallback` when no article can be read."""
-    reading = read_target(state, ctx, groups=groups) if is_confident(state, ctx) else None
+    article's other ways and the runners-up's best passages; `fallback` when no article can be read. `read`: the
+    step's reading of the best article, when the step has one (read with the same `groups`)."""
+    reading = (read or Reading(state, ctx, groups)).confident()
     if reading is None:
         return fallback
     body, _ = render(reading.target, limit=LLM_SECTION_CHARS)
@@ -436,6 +459,7 @@ def composed_context(
 __all__ = [
     "ArticleHits",
     "ArticleReading",
+    "Reading",
     "assess",
     "compose_reply",
     "composed_context",

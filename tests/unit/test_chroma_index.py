@@ -123,3 +123,37 @@ def test_a_batch_with_a_mismatched_document_writes_nothing(index):
     with pytest.raises(ValueError, match="doc2"):
         index.replace_documents([_doc("v1", ["fine"]), (info, chunks, [[1.0, 0.0, 0.0]])])
     assert index.count() == 0 and index.list_documents() == []
+
+
+def test_similarities_read_each_chunks_stored_vector_once_while_it_stays_recently_used(index, monkeypatch):
+    index.replace_document(*_doc("v1", ["a", "b", "c"]))
+    ids = ["doc1-v1-0", "doc1-v1-1", "doc1-v1-2"]
+    first = index.similarities([0.0, 1.0, 0.0], ids[:2])
+    assert first == {"doc1-v1-0": 0.0, "doc1-v1-1": 0.7071}
+    asked = []
+    real_get = index._chunks.get
+    monkeypatch.setattr(index._chunks, "get", lambda **kw: asked.append(kw["ids"]) or real_get(**kw))
+    again = index.similarities([0.0, 1.0, 0.0], [*ids, "gone"])
+    assert asked == [["doc1-v1-2", "gone"]]  # only the vectors not read before; an unknown chunk is left out
+    assert again == {**first, "doc1-v1-2": 0.8944}
+
+
+def test_chunks_embedded_again_are_compared_by_their_new_vectors(index):
+    index.replace_document(*_doc("v1", ["a", "b"]))
+    assert index.similarities([1.0, 0.0, 0.0], ["doc1-v1-1"]) == {"doc1-v1-1": 0.7071}
+    index.reembed(lambda texts: [[0.0, 1.0, 0.0] for _ in texts])
+    assert index.similarities([1.0, 0.0, 0.0], ["doc1-v1-1"]) == {"doc1-v1-1": 0.0}
+
+
+def test_kept_vectors_are_bounded_and_a_read_from_before_a_clear_is_not_kept():
+    from app.adapters.vector_index import StoredVectors
+
+    kept = StoredVectors(size=2)
+    _, generation = kept.get([])
+    kept.put({"a": [1.0], "b": [2.0]}, generation)
+    kept.get(["a"])  # "a" used last: "b" goes first
+    kept.put({"c": [3.0]}, generation)
+    assert kept.get(["a", "b", "c"])[0] == {"a": [1.0], "c": [3.0]}
+    kept.clear()
+    kept.put({"d": [4.0]}, generation)  # read before the clear
+    assert kept.get(["a", "c", "d"])[0] == {}

@@ -102,6 +102,23 @@ def test_scores_for_given_chunks_match_the_search_scores(bm25):
     }
 
 
+@pytest.mark.parametrize(
+    ("query", "where"),
+    [
+        ("restart the client", None),
+        ("printer settings network", {"doc_id": "printer"}),
+        ("capital of France", None),
+        ("the a of", None),  # stop words only: no terms
+    ],
+)
+def test_one_scored_search_gives_what_a_search_and_the_scores_of_given_chunks_give(bm25, query, where):
+    given = ["vpn-v1-0", "vpn-v1-1", "printer-v1-0", "wifi-v1-0", "missing"]
+    hits, shares = bm25.search_scored(query, 2, where=where, chunk_ids=given)
+    assert hits == bm25.search(query, 2, where=where)
+    assert shares == bm25.lexical_scores(query, given)
+    assert bm25.search_scored(query, 0, chunk_ids=given) == ([], shares)
+
+
 def test_where_filters_apply_to_the_lexical_side_as_to_chroma():
     index = BM25Index()
     index.replace_document("a", "v1", [chunk("a", 0, "reset your password", context_type=["how-to"])])

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from sqlalchemy import select, text
+
 from app.adapters.memory import SessionStore
 
 
@@ -27,5 +29,29 @@ def test_a_finished_turn_forgets_the_aliases_of_its_session_and_only_those(tmp_p
         sessions.after_turn("s-1")
         assert sessions.find_alias("fp-1") is None
         assert sessions.find_alias("fp-2") == "s-2"
+    finally:
+        sessions.close()
+
+
+def test_the_first_turn_of_a_new_session_notes_its_time_and_keeps_its_one_checkpoint(tmp_path, fake_kb_context):
+    from app.storage.schema import session_activity
+    from graphs.support import build_support_graph, turn_input
+
+    sessions = SessionStore(tmp_path / "sessions.sqlite")
+    try:
+        graph = build_support_graph(checkpointer=sessions.checkpointer)
+        config = {"configurable": {"thread_id": "s-new"}}
+        graph.invoke(turn_input("how do I connect to the vpn"), config, context=fake_kb_context(), durability="exit")
+        sessions.after_turn("s-new", new=True)
+        assert sessions.count() == 1
+        with sessions.checkpoint_db.connect() as conn:  # the run wrote one checkpoint: nothing to prune
+            assert conn.execute(text("SELECT COUNT(*) FROM checkpoints WHERE thread_id = 's-new'")).scalar() == 1
+        with sessions.db.connect() as conn:
+            assert conn.execute(select(session_activity.c.thread_id)).scalars().all() == ["s-new"]
+        # its next turn is pruned as every other: one checkpoint again
+        graph.invoke(turn_input("and on a mac?"), config, context=fake_kb_context(), durability="exit")
+        sessions.after_turn("s-new")
+        with sessions.checkpoint_db.connect() as conn:
+            assert conn.execute(text("SELECT COUNT(*) FROM checkpoints WHERE thread_id = 's-new'")).scalar() == 1
     finally:
         sessions.close()
