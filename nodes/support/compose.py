@@ -481,7 +481,8 @@ def retirement_notice(sections: Sequence[Section]) -> str:
             sentences = _SENTENCE_END.split(flat)
             shown = sentences[0]
             for sentence in sentences[1:]:
-                if len(shown) + len(sentence) + 1 > RETIRED_CHARS:
+                # a sentence that introduces a list ("go to the store for your device:") is no use without it
+                if len(shown) + len(sentence) + 1 > RETIRED_CHARS or sentence.rstrip().endswith(":"):
                     break
                 shown += " " + sentence
             return shown if len(shown) <= RETIRED_CHARS else shown[:RETIRED_CHARS].rsplit(" ", 1)[0] + " …"
@@ -725,13 +726,15 @@ def target_lines(target: Target) -> list[str]:
     return lines
 
 
-def _step_lists(target: Target) -> tuple[list[str], dict[int, str]]:
+def _step_lists(target: Target, lead_ins: set[int] | None = None) -> tuple[list[str], dict[int, str]]:
     """The numbered steps of the target in order, and the label of each labelled list by the index of its first
-    step (see `target_steps`)."""
+    step (see `target_steps`). `lead_ins`, when given, receives the lists whose label is a lead-in ending in a colon
+    ("To find an add-in that conflicts:") rather than a name ("Windows", a tab's label)."""
     steps: list[str] = []
     step_indent: int | None = None  # the indent of the step open now
     labels: list[str] = []  # short lines since the last step: the name of the list that starts next
     named: dict[int, str] = {}  # the first step of each labelled list, and its label
+    colon = False  # the nearest label line ends in a colon
     for line in target_lines(target):
         if not line.strip():
             continue
@@ -739,12 +742,15 @@ def _step_lists(target: Target) -> tuple[list[str], dict[int, str]]:
         if _STEP_LINE.match(line.lstrip()) and (step_indent is None or indent <= step_indent):
             if labels:
                 named[len(steps)] = " › ".join(labels[-LIST_LABEL_DEPTH:])
+                if colon and lead_ins is not None:
+                    lead_ins.add(len(steps))
             steps.append(re.sub(r"^\d+[.)]\s+", "", line.lstrip()).strip())
             step_indent, labels = indent, []
         elif steps and step_indent is not None and indent > step_indent:
             steps[-1] += "\n" + line.rstrip()
         elif _is_list_label(line):
             labels.append(line.strip().strip("*").strip().rstrip(":").strip())
+            colon = line.strip().strip("*").strip().endswith(":")
         else:
             labels = []
     return steps, named
@@ -821,7 +827,8 @@ def steps_for(target: Target, message: str, user_os: str | None = None) -> tuple
     first list: the one the message (or the employee's known OS) names, else the article's first. Also the chosen
     list's label ("" for all: the message names several) and the other lists, each with the steps it would walk
     (named to the employee, switched to when they name one, and — ways — walked next when one did not fix it)."""
-    steps, named = _step_lists(target)
+    lead_ins: set[int] = set()
+    steps, named = _step_lists(target, lead_ins)
     labelled = _labelled(steps, named)
     if len(named) < 2:
         return steps, "", {}
@@ -836,9 +843,10 @@ def steps_for(target: Target, message: str, user_os: str | None = None) -> tuple
         # its first step without the label the introduction names
         lists[named[first]] = labelled[: min(named)] + [steps[first], *labelled[first + 1 : end]]
     asked = named_labels(list(lists), message, user_os, topic)
-    if len(asked) > 1 or (not asked and len(target.sections) > 1):
-        # several named: each is the employee's; none named in a part of several sections: its short lines may be
-        # sub-headings of ways the sections themselves offer, not the labels of one section's lists
+    if len(asked) > 1 or (not asked and (len(target.sections) > 1 or lead_ins & set(starts))):
+        # several named: each is the employee's. None named, and the lists may be parts of one procedure, not
+        # choices: in a part of several sections, short lines may be the sections' own sub-headings; a lead-in
+        # ("To find an add-in that conflicts:") opens the next part of the fix
         return labelled, "", {}
     # none named: the article's first list, the others named to switch to (the next way, when the lists are ways)
     chosen = asked[0] if asked else next(iter(lists))

@@ -643,3 +643,21 @@ def test_a_headed_section_that_fits_as_well_as_the_page_lead_answers_a_question_
     hits = [hit(chunks, "", 0.41), hit(chunks, "Retention", 0.41)]
     target = choose_target(article_sections(chunks), hits, "what-is", "how long are deleted files kept in the trash?")
     assert [s.name for s in target.sections] == ["Retention"]
+
+
+def test_a_retirement_notice_stops_before_a_sentence_that_only_introduces_a_list():
+    from nodes.support.compose import retirement_notice
+
+    page = article(
+        "viewer",
+        "Plan Viewer",
+        [
+            (
+                "Notice",
+                "The Plan Viewer was retired in May 2024. It is no longer available for download. "
+                "To keep viewing plans, go to the store for your device:\n- App Store\n- Google Play",
+            )
+        ],
+    )
+    notice = retirement_notice(article_sections(page))
+    assert notice == "The Plan Viewer was retired in May 2024. It is no longer available for download."
