@@ -42,6 +42,7 @@ HANDOFF_CONTACT = "To reach them directly: {contact}."
 HANDOFF_OFFER = (
     "So they have the details, I can open a ticket with this conversation (passwords and personal data removed):"
 )
+STILL_OFFERED = "I'm sorry it's still not working.\n\n"
 REQUEST_OFFER = "I can open a request with the IT service desk for this:"
 INCIDENT_OFFER = "I can open a ticket with the IT service desk for this:"
 
@@ -207,6 +208,8 @@ def _ticket_step(state: SupportState, ctx: SupportContext, config: RunnableConfi
             "needs_input": False,
             "answer": 'OK, I won\'t open a ticket. If you change your mind, just say "open a ticket".',
         }
+    if offer and reply == "remind":
+        return update | {"ticket_offer": offer, "needs_input": True, "answer": STILL_OFFERED + offer_text(offer)}
     if offer and reply == "edit":
         edited = apply_edit(offer, state["turn"]["query"])
         return update | {

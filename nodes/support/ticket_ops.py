@@ -211,7 +211,8 @@ _TICKET_DETAIL = re.compile(
 
 
 def offer_reply(state: SupportState) -> str:
-    """How the message answers a pending ticket offer: confirm, decline, edit or '' (not an answer)."""
+    """How the message answers a pending ticket offer: confirm, decline, edit, remind ("still broken": the problem
+    goes on, so the offer stands and is asked again) or '' (not an answer)."""
     kind = state["turn"].get("reply_kind", "")
     text = state["turn"]["query"].strip()
     act = act_spec(state["turn"].get("dialogue_act", ""))
@@ -219,8 +220,10 @@ def offer_reply(state: SupportState) -> str:
         return ""  # "STOP. Get me a person": the act, never a no to the offer (a bare "escalate" raises the priority)
     if eager_yes(text):
         return "confirm"  # "great, go ahead, it's urgent!": the urgency never makes the yes a no or an "it works"
-    if kind in ("deny", "exit") or re.match(r"^(no|nope|nah)\b", text, re.I):
-        return "decline"
+    if kind in ("deny", "exit") or re.match(
+        r"^(no|nope|nah)\b(?!\s+(?:luck|joy|change|difference|dice|go)\b)", text, re.I
+    ):
+        return "decline"  # "no thanks", not "no luck, still the same"
     if kind == "affirm" or (
         wants_ticket(text)
         and state["turn"].get("dialogue_act") != "handoff"
@@ -232,4 +235,6 @@ def offer_reply(state: SupportState) -> str:
         return "confirm"  # "yes, and make it urgent": the ticket node sets the priority as it creates it
     if priority_in(text) or _TICKET_DETAIL.search(text):
         return "edit"
+    if kind == "failed" and not it_topics(text):  # "still broken", "no luck": no yes, no no, and no new problem
+        return "remind"
     return ""

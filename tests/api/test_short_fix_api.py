@@ -67,6 +67,10 @@ def test_a_two_step_fix_is_shown_whole_and_still_broken_offers_a_ticket(serve, s
         assert "bookings again within a minute" in first["answer"]  # the section quoted whole, not only its steps
         broken = chat(client, "still broken", first["session_id"])
         assert "Shall I create it?" in broken["answer"] and "the 2 steps you tried" in broken["answer"]
+        still = chat(client, "it still doesn't work", first["session_id"])  # no yes: the offer is asked again
+        assert (
+            still["answer"].startswith("I'm sorry it's still not working.") and "Shall I create it?" in still["answer"]
+        )
 
         again = chat(client, "the room display by the door is not working, it says no calendar")
         nothing_left = chat(client, "next", again["session_id"])  # every step was shown: nothing more to walk

@@ -136,6 +136,17 @@ def test_a_no_in_free_words_declines_the_offer(support, desk, no):
     assert out["ticket_event"] == "declined" and desk.tickets == {}
 
 
+@pytest.mark.parametrize("still", ["still broken", "it still doesn't work", "no luck, still the same"])
+def test_still_broken_in_reply_to_an_offer_asks_again_and_keeps_it(support, desk, still):
+    chat = Conversation(support())
+    offered = chat.say("please open a ticket, the kiosk printer jams every morning")
+    out = chat.say(still)
+    assert out["action"] == "create_ticket" and desk.tickets == {}  # no yes: nothing is created
+    assert out["answer"].startswith("I'm sorry it's still not working.") and "Shall I create it?" in out["answer"]
+    assert out["ticket_offer"] == offered["ticket_offer"]
+    assert chat.say("yes")["ticket_event"] == "created" and len(desk.tickets) == 1
+
+
 def test_a_detail_given_as_the_reply_to_an_offer_edits_the_draft(support):
     chat = Conversation(support())
     chat.say("please open a ticket, the kiosk printer jams every morning")
