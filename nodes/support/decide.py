@@ -100,11 +100,22 @@ _HANDS_OVER = re.compile(
 )
 
 
+# a section on what to do now that something has happened ("If you clicked a link or entered your password",
+# "If you've lost your badge") is a list of things to do, all of them, at once: no step of it is tried to see whether
+# it fixed something
+_AFTER_THE_FACT = re.compile(
+    r"^\W*(?:what to do )?if (?:you|someone)(?:'ve| have)? (?:already |accidentally )?"
+    r"(?:\w+ed|lost|sent|gave|got|wrote|left|took|ran|let|shared|made|forwarded)\b",
+    re.I,
+)
+
+
 def is_fix_to_try(found: tuple[list[str], Mapping[str, Any] | None, str]) -> bool:
     """A walkthrough's steps (from `walkthrough`) are a fix to try one at a time: at least two of them, from a section
-    that does not hand something over."""
+    that neither hands something over nor says what to do now that something has happened."""
     steps, anchor, _ = found
-    return len(steps) >= 2 and not _HANDS_OVER.search((anchor or {}).get("section") or "")
+    heading = ((anchor or {}).get("section") or "").rsplit(" > ", 1)[-1]
+    return len(steps) >= 2 and not _HANDS_OVER.search(heading) and not _AFTER_THE_FACT.search(heading)
 
 
 def names_another_machine(text: str, current_os: str) -> bool:

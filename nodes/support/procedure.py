@@ -50,12 +50,14 @@ _ADVANCE = re.compile(
     re.I,
 )
 _ENDS_INTRO = re.compile(r":\s*$")  # "Do the following:" introduces the sub-steps under it
+# "Stop.", "Do not click anything else": a step that tells the employee to hold back changes nothing
+_HOLD_BACK = re.compile(r"^\W*(?:stop\s*[.!]|do not\b|don'?t\b|never\b)", re.I)
 
 
 def is_fix_attempt(step: str) -> bool:
     """The step changes something (an attempt at the fix), not a preamble that opens, selects or exits."""
     first_line = step.strip().splitlines()[0] if step.strip() else ""
-    if _ENDS_INTRO.search(first_line) and "\n" not in step.strip():
+    if (_ENDS_INTRO.search(first_line) and "\n" not in step.strip()) or _HOLD_BACK.match(first_line):
         return False
     return bool(_CHANGE.search(step))
 

@@ -42,6 +42,16 @@ def test_reporting_a_phishing_mail_is_never_asked_did_that_fix_it(client):
     assert cited(reply)[0] == "kb/reporting-phishing.html" and "Did that fix it?" not in reply["answer"]
 
 
+def test_having_clicked_a_phishing_link_gets_every_urgent_step_at_once(client):
+    reply = Chat(client).say("I clicked a link in a weird email and entered my password")
+    assert cited(reply) == (
+        "kb/reporting-phishing.html",
+        "If you clicked a link, opened an attachment or entered your password",
+    )
+    assert reply["action"] == "answer" and "Did that fix it?" not in reply["answer"]
+    assert "1. Stop." in reply["answer"] and "6. Report the message" in reply["answer"]
+
+
 def test_a_unc_path_keeps_both_leading_backslashes(client):
     reply = Chat(client).say("how do I map the department share on Windows?")
     assert "\\\\files.brightwave.example\\departments" in reply["answer"]

@@ -216,3 +216,34 @@ def test_a_plain_section_of_the_best_article_is_not_traded_for_another_articles_
     ctx = fake_kb_context(lexical=ArticlesByDoc([*manual, other]), min_score=0.3)
     steps, anchor, _ = walkthrough({"turn": turn}, ctx)
     assert steps == [] and anchor is None  # the answer quotes "Other file apps" instead of walking another article
+
+
+@pytest.mark.parametrize(
+    ("step", "attempt"),
+    [
+        ("Stop. Do not enter anything else, and close the browser tab.", False),
+        ("Do not switch the computer off.", False),
+        ("Stop the Windows Search service.", True),
+        ("Restart the laptop.", True),
+    ],
+)
+def test_a_step_that_tells_the_employee_to_hold_back_is_no_attempt_at_the_fix(step, attempt):
+    from nodes.support.procedure import is_fix_attempt
+
+    assert is_fix_attempt(step) is attempt
+
+
+@pytest.mark.parametrize(
+    ("heading", "walked"),
+    [
+        ("Security > If you clicked a link or entered your password", False),
+        ("If you've lost your badge", False),
+        ("Report a suspicious message", False),
+        ("If your laptop will not start", True),
+        ("Resolution", True),
+    ],
+)
+def test_what_to_do_after_something_happened_is_no_fix_to_try_one_step_at_a_time(heading, walked):
+    from nodes.support.decide import is_fix_to_try
+
+    assert is_fix_to_try((["Do this.", "Then that."], {"section": heading}, "")) is walked
