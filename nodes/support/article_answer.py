@@ -32,7 +32,7 @@ from nodes.support.device_fit import asks_for_mobile, for_computers_only
 from nodes.support.extractive import cite, to_source
 from nodes.support.foreign_terms import foreign_terms
 from nodes.support.product_names import asked_products, other_products
-from nodes.support.replies import NOT_FOUND, NOT_FOUND_CLOSEST, NOT_FOUND_SEARCHED
+from nodes.support.replies import NOT_FOUND, NOT_FOUND_CLOSEST, NOT_FOUND_DEVICE, NOT_FOUND_SEARCHED
 from nodes.support.retrieval import fits_os
 
 if TYPE_CHECKING:
@@ -132,7 +132,21 @@ def not_found_text(state: SupportState) -> str:
         parts.append(NOT_FOUND_SEARCHED.format(query=searched[:200]))
     if titles:
         parts.append(NOT_FOUND_CLOSEST.format(titles=", ".join(f"“{t}”" for t in titles[:3])))
+    if (best := _closest_for_computers(state)) and best == titles[0]:  # why the closest is no answer: say it
+        parts.append(NOT_FOUND_DEVICE.format(title=best))
     return " ".join(parts)
+
+
+def _closest_for_computers(state: SupportState) -> str:
+    """The closest article's title when the question is about a phone or tablet and what the search returned of that
+    article is written for computers only (nodes/support/device_fit.py); "" otherwise."""
+    chunks = list(state["turn"].get("retrieved_chunks") or [])
+    if not chunks or not asks_for_mobile(state["turn"].get("query", "")):
+        return ""
+    articles = state["turn"].get("articles") or []
+    doc_id = articles[0]["doc_id"] if articles else chunks[0]["doc_id"]
+    own = [c for c in chunks if c["doc_id"] == doc_id]
+    return own[0]["title"] if own and for_computers_only(own[0]["title"], own) else ""
 
 
 def is_confident(state: SupportState, ctx: SupportContext) -> bool:

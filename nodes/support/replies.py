@@ -23,6 +23,7 @@ SMALL_TALK_REPLIES = {
 NOT_FOUND = "I couldn't find this in the knowledge base, so I won't guess at steps that might be wrong."
 NOT_FOUND_SEARCHED = "I searched for “{query}”."
 NOT_FOUND_CLOSEST = "The closest articles I found were: {titles}, but none of them answers it."
+NOT_FOUND_DEVICE = "“{title}” is written for computers and says nothing about a phone or tablet."
 NOT_FOUND_NEXT = (
     "Could you rephrase it with the name of the app, device or service involved? "
     "If it's urgent, please contact the IT service desk."
@@ -38,6 +39,7 @@ def not_found_phrases() -> tuple[str, ...]:
         NOT_FOUND,
         *literal_parts(NOT_FOUND_SEARCHED),
         *literal_parts(NOT_FOUND_CLOSEST),
+        *literal_parts(NOT_FOUND_DEVICE),
         NOT_FOUND_NEXT,
     )
 

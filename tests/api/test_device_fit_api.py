@@ -16,6 +16,7 @@ def test_mapping_the_share_on_an_iphone_is_not_answered_with_the_windows_steps(c
     reply = ask(client, "how do I map the team share on my iphone?")
     assert reply["action"] != "answer" and not reply["sources"]
     assert "Map network drive" not in reply["answer"] and "Map the team share" in reply["answer"]  # named as closest
+    assert "“Map the team share” is written for computers and says nothing about a phone or tablet" in reply["answer"]
 
 
 def test_the_same_question_for_a_laptop_is_answered_from_the_article(client):
