@@ -28,11 +28,11 @@ from nodes.support.compose import (
     target_steps,
 )
 from nodes.support.confidence import DEVICE_PENALTY, article_features, foreign_penalty
-from nodes.support.device_fit import asks_for_mobile, for_computers_only
+from nodes.support.device_fit import asks_for_computer, asks_for_mobile, for_another_device
 from nodes.support.extractive import cite, to_source
 from nodes.support.foreign_terms import foreign_terms
 from nodes.support.product_names import asked_products, other_products
-from nodes.support.replies import NOT_FOUND, NOT_FOUND_CLOSEST, NOT_FOUND_DEVICE, NOT_FOUND_SEARCHED
+from nodes.support.replies import NOT_FOUND, NOT_FOUND_CLOSEST, NOT_FOUND_COMPUTER, NOT_FOUND_DEVICE, NOT_FOUND_SEARCHED
 from nodes.support.retrieval import fits_os
 
 if TYPE_CHECKING:
@@ -82,14 +82,16 @@ def assess(
         foreign = foreign_terms(message or query, ctx.lexical.held_terms)
         # the knowledge base's product names the question names: an article naming only another is no answer
         asked = asked_products(message or query, ctx.lexical.term_documents)
-    # a question about a phone or tablet: an article written for computers only is no answer (device_fit.py)
-    mobile = asks_for_mobile(message or query)
+    # a question about a phone or tablet (a computer): an article for computers (phones) only is no answer
+    device = asks_for_mobile(message or query) or asks_for_computer(message or query)
     refs = []
     for rank, article in enumerate(ranked[:MAX_ARTICLES]):
         if model is not None and coverage is not None:
-            elsewhere = len(foreign) + len(_other_products(ctx, asked, article.doc_id))
-            assessed = foreign_penalty(model.assess(article_features(ranked, coverage, rank)), elsewhere)
-            if mobile and _for_computers_only(ctx, article.doc_id, article.title):
+            other_products = _other_products(ctx, asked, article.doc_id)
+            assessed = foreign_penalty(
+                model.assess(article_features(ranked, coverage, rank)), len(foreign) + len(other_products)
+            )
+            if device and _for_another_device(ctx, message or query, article.doc_id, article.title):
                 assessed = foreign_penalty(assessed, 1, DEVICE_PENALTY)
             answerable, confidence = assessed.answerable, assessed.confidence
         else:  # no model (or no lexical evidence): the best chunk's score, as before calibration existed
@@ -132,21 +134,20 @@ def not_found_text(state: SupportState) -> str:
         parts.append(NOT_FOUND_SEARCHED.format(query=searched[:200]))
     if titles:
         parts.append(NOT_FOUND_CLOSEST.format(titles=", ".join(f"“{t}”" for t in titles[:3])))
-    if (best := _closest_for_computers(state)) and best == titles[0]:  # why the closest is no answer: say it
-        parts.append(NOT_FOUND_DEVICE.format(title=best))
+    if titles and (why := _closest_for_another_device(state, titles[0])):  # why the closest is no answer: say it
+        parts.append(why)
     return " ".join(parts)
 
 
-def _closest_for_computers(state: SupportState) -> str:
-    """The closest article's title when the question is about a phone or tablet and what the search returned of that
-    article is written for computers only (nodes/support/device_fit.py); "" otherwise."""
+def _closest_for_another_device(state: SupportState, title: str) -> str:
+    """When the question is about a phone (a computer) and what the search returned of the closest article is written
+    for computers (phones) only (nodes/support/device_fit.py), the sentence that says so; "" otherwise."""
     chunks = list(state["turn"].get("retrieved_chunks") or [])
-    if not chunks or not asks_for_mobile(state["turn"].get("query", "")):
+    query = state["turn"].get("query", "")
+    own = [c for c in chunks if c["title"] == title]
+    if not own or not for_another_device(query, title, own):
         return ""
-    articles = state["turn"].get("articles") or []
-    doc_id = articles[0]["doc_id"] if articles else chunks[0]["doc_id"]
-    own = [c for c in chunks if c["doc_id"] == doc_id]
-    return own[0]["title"] if own and for_computers_only(own[0]["title"], own) else ""
+    return (NOT_FOUND_DEVICE if asks_for_mobile(query) else NOT_FOUND_COMPUTER).format(title=title)
 
 
 def is_confident(state: SupportState, ctx: SupportContext) -> bool:
@@ -166,9 +167,10 @@ class ArticleReading:
     other_os: list[str]  # operating systems the article also has steps for (OS unknown)
 
 
-def _for_computers_only(ctx: SupportContext, doc_id: str, title: str) -> bool:
-    """The article is written for computers only (nodes/support/device_fit.py), read whole from the index."""
-    return ctx.lexical is not None and for_computers_only(title, ctx.lexical.document_chunks(doc_id, None))
+def _for_another_device(ctx: SupportContext, message: str, doc_id: str, title: str) -> bool:
+    """The article is for computers only and the message about a phone, or the reverse (nodes/support/device_fit.py),
+    read whole from the index."""
+    return ctx.lexical is not None and for_another_device(message, title, ctx.lexical.document_chunks(doc_id, None))
 
 
 def _other_products(ctx: SupportContext, asked: dict[str, frozenset[str]], doc_id: str) -> list[str]:

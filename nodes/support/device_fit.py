@@ -1,4 +1,5 @@
-"""A question about a phone, and an article written for computers only.
+"""A question about a phone, and an article written for computers only (or a question about a computer, and an
+article for phones only).
 
 A knowledge base often documents a task for Windows, macOS and Linux and never for a phone or tablet. "How do I map
 the shared drive on my iPhone?" then finds that article, and its Windows steps were given as the answer, closed by
@@ -11,8 +12,11 @@ smartphone or tablet, or "my phone" (not "my phone number"), and names no comput
 "PC", …): "on my phone and my laptop" is asked for both. An article is for computers only when its steps are
 marked for a desktop OS (indexing marks each chunk's OS) or its title says "desktop", "computer", "PC" or "laptop",
 and nothing in it speaks of a phone, a tablet, mobile or a mobile OS (its list of related articles aside).
-Measured on the development sets (`bench/dev_sets.py`): it turns 1 of their 40 unanswerable questions into an
-honest "not found" and costs none of the 160 answerable ones. The answer decision lowers such an
+The reverse holds too: a question about a computer (it names a laptop, a PC or a desktop OS, and no phone or
+tablet) is not answered from an article whose title names a phone, a tablet or a mobile OS and whose text names no
+computer ("read work mail on my laptop" and "Work mail on your phone"). Measured on the development sets
+(`bench/dev_sets.py`): it turns 1 of their 40 unanswerable questions into an honest "not found" and costs none of
+the 160 answerable ones. The answer decision lowers such an
 article's evidence as it does a question with a foreign word (nodes/support/confidence.py `foreign_penalty`).
 Pure functions.
 """
@@ -49,8 +53,17 @@ def asks_for_mobile(message: str) -> bool:
     return bool(named & MOBILE_PLATFORMS) or bool(_MOBILE_DEVICE.search(message))
 
 
-def for_computers_only(title: str, chunks: Iterable[Mapping[str, object]]) -> bool:
-    """The article is written for computers and says nothing of a phone or tablet."""
+def asks_for_computer(message: str) -> bool:
+    """The message asks about a computer (a laptop, a PC, a desktop OS), and about no phone or tablet."""
+    named = platforms(message)
+    if named & MOBILE_PLATFORMS or _MOBILE_TEXT.search(message):
+        return False
+    return bool(named & COMPUTER_PLATFORMS) or bool(_COMPUTER.search(message))
+
+
+def _read(title: str, chunks: Iterable[Mapping[str, object]]) -> tuple[str, bool]:
+    """The article's text as far as MAX_ARTICLE_CHARS (its list of related articles aside), and whether any of its
+    chunks is marked for a desktop OS."""
     texts, marked, size = [title], False, len(title)
     for chunk in chunks:
         if _REFERENCES.match(str(chunk.get("section") or "").rsplit(" > ", 1)[-1]):
@@ -61,6 +74,27 @@ def for_computers_only(title: str, chunks: Iterable[Mapping[str, object]]) -> bo
         size += len(text)
         if size >= MAX_ARTICLE_CHARS:
             break
-    if _MOBILE_TEXT.search("\n".join(texts)):
+    return "\n".join(texts), marked
+
+
+def for_computers_only(title: str, chunks: Iterable[Mapping[str, object]]) -> bool:
+    """The article is written for computers and says nothing of a phone or tablet."""
+    text, marked = _read(title, chunks)
+    if _MOBILE_TEXT.search(text):
         return False
     return marked or bool(_COMPUTER.search(title))
+
+
+def for_mobile_only(title: str, chunks: Iterable[Mapping[str, object]]) -> bool:
+    """The article is written for phones or tablets (its title says so) and says nothing of a computer."""
+    if not _MOBILE_TEXT.search(title):
+        return False
+    text, marked = _read(title, chunks)
+    return not marked and not _COMPUTER.search(text) and not platforms(text) & COMPUTER_PLATFORMS
+
+
+def for_another_device(message: str, title: str, chunks: Iterable[Mapping[str, object]]) -> bool:
+    """The message asks about a phone and the article is for computers only, or the reverse."""
+    if asks_for_mobile(message):
+        return for_computers_only(title, chunks)
+    return asks_for_computer(message) and for_mobile_only(title, chunks)

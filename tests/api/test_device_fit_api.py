@@ -28,3 +28,12 @@ def test_a_phone_question_the_knowledge_base_covers_for_phones_is_answered(clien
     reply = ask(client, "how do I get my work mail on my android phone?")
     assert reply["action"] == "answer" and reply["sources"][0]["source"].endswith("mail-on-your-phone.md")
     assert "Install Outlook" in reply["answer"]
+
+
+def test_reading_mail_on_a_laptop_is_not_answered_from_the_phone_article(client):
+    reply = ask(client, "how do I read work mail on my laptop?")
+    assert reply["action"] != "answer" and not reply["sources"]
+    assert (
+        "“Work mail on your phone” is written for phones and tablets and says nothing about a computer"
+        in (reply["answer"])
+    )

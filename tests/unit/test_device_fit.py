@@ -45,3 +45,30 @@ def test_an_article_that_speaks_of_a_phone_anywhere_or_is_for_no_computer_in_par
 def test_a_list_of_related_articles_does_not_make_an_article_speak_of_phones():
     steps = [chunk("1. Open Settings.", "windows"), chunk("- Mobile alerts", section="Alerts > Related articles")]
     assert for_computers_only("Desktop alerts", steps)
+
+
+@pytest.mark.parametrize(
+    ("message", "computer"),
+    [
+        ("how do I read work mail on my laptop", True),
+        ("enrol my home pc in the device portal", True),
+        ("outlook on my macbook keeps crashing", True),
+        ("set up mail on my phone and my laptop", False),  # a phone too
+        ("printer jammed on floor 3", False),
+    ],
+)
+def test_a_question_asks_about_a_computer_only_when_it_names_one_and_no_phone(message, computer):
+    from nodes.support.device_fit import asks_for_computer
+
+    assert asks_for_computer(message) is computer
+
+
+def test_an_article_titled_for_phones_that_names_no_computer_is_for_phones_only():
+    from nodes.support.device_fit import for_another_device, for_mobile_only
+
+    phone = [chunk("1. Install the mail app from the App Store or Google Play.")]
+    assert for_mobile_only("Work mail on your phone", phone)
+    assert not for_mobile_only("Work mail on your phone", [chunk("On a laptop, open Outlook instead.")])
+    assert not for_mobile_only("Work mail", phone)  # its title names no phone
+    assert for_another_device("how do I read work mail on my laptop", "Work mail on your phone", phone)
+    assert not for_another_device("how do I read work mail on my phone", "Work mail on your phone", phone)
