@@ -65,7 +65,10 @@ def test_two_articles_that_fit_equally_are_both_named_and_the_first_answered():
         answer(support_state(_state("my printer does not print", PRINTER + QUEUE)), Runtime(context=_ctx()), {})
     )
     assert "1. Turn the printer off and on." in out["answer"]  # the first, answered whole
-    assert "Another article could fit your question as well" in out["answer"] and "**Print queue stuck** [2]" in out["answer"]
+    assert (
+        "Another article could fit your question as well" in out["answer"]
+        and "**Print queue stuck** [2]" in out["answer"]
+    )
     assert [s["source"] for s in out["sources"]] == ["kb/printer.md", "kb/queue.md"]
 
 
