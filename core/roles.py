@@ -75,7 +75,8 @@ ROLE_RULES: tuple[RoleRule, ...] = (
         "more_info",
         r"^(more|additional|further) (information|info|details|resources)\b|^see also\b|"
         r"^related( articles| topics| links| content| information)?$|^references?$|^learn more\b|"
-        r"^still need help\b|^(did|does) this (solve|fix|help)\b|^next steps?$|^feedback\b|"
+        r"^still need help\b|^(still |need |more |further |getting |get |any )*help[?!.]?$|"
+        r"^(did|does) this (solve|fix|help)\b|^next steps?$|^feedback\b|"
         r"^third[- ]party (information|contact)",
         [
             "More information",
@@ -84,10 +85,12 @@ ROLE_RULES: tuple[RoleRule, ...] = (
             "Related articles",
             "References",
             "Still need help?",
+            "Need help?",
+            "Getting help",
             "Did this fix the problem?",
             "Additional resources",
         ],
-        ["Information about the cause"],
+        ["Information about the cause", "Need help with the VPN?", "Help with printing"],
     ),
     _rule(
         "cause",

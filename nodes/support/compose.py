@@ -28,6 +28,7 @@ from core.lexicon import is_troubleshooting, is_wish, platforms
 from core.readers import is_admin
 from core.records import RetrievedChunk
 from core.roles import ACTIONABLE, clean_heading, heading_role, section_role
+from nodes.support.device_fit import asked_device, heading_device
 from nodes.support.section_fit import SectionText, fit, question_terms
 
 QuestionType = Literal["fix", "how-to", "why", "where", "what-is"]
@@ -506,6 +507,7 @@ def choose_target(sections: list[Section], hits: Sequence[RetrievedChunk], qtype
     evidence = _evidence(sections, by_id, query)
     if asked := _asked_action(query):  # "how do I report it?": the section headed "Report a suspicious message"
         evidence = [e + (ACTION_WEIGHT if _heading_action(s) == asked else 0.0) for e, s in zip(evidence, sections)]
+    evidence = _for_the_device(evidence, sections, query)
 
     def best_of(candidates: list[int]) -> int:
         # a tie goes to the article's order, except that the page's lead (above its first heading) introduces what
@@ -577,6 +579,22 @@ def choose_target(sections: list[Section], hits: Sequence[RetrievedChunk], qtype
     )
 
 
+DEVICE_MISMATCH = 0.5  # a section headed for the other kind of device than the one asked about weighs this much
+
+
+def _for_the_device(evidence: list[float], sections: list[Section], query: str) -> list[float]:
+    """The question asks about a computer (a phone): when some section's heading is for that kind of device, the
+    sections headed for the other kind ("Phone (iPhone or Android)" for "email on my personal laptop") weigh less.
+    Sections whose headings name no device, and articles with no section for the device asked about, are left."""
+    asked = asked_device(query)
+    if not asked:
+        return evidence
+    kinds = [heading_device(" ".join(s.path)) for s in sections]
+    if asked not in kinds:
+        return evidence
+    return [e * DEVICE_MISMATCH if kind and kind != asked else e for e, kind in zip(evidence, kinds)]
+
+
 def _asked_action(query: str) -> str:
     """The stem of the verb a how-to asks about ("how do I report it" → report), "" when none is named."""
     match = _ACTION.search(query)
@@ -600,8 +618,8 @@ def _answers_itself(section: Section) -> bool:
     introduces what the sections below answer (a page that is all lead is answered whole anyway); a section on
     what comes before ("Before your first day", "Before you upgrade") prepares for the situation asked about, it
     does not answer it."""
-    if not section.path or _PREPARATION.match(clean_heading(section.heading)):
-        return False
+    if not section.path or _PREPARATION.match(clean_heading(section.heading)) or section.role == "more_info":
+        return False  # ("Need help?" points to the service desk: it answers no question asked of the article)
     return section.role in CONTENT_ROLES or section.heading.rstrip().endswith("?")
 
 

@@ -98,3 +98,16 @@ def for_another_device(message: str, title: str, chunks: Iterable[Mapping[str, o
     if asks_for_mobile(message):
         return for_computers_only(title, chunks)
     return asks_for_computer(message) and for_mobile_only(title, chunks)
+
+
+def asked_device(message: str) -> str:
+    """ "mobile" or "computer" when the message asks about one kind of device only, else ""."""
+    return "mobile" if asks_for_mobile(message) else "computer" if asks_for_computer(message) else ""
+
+
+def heading_device(heading: str) -> str:
+    """ "mobile" or "computer" when a section's heading names one kind of device only ("Phone (iPhone or Android)",
+    "Windows", "On your laptop"), else ""."""
+    mobile = bool(_MOBILE_TEXT.search(heading))
+    computer = bool(_COMPUTER.search(heading) or platforms(heading) & COMPUTER_PLATFORMS)
+    return "mobile" if mobile and not computer else "computer" if computer and not mobile else ""

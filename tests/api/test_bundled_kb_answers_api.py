@@ -52,6 +52,16 @@ def test_having_clicked_a_phishing_link_gets_every_urgent_step_at_once(client):
     assert "1. Stop." in reply["answer"] and "6. Report the message" in reply["answer"]
 
 
+def test_setting_up_outlook_on_a_mac_gets_the_macos_steps_not_the_need_help_pointer(client):
+    reply = Chat(client).say("set up outlook on my mac")
+    assert cited(reply) == ("kb/outlook-email-setup.txt", "macOS")
+
+
+def test_company_email_on_a_laptop_is_not_answered_with_the_phone_section(client):
+    reply = Chat(client).say("how do I get company email on my personal laptop")
+    assert cited(reply)[0] == "kb/outlook-email-setup.txt" and cited(reply)[1] in ("Windows", "macOS", "Linux")
+
+
 def test_a_unc_path_keeps_both_leading_backslashes(client):
     reply = Chat(client).say("how do I map the department share on Windows?")
     assert "\\\\files.brightwave.example\\departments" in reply["answer"]

@@ -72,3 +72,19 @@ def test_an_article_titled_for_phones_that_names_no_computer_is_for_phones_only(
     assert not for_mobile_only("Work mail", phone)  # its title names no phone
     assert for_another_device("how do I read work mail on my laptop", "Work mail on your phone", phone)
     assert not for_another_device("how do I read work mail on my phone", "Work mail on your phone", phone)
+
+
+@pytest.mark.parametrize(
+    ("heading", "device"),
+    [
+        ("Phone (iPhone or Android)", "mobile"),
+        ("Set up > Windows", "computer"),
+        ("On your laptop", "computer"),
+        ("Computer and phone", ""),
+        ("Before you start", ""),
+    ],
+)
+def test_a_heading_is_for_one_kind_of_device_only_when_it_names_that_kind_alone(heading, device):
+    from nodes.support.device_fit import heading_device
+
+    assert heading_device(heading) == device
