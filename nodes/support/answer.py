@@ -69,9 +69,9 @@ _CITATION = re.compile(r"\[(\d{1,2})\]")
 HISTORY_FOR_PROMPT = 6  # messages
 
 
-def not_found_reply(state: SupportState) -> str:
+def not_found_reply(state: SupportState, ctx: SupportContext | None = None) -> str:
     """Nothing answers: say so, what was searched for, the closest articles, and what to do next."""
-    return f"{not_found_text(state)} {NOT_FOUND_NEXT}"
+    return f"{not_found_text(state, ctx)} {NOT_FOUND_NEXT}"
 
 
 def format_history(state: SupportState, limit: int = HISTORY_FOR_PROMPT) -> str:
@@ -315,7 +315,7 @@ def knowledge_answer(
         update["mode_notice"] = plan.notice  # documents+llm: only once the reply really adds general knowledge
     chunks = list(profile["context"])
     if plan.source in ("refuse", "needs_llm"):
-        return not_found_reply(state), []
+        return not_found_reply(state, ctx), []
     if plan.source == "documents" and not chunks and not plan.degraded:
         chunks = expanded_documents(profile)[: ctx.top_k]  # RAG_PRIORITY, RAG_ONLY: partial documents answer too
     budget = max_tokens_for(rule, profile, ctx.llm_max_tokens)
@@ -361,14 +361,14 @@ def offline_answer(
     the step has one (read with the same `groups`)."""
     if found_articles(state, ctx):
         if not is_confident(state, ctx):
-            return not_found_reply(state), []
+            return not_found_reply(state, ctx), []
         if (reading := (read or Reading(state, ctx, groups)).confident()) is not None:
             text, sources = compose_reply(state, ctx, reading)
             if tied := tie(state, ctx):  # two articles fit equally: the first answered, the other offered
                 return with_runner_up(text, sources, state, ctx, tied[1], groups=groups)
             return text, sources
     if not chunks:
-        return not_found_reply(state), []
+        return not_found_reply(state, ctx), []
     return compose_answer(state["turn"].get("search_query") or state["turn"]["query"], chunks, state.get("user_os"))
 
 

@@ -123,9 +123,12 @@ def found_articles(state: SupportState, ctx: SupportContext) -> list[ArticleRef]
     return assess(ctx, query, chunks, message=state["turn"].get("query")) if chunks else []
 
 
-def not_found_text(state: SupportState) -> str:
-    """What a search that found no answer says: that, what was searched for, and the closest articles."""
-    titles = [a["title"] for a in state["turn"].get("articles") or []] or list(
+def not_found_text(state: SupportState, ctx: SupportContext | None = None) -> str:
+    """What a search that found no answer says: that, what was searched for, and the closest articles — and, when the
+    closest is written for the other kind of device, that it is (read whole from `ctx`'s index, as the answer decision
+    read it)."""
+    articles = state["turn"].get("articles") or []
+    titles = [a["title"] for a in articles] or list(
         dict.fromkeys(c["title"] for c in state["turn"].get("retrieved_chunks", []))
     )
     parts = [NOT_FOUND]
@@ -134,20 +137,11 @@ def not_found_text(state: SupportState) -> str:
         parts.append(NOT_FOUND_SEARCHED.format(query=searched[:200]))
     if titles:
         parts.append(NOT_FOUND_CLOSEST.format(titles=", ".join(f"“{t}”" for t in titles[:3])))
-    if titles and (why := _closest_for_another_device(state, titles[0])):  # why the closest is no answer: say it
-        parts.append(why)
-    return " ".join(parts)
-
-
-def _closest_for_another_device(state: SupportState, title: str) -> str:
-    """When the question is about a phone (a computer) and what the search returned of the closest article is written
-    for computers (phones) only (nodes/support/device_fit.py), the sentence that says so; "" otherwise."""
-    chunks = list(state["turn"].get("retrieved_chunks") or [])
     query = state["turn"].get("query", "")
-    own = [c for c in chunks if c["title"] == title]
-    if not own or not for_another_device(query, title, own):
-        return ""
-    return (NOT_FOUND_DEVICE if asks_for_mobile(query) else NOT_FOUND_COMPUTER).format(title=title)
+    if articles and ctx is not None and _for_another_device(ctx, query, articles[0]["doc_id"], articles[0]["title"]):
+        # why the closest is no answer: say it
+        parts.append((NOT_FOUND_DEVICE if asks_for_mobile(query) else NOT_FOUND_COMPUTER).format(title=titles[0]))
+    return " ".join(parts)
 
 
 def is_confident(state: SupportState, ctx: SupportContext) -> bool:

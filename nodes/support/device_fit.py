@@ -16,8 +16,8 @@ The reverse holds too: a question about a computer (it names a laptop, a PC or a
 tablet) is not answered from an article whose title names a phone, a tablet or a mobile OS and whose text names no
 computer ("read work mail on my laptop" and "Work mail on your phone"). Measured on the development sets
 (`bench/dev_sets.py`): it turns 1 of their 40 unanswerable questions into an honest "not found" and costs none of
-the 160 answerable ones. The answer decision lowers such an
-article's evidence as it does a question with a foreign word (nodes/support/confidence.py `foreign_penalty`).
+the 160 answerable ones. The answer decision lowers such an article's evidence as it does a question with a
+foreign word (nodes/support/confidence.py `foreign_penalty`, by `DEVICE_PENALTY`).
 Pure functions.
 """
 

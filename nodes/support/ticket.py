@@ -196,7 +196,7 @@ def _ticket_step(state: SupportState, ctx: SupportContext, config: RunnableConfi
         and not lead
         and not is_confident(state, ctx)
     ):
-        lead = not_found_text(state) + "\n\n"  # offered because the knowledge base had no answer: say so first
+        lead = not_found_text(state, ctx) + "\n\n"  # offered because the knowledge base had no answer: say so first
     if ctx.tickets is None:
         text = lead.strip() if ctx.handoff_contact and kind == "handoff" else lead + NO_DESK
         return update | {"answer": text, "needs_input": False, "ticket_offer": None}

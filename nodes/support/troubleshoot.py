@@ -217,10 +217,9 @@ WHOLE_HINT = 'When you\'ve done them, did that fix it? Reply "it works" or "stil
 def _all_steps_text(flow: Troubleshooting) -> str:
     """The whole procedure at once, every step in order with what sits under it (and the section's other lists,
     named)."""
-    source = flow.get("source") or {}
-    others = [str(name) for name in source.get(LIST_KEY) or []][1:]
+    others = [str(name) for name in (flow.get("source") or {}).get(LIST_KEY) or []][1:]
     if are_ways(others):  # a way already tried is no way to go on to
-        others = [name for name in others if name not in source.get(WALKED_KEY, [])]
+        others = _ways_left(flow)
     lines = [f"Here are all {len(flow['steps'])} steps:", "", *_numbered(flow), "", WHOLE_HINT]
     return "\n".join(lines + (["", _others_note(others)] if others else []))
 
@@ -275,9 +274,7 @@ def start(state: SupportState, ctx: SupportContext, groups: frozenset[str] = fro
     os_note = f" for **{lists[0]}**" if lists else os_note
     whole = len(steps) <= SHOWN_WHOLE_STEPS
     if whole:  # the flow goes on from its last step: "it works" resolves it, "still broken" offers a ticket
-        flow["current"] = len(steps) - 1
-        for step in flow["steps"][:-1]:
-            step["outcome"] = "done"
+        flow.update({"steps": _shown_whole(flow), "current": len(steps) - 1})
         if quoted := _quoted_whole(state, ctx, groups, steps):
             return update | _progress(flow) | {"answer": quoted[0], "sources": quoted[1], "needs_input": True}
     shown = f"Here are the {len(steps)} steps" if whole else f"I'll take you through {len(steps)} steps"
@@ -306,7 +303,7 @@ AFTER_ANSWER = (
 
 
 def _answered_before(state: SupportState, source: Mapping[str, Any]) -> bool:
-    """The employee says it still fails right after deskmate answered with these very steps (the same section)."""
+    """The employee says it still fails, and deskmate last answered from these very steps (the same section)."""
     active = state.get("active_article") or {}
     return (
         workflow_reply(state) == "failed"
@@ -337,15 +334,18 @@ def _others_note(others: list[str]) -> str:
     return (OTHER_WAY if len(others) == 1 else OTHER_WAYS).format(names=names)
 
 
-def _next_way(flow: Troubleshooting) -> str:
-    """The next of the section's ways to the same end not walked yet, in the article's order ("" for none, or when
-    the lists are one per device or browser: another device's steps are no next thing to try)."""
+def _ways_left(flow: Troubleshooting) -> list[str]:
+    """The section's other lists not walked yet, in the article's order."""
     source = flow.get("source") or {}
-    lists = [str(name) for name in source.get(LIST_KEY) or []]
-    if len(lists) < 2 or not are_ways(lists):
-        return ""
-    walked = {*source.get(WALKED_KEY, []), lists[0]}
-    return next((name for name in source.get(OTHER_LISTS_KEY) or {} if name not in walked), "")
+    walked = {*source.get(WALKED_KEY, []), *(source.get(LIST_KEY) or [])[:1]}
+    return [str(name) for name in source.get(OTHER_LISTS_KEY) or {} if name not in walked]
+
+
+def _next_way(flow: Troubleshooting) -> str:
+    """The next of the section's ways to the same end not walked yet ("" for none, or when the lists are one per
+    device or browser: another device's steps are no next thing to try)."""
+    lists = [str(name) for name in (flow.get("source") or {}).get(LIST_KEY) or []]
+    return next(iter(_ways_left(flow)), "") if len(lists) > 1 and are_ways(lists) else ""
 
 
 def _on_to_next_way(flow: Troubleshooting, way: str, lead: str) -> dict:
@@ -384,6 +384,16 @@ def _switch_list(flow: Troubleshooting, label: str) -> Troubleshooting:
         }
     )
     return switched
+
+
+def _shown_whole(flow: Troubleshooting) -> list[TroubleshootingStep]:
+    """The steps once all are shown at once: every step before the last still pending is done (the outcome asked for
+    is the whole list's)."""
+    steps = [TroubleshootingStep(**s) for s in flow["steps"]]
+    for step in steps[:-1]:
+        if step["outcome"] == "pending":
+            step["outcome"] = "done"
+    return steps
 
 
 def _mark(flow: Troubleshooting, outcome: str) -> list[TroubleshootingStep]:
@@ -430,11 +440,8 @@ def advance(state: SupportState, ctx: SupportContext, config: RunnableConfig) ->
         intro = SWITCHED.format(label=label, n=len(switched["steps"]))
         return _progress(switched) | {"answer": f"{intro}\n\n{_step_text(switched)}", "needs_input": True}
     if flow["status"] == "in_progress" and asks_all_steps(text):
-        # all of them shown: the outcome asked for is the whole list's, every step before the last is done
-        steps = [TroubleshootingStep(**s) for s in flow["steps"]]
-        for step in steps[:-1]:
-            step["outcome"] = "done" if step["outcome"] == "pending" else step["outcome"]
-        flow.update({"steps": steps, "current": len(flow["steps"]) - 1, "asked_outcome": False})
+        # all of them shown: the outcome asked for is the whole list's
+        flow.update({"steps": _shown_whole(flow), "current": len(flow["steps"]) - 1, "asked_outcome": False})
         return _progress(flow) | {"answer": _all_steps_text(flow), "needs_input": True}
     last = flow["current"] + 1 >= len(flow["steps"])
     if flow["status"] == "in_progress" and (state["turn"].get("reply_kind") == "resume" or asks_to_advance(text)):

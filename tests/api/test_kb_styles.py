@@ -215,3 +215,13 @@ def test_a_fix_offered_two_ways_walks_the_first_and_goes_on_to_the_second_when_i
     assert "Detect the settings" not in everything["answer"]  # the way already tried is not offered again
     # the second way did not fix it either: the ticket carries the steps of both ways
     assert "needs a technician" in offer["answer"] and "the 8 steps you tried (2 unsuccessful)" in offer["answer"]
+
+
+def test_naming_the_other_way_during_the_first_switches_to_it_from_its_first_step(serve, tmp_path):
+    kb = tmp_path / "kb"
+    shutil.copytree(FIXTURES / "tabbed_kb", kb)
+    with serve(kb_dir=kb) as client:
+        first = ask(client, "my mail app says cannot reach the server")
+        switched = ask_in(client, "detecting didn't work, I'll enter the settings by hand", first["session_id"])
+    assert "4 steps for **Enter the settings by hand** instead" in switched["answer"]
+    assert "Step 1 of 4:** Open the mail app" in switched["answer"]
