@@ -27,13 +27,21 @@ from nodes.support.compose import (
     render,
     target_steps,
 )
-from nodes.support.confidence import DEVICE_PENALTY, article_features, foreign_penalty
+from nodes.support.confidence import DEVICE_PENALTY, TRIED_PENALTY, article_features, foreign_penalty
 from nodes.support.device_fit import asks_for_computer, asks_for_mobile, for_another_device
 from nodes.support.extractive import cite, to_source
 from nodes.support.foreign_terms import foreign_terms
 from nodes.support.product_names import asked_products, other_products
-from nodes.support.replies import NOT_FOUND, NOT_FOUND_CLOSEST, NOT_FOUND_COMPUTER, NOT_FOUND_DEVICE, NOT_FOUND_SEARCHED
+from nodes.support.replies import (
+    NOT_FOUND,
+    NOT_FOUND_CLOSEST,
+    NOT_FOUND_COMPUTER,
+    NOT_FOUND_DEVICE,
+    NOT_FOUND_SEARCHED,
+    NOT_FOUND_TRIED,
+)
 from nodes.support.retrieval import fits_os
+from nodes.support.tried_fixes import about_tried_fix, label, tried_fixes
 
 if TYPE_CHECKING:
     from graphs.support import SupportContext, SupportState
@@ -84,6 +92,8 @@ def assess(
         asked = asked_products(message or query, ctx.lexical.term_documents)
     # a question about a phone or tablet (a computer): an article for computers (phones) only is no answer
     device = asks_for_mobile(message or query) or asks_for_computer(message or query)
+    # fixes the employee says they already tried: an article about doing one of them again is no answer
+    tried = tried_fixes(message or query)
     refs = []
     for rank, article in enumerate(ranked[:MAX_ARTICLES]):
         if model is not None and coverage is not None:
@@ -93,6 +103,8 @@ def assess(
             )
             if device and _for_another_device(ctx, message or query, article.doc_id, article.title):
                 assessed = foreign_penalty(assessed, 1, DEVICE_PENALTY)
+            if about_tried_fix(tried, article.title, str(article.hits[0].get("section") or "")):
+                assessed = foreign_penalty(assessed, 1, TRIED_PENALTY)
             answerable, confidence = assessed.answerable, assessed.confidence
         else:  # no model (or no lexical evidence): the best chunk's score, as before calibration existed
             answerable = confidence = float(article.hits[0]["score"])
@@ -141,6 +153,8 @@ def not_found_text(state: SupportState, ctx: SupportContext | None = None) -> st
     if articles and ctx is not None and _for_another_device(ctx, query, articles[0]["doc_id"], articles[0]["title"]):
         # why the closest is no answer: say it
         parts.append((NOT_FOUND_DEVICE if asks_for_mobile(query) else NOT_FOUND_COMPUTER).format(title=titles[0]))
+    elif articles and (tried := _tried_in(articles[0], query)):
+        parts.append(NOT_FOUND_TRIED.format(fix=label(tried), title=titles[0]))
     return " ".join(parts)
 
 
@@ -159,6 +173,12 @@ class ArticleReading:
     target: Target
     qtype: str
     other_os: list[str]  # operating systems the article also has steps for (OS unknown)
+
+
+def _tried_in(article: ArticleRef, message: str) -> str:
+    """The fix the message says was tried that the article is about (nodes/support/tried_fixes.py), or ""."""
+    hits = article.get("hits") or []
+    return about_tried_fix(tried_fixes(message), article["title"], str(hits[0].get("section") or "") if hits else "")
 
 
 def _for_another_device(ctx: SupportContext, message: str, doc_id: str, title: str) -> bool:

@@ -63,6 +63,19 @@ _ACTION = re.compile(
 )
 _VAGUE_ACTIONS = frozenset({"do", "get", "make", "use", "go", "be", "have", "fix", "know", "see", "try", "find"})
 ACTION_WEIGHT = 0.15  # a section whose heading opens with the very verb asked about ("how do I report" → "Report …")
+# "I got a phishing mail, what do I do?" asks for something to do: the article's steps, not a note beside them
+# ("Phishing simulations") whose words match as well
+WHAT_TO_DO_WEIGHT = 0.1
+_WHAT_TO_DO = re.compile(
+    r"\bwhat\s+(?:do|should|can|must|shall)\s+(?:i|we)\s+do\b|\bwhat(?:'s|\s+is)?\s+(?:now|next)\s*\?|"
+    r"\bwhat\s+(?:are\s+)?(?:the\s+)?(?:next\s+)?steps\b|\bhow\s+(?:do|should)\s+(?:i|we)\s+(?:handle|deal\s+with)\b",
+    re.I,
+)
+# asked where something is or what it is, by someone who named no platform: a section for one platform ("Linux
+# terminal (mount.cifs)") is the answer for that platform only; one for everyone (the page's table of shares) that
+# matches about as well answers them
+UNASKED_PLATFORM = 0.03
+_ASKS_A_FACT = ("where", "what-is")
 _PREPARATION = re.compile(r"^(before|prior to|ahead of|in preparation for)\b", re.I)
 PROBLEM_STATEMENT_CHARS = 400  # of a problem statement read as its solution's heading
 SEQUENTIAL = re.compile(r"^(step|phase|part)\s*([0-9]+|[ivx]+)\b", re.I)
@@ -292,6 +305,22 @@ def _evidence(sections: list[Section], hits: dict[str, RetrievedChunk], query: s
     ]
 
 
+_CONDITIONAL = re.compile(r"^(?:if|when|in\s+case)\s+", re.I)
+
+
+def _unless_conditional(sections: list[Section], target: int, query: str) -> int:
+    """A sub-section for a condition ("If you do not see the Report button") under steps of its own is the way for
+    someone in that condition: unless the question names it, its parent's steps — the way for everyone — answer."""
+    section = sections[target]
+    if len(section.path) < 2 or not _CONDITIONAL.match(clean_heading(section.heading)):
+        return target
+    condition = question_terms(_CONDITIONAL.sub("", clean_heading(section.heading)))
+    if condition & question_terms(query):
+        return target
+    parent = next((i for i, s in enumerate(sections) if s.path == section.path[:-1]), None)
+    return parent if parent is not None and sections[parent].role in ACTIONABLE else target
+
+
 def _numbered_way(section: Section) -> bool:
     return any(ALTERNATIVE.match(heading) for heading in section.path)
 
@@ -507,7 +536,13 @@ def choose_target(sections: list[Section], hits: Sequence[RetrievedChunk], qtype
     evidence = _evidence(sections, by_id, query)
     if asked := _asked_action(query):  # "how do I report it?": the section headed "Report a suspicious message"
         evidence = [e + (ACTION_WEIGHT if _heading_action(s) == asked else 0.0) for e, s in zip(evidence, sections)]
+    if _WHAT_TO_DO.search(query):  # steps asked for: a section of steps ahead of a note that matches as well
+        evidence = [e + (WHAT_TO_DO_WEIGHT if s.role in ACTIONABLE else 0.0) for e, s in zip(evidence, sections)]
     evidence = _for_the_device(evidence, sections, query)
+    if qtype in _ASKS_A_FACT and not platforms(query):  # "where is the team share?" asked by someone of any platform
+        evidence = [
+            e - UNASKED_PLATFORM if len(platforms(" ".join(s.path))) == 1 else e for e, s in zip(evidence, sections)
+        ]
 
     def best_of(candidates: list[int]) -> int:
         # a tie goes to the article's order, except that the page's lead (above its first heading) introduces what
@@ -549,6 +584,7 @@ def choose_target(sections: list[Section], hits: Sequence[RetrievedChunk], qtype
                 _for_user(candidates, sections),
                 key=lambda i: (-_shared_prefix(sections[i].path, near), wanted.index(sections[i].role), i),
             )
+    target = _unless_conditional(sections, target, query)
     if wanted and sections[target].reader == "admin":  # an employee's way, when the search found one too
         users = [  # found by the search itself: words shared with the question do not make a way the same fix
             i

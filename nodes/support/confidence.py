@@ -43,6 +43,9 @@ FOREIGN_PENALTY = 3.0
 # ("change the notification sound on my iphone" and a desktop page's "Change notification sound"); twice the foreign
 # word's, so that only an article answerable beyond .998 still reaches the threshold
 DEVICE_PENALTY = 6.0
+# log-odds taken off an article about a fix the employee says they already tried (nodes/support/tried_fixes.py:
+# "reinstalling didn't help" and the app's install guide): as a foreign word's, so strong evidence still answers
+TRIED_PENALTY = 3.0
 
 
 @dataclass(frozen=True)

@@ -25,6 +25,7 @@ NOT_FOUND_SEARCHED = "I searched for “{query}”."
 NOT_FOUND_CLOSEST = "The closest articles I found were: {titles}, but none of them answers it."
 NOT_FOUND_DEVICE = "“{title}” is written for computers and says nothing about a phone or tablet."
 NOT_FOUND_COMPUTER = "“{title}” is written for phones and tablets and says nothing about a computer."
+NOT_FOUND_TRIED = "You've already tried {fix}, and “{title}” is about doing that."
 NOT_FOUND_NEXT = (
     "Could you rephrase it with the name of the app, device or service involved? "
     "If it's urgent, please contact the IT service desk."
@@ -42,6 +43,7 @@ def not_found_phrases() -> tuple[str, ...]:
         *literal_parts(NOT_FOUND_CLOSEST),
         *literal_parts(NOT_FOUND_DEVICE),
         *literal_parts(NOT_FOUND_COMPUTER),
+        *literal_parts(NOT_FOUND_TRIED),
         NOT_FOUND_NEXT,
     )
 

@@ -22,6 +22,7 @@ from core.lexicon import (
 )
 from core.records import Ticket, TicketDraft, TicketRef, TroubleshootingStep
 from nodes.support.dialogue_acts import act_spec, asks_for_service, dialogue_act
+from nodes.support.tried_fixes import label, tried_fixes
 
 if TYPE_CHECKING:
     from graphs.support import SupportContext, SupportState
@@ -162,6 +163,9 @@ def draft_ticket(state: SupportState, kind: str = "incident") -> TicketDraft:
         f"{what}: {stated_problem or '(not described yet; see the conversation)'}",
         f"Operating system: {os_label}",
     ]
+    said_tried = tried_fixes(user_text)  # "reinstalling didn't help": what they did before asking, in their words
+    if said_tried:
+        lines.append("Already tried before asking, as the employee said: " + ", ".join(label(k) for k in said_tried))
     if steps:
         lines += ["", "Troubleshooting steps tried:"]
         lines += [f"{i}. {s['step']} — {s['outcome']}" for i, s in enumerate(steps, start=1)]

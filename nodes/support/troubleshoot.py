@@ -42,6 +42,8 @@ from nodes.support.procedure import asks_all_steps, asks_to_advance, is_fix_atte
 from nodes.support.replies import LLM_FALLBACK_NOTICE
 from nodes.support.retrieve import caller_groups, confident_chunks
 from nodes.support.ticket_ops import TRIED_BEFORE_KEY, close_session_ticket
+from nodes.support.tried_fixes import FIXES, steps_tried, tried_fixes
+from nodes.support.tried_fixes import label as tried_label
 from nodes.support.updates import split_update
 
 if TYPE_CHECKING:
@@ -273,6 +275,14 @@ def start(state: SupportState, ctx: SupportContext, groups: frozenset[str] = fro
     os_note = f" for {OS_LABELS[flow['os']]}" if flow["os"] else ""
     os_note = f" for **{lists[0]}**" if lists else os_note
     whole = len(steps) <= SHOWN_WHOLE_STEPS
+    # the first steps do what the employee says they already tried ("I already restarted"): start after them
+    said_tried = tried_fixes(state["turn"]["query"])
+    skipped = 0 if whole or not said_tried else steps_tried(said_tried, steps)
+    if 0 < skipped < len(steps):
+        flow["steps"] = [s | {"outcome": "failed"} if i < skipped else s for i, s in enumerate(flow["steps"])]
+        flow["current"] = skipped
+    else:
+        skipped = 0
     if whole:  # the flow goes on from its last step: "it works" resolves it, "still broken" offers a ticket
         flow.update({"steps": _shown_whole(flow), "current": len(steps) - 1})
         if quoted := _quoted_whole(state, ctx, groups, steps):
@@ -280,6 +290,9 @@ def start(state: SupportState, ctx: SupportContext, groups: frozenset[str] = fro
     shown = f"Here are the {len(steps)} steps" if whole else f"I'll take you through {len(steps)} steps"
     lead = AFTER_ANSWER if _answered_before(state, source_chunk) else "Let's work through this together."
     intro = f"{lead} {shown}{os_note} from **{label(source_chunk)}** [1], in the order it gives them."
+    if skipped:
+        done = [tried_label(k) for k in said_tried if any(FIXES[k].step.search(steps[i]) for i in range(skipped))]
+        intro += " " + ALREADY_TRIED.format(fixes=" and ".join(done), n=skipped + 1)
     if lists[1:]:
         intro += " " + _others_note(lists[1:])
     if on_quoted := str(dict(source_chunk).get(ON_QUOTED_KEY) or ""):
@@ -402,6 +415,7 @@ def _mark(flow: Troubleshooting, outcome: str) -> list[TroubleshootingStep]:
     return steps
 
 
+ALREADY_TRIED = "You've already tried {fixes}, so we'll start at step {n}."
 OTHER_LISTS = "The article also has steps for {names}: open [1] to see them, or tell me which you use."
 OTHER_WAY = "The article also has another way, {names}: if this one doesn't work for you, we'll go on to it."
 OTHER_WAYS = "The article also has other ways ({names}): if this one doesn't work for you, we'll go on to the next."

@@ -90,3 +90,16 @@ def test_asking_how_to_report_a_phishing_mail_gets_the_reporting_steps_not_the_s
     reply = Chat(client).say("I got a strange email that looks like phishing, how do I report it?")
     assert cited(reply) == ("kb/reporting-phishing.html", "Report a suspicious message in Outlook")
     assert "Choose Report phishing" in reply["answer"]
+
+
+def test_what_to_do_about_a_phishing_mail_gets_the_reporting_steps_not_the_note_on_simulations(client):
+    reply = Chat(client).say("I got a phishing mail, what do I do?")
+    assert cited(reply) == ("kb/reporting-phishing.html", "Report a suspicious message in Outlook")
+    assert "Choose Report phishing" in reply["answer"]
+    assert "If you do not see the Report button" in reply["answer"]  # the fallback comes with the main steps
+
+
+def test_where_a_share_is_gets_the_table_of_shares_not_one_platforms_mount_command(client):
+    reply = Chat(client).say("where is the departments share?")
+    assert cited(reply)[0] == "kb/shared-drives.md" and "mount.cifs" not in reply["answer"]
+    assert r"\\files.brightwave.example\departments" in reply["answer"]
