@@ -75,6 +75,7 @@ _WHAT_TO_DO = re.compile(
 # terminal (mount.cifs)") is the answer for that platform only; one for everyone (the page's table of shares) that
 # matches about as well answers them
 UNASKED_PLATFORM = 0.03
+PLATFORM_ORDER_MARGIN = 0.12
 _ASKS_A_FACT = ("where", "what-is")
 _PREPARATION = re.compile(r"^(before|prior to|ahead of|in preparation for)\b", re.I)
 PROBLEM_STATEMENT_CHARS = 400  # of a problem statement read as its solution's heading
@@ -303,6 +304,37 @@ def _evidence(sections: list[Section], hits: dict[str, RetrievedChunk], query: s
         )
         for s, f, p in zip(sections, fits, paired)
     ]
+
+
+def _platform_of(section: Section) -> tuple[str, tuple[str, ...]]:
+    """The one platform a section's headings name, and the headings above the first that names it (the part of the
+    article whose sections are its platforms); ("", ()) when they name none or several."""
+    named = platforms(" ".join(section.path))
+    if len(named) != 1:
+        return "", ()
+    depth = next(i for i, heading in enumerate(section.path) if platforms(heading))
+    return next(iter(named)), tuple(section.path[:depth])
+
+
+def _first_platform(sections: list[Section], target: int, evidence: Sequence[float]) -> int:
+    """Asked with no platform named, of an article with the same task for several platforms ("Windows", "macOS",
+    "Linux (Ubuntu)"): the one the article gives first, unless the chosen one leads it by PLATFORM_ORDER_MARGIN — its
+    words may match a little better ("First connection on a new macOS laptop" for "connect"), which says nothing of
+    the employee's platform. The reply names the others ("If you're on macOS or Linux, tell me")."""
+    chosen, part = _platform_of(sections[target])
+    if not chosen:
+        return target
+    kind = sections[target].role in ACTIONABLE
+    rivals = [
+        i
+        for i, s in enumerate(sections)
+        if i < target
+        and (platform := _platform_of(s))[0] not in ("", chosen)
+        and platform[1] == part  # the same task's section for another platform, not another part's
+        and (s.role in ACTIONABLE) == kind
+        and evidence[i] >= evidence[target] - PLATFORM_ORDER_MARGIN
+    ]
+    return rivals[0] if rivals else target
 
 
 _CONDITIONAL = re.compile(r"^(?:if|when|in\s+case)\s+", re.I)
@@ -585,6 +617,8 @@ def choose_target(sections: list[Section], hits: Sequence[RetrievedChunk], qtype
                 key=lambda i: (-_shared_prefix(sections[i].path, near), wanted.index(sections[i].role), i),
             )
     target = _unless_conditional(sections, target, query)
+    if not platforms(query):
+        target = _first_platform(sections, target, evidence)
     if wanted and sections[target].reader == "admin":  # an employee's way, when the search found one too
         users = [  # found by the search itself: words shared with the question do not make a way the same fix
             i

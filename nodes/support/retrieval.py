@@ -20,13 +20,14 @@ from __future__ import annotations
 
 import logging
 import math
+import re
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence, cast
 
 from core.filters import SearchFilter, access_where, combine_where, fallback_where, primary_where, secondary_matches
-from core.lexicon import it_topics, platform_words, platforms
+from core.lexicon import is_troubleshooting, it_topics, platform_words, platforms
 from core.records import RetrievedChunk
 from core.text import Tokenizer
 
@@ -193,6 +194,32 @@ def prefer_title_match(ranking: Ranking, query: str, weight: float = TITLE_MATCH
         if shares[chunk["title"]] and names_a_page(chunk, headed):
             chunk["title_boost"] = round(1 + weight * shares[chunk["title"]], 4)
             ranking.scale(chunk, chunk["title_boost"])
+    return ranking.sort()
+
+
+# a question that asks how to do something, and names no fault: an article about a fault ("VPN Troubleshooting: Can't
+# Connect …") ranks behind one about doing it ("Connecting to the VPN") that its words match about as well
+PROBLEM_ARTICLE_FACTOR = 0.93
+_HOW_TO_ASK = re.compile(
+    r"\bhow\s+(?:do|can|should|would)\s+(?:i|we|you)\b|\bhow\s+to\b|^\W*(?:please\s+)?(?:set\s*up|install|configure)\b",
+    re.I,
+)
+_PROBLEM_TITLE = re.compile(
+    r"\b(?:troubleshoot\w*|can'?t|cannot|unable|not\s+working|doesn'?t|don'?t|won'?t|isn'?t|aren'?t|fails?|failed|"
+    r"failures?|errors?|problems?|issues?|missing|stuck|broken|crash\w*)\b",
+    re.I,
+)
+
+
+def prefer_task_articles(ranking: Ranking, query: str) -> Ranking:
+    """A how-to question that names no fault: passages of articles whose title names one (× PROBLEM_ARTICLE_FACTOR,
+    kept in `title_boost` so that the answer confidence reads the score without it)."""
+    if not ranking.chunks or not _HOW_TO_ASK.search(query) or is_troubleshooting(query):
+        return ranking
+    for chunk in ranking.chunks:
+        if _PROBLEM_TITLE.search(chunk["title"]):
+            chunk["title_boost"] = round(float(chunk.get("title_boost", 1.0)) * PROBLEM_ARTICLE_FACTOR, 4)
+            ranking.scale(chunk, PROBLEM_ARTICLE_FACTOR)
     return ranking.sort()
 
 
@@ -391,6 +418,7 @@ def search_chunks(
         ranking = prefer_named_topic(ranking, query)
         ranking = prefer_named_platform(ranking, query)
         ranking = prefer_title_match(ranking, query, config.title_match_weight)
+        ranking = prefer_task_articles(ranking, query)
         if config.aggregate_sections:
             ranking = aggregate_sections(
                 ranking, max_per_section=config.max_chunks_per_section, bonus=config.section_bonus

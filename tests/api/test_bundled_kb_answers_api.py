@@ -103,3 +103,11 @@ def test_where_a_share_is_gets_the_table_of_shares_not_one_platforms_mount_comma
     reply = Chat(client).say("where is the departments share?")
     assert cited(reply)[0] == "kb/shared-drives.md" and "mount.cifs" not in reply["answer"]
     assert r"\\files.brightwave.example\departments" in reply["answer"]
+
+
+def test_how_to_connect_to_the_vpn_gets_the_setup_guide_first_platform_not_the_troubleshooting(client):
+    chat = Chat(client)
+    reply = chat.say("how do I connect to the vpn")
+    assert cited(reply) == ("kb/vpn-setup.md", "Windows")
+    assert "If you're on Linux or macOS, tell me." in reply["answer"]
+    assert cited(chat.say("I'm on a mac")) == ("kb/vpn-setup.md", "macOS")

@@ -18,6 +18,7 @@ from nodes.support.retrieval import (
     fuse,
     prefer_named_platform,
     prefer_named_topic,
+    prefer_task_articles,
     prefer_title_match,
     search_chunks,
     title_match,
@@ -436,3 +437,19 @@ def test_an_unloadable_reranker_is_a_clear_start_up_error(tmp_path):
 
     with pytest.raises(RerankerUnavailable, match="DESKMATE_RERANKER_MODEL"):
         CrossEncoderReranker(str(tmp_path / "no-such-model"))
+
+
+def test_a_how_to_question_ranks_an_article_about_a_fault_behind_one_about_the_task():
+    fault = chunk("click Connect again", title="VPN troubleshooting: can't connect", score=0.62, doc_id="d1")
+    task = chunk("type the gateway and click Connect", title="Connecting to the VPN", score=0.60, doc_id="d2")
+    out = prefer_task_articles(ranking(fault, task), "how do I connect to the vpn").chunks
+    assert [c["doc_id"] for c in out] == ["d2", "d1"]
+    assert out[1]["title_boost"] == pytest.approx(0.93)  # the answer confidence reads the score without it
+
+
+def test_a_question_that_names_a_fault_keeps_the_troubleshooting_article_first():
+    fault = chunk("click Connect again", title="VPN troubleshooting: can't connect", score=0.62, doc_id="d1")
+    task = chunk("type the gateway and click Connect", title="Connecting to the VPN", score=0.60, doc_id="d2")
+    for question in ("the vpn won't connect", "how do I fix the vpn error 412"):
+        out = prefer_task_articles(ranking(fault, task), question).chunks
+        assert [c["doc_id"] for c in out] == ["d1", "d2"] and "title_boost" not in out[0]
