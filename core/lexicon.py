@@ -110,6 +110,8 @@ IT_TOPICS: dict[str, re.Pattern[str]] = {
         "laptop": r"\b(laptop|computer|pc|desktop|disk|storage|hard drive|ssd|slow|battery|screen|monitor|keyboard|mouse)\b",
         "phone": r"\b(phone|mobile|iphone|android|tablet|ipad|intune)\b",
         "browser": r"\b(browser|certificate|chrome|edge|firefox|safari|website)\b",
+        # the IT team itself: "IT" in capitals is the department, never the pronoun ("how do I contact IT")
+        "service desk": r"\b(service ?desk|help ?desk|tech(?:nical)? support|(?-i:IT)(?!['’]))\b",
     }.items()
 }
 

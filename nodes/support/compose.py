@@ -77,6 +77,15 @@ _WHAT_TO_DO = re.compile(
 UNASKED_PLATFORM = 0.03
 PLATFORM_ORDER_MARGIN = 0.12
 _ASKS_A_FACT = ("where", "what-is")
+# "when is the service desk open?", "what time does the backup run?": a section whose heading names times ("Service
+# desk hours", "Maintenance schedule") answers ahead of one whose words match as well
+WHEN_WEIGHT = 0.2
+_ASKS_WHEN = re.compile(
+    r"^\W*(?:when|until\s+when|what\s+time)\s+(?:is|are|does|do|will|can|should|shall|would)\b|"
+    r"\bopening\s+(?:hours|times)\b",
+    re.I,
+)
+_TIME_HEADING = re.compile(r"\b(?:hours|times|timings?|schedules?|opening|availability|dates|deadlines?|when)\b", re.I)
 _PREPARATION = re.compile(r"^(before|prior to|ahead of|in preparation for)\b", re.I)
 PROBLEM_STATEMENT_CHARS = 400  # of a problem statement read as its solution's heading
 SEQUENTIAL = re.compile(r"^(step|phase|part)\s*([0-9]+|[ivx]+)\b", re.I)
@@ -568,6 +577,8 @@ def choose_target(sections: list[Section], hits: Sequence[RetrievedChunk], qtype
     evidence = _evidence(sections, by_id, query)
     if asked := _asked_action(query):  # "how do I report it?": the section headed "Report a suspicious message"
         evidence = [e + (ACTION_WEIGHT if _heading_action(s) == asked else 0.0) for e, s in zip(evidence, sections)]
+    if _ASKS_WHEN.search(query):  # "when is the service desk open?": the section headed for times ("… hours")
+        evidence = [e + (WHEN_WEIGHT if _TIME_HEADING.search(s.heading) else 0.0) for e, s in zip(evidence, sections)]
     if _WHAT_TO_DO.search(query):  # steps asked for: a section of steps ahead of a note that matches as well
         evidence = [e + (WHAT_TO_DO_WEIGHT if s.role in ACTIONABLE else 0.0) for e, s in zip(evidence, sections)]
     evidence = _for_the_device(evidence, sections, query)

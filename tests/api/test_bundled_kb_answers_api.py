@@ -111,3 +111,15 @@ def test_how_to_connect_to_the_vpn_gets_the_setup_guide_first_platform_not_the_t
     assert cited(reply) == ("kb/vpn-setup.md", "Windows")
     assert "If you're on Linux or macOS, tell me." in reply["answer"]
     assert cited(chat.say("I'm on a mac")) == ("kb/vpn-setup.md", "macOS")
+
+
+def test_how_to_contact_it_is_answered_from_the_contact_page_not_asked_which_app(client):
+    reply = Chat(client).say("how do I contact IT")
+    assert cited(reply) == ("kb/contact-it-service-desk.pdf", "How to contact the service desk")
+    assert "ext. 4357" in reply["answer"]
+
+
+def test_when_the_service_desk_is_open_gets_its_hours(client):
+    reply = Chat(client).say("when is the service desk open")
+    assert cited(reply) == ("kb/contact-it-service-desk.pdf", "Service desk hours")
+    assert "07:30 to 19:00" in reply["answer"]

@@ -70,3 +70,12 @@ def test_a_problem_word_inside_another_word_is_no_problem():
         assert not is_troubleshooting(text), text
     for text in ("I can't log in", "Outlook hangs on start", "the printer jammed", "calls keep getting dropped"):
         assert is_troubleshooting(text), text
+
+
+def test_it_in_capitals_is_the_it_team_and_the_pronoun_is_not():
+    from core.lexicon import it_topics
+
+    assert it_topics("how do I contact IT") == ["service desk"]
+    assert "service desk" in it_topics("call the service desk") and "service desk" in it_topics("the helpdesk")
+    for message in ("it is broken", "does it support dark mode", "IT'S BROKEN AGAIN"):
+        assert "service desk" not in it_topics(message)
