@@ -235,6 +235,7 @@ def test_a_tab_with_headings_of_its_own_is_a_heading_level_and_a_named_platform_
         doc = next(d for d in client.get("/documents").json()["documents"] if d["source"].endswith("desktop-app.md"))
         sections = [s["section"] for s in client.get(f"/documents/{doc['id']}/sections").json()["sections"]]
         reply = ask(client, "how do I install the desktop app on windows")
+        mac = ask(client, "how do I install the desktop app on my mac")
     assert "Install the latest release > Mac > Disk image (recommended)" in sections
     assert "Install the latest release > Windows > Offline installer (for machines without internet)" in sections
     assert not any(s.endswith(("Mac", "Windows", "Linux")) for s in sections)  # no label glued to a section
@@ -243,6 +244,9 @@ def test_a_tab_with_headings_of_its_own_is_a_heading_level_and_a_named_platform_
     assert "QuillnoteSetup.exe" in body and "quillnote-x64.msi" in body
     for other in ("Launchpad", "brew", "apt install", "AppImage", "Trash"):  # no other platform's step
         assert other not in body, (other, body)
+    assert mac["sources"][0]["section"].startswith("Install the latest release > Mac > "), mac["sources"]
+    body = mac["answer"].split("\nSources:")[0]
+    assert "Launchpad" in body and "QuillnoteSetup.exe" not in body and "apt install" not in body
 
 
 def test_with_no_platform_named_a_tabbed_install_page_walks_one_platforms_steps_and_names_the_others(serve, tmp_path):
