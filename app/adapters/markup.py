@@ -15,7 +15,19 @@ import re
 from dataclasses import dataclass
 from typing import Mapping
 
-from app.adapters.markup_rules import NOTE_LABELS, RULES, RULES_BY_NAME, MarkupRule, image_text, note_label
+from app.adapters.markup_rules import (
+    NOTE_LABELS,
+    RULES,
+    RULES_BY_NAME,
+    TAB_MARK,
+    MarkupRule,
+    brace_tab_label,
+    image_text,
+    note_label,
+    tab_end,
+    tab_marker,
+    tab_open,
+)
 
 MAX_DIRECTIVE_DEPTH = 8  # notes inside notes inside …; deeper ones keep their content, unlabelled
 MAX_FRONT_MATTER_LINES = 500
@@ -248,10 +260,13 @@ def _apply_block(
 ) -> tuple[int, list[str]]:
     """(lines consumed from `index`, lines written) for one directive."""
     indent = match.groupdict().get("indent") or ""
+    title = (match.groupdict().get("title") or "").strip()
     if rule.body == "indented":
         body, end = _indented_body(lines, index, _indent_width(indent))
     elif index in pairs:
         body, end = _dedent(lines[index + 1 : pairs[index]], _indent_width(indent)), pairs[index] + 1
+    elif rule.action == "tab" and title:
+        return 1, ["", f"{indent}{title}", ""]  # a tab nobody closes: its label names what follows
     else:
         return 1, []  # an opener nobody closes: only the directive line goes
     consumed = end - index
@@ -262,9 +277,12 @@ def _apply_block(
         language = (match.groupdict().get("lang") or "").strip()
         return consumed, ["", f"{indent}{fence}{language}", *(f"{indent}{b}" for b in body), f"{indent}{fence}", ""]
     if rule.action == "content":
-        title = (match.groupdict().get("title") or "").strip()
         head = ["", f"{indent}{title}", ""] if title else [""]
         return consumed, [*head, *(f"{indent}{b}" if b.strip() else "" for b in _nested(body, depth)), ""]
+    if rule.action == "tab":
+        return consumed, _tab(indent, title, body, depth)
+    if rule.action == "tabs":
+        return consumed, _brace_tabs(indent, body, depth)
     kind, title, body = _note_kind_and_title(rule, match, body)
     nested = _nested(body, depth)
     out = [f"{indent}> [!{kind.upper()}]" + (f" {title}" if title else "")]
@@ -272,6 +290,29 @@ def _apply_block(
         out.append(f"{indent}>")
     out += [f"{indent}> {b}" if b.strip() else f"{indent}>" for b in nested]
     return consumed, ["", *out, ""]
+
+
+def _tab(indent: str, label: str, body: list[str], depth: int) -> list[str]:
+    """A tab between its marker lines, which `resolve_tabs` reads (a tab with no label is its content alone)."""
+    content = [f"{indent}{b}" if b.strip() else "" for b in _nested(body, depth)]
+    if not label:
+        return ["", *content, ""]
+    return [tab_open(indent, label), "", *content, "", tab_end(indent)]
+
+
+def _brace_tabs(indent: str, body: list[str], depth: int) -> list[str]:
+    """`{start_tabs}`'s body: each `{tab|…}` line begins a tab that the next one, or the end, ends."""
+    tab_line = RULES_BY_NAME["brace-tab"].pattern
+    out: list[str] = []
+    label, content = "", []
+    for line, in_code in zip(body, fenced_code_lines(body)):
+        found = None if in_code else tab_line.match(line)
+        if found is None:
+            content.append(line)
+            continue
+        out += _tab(indent, label, content, depth)
+        label, content = brace_tab_label(found.group("label")), []
+    return [*out, *_tab(indent, label, content, depth)]
 
 
 def _nested(body: list[str], depth: int) -> list[str]:
@@ -323,11 +364,95 @@ def rewrite_lines(lines: list[str], depth: int = 0) -> list[str]:
     return out
 
 
+# --- tabs: a label line, or a heading level of its own ----------------------------------------------
+_ATX_HEADING = re.compile(r"^(?P<indent> {0,3})(?P<hashes>#{1,6})(?=[ \t]|$)")
+_UNDERLINE = re.compile(r"^ {0,3}(?P<marks>=+|-+)[ \t]*$")
+_NOT_PARAGRAPH = re.compile(r"^[ \t]*(?:$|[-*+>#]|\d{1,9}[.)])")  # no text an underline could make a heading
+
+
+def _tab_group(first: int, lines: list[str], markers: list, ends: dict[int, int]) -> list[int]:
+    """The tabs shown side by side with the one opening on line `first`: each next one opens right after the
+    last one's end (blank lines between), at the same indent."""
+    group = [first]
+    while group[-1] in ends:
+        at = ends[group[-1]] + 1
+        while at < len(lines) and not lines[at].strip():
+            at += 1
+        marker = markers[at] if at < len(lines) else None
+        if marker is None or marker[1] is None or marker[0] != markers[first][0]:
+            break
+        group.append(at)
+    return group
+
+
+def resolve_tabs(lines: list[str]) -> list[str]:
+    """Tabs as a reader gets them. Each tab's label names what sits in it: a label line above a tab's list (a
+    walkthrough takes the list the employee names), or — when the content of a tab has headings of its own
+    ("#### Disk image", "#### Homebrew") — a heading of the level between the enclosing heading and those, for
+    every tab of the group, whose headings move one level down when they need to: "Install > macOS > Disk image"
+    is a section that says which platform it is for, and the label never ends the section above it."""
+    if not any(TAB_MARK in line for line in lines):
+        return lines
+    markers = [tab_marker(line) if TAB_MARK in line else None for line in lines]
+    code = fenced_code_lines(lines)
+    ends: dict[int, int] = {}  # a tab's opening marker line → its closing one
+    opened: list[int] = []
+    for index, marker in enumerate(markers):
+        if marker is not None and marker[1] is not None:
+            opened.append(index)
+        elif marker is not None and opened:
+            ends[opened.pop()] = index
+    shift = [0] * len(lines)  # levels each heading moves down
+    heading_level: dict[int, int] = {}  # a tab that is a heading → its level
+    group_end: dict[int, int] = {}  # the closing marker of a group of headed tabs → the level the group is under
+    decided: set[int] = set()
+    level = 1  # the heading the text so far is under (the title's before any)
+    out: list[str] = []
+    for index, line in enumerate(lines):
+        marker = markers[index]
+        if marker is not None:
+            indent, label = marker
+            if label is None:  # a tab's end
+                out.append("")
+                level = group_end.get(index, level)
+                continue
+            if index not in decided:
+                group = _tab_group(index, lines, markers, ends)
+                decided.update(group)
+                last = ends.get(group[-1])
+                levels = [
+                    len(found.group("hashes")) + shift[at]
+                    for at in range(index, last if last is not None else index)
+                    if not code[at] and markers[at] is None and (found := _ATX_HEADING.match(lines[at]))
+                ]
+                if last is not None and levels and level < 6 and _indent_width(indent) <= 3:
+                    down = max(0, level + 2 - min(levels))
+                    for at in range(index, last + 1):
+                        shift[at] += down
+                    heading_level.update((tab, level + 1) for tab in group)
+                    group_end[last] = level
+            if index in heading_level:
+                level = heading_level[index]
+                out += ["", f"{'#' * level} {label}", ""]
+            else:
+                out += ["", f"{indent}{label}", ""]
+            continue
+        if not code[index]:
+            if found := _ATX_HEADING.match(line):
+                moved = min(6, len(found.group("hashes")) + shift[index])
+                line = f"{found.group('indent')}{'#' * moved}{line[found.end() :]}"
+                level = moved
+            elif (underline := _UNDERLINE.match(line)) and out and not _NOT_PARAGRAPH.match(out[-1]):
+                level = 1 if underline.group("marks")[0] == "=" else 2
+        out.append(line)
+    return out
+
+
 def normalise_source(text: str) -> tuple[str, str]:
     """(the text as plain CommonMark, the front matter's title or "")."""
-    text = text.lstrip("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
+    text = text.lstrip("\ufeff").replace("\r\n", "\n").replace("\r", "\n").replace(TAB_MARK, "")
     lines, title = split_front_matter(text.split("\n"))
-    return "\n".join(rewrite_lines(lines)), title
+    return "\n".join(resolve_tabs(rewrite_lines(lines))), title
 
 
 # --- inline Markdown → text ------------------------------------------------------------------------

@@ -9,13 +9,19 @@ app/adapters/markup.py runs this table; tests/unit/test_markup_rules.py runs eve
 Stages, in the order they run:
 - `block` — a directive line and its body (indented, or up to a closing line) becomes CommonMark:
   a labelled note (`> [!NOTE]` form, which the readers label), a fenced code block, its content
-  alone, or nothing;
+  alone, a tab (its label and its content: see "tabs" below), or nothing;
 - `line`  — a whole line is dropped (`import …`, `:::zone-end:::`) or rewritten (`## [Linux](#tab/linux)`);
 - `paragraph` — a paragraph opening with an alert marker (`[!WARNING]`) is labelled ("Warning: …");
 - `text` — inside a paragraph's text (entities, reStructuredText roles).
 
 Each row: `matches` must match its pattern, `not_matches` must not; `renders` are (source, text a reader
 gets) pairs run through the whole Markdown parser.
+
+Tabs (one per platform, browser or way: brace `{tab|mac}`, MkDocs `=== "macOS"`, Docusaurus `<TabItem>`, Hugo
+`{{< tab >}}`, GitBook `{% tab %}`) leave their label and their end as marker lines, which the engine's last
+pass reads (markup.py `resolve_tabs`): a tab whose content has headings of its own ("#### Disk image") becomes a
+heading level between the enclosing heading and those ("Install > macOS > Disk image"), as does every tab beside
+it; a tab without headings keeps its label as the line that names the list below it.
 """
 
 from __future__ import annotations
@@ -34,7 +40,7 @@ class MarkupRule:
     family: str
     stage: Stage
     pattern: re.Pattern[str]
-    # block: note | code | content | drop;  line: drop | replace;  paragraph: label;  text: replace
+    # block: note | code | content | tab | tabs | drop;  line: drop | replace;  paragraph: label;  text: replace
     action: str
     matches: tuple[str, ...]
     not_matches: tuple[str, ...]
@@ -130,10 +136,6 @@ def _docfx_image(match: re.Match[str]) -> str:
     return image_text(attributes.get("alt-text", ""), attributes.get("type", "content"))
 
 
-def _jsx_tab_label(match: re.Match[str]) -> str:
-    return f"\n{match.group('indent')}{match.group('label')}\n"
-
-
 def _rst_role(match: re.Match[str]) -> str:
     return match.group("text").strip()
 
@@ -149,8 +151,45 @@ def _humanise(token: str) -> str:
     return words[:1].upper() + words[1:]
 
 
+# --- tabs: their labels and the marker lines the engine's last pass reads --------------------------
+TAB_MARK = "\x1d"  # a control character no document keeps (normalise_source removes it from the input)
+_TAB_OPEN = TAB_MARK + "+"
+_TAB_END = TAB_MARK + "-"
+
+
+def tab_open(indent: str, label: str) -> str:
+    """The marker line where a tab labelled `label` begins."""
+    return f"{indent}{_TAB_OPEN}{' '.join(label.split())}"
+
+
+def tab_end(indent: str) -> str:
+    """The marker line where a tab ends."""
+    return f"{indent}{_TAB_END}"
+
+
+def tab_marker(line: str) -> tuple[str, str | None] | None:
+    """(indent, label) of a tab's opening marker line, (indent, None) of its closing one; None for other lines."""
+    at = line.find(TAB_MARK)
+    if at < 0 or line[:at].strip():
+        return None
+    rest = line[at:]
+    if rest.startswith(_TAB_OPEN):
+        return line[:at], rest[len(_TAB_OPEN) :]
+    return (line[:at], None) if rest.rstrip() == _TAB_END else None
+
+
+# platform names a tab token writes in lower case ("{tab|ios}"); other tokens read as words ("desktop-web"), and
+# "{tab|mac}" stays "Mac", the word employees use ("on my mac" finds it)
+_PLATFORM_SPELLINGS = {"macos": "macOS", "ios": "iOS", "ipados": "iPadOS", "chromeos": "ChromeOS"}
+
+
+def brace_tab_label(token: str) -> str:
+    """A brace tab's label as a reader sees it: "ios" → "iOS", "desktop-web" → "Desktop web"."""
+    return _PLATFORM_SPELLINGS.get(token.lower()) or _humanise(token)
+
+
 def _brace_tab_label(match: re.Match[str]) -> str:
-    return f"\n{match.group('indent')}{_humanise(match.group('label'))}\n"
+    return f"\n{match.group('indent')}{brace_tab_label(match.group('label'))}\n"
 
 
 def _brace_macro(match: re.Match[str]) -> str:
@@ -313,12 +352,13 @@ RULES: tuple[MarkupRule, ...] = (
     ),
     MarkupRule(
         # Material's content tabs: one tab per platform or app, its content indented under `=== "Label"`; the
-        # label stays as the line that names the list below it (a walkthrough takes the list the employee names)
+        # label stays as the line that names the list below it (a walkthrough takes the list the employee names),
+        # or becomes a heading when the tab's content has headings
         "mkdocs-content-tab",
         "mkdocs",
         "block",
         re.compile(r"^(?P<indent>[ \t]*)===[!+]?[ \t]+\"(?P<title>[^\"\n]*)\"[ \t]*$"),
-        "content",
+        "tab",
         body="indented",
         matches=('=== "Windows"', '===+ "macOS"', '===! "Desktop app"', '    === "Linux"'),
         not_matches=("===", "=== Windows", 'a === "b"', "========"),
@@ -328,6 +368,12 @@ RULES: tuple[MarkupRule, ...] = (
                 '=== "macOS"\n\n    1. Open **Connect** from Launchpad.\n',
                 "## Connect\n\nWindows\n\n1. Open Connect from Start.\n2. Click Sign in.\n\nmacOS\n\n"
                 "1. Open Connect from Launchpad.",
+            ),
+            (
+                '## Install\n\n=== "Windows"\n\n    #### Installer\n\n    1. Run setup.exe.\n\n'
+                '    #### Store\n\n    1. Open the Store.\n\n=== "macOS"\n\n    1. Open the disk image.\n\n## Next\n',
+                "## Install\n\n### Windows\n\n#### Installer\n\n1. Run setup.exe.\n\n#### Store\n\n1. Open the Store.\n\n"
+                "### macOS\n\n1. Open the disk image.\n\n## Next",
             ),
         ),
     ),
@@ -438,22 +484,32 @@ RULES: tuple[MarkupRule, ...] = (
         renders=(("export const meta = {title: 'x'};\n\nText.\n", "Text."),),
     ),
     MarkupRule(
+        # a tab of <Tabs>, up to its </TabItem> (one never closed keeps its label line)
         "jsx-tab-item",
         "mdx",
-        "line",
+        "block",
         re.compile(
-            r"^(?P<indent>[ \t]*)<TabItem\b(?:[^<>\"'\n]|" + _Q + r")*?\blabel=[\"'](?P<label>[^\"'\n]+)[\"']"
+            r"^(?P<indent>[ \t]*)<TabItem\b(?:[^<>\"'\n]|" + _Q + r")*?\blabel=[\"'](?P<title>[^\"'\n]+)[\"']"
             r"(?:[^<>\"'\n]|" + _Q + r")*>[ \t]*$"
         ),
-        "replace",
-        replacement=_jsx_tab_label,
+        "tab",
+        body="closer",
+        closer=r"^[ \t]*</TabItem>[ \t]*$",
         matches=('<TabItem value="win" label="Windows">', "  <TabItem label='macOS' default>"),
-        not_matches=('<TabItem value="win">', '<Tabs groupId="os">'),
+        not_matches=('<TabItem value="win">', '<Tabs groupId="os">', "</TabItem>"),
         renders=(
             (
                 '<Tabs>\n<TabItem value="mac" label="macOS">\n\nOpen Finder.\n\n</TabItem>\n</Tabs>\n',
                 "macOS\n\nOpen Finder.",
             ),
+            (
+                '## Install\n\n<Tabs>\n  <TabItem value="win" label="Windows">\n\n  ### Installer\n\n  1. Run setup.exe.\n\n'
+                '  </TabItem>\n  <TabItem value="mac" label="macOS">\n\n  ### Disk image\n\n  1. Open the disk image.\n\n'
+                "  </TabItem>\n</Tabs>\n",
+                "## Install\n\n### Windows\n\n#### Installer\n\n1. Run setup.exe.\n\n### macOS\n\n#### Disk image\n\n"
+                "1. Open the disk image.",
+            ),
+            ('<TabItem value="mac" label="macOS">\n\nOpen Finder.\n', "macOS\n\nOpen Finder."),
         ),
     ),
     MarkupRule(
@@ -530,7 +586,8 @@ RULES: tuple[MarkupRule, ...] = (
         ),
     ),
     MarkupRule(
-        # a tab of a tabs shortcode: its label stays as the line that names the list below it
+        # a tab of a tabs shortcode: its label stays as the line that names the list below it (a heading when the
+        # tab's content has headings)
         "hugo-tab",
         "hugo",
         "block",
@@ -538,7 +595,7 @@ RULES: tuple[MarkupRule, ...] = (
             r"^(?P<indent>[ \t]*)\{\{[<%][ \t]*(?P<name>tab)[ \t]+(?:(?:name|title|header)[ \t]*=[ \t]*)?"
             r"[\"'](?P<title>[^\"'\n]+)[\"'][^}\n]*?[>%]\}\}[ \t]*$"
         ),
-        "content",
+        "tab",
         body="closer",
         closer=r"^[ \t]*\{{\{{[<%][ \t]*/{name}[ \t]*[>%]\}}\}}[ \t]*$",
         matches=('{{< tab "Windows" >}}', '{{< tab name="macOS" >}}', "{{% tab title='Linux' %}}"),
@@ -548,6 +605,11 @@ RULES: tuple[MarkupRule, ...] = (
                 '{{< tabs >}}\n{{< tab "Windows" >}}\n1. Open Start.\n2. Click Connect.\n{{< /tab >}}\n'
                 '{{< tab name="macOS" >}}\n1. Open Launchpad.\n{{< /tab >}}\n{{< /tabs >}}\n',
                 "Windows\n\n1. Open Start.\n2. Click Connect.\n\nmacOS\n\n1. Open Launchpad.",
+            ),
+            (
+                '# Install\n\n{{< tabs >}}\n{{< tab "Windows" >}}\n## Installer\n1. Run setup.exe.\n{{< /tab >}}\n'
+                '{{< tab "Linux" >}}\n1. Run apt install.\n{{< /tab >}}\n{{< /tabs >}}\n',
+                "# Install\n\n## Windows\n\n### Installer\n\n1. Run setup.exe.\n\n## Linux\n\n1. Run apt install.",
             ),
         ),
     ),
@@ -592,12 +654,13 @@ RULES: tuple[MarkupRule, ...] = (
         renders=(('{% hint style="warning" %}\nBack up first.\n{% endhint %}\n', "Warning: Back up first."),),
     ),
     MarkupRule(
-        # a tab of a tabs block: its label stays as the line that names the list below it
+        # a tab of a tabs block: its label stays as the line that names the list below it (a heading when the tab's
+        # content has headings)
         "gitbook-tab",
         "gitbook",
         "block",
         re.compile(r"^(?P<indent>[ \t]*)\{%[ \t]*tab[ \t]+title=[\"'](?P<title>[^\"'\n]+)[\"'][ \t]*%\}[ \t]*$"),
-        "content",
+        "tab",
         body="closer",
         closer=r"^[ \t]*\{{%[ \t]*endtab[ \t]*%\}}[ \t]*$",
         matches=('{% tab title="Windows" %}', "{% tab title='macOS' %}"),
@@ -607,6 +670,13 @@ RULES: tuple[MarkupRule, ...] = (
                 '{% tabs %}\n{% tab title="Windows" %}\n1. Open Start.\n{% endtab %}\n'
                 '{% tab title="macOS" %}\n1. Open Launchpad.\n{% endtab %}\n{% endtabs %}\n',
                 "Windows\n\n1. Open Start.\n\nmacOS\n\n1. Open Launchpad.",
+            ),
+            (
+                '## Install\n\nPick yours.\n\n{% tabs %}\n{% tab title="Windows" %}\n#### Installer\n1. Run setup.exe.\n'
+                '{% endtab %}\n{% tab title="macOS" %}\n#### Disk image\n1. Open the disk image.\n{% endtab %}\n'
+                "{% endtabs %}\n",
+                "## Install\n\nPick yours.\n\n### Windows\n\n#### Installer\n\n1. Run setup.exe.\n\n### macOS\n\n"
+                "#### Disk image\n\n1. Open the disk image.",
             ),
         ),
     ),
@@ -633,6 +703,31 @@ RULES: tuple[MarkupRule, ...] = (
         matches=("{!missing.md!}", "    {!include/tip.md!}"),
         not_matches=("{start_tabs}", "Type {!x.md!} here"),
         renders=(("Intro.\n\n{!missing.md!}\n", "Intro."),),
+    ),
+    MarkupRule(
+        # `{start_tabs}` … `{end_tabs}`: each `{tab|…}` inside begins a tab that the next one (or the end) ends
+        "brace-tabs",
+        "brace",
+        "block",
+        re.compile(r"^(?P<indent>[ \t]*)\{start_tabs\}[ \t]*$"),
+        "tabs",
+        body="closer",
+        closer=r"^[ \t]*\{{end_tabs\}}[ \t]*$",
+        matches=("{start_tabs}", "  {start_tabs}"),
+        not_matches=("{end_tabs}", "{tab|mobile}", "Use {start_tabs} in a page"),
+        renders=(
+            (
+                "## Install the app\n\n{start_tabs}\n\n{tab|mac}\n\n#### Disk image\n\n1. Open the disk image.\n\n"
+                "#### Homebrew\n\n1. Run brew install.\n\n{tab|windows}\n\n1. Run setup.exe.\n\n{end_tabs}\n",
+                "## Install the app\n\n### Mac\n\n#### Disk image\n\n1. Open the disk image.\n\n#### Homebrew\n\n"
+                "1. Run brew install.\n\n### Windows\n\n1. Run setup.exe.",
+            ),
+            (
+                "## Mute\n\nMute it.\n\n{start_tabs}\n\n{tab|desktop-web}\n\n1. Click Mute.\n\n{tab|mobile}\n\n"
+                "1. Tap Mute.\n\n{end_tabs}\n",
+                "## Mute\n\nMute it.\n\nDesktop web\n\n1. Click Mute.\n\nMobile\n\n1. Tap Mute.",
+            ),
+        ),
     ),
     MarkupRule(
         "brace-tabs-marker",

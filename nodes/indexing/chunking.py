@@ -112,7 +112,13 @@ def merge_small_parents(sections: list[Section], count: TokenCounter) -> list[Se
     carry: Section | None = None
     for section in sections:
         if carry is not None:
-            if section.path[: len(carry.path)] == carry.path and len(section.path) > len(carry.path):
+            # (not into a subsection for one OS when the parent is for none: "Install > macOS > Disk image" would
+            # take the page's introduction with it, and a Windows user would never read it)
+            if (
+                section.path[: len(carry.path)] == carry.path
+                and len(section.path) > len(carry.path)
+                and detect_os_in_path(section.path) == detect_os_in_path(carry.path)
+            ):
                 section = Section(path=section.path, lines=carry.lines + section.lines)
             else:
                 merged.append(carry)

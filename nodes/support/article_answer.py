@@ -226,6 +226,13 @@ def read_target(
     return ArticleReading(article, usable, target, qtype, other_os)
 
 
+def target_for_os(reading: ArticleReading, os_name: str, query: str) -> Target:
+    """The part of the read article that answers for another OS than the one its target is for: the same choice,
+    among the article's sections for that OS and for none."""
+    chunks = [c for c in reading.chunks if fits_os(c, os_name)]
+    return choose_target(article_sections(chunks), _scored_hits(reading.article), reading.qtype, query)  # type: ignore[arg-type]
+
+
 class Reading:
     """The best article read for one step of a node (`read_target` when it answers the message, else None), read once
     however many of the step's functions ask: a node's state does not change while it runs."""

@@ -24,7 +24,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Iterable, Literal, Sequence
 
-from core.lexicon import is_troubleshooting, is_wish, platforms
+from core.lexicon import OS_LABELS, is_troubleshooting, is_wish, platforms
 from core.readers import is_admin
 from core.records import RetrievedChunk
 from core.roles import ACTIONABLE, clean_heading, heading_role, section_role
@@ -576,7 +576,7 @@ def choose_target(sections: list[Section], hits: Sequence[RetrievedChunk], qtype
     by_id = {h["chunk_id"]: h for h in hits}
     evidence = _evidence(sections, by_id, query)
     if asked := _asked_action(query):  # "how do I report it?": the section headed "Report a suspicious message"
-        evidence = [e + (ACTION_WEIGHT if _heading_action(s) == asked else 0.0) for e, s in zip(evidence, sections)]
+        evidence = [e + (ACTION_WEIGHT if asked in _heading_actions(s) else 0.0) for e, s in zip(evidence, sections)]
     if _ASKS_WHEN.search(query):  # "when is the service desk open?": the section headed for times ("… hours")
         evidence = [e + (WHEN_WEIGHT if _TIME_HEADING.search(s.heading) else 0.0) for e, s in zip(evidence, sections)]
     if _WHAT_TO_DO.search(query):  # steps asked for: a section of steps ahead of a note that matches as well
@@ -647,7 +647,7 @@ def choose_target(sections: list[Section], hits: Sequence[RetrievedChunk], qtype
     unit, alternatives, for_it_team = _choose_unit(
         scope or sections, _unit_prefix(sections, target, wanted), by_id, query, sections[target]
     )
-    unit = unit or [sections[target]]
+    unit = _one_os(unit or [sections[target]], sections[target], query)
     statement = sections[problem] if problem is not None else None
     matches = _symptom_line(sections, query, statement) if qtype == "fix" and unit[0].role in ACTIONABLE else ""
     # the article's own chunk (with its audience and metadata), scored as the search scored it
@@ -658,6 +658,25 @@ def choose_target(sections: list[Section], hits: Sequence[RetrievedChunk], qtype
     return Target(
         unit, alternatives, matches, anchor, for_it_team, passage_on_quoted(unit, query), retirement_notice(sections)
     )
+
+
+def _section_os(section: Section) -> str:
+    return next((c["os"] for c in section.chunks if c.get("os")), "")
+
+
+def _one_os(unit: list[Section], chosen: Section, query: str) -> list[Section]:
+    """A unit holding one part per operating system ("Install > macOS > Disk image", "Install > Windows > Web
+    installer": a page's tabs), for an employee whose OS is not known: the part for the OS the message names as an
+    employee would ("on my PC"), else for the OS of the section that answers best (else the article's first),
+    with what is for no OS; the reply names the others to ask for. The steps of every OS in a row would walk a
+    Windows user through the Mac's."""
+    systems = [_section_os(s) for s in unit]
+    if len(set(systems) - {""}) < 2:
+        return unit
+    labels = {OS_LABELS.get(o, o): o for o in systems if o}
+    asked = named_labels(list(labels), query)
+    keep = labels[asked[0]] if len(asked) == 1 else _section_os(chosen) or next(o for o in systems if o)
+    return [s for s, o in zip(unit, systems) if o in ("", keep)]
 
 
 DEVICE_MISMATCH = 0.5  # a section headed for the other kind of device than the one asked about weighs this much
@@ -684,13 +703,25 @@ def _asked_action(query: str) -> str:
     return next(iter(terms), "")
 
 
-def _heading_action(section: Section) -> str:
+def _heading_action(heading: str) -> str:
     """The stem of the verb an instruction heading opens with ("Report a suspicious message" → report)."""
-    if section.role not in ACTIONABLE or not section.heading:
-        return ""
-    first = clean_heading(section.heading).split(" ", 1)[0]
+    first = clean_heading(heading).split(" ", 1)[0]
     terms = question_terms(first) if first and not first.lower().endswith("ing") else frozenset()
     return next(iter(terms), "")
+
+
+def _heading_actions(section: Section) -> set[str]:
+    """The verbs the instruction section is headed with: its own heading's, and — up through headings that only name
+    a platform or a way ("Windows", "Web installer") — the one above them ("Install the latest release > Windows >
+    Web installer" installs)."""
+    if section.role not in ACTIONABLE or not section.heading:
+        return set()
+    actions = set()
+    for heading in reversed(section.path):
+        actions.add(_heading_action(heading))
+        if heading_role(heading) is not None:
+            break
+    return actions - {""}
 
 
 def _answers_itself(section: Section) -> bool:
@@ -834,7 +865,13 @@ def _step_lists(target: Target, lead_ins: set[int] | None = None) -> tuple[list[
     labels: list[str] = []  # short lines since the last step: the name of the list that starts next
     named: dict[int, str] = {}  # the first step of each labelled list, and its label
     colon = False  # the nearest label line ends in a colon
-    for line in target_lines(target):
+    lines = target_lines(target)
+    headings = {f"**{s.heading}**" for s in target.sections[1:] if s.heading}
+    if len(target.sections) > 1 and target.sections[0].heading:
+        # the first part's heading names its steps as the bold headings of the parts after it name theirs
+        lines = [f"**{target.sections[0].heading}**", *lines]
+        headings.add(lines[0])
+    for line in lines:
         if not line.strip():
             continue
         indent = len(line) - len(line.lstrip())
@@ -847,7 +884,7 @@ def _step_lists(target: Target, lead_ins: set[int] | None = None) -> tuple[list[
             step_indent, labels = indent, []
         elif steps and step_indent is not None and indent > step_indent:
             steps[-1] += "\n" + line.rstrip()
-        elif _is_list_label(line):
+        elif line.strip() in headings or _is_list_label(line):
             labels.append(line.strip().strip("*").strip().rstrip(":").strip())
             colon = line.strip().strip("*").strip().endswith(":")
         else:
@@ -874,7 +911,7 @@ _LABEL_SYNONYMS: dict[str, frozenset[str]] = {
     "mobile": frozenset({"phone", "smartphone", "cellphone", "android", "iphone", "ipad", "ios", "tablet"}),
     "web": frozenset({"browser", "chrome", "firefox", "safari", "edge"}),
     "macos": frozenset({"mac", "macbook", "imac", "osx"}),
-    "windows": frozenset({"pc"}),
+    "windows": frozenset({"pc", "pcs"}),
 }
 _GENERIC_LABEL_WORDS = frozenset({"instructions", "alternate", "alternative", "other", "steps", "option", "method"})
 

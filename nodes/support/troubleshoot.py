@@ -35,6 +35,7 @@ from nodes.support.article_answer import (
     found_articles,
     is_confident,
     read_target,
+    target_for_os,
 )
 from nodes.support.compose import CONTENT_ROLES, are_ways, named_label, render, steps_for, target_steps
 from nodes.support.extractive import label, numbered_steps, same_section_run, to_source
@@ -122,6 +123,14 @@ def _whole_procedure(
     A section with one list per platform, device or browser gives the list the message names ("in Chrome", "on
     my phone"), the others named in the introduction."""
     chosen, list_label, other_lists = steps_for(reading.target, message, user_os)
+    if not list_label and reading.other_os:
+        # the part for one OS of a page with a part per OS ("Install > macOS", "Install > Windows"), the employee's
+        # OS unknown: walked as that OS's list, the others named and kept to switch to ("I'm on Windows")
+        walked_os = {c["os"] for s in reading.target.sections for c in s.chunks if c["os"]}
+        others = {OS_LABELS[o]: steps_for(target_for_os(reading, o, message), message, o)[0] for o in reading.other_os}
+        if len(walked_os) == 1 and any(others.values()):
+            list_label = OS_LABELS[walked_os.pop()]
+            other_lists = {name: walked for name, walked in others.items() if walked}
     steps = [s for s in chosen if not unsafe_instructions(s)]
     if len(steps) < 2:
         return None

@@ -9,6 +9,7 @@ fix, and read without markup or furniture; GET /search must rank first the artic
 
 from __future__ import annotations
 
+import re
 import shutil
 
 import pytest
@@ -225,3 +226,44 @@ def test_naming_the_other_way_during_the_first_switches_to_it_from_its_first_ste
         switched = ask_in(client, "detecting didn't work, I'll enter the settings by hand", first["session_id"])
     assert "4 steps for **Enter the settings by hand** instead" in switched["answer"]
     assert "Step 1 of 4:** Open the mail app" in switched["answer"]
+
+
+def test_a_tab_with_headings_of_its_own_is_a_heading_level_and_a_named_platform_gets_only_its_steps(serve, tmp_path):
+    kb = tmp_path / "kb"
+    shutil.copytree(FIXTURES / "tabbed_headings_kb", kb)
+    with serve(kb_dir=kb) as client:
+        doc = next(d for d in client.get("/documents").json()["documents"] if d["source"].endswith("desktop-app.md"))
+        sections = [s["section"] for s in client.get(f"/documents/{doc['id']}/sections").json()["sections"]]
+        reply = ask(client, "how do I install the desktop app on windows")
+        mac = ask(client, "how do I install the desktop app on my mac")
+    assert "Install the latest release > Mac > Disk image (recommended)" in sections
+    assert "Install the latest release > Windows > Offline installer (for machines without internet)" in sections
+    assert not any(s.endswith(("Mac", "Windows", "Linux")) for s in sections)  # no label glued to a section
+    assert reply["sources"][0]["section"].startswith("Install the latest release > Windows > "), reply["sources"]
+    body = reply["answer"].split("\nSources:")[0]
+    assert "QuillnoteSetup.exe" in body and "quillnote-x64.msi" in body
+    for other in ("Launchpad", "brew", "apt install", "AppImage", "Trash"):  # no other platform's step
+        assert other not in body, (other, body)
+    assert mac["sources"][0]["section"].startswith("Install the latest release > Mac > "), mac["sources"]
+    body = mac["answer"].split("\nSources:")[0]
+    assert "Launchpad" in body and "QuillnoteSetup.exe" not in body and "apt install" not in body
+
+
+def test_with_no_platform_named_a_tabbed_install_page_walks_one_platforms_steps_and_names_the_others(serve, tmp_path):
+    kb = tmp_path / "kb"
+    shutil.copytree(FIXTURES / "tabbed_headings_kb", kb)
+    with serve(kb_dir=kb) as client:
+        answer = ask(client, "how do I install the quillnote desktop app")
+        steps = walk(client, "I can't install the quillnote desktop app", most=12)
+    platforms = {"macOS": "Launchpad", "Windows": "QuillnoteSetup.exe", "Linux": "apt install"}
+    quoted = answer["answer"].split("\nSources:")[0]
+    shown = [name for name, word in platforms.items() if word in quoted]
+    assert len(shown) == 1, quoted  # one platform's steps, the others offered
+    assert f"These are the {shown[0]} steps. If you're on" in quoted
+    first = steps[0]
+    assert first["action"] == "troubleshoot", first["answer"]
+    walked = re.search(r"(\d+) steps for \*\*(macOS|Windows|Linux)\*\*", first["answer"])
+    assert walked and int(walked.group(1)) <= 6, first["answer"]  # not the 16 steps of every platform
+    assert "The article also has steps for" in first["answer"]
+    text = "\n".join(r["answer"] for r in steps)
+    assert [name for name, word in platforms.items() if word in text] == [walked.group(2)]

@@ -661,3 +661,53 @@ def test_a_retirement_notice_stops_before_a_sentence_that_only_introduces_a_list
     )
     notice = retirement_notice(article_sections(page))
     assert notice == "The Plan Viewer was retired in May 2024. It is no longer available for download."
+
+
+def _with_os(chunks: list[RetrievedChunk]) -> list[RetrievedChunk]:
+    from core.lexicon import detect_os_in_path
+
+    return [{**c, "os": detect_os_in_path(c["section"].split(" > ")) or ""} for c in chunks]
+
+
+# a page whose tabs (one per OS) hold headings of their own: each tab is a heading level of its own
+TABBED_INSTALL = _with_os(
+    article(
+        "inst",
+        "Install the desktop app",
+        [
+            ("Install the latest release > macOS > Disk image", "1. Download the disk image.\n2. Drag the app."),
+            ("Install the latest release > macOS > Homebrew", "1. Run brew install.\n2. Open the app."),
+            ("Install the latest release > Windows > Web installer", "1. Run the installer.\n2. Open it from Start."),
+            ("Install the latest release > Windows > Offline installer", "1. Copy the msi.\n2. Run the msi."),
+            ("Install the latest release > Linux > APT", "1. Run apt install.\n2. Open it."),
+            ("Remove the app", "macOS\n1. Drag the app to the Trash.\nWindows\n1. Uninstall it in Settings."),
+        ],
+    )
+)
+
+
+def test_a_part_per_os_is_narrowed_to_one_os_when_the_employee_named_none():
+    hits = [hit(TABBED_INSTALL, "Install the latest release > Windows > Web installer", 0.6)]
+    target = choose_target(article_sections(TABBED_INSTALL), hits, "how-to", "how do I install the desktop app")
+    assert [s.name for s in target.sections] == [
+        "Install the latest release > Windows > Web installer",
+        "Install the latest release > Windows > Offline installer",
+    ]
+    # the ways within that OS name their steps; no other OS's step is walked
+    assert target_steps(target) == [
+        "Web installer: Run the installer.",
+        "Open it from Start.",
+        "Offline installer: Copy the msi.",
+        "Run the msi.",
+    ]
+
+
+def test_a_section_under_the_heading_that_names_the_asked_action_beats_one_headed_with_another_action():
+    # "Remove the app" shares "app" with the question; "Install … > Windows > Web installer" installs
+    windows = [c for c in TABBED_INSTALL if c["os"] in ("", "windows")]
+    hits = [
+        hit(windows, "Install the latest release > Windows > Web installer", 0.5),
+        hit(windows, "Remove the app", 0.48),
+    ]
+    target = choose_target(article_sections(windows), hits, "how-to", "how do I install the app on windows")
+    assert target.sections[0].name == "Install the latest release > Windows > Web installer"

@@ -108,6 +108,16 @@ def _growth(run, make) -> float:
         ("fenced code lines of a spaces file", lambda t: fenced_code_lines(t.split("\n")), lambda n: " " * n + "x"),
         ("Markdown clean-up of a spaces file", normalise_source, lambda n: "# Spaces\n\nwombat\n" + " " * n + "x\n"),
         (
+            "tabs with headings, one group of thousands",
+            normalise_source,
+            lambda n: "## A\n{start_tabs}\n" + "{tab|a}\n# h\n" * (n // 12) + "{end_tabs}\n",
+        ),
+        (
+            "content tabs with headings side by side",
+            normalise_source,
+            lambda n: '=== "a"\n    # h\n' * (n // 16),
+        ),
+        (
             "include scan of an indented list",
             lambda t: IncludeResolver.from_bytes({"a.md": t.encode()}).expand("a.md", t.encode()),
             lambda n: "# List\n\n- top\n" + " " * n + "- nested item\n",

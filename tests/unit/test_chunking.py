@@ -163,3 +163,25 @@ def test_a_code_block_a_step_introduces_with_a_colon_stays_in_that_step_even_out
         "Restart the app.",
         "app --reset",
     ]
+
+
+def test_a_pages_introduction_is_not_glued_to_a_first_section_for_one_os():
+    doc = ParsedDocument(
+        "Install the app",
+        "markdown",
+        [
+            Block("paragraph", "The app keeps your notebooks offline."),
+            Block("heading", "Install", 2),
+            Block("heading", "macOS", 3),
+            Block("list_item", "Open the disk image.", ordered=True),
+            Block("heading", "Windows", 3),
+            Block("list_item", "Run the installer.", ordered=True),
+        ],
+    )
+    chunks = _chunks(doc)
+    assert [(c["section"], c["os"]) for c in chunks] == [
+        ("", ""),
+        ("Install > macOS", "macos"),
+        ("Install > Windows", "windows"),
+    ]
+    assert chunks[0]["text"] == "The app keeps your notebooks offline."  # read by a Windows user too

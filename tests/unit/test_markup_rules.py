@@ -112,3 +112,60 @@ def test_a_path_in_a_code_span_keeps_every_backslash_and_escapes_outside_still_w
     # a span may end in a backslash: inside code it escapes nothing, not even the closing backtick
     assert clean_inline(r"open `C:\users\<username>\documents\`, then") == r"open C:\users\<username>\documents\, then"
     assert clean_inline(r"``a ` b`` and `x`") == "a ` b and x"
+
+
+def _headings(source: str) -> list[tuple[int, str]]:
+    return [(b.level, b.text) for b in parser.parse("page.md", source.encode()).blocks if b.kind == "heading"]
+
+
+def test_a_tab_label_never_ends_the_section_above_the_tabs():
+    # Material content tabs with headings inside, after an introduction: "macOS" is a heading, not the
+    # introduction's last line
+    source = (
+        "# App\n\n## Install\n\nPick your system.\n\n"
+        '=== "macOS"\n\n    ### Disk image\n\n    1. Open it.\n\n'
+        '=== "Windows"\n\n    ### Web installer\n\n    1. Run it.\n'
+    )
+    blocks = parser.parse("page.md", source.encode()).blocks
+    assert [(b.kind, b.text) for b in blocks[2:5]] == [
+        ("paragraph", "Pick your system."),
+        ("heading", "macOS"),
+        ("heading", "Disk image"),
+    ]
+    assert _headings(source) == [
+        (1, "App"),
+        (2, "Install"),
+        (3, "macOS"),
+        (4, "Disk image"),
+        (3, "Windows"),
+        (4, "Web installer"),
+    ]
+
+
+def test_two_tab_groups_under_one_heading_are_both_at_the_level_below_it():
+    source = (
+        "## Install\n\n{start_tabs}\n{tab|mac}\n#### Disk image\n1. Open it.\n{end_tabs}\n\n"
+        "{start_tabs}\n{tab|linux}\n#### APT\n1. Run apt.\n{end_tabs}\n\n## Remove\n\nDrag it to the bin.\n"
+    )
+    assert _headings(source) == [
+        (2, "Install"),
+        (3, "Mac"),
+        (4, "Disk image"),
+        (3, "Linux"),
+        (4, "APT"),
+        (2, "Remove"),
+    ]
+
+
+def test_a_heading_inside_a_code_block_in_a_tab_is_no_heading():
+    source = '## Set up\n\n=== "Linux"\n\n    ```\n    # a comment, not a heading\n    ```\n\n    1. Run it.\n'
+    assert _headings(source) == [(2, "Set up")]  # the tab keeps its label line
+    assert "Linux" in [b.text for b in parser.parse("page.md", source.encode()).blocks]
+
+
+def test_the_control_character_tabs_are_marked_with_never_comes_from_the_document():
+    from app.adapters.markup_rules import TAB_MARK
+
+    document = parser.parse("page.md", f"## A\n\n{TAB_MARK}+Fake\n\n{TAB_MARK}-\n\nText.\n".encode())
+    assert all(TAB_MARK not in b.text for b in document.blocks)
+    assert _headings(f"## A\n\n{TAB_MARK}+Fake\n\n### B\n\n{TAB_MARK}-\n") == [(2, "A"), (3, "B")]
