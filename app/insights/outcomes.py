@@ -238,6 +238,7 @@ class OutcomeStore:
         """A vote on the answer of a turn. A Not helpful vote makes the question a gap candidate: its redacted
         wording is taken from the answer the vote is on (app/adapters/feedback.py keeps it)."""
         T = turn_outcomes
+        question = self._voted_question(trace_id) if rating == "down" else None
         try:
             with self.db.begin() as conn:
                 # a write first: the row's lock on Postgres (two votes on one turn at once move the counts one
@@ -245,17 +246,30 @@ class OutcomeStore:
                 conn.execute(update(T).where(T.c.trace_id == trace_id).values(vote=T.c.vote))
                 # then the answer's row: a turn's row being written waits for this vote, or this vote for it
                 conn.execute(select(answers.c.message_id).where(answers.c.message_id == trace_id).with_for_update())
-                self._apply_vote(conn, trace_id, rating)
+                self._apply_vote(conn, trace_id, rating, question)
         except (SQLAlchemyError, DatabaseUnavailable) as exc:
             log.warning("could not record the vote on turn %s: %s", trace_id, _why(exc))
 
-    def _apply_vote(self, conn: Connection, trace_id: str, rating: str) -> None:
+    def _voted_question(self, trace_id: str) -> str | None:
+        """The question of the answer voted on, redacted with the trace policy as every gap question is (the answer
+        keeps it redacted with the memory policy only, which may leave a person's name), before any lock is taken."""
+        try:
+            with self.db.connect() as conn:
+                asked = conn.execute(select(answers.c.query).where(answers.c.message_id == trace_id)).scalar()
+        except (SQLAlchemyError, DatabaseUnavailable) as exc:
+            log.warning("could not read the question of turn %s: %s", trace_id, _why(exc))
+            return None
+        return self._redacted({"trace_id": trace_id, "question": asked})["question"] if asked else None
+
+    def _apply_vote(self, conn: Connection, trace_id: str, rating: str, question: str | None = None) -> None:
         """Set the vote on a turn's row and move its rollup counts (nothing when the row is not written yet)."""
         T = turn_outcomes
         values: dict[str, Any] = {"vote": rating}
         if rating == "down":
-            asked = select(answers.c.query).where(answers.c.message_id == trace_id).scalar_subquery()
-            values |= {"gap": 1, "question": asked}
+            if question is None:  # a vote that came before its turn's row: read and redact it here (rare)
+                asked = conn.execute(select(answers.c.query).where(answers.c.message_id == trace_id)).scalar()
+                question = self._redacted({"trace_id": trace_id, "question": asked})["question"] if asked else None
+            values |= {"gap": 1, "question": question}
         before = (
             conn.execute(
                 select(T.c.day, T.c.collection, T.c.session_id, T.c.outcome, T.c.doc_id, T.c.section, T.c.vote).where(

@@ -155,3 +155,46 @@ def test_a_not_helpful_vote_makes_the_question_a_gap_and_retention_clears_questi
         assert figures.volume(conn, window)["turns"] == 2
     clock[0] = NOW + 31 * DAY
     assert outcomes.prune() == 2
+
+
+class _NamesOut:
+    """A trace-policy redactor standing in for the names model: it removes one person's name."""
+
+    def redact(self, text: str):
+        from types import SimpleNamespace
+
+        return SimpleNamespace(text=text.replace("Dana Whitfield", "[REDACTED:PERSON]"))
+
+
+@pytest.mark.parametrize("vote_first", [False, True])
+def test_a_not_helpful_vote_keeps_its_question_redacted_with_the_trace_policy(database_url, vote_first):
+    # the answer keeps the question as the memory policy left it (a name in it); a gap question is a trace's
+    db = Database.open(database_url)
+    try:
+        outcomes = OutcomeStore(db, retention_days=30, question_days=7, clock=lambda: NOW, redactor=_NamesOut())
+        with db.begin() as conn:
+            from app.storage.schema import answers
+
+            conn.execute(
+                answers.insert().values(
+                    message_id="t1",
+                    session_id="a",
+                    query="Dana Whitfield cannot open the shared calendar",
+                    created_at="2024-10-04T10:00:00Z",
+                )
+            )
+        if vote_first:  # the vote can reach the store before the turn's row does
+            with db.begin() as conn:
+                from app.storage.schema import votes
+
+                conn.execute(votes.insert().values(message_id="t1", rating="down", created_at="x", updated_at="x"))
+        record(outcomes, answered(VPN), "t1", "a")
+        if not vote_first:
+            outcomes.record_vote("t1", "down")
+        with db.connect() as conn:
+            questions = [
+                g["question"] for g in figures.gap_questions(conn, Window.of(date(2024, 9, 1), date(2024, 10, 4)), 10)
+            ]
+        assert questions == ["[REDACTED:PERSON] cannot open the shared calendar"]
+    finally:
+        db.close()
