@@ -142,6 +142,21 @@ def cpu_of(stack: Stack | None, replicas: int) -> float:
     return sum(used.cpu_seconds().values())
 
 
+def wait_for_background_loads(bases: list[str], timeout_s: float = 180.0) -> None:
+    """Wait until no server is still loading its names model: the first trace a server writes starts that load
+    (seconds of CPU) beside the turns; measured then, the first scenario would pay for it."""
+    deadline = time.monotonic() + timeout_s
+    for base in bases:
+        while time.monotonic() < deadline:
+            try:
+                state = httpx.get(f"{base}/ready", timeout=10).json().get("redaction", {}).get("names_model")
+            except (httpx.HTTPError, ValueError):
+                state = None
+            if state != "loading":
+                break
+            time.sleep(0.5)
+
+
 def measure(
     label: str,
     bases: list[str],
@@ -152,6 +167,7 @@ def measure(
     supply: QuestionSupply | None,
 ) -> None:
     run(bases, 1, 10, supply)  # warm-up: models, pooled connections (distinct questions: never asked again)
+    wait_for_background_loads(bases)
     for clients in client_counts:
         per_client = max(3, requests // clients)
         cpu_before = cpu_of(stack, len(bases))
