@@ -253,8 +253,9 @@ def aggregate_sections(ranking: Ranking, *, max_per_section: int, bonus: float =
 
 # --- stage 3: neighbours of the top hit ---------------------------------------------------------
 TOPIC_MISMATCH = 0.6  # a passage about another IT thing than the one the question names ranks this much lower
-# topics too broad to tell two articles apart ("connection", "app", "computer" fit almost anything)
-BROAD_TOPICS = frozenset({"network", "software", "laptop"})
+# topics too broad to tell two articles apart ("connection", "app", "computer" fit almost anything; "IT" in a title
+# — "for IT admins" — names who a page is for, not a service desk question)
+BROAD_TOPICS = frozenset({"network", "software", "laptop", "service desk"})
 
 
 def _named_topics(text: str) -> set[str]:
