@@ -143,6 +143,11 @@ def steps_tried(tried: list[str], steps: list[str]) -> int:
     return n
 
 
+def done_by(tried: list[str], steps: list[str]) -> list[str]:
+    """How a reply names the tried fixes that `steps` do ("restarting"), in the order the employee said them."""
+    return [FIXES[key].label for key in tried if any(FIXES[key].step.search(step) for step in steps)]
+
+
 def label(key: str) -> str:
     """How a reply names a tried fix ("reinstalling")."""
     return FIXES[key].label

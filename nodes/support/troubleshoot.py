@@ -43,8 +43,7 @@ from nodes.support.procedure import asks_all_steps, asks_to_advance, is_fix_atte
 from nodes.support.replies import LLM_FALLBACK_NOTICE
 from nodes.support.retrieve import caller_groups, confident_chunks
 from nodes.support.ticket_ops import TRIED_BEFORE_KEY, close_session_ticket
-from nodes.support.tried_fixes import FIXES, steps_tried, tried_fixes
-from nodes.support.tried_fixes import label as tried_label
+from nodes.support.tried_fixes import done_by, steps_tried, tried_fixes
 from nodes.support.updates import split_update
 
 if TYPE_CHECKING:
@@ -300,8 +299,7 @@ def start(state: SupportState, ctx: SupportContext, groups: frozenset[str] = fro
     lead = AFTER_ANSWER if _answered_before(state, source_chunk) else "Let's work through this together."
     intro = f"{lead} {shown}{os_note} from **{label(source_chunk)}** [1], in the order it gives them."
     if skipped:
-        done = [tried_label(k) for k in said_tried if any(FIXES[k].step.search(steps[i]) for i in range(skipped))]
-        intro += " " + ALREADY_TRIED.format(fixes=" and ".join(done), n=skipped + 1)
+        intro += " " + ALREADY_TRIED.format(fixes=" and ".join(done_by(said_tried, steps[:skipped])), n=skipped + 1)
     if lists[1:]:
         intro += " " + _others_note(lists[1:])
     if on_quoted := str(dict(source_chunk).get(ON_QUOTED_KEY) or ""):

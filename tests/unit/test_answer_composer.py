@@ -711,3 +711,14 @@ def test_a_section_under_the_heading_that_names_the_asked_action_beats_one_heade
     ]
     target = choose_target(article_sections(windows), hits, "how-to", "how do I install the app on windows")
     assert target.sections[0].name == "Install the latest release > Windows > Web installer"
+
+
+def test_asking_when_or_what_to_do_is_told_from_a_circumstance():
+    from nodes.support.compose import _ASKS_WHEN, _WHAT_TO_DO
+
+    for asks in ("when is the service desk open?", "What time does the backup run", "opening hours of the IT bar"):
+        assert _ASKS_WHEN.search(asks)
+    for circumstance in ("when I click edit the browser says failed", "the file won't open at all"):
+        assert not _ASKS_WHEN.search(circumstance)
+    assert _WHAT_TO_DO.search("I got a phishing mail, what do I do?")
+    assert not _WHAT_TO_DO.search("what does this error mean")

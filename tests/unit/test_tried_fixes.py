@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from nodes.support.tried_fixes import about_tried_fix, label, steps_tried, tried_fixes
+from nodes.support.tried_fixes import about_tried_fix, done_by, label, steps_tried, tried_fixes
 
 
 @pytest.mark.parametrize(
@@ -55,3 +55,4 @@ def test_only_the_first_steps_that_do_a_tried_fix_are_skipped():
     assert steps_tried(["clear_cache", "restart"], steps) == 2
     assert steps_tried(["restart"], ["Quit the app.", "Restart your computer."]) == 0  # never entered in the middle
     assert steps_tried(["reinstall"], steps) == 0
+    assert done_by(["restart", "clear_cache", "reinstall"], steps[:2]) == ["restarting", "clearing the cache"]
